@@ -1,0 +1,40 @@
+"""The one exception tree of explore; only the CLI turns it into a message and an exit code.
+
+    ExploreError
+    ├── UsageError          bad usage or input: exit 2
+    ├── LockedError         another run holds the repository: exit 2
+    ├── Escalation          a person is needed: exit 3
+    └── Interrupted         SIGINT/SIGTERM: state saved, exit 130
+"""
+
+from __future__ import annotations
+
+
+class ExploreError(Exception):
+    exit_code = 1
+
+
+class UsageError(ExploreError):
+    """Bad usage or input the user can correct (not a git repo, invalid option, bad config)."""
+
+    exit_code = 2
+
+
+class LockedError(UsageError):
+    """Another live explore run holds this repository."""
+
+
+class Escalation(ExploreError):
+    """A person is needed: the run stops at once, without spending an iteration."""
+
+    exit_code = 3
+
+    def __init__(self, category: str, reason: str, suggested_action: str) -> None:
+        super().__init__(reason)
+        self.category = category
+        self.reason = reason
+        self.suggested_action = suggested_action
+
+
+class Interrupted(ExploreError):
+    exit_code = 130

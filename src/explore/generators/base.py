@@ -1,0 +1,67 @@
+"""The fix-generator protocol: propose candidate plans once per iteration, then realise each
+plan inside its own worktree under the candidate's deadline."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Protocol
+
+from ..models import CandidatePlan, IterationRecord, Proposal, Realised, TestOutcome
+from ..procs import ProcessTracker
+from ..strategy import Strategy
+from ..testing import TestCommand
+
+
+@dataclass
+class ProposalRequest:
+    """What a generator knows when it proposes the candidates of one iteration."""
+
+    repo_root: Path
+    """The user's repository: read it, never write it."""
+    scratch: Path
+    """A worktree at the current commit the generator may use freely (reset afterwards)."""
+    current_commit: str
+    base_commit: str
+    n: int
+    iteration: int
+    strategy: Strategy
+    failing: list[TestOutcome]
+    passing: list[str]
+    test_command: TestCommand
+    run_dir: Path
+    """`.explore/runs/<id>/iteration-<n>/`: where the generator may keep its files."""
+    history: list[IterationRecord] = field(default_factory=list)
+    tried_patches: list[str] = field(default_factory=list)
+    """Normalised patches tried by earlier iterations: never propose one again."""
+    test_patterns: list[str] = field(default_factory=list)
+    """Globs of test files, which a generator must not edit unless allow_test_edits."""
+    allow_test_edits: bool = False
+    hint: str | None = None
+    tracker: ProcessTracker | None = None
+
+
+@dataclass
+class CandidateContext:
+    """One candidate's worktree and files, handed to `realise`."""
+
+    workdir: Path
+    candidate_id: str
+    iteration: int
+    strategy: Strategy
+    files_dir: Path
+    """Outside the worktree: prompt and result files live here."""
+    request: ProposalRequest
+    tracker: ProcessTracker | None = None
+
+
+class FixGenerator(Protocol):
+    name: str
+
+    async def propose(self, request: ProposalRequest) -> Proposal:
+        """Up to request.n plans; fewer (or none) with `reason` when there are no better ideas."""
+        ...
+
+    async def realise(self, plan: CandidatePlan, context: CandidateContext) -> Realised:
+        """Make the plan's change in context.workdir (and only there)."""
+        ...

@@ -1,0 +1,107 @@
+"""Stuck, regression, trend and similarity detection over the iteration history — pure.
+
+History persists across runs of the same repository (`.explore/history.jsonl`), one record per
+baseline and per iteration, so a nightly job knows what was stuck yesterday.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from pydantic import BaseModel, Field, ValidationError
+
+
+class HistoryRecord(BaseModel):
+    run_id: str
+    n: int
+    """0 for a run's baseline, then the iteration number."""
+    pass_rate: float
+    failing: list[str] = Field(default_factory=list)
+    flaky: list[str] = Field(default_factory=list)
+    strategy: str | None = None
+    commit: str | None = None
+    green: bool = False
+
+
+@dataclass(frozen=True)
+class Detection:
+    stuck: list[str] = field(default_factory=list)
+    regression: bool = False
+    regression_drop: float = 0.0
+    trend: str = "flat"
+    """improving | flat | worsening over the last records."""
+    similarity: float = 0.0
+
+
+def stuck_tests(records: list[HistoryRecord], threshold: int = 3, flaky: frozenset[str] = frozenset()) -> list[str]:
+    """Tests failing in each of the last `threshold` consecutive records (flaky ones excluded)."""
+    if len(records) < threshold:
+        return []
+    recent = records[-threshold:]
+    common = set(recent[0].failing)
+    for record in recent[1:]:
+        common &= set(record.failing)
+    return sorted(common - flaky)
+
+
+def regression_drop(records: list[HistoryRecord]) -> float:
+    """Points lost by the latest record against the one before it (0 when it did not drop)."""
+    if len(records) < 2:
+        return 0.0
+    return max(0.0, records[-2].pass_rate - records[-1].pass_rate)
+
+
+def trend(records: list[HistoryRecord], window: int = 3) -> str:
+    recent = [r.pass_rate for r in records[-window:]]
+    if len(recent) < 2 or recent[-1] == recent[0]:
+        return "flat"
+    return "improving" if recent[-1] > recent[0] else "worsening"
+
+
+def failure_similarity(messages: list[str]) -> float:
+    """Mean pairwise likeness (0–1) of failure messages: high when one cause likely explains them."""
+    texts = [m.strip().splitlines()[-1] if m.strip() else "" for m in messages]
+    if len(texts) < 2:
+        return 0.0
+    pairs = [(a, b) for i, a in enumerate(texts) for b in texts[i + 1 :]][:200]
+    return sum(difflib.SequenceMatcher(None, a, b).ratio() for a, b in pairs) / len(pairs)
+
+
+def detect(
+    records: list[HistoryRecord],
+    messages: list[str],
+    stuck_threshold: int = 3,
+    regression_points: float = 10.0,
+    flaky: frozenset[str] = frozenset(),
+) -> Detection:
+    drop = regression_drop(records)
+    return Detection(
+        stuck=stuck_tests(records, stuck_threshold, flaky),
+        regression=drop > regression_points,
+        regression_drop=drop,
+        trend=trend(records),
+        similarity=failure_similarity(messages),
+    )
+
+
+def load(path: Path) -> list[HistoryRecord]:
+    """Records in order; a damaged line (a run killed mid-write) is skipped, not fatal."""
+    if not path.exists():
+        return []
+    records = []
+    for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
+        try:
+            records.append(HistoryRecord.model_validate(json.loads(line)))
+        except (ValueError, ValidationError):
+            continue
+    return records
+
+
+def append(path: Path, record: HistoryRecord) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("a", encoding="utf-8") as handle:
+        handle.write(record.model_dump_json() + "\n")
+        handle.flush()

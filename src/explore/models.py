@@ -1,0 +1,196 @@
+"""Pydantic models at explore's boundaries: test results, candidates, iterations, run state, summary."""
+
+from __future__ import annotations
+
+from enum import Enum
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+Outcome = Literal["passed", "failed", "error", "skipped", "xfailed", "xpassed"]
+PASSING: frozenset[str] = frozenset({"passed", "xfailed", "xpassed"})
+
+
+class TestOutcome(BaseModel):
+    """One test's result, with the failure text a generator needs to reason about it."""
+
+    __test__ = False  # not a pytest test class
+
+    id: str
+    outcome: Outcome
+    message: str = ""
+    """Short failure text (exception line, assertion) — empty when passed."""
+    longrepr: str = ""
+    """The full failure report as the runner printed it."""
+    file: str | None = None
+    """Test file relative to the repository root, when the runner tells it."""
+    markers: list[str] = Field(default_factory=list)
+
+
+class TestRun(BaseModel):
+    """What one execution of the test command produced."""
+
+    __test__ = False
+
+    outcomes: dict[str, TestOutcome] = Field(default_factory=dict)
+    exit_code: int | None = None
+    """None when the run was killed (timeout)."""
+    infra_error: str | None = None
+    """Set when the run could not tell anything about the code: command missing, crash,
+    collection errors, nothing collected."""
+    collection_errors: list[str] = Field(default_factory=list)
+    per_test: bool = True
+    """False when only the exit code was available (custom command without JUnit XML)."""
+    log_path: str | None = None
+    duration_s: float = 0.0
+
+    def failing(self) -> list[str]:
+        return sorted(i for i, o in self.outcomes.items() if o.outcome not in PASSING and o.outcome != "skipped")
+
+    def passing(self) -> set[str]:
+        return {i for i, o in self.outcomes.items() if o.outcome in PASSING}
+
+
+class Counts(BaseModel):
+    passed: int = 0
+    failed: int = 0
+    total: int = 0
+    pass_rate: float = 0.0
+
+
+class CandidateStatus(str, Enum):
+    ok = "ok"
+    timeout = "timeout"
+    oom = "oom"
+    crashed = "crashed"
+    rejected = "rejected"
+    apply_failed = "apply_failed"
+
+
+class CandidatePlan(BaseModel):
+    """What a generator intends for one candidate; realised later inside the candidate's worktree."""
+
+    id: str = ""
+    """Letter a, b, c… — assigned by the runner."""
+    hypothesis: str = ""
+    patch: str | None = None
+    """A unified diff to apply (mutate); None when the generator edits the worktree itself."""
+    confidence: float = 0.5
+    operator: str | None = None
+    """Which mutation operator or technique made it (for the JSON summary)."""
+    location: str | None = None
+    """file:line the candidate changes, when the generator knows it."""
+    data: dict = Field(default_factory=dict)
+    """Generator-private details carried from propose to realise (JSON-serialisable)."""
+
+
+class Proposal(BaseModel):
+    plans: list[CandidatePlan] = Field(default_factory=list)
+    reason: str | None = None
+    """Why there are fewer plans than asked (or none): the generator's honest account."""
+    usage: dict[str, float] = Field(default_factory=dict)
+
+
+class Realised(BaseModel):
+    """What a generator reports after editing a candidate's worktree."""
+
+    confidence: float | None = None
+    hypothesis: str | None = None
+    usage: dict[str, float] = Field(default_factory=dict)
+
+
+class CandidateResult(BaseModel):
+    id: str
+    status: CandidateStatus
+    pass_rate: float = 0.0
+    confidence: float = 0.0
+    score: float = 0.0
+    duration_s: float = 0.0
+    files_changed: list[str] = Field(default_factory=list)
+    reason: str | None = None
+    hypothesis: str = ""
+    operator: str | None = None
+    location: str | None = None
+    newly_failing: list[str] = Field(default_factory=list)
+    failed_tests: list[str] = Field(default_factory=list)
+    agreement: int = 1
+    diff_lines: int = 0
+    patch_path: str | None = None
+    progress: str | None = None
+    """Human account of its test runs, e.g. "affected 12/12 → full 198/200"."""
+
+
+class IterationRecord(BaseModel):
+    n: int
+    strategy: str
+    strategy_reason: str = ""
+    pass_rate: float = 0.0
+    failed_tests: list[str] = Field(default_factory=list)
+    candidates: list[CandidateResult] = Field(default_factory=list)
+    winner: str | None = None
+    commit: str | None = None
+    generator_note: str | None = None
+
+
+class EscalationInfo(BaseModel):
+    category: str
+    reason: str
+    suggested_action: str
+    options: list[str] = Field(default_factory=list)
+
+
+class RunState(BaseModel):
+    """Everything `explore resume` needs; written atomically after every step that matters."""
+
+    run_id: str
+    repo: str
+    status: Literal["running", "succeeded", "partial", "failed", "escalated", "interrupted"] = "running"
+    phase: str = "start"
+    pid: int | None = None
+    options: dict = Field(default_factory=dict)
+    start_branch: str | None = None
+    start_commit: str = ""
+    base_commit: str = ""
+    """The commit the run repairs: start_commit, or a snapshot of a dirty tree."""
+    dirty: bool = False
+    current_commit: str = ""
+    branch: str | None = None
+    baseline_ids: list[str] = Field(default_factory=list)
+    baseline_skipped: list[str] = Field(default_factory=list)
+    baseline: Counts = Field(default_factory=Counts)
+    current: Counts = Field(default_factory=Counts)
+    current_failing: list[str] = Field(default_factory=list)
+    flaky: list[str] = Field(default_factory=list)
+    iterations: list[IterationRecord] = Field(default_factory=list)
+    no_progress: int = 0
+    escalation: EscalationInfo | None = None
+    stop_reason: str | None = None
+    hints: list[str] = Field(default_factory=list)
+    worktrees: list[str] = Field(default_factory=list)
+    pids: list[int] = Field(default_factory=list)
+    merged_commit: str | None = None
+    applied: bool = False
+    started_at: float = 0.0
+    duration_s: float = 0.0
+    usage: dict[str, float] = Field(default_factory=dict)
+
+
+class Summary(BaseModel):
+    """The `--json` object of DESIGN §2: fields may be added, never renamed."""
+
+    run_id: str
+    status: str
+    exit_code: int
+    baseline: Counts
+    final: Counts
+    iterations: list[IterationRecord]
+    branch: str | None
+    merged_commit: str | None
+    applied: bool
+    escalation: EscalationInfo | None
+    report: str | None
+    duration_s: float
+    flaky: list[str] = Field(default_factory=list)
+    remaining_failures: list[str] = Field(default_factory=list)
+    stop_reason: str | None = None
+    usage: dict[str, float] = Field(default_factory=dict)

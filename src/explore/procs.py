@@ -1,0 +1,211 @@
+"""Child processes: own session, output streamed to a capped log, whole tree killed on the way out.
+
+Every process explore starts goes through `run`, so a cancelled branch (timeout, Ctrl-C) never
+orphans a grandchild: the process group is killed and any child that left it is found through
+psutil before the parent dies.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import anyio
+import psutil
+from anyio.abc import Process
+
+DEFAULT_LOG_CAP = 4 * 1024 * 1024
+SAMPLE_INTERVAL_S = 0.2
+
+
+@dataclass
+class ProcResult:
+    exit_code: int | None
+    output_tail: str
+    duration_s: float
+    oom: bool = False
+    peak_rss: int = 0
+    log_path: Path | None = None
+    truncated_bytes: int = 0
+
+
+@dataclass
+class ProcessTracker:
+    """The live process groups of a run, so a signal handler or `clean` can find them."""
+
+    pids: set[int] = field(default_factory=set)
+
+    def kill_all(self) -> None:
+        for pid in list(self.pids):
+            kill_tree(pid)
+
+
+class CappedLog:
+    """Keeps the head and the tail of a stream, in memory and on disk, with a marker of the cut."""
+
+    def __init__(self, cap: int) -> None:
+        self.cap = cap
+        self.head = bytearray()
+        self.tail = bytearray()
+        self.dropped = 0
+
+    def feed(self, chunk: bytes) -> None:
+        room = self.cap // 2 - len(self.head)
+        if room > 0:
+            self.head += chunk[:room]
+            chunk = chunk[room:]
+        if chunk:
+            self.tail += chunk
+            excess = len(self.tail) - self.cap // 2
+            if excess > 0:
+                del self.tail[:excess]
+                self.dropped += excess
+
+    def text(self) -> str:
+        marker = f"\n[… explore cut {self.dropped} bytes of output here …]\n".encode() if self.dropped else b""
+        return bytes(self.head + marker + self.tail).decode("utf-8", errors="replace")
+
+
+def tree_of(pid: int) -> list[psutil.Process]:
+    try:
+        root = psutil.Process(pid)
+        return [root, *root.children(recursive=True)]
+    except psutil.Error:
+        return []
+
+
+def kill_tree(pid: int) -> None:
+    """SIGKILL the process group led by pid and every descendant, even ones that left the group."""
+    members = tree_of(pid)
+    _kill_group(pid)
+    for proc in members:
+        try:
+            proc.kill()
+        except psutil.Error:
+            pass
+    psutil.wait_procs(members, timeout=2)
+
+
+def tree_rss(pid: int) -> int:
+    total = 0
+    for proc in tree_of(pid):
+        try:
+            total += proc.memory_info().rss
+        except psutil.Error:
+            pass
+    return total
+
+
+async def run(
+    cmd: Sequence[str] | str,
+    cwd: Path,
+    *,
+    env: Mapping[str, str] | None = None,
+    stdin: bytes | None = None,
+    log_path: Path | None = None,
+    log_cap: int = DEFAULT_LOG_CAP,
+    memory_limit: int | None = None,
+    tracker: ProcessTracker | None = None,
+) -> ProcResult:
+    """Run cmd (a shell string or an argv list) to completion; cancellation kills its tree.
+
+    A missing program is reported as exit code 127 with the shell's wording, as a shell would.
+    """
+    started = time.monotonic()
+    log = CappedLog(log_cap)
+    full_env = {**os.environ, **(env or {})}
+    try:
+        process: Process = await anyio.open_process(
+            cmd,
+            cwd=cwd,
+            env=full_env,
+            stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+    except (FileNotFoundError, PermissionError, NotADirectoryError) as exc:
+        message = f"{cmd if isinstance(cmd, str) else cmd[0]}: command not found ({exc.strerror})\n"
+        log.feed(message.encode())
+        _write_log(log_path, log)
+        return ProcResult(127, message, time.monotonic() - started, log_path=log_path)
+
+    if tracker is not None:
+        tracker.pids.add(process.pid)
+    oom = False
+    peak = 0
+    try:
+        async with anyio.create_task_group() as group:
+            if stdin is not None:
+                group.start_soon(_feed_stdin, process, stdin)
+            if memory_limit:
+
+                async def watch_memory() -> None:
+                    nonlocal oom, peak
+                    while process.returncode is None:
+                        rss = tree_rss(process.pid)
+                        peak = max(peak, rss)
+                        if rss > memory_limit:
+                            oom = True
+                            kill_tree(process.pid)
+                            return
+                        await anyio.sleep(SAMPLE_INTERVAL_S)
+
+                group.start_soon(watch_memory)
+            group.start_soon(_drain, process, log)
+            await process.wait()
+            # Stragglers in the group still hold the pipe open; they die with the leader.
+            _kill_group(process.pid)
+        
+    finally:
+        with anyio.CancelScope(shield=True):
+            kill_tree(process.pid)  # descendants may outlive the leader
+            await process.aclose()
+            if tracker is not None:
+                tracker.pids.discard(process.pid)
+            _write_log(log_path, log)
+    text = log.text()
+    return ProcResult(
+        process.returncode if not oom else None,
+        text[-8000:],
+        time.monotonic() - started,
+        oom=oom,
+        peak_rss=peak,
+        log_path=log_path,
+        truncated_bytes=log.dropped,
+    )
+
+
+async def _drain(process: Process, log: CappedLog) -> None:
+    assert process.stdout is not None
+    async for chunk in process.stdout:
+        log.feed(chunk)
+
+
+def _kill_group(pid: int) -> None:
+    try:
+        os.killpg(pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+async def _feed_stdin(process: Process, data: bytes) -> None:
+    assert process.stdin is not None
+    try:
+        await process.stdin.send(data)
+    except (anyio.BrokenResourceError, anyio.ClosedResourceError, BrokenPipeError):
+        pass
+    finally:
+        await process.stdin.aclose()
+
+
+def _write_log(path: Path | None, log: CappedLog) -> None:
+    if path is None:
+        return
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(log.text(), encoding="utf-8")
