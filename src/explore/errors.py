@@ -38,3 +38,10 @@ class Escalation(ExploreError):
 
 class Interrupted(ExploreError):
     exit_code = 130
+
+
+class BudgetExhausted(ExploreError):
+    """The next generator call would exceed --budget-usd or --budget-tokens: the run stops cleanly
+    with status `failed` and stop reason `budget`."""
+
+    exit_code = 1
