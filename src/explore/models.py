@@ -116,6 +116,7 @@ class CandidateResult(BaseModel):
     agreement: int = 1
     diff_lines: int = 0
     patch_path: str | None = None
+    usage: dict[str, float] = Field(default_factory=dict)
     progress: str | None = None
     """Human account of its test runs, e.g. "affected 12/12 → full 198/200"."""
 

@@ -1,0 +1,195 @@
+"""The click commands: thin — options in, one typed call, a message and an exit code out.
+
+Heavy imports live inside command bodies so `--help` stays instant.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+
+from .errors import ExploreError
+
+STRATEGY_HELP = "auto | conservative | aggressive | exploratory | surgical (or one from .explore/strategies)"
+
+
+def _fail(message: str, code: int, as_json: bool) -> None:
+    if as_json:
+        click.echo(json.dumps({"status": "error", "exit_code": code, "error": message}))
+    click.echo(f"explore: error: {message}", err=True)
+    sys.exit(code)
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(package_name="explore-runner")
+def main() -> None:
+    """Repair failing test suites: candidate fixes explored side by side in git worktrees,
+    scored by the tests they make pass, the best merged on a run branch."""
+
+
+def run_options(func: Any) -> Any:
+    options = [
+        click.option("--parallel", type=int, help="Candidates explored concurrently per iteration (default 3)."),
+        click.option("--max-iterations", type=int, help="Iterations before giving up (default 10)."),
+        click.option("--strategy", help=f"Force a strategy: {STRATEGY_HELP} (default auto)."),
+        click.option("--agent", help="auto | mutate | anthropic | command (default auto: anthropic with ANTHROPIC_API_KEY, else mutate)."),
+        click.option("--agent-cmd", help="For --agent command: a shell command run in each candidate's worktree."),
+        click.option("--test-cmd", help="Shell command running the tests (default: pytest, auto-detected). May hold {junit}."),
+        click.option("--junit-xml", help="Where --test-cmd writes JUnit XML, relative to the repository root."),
+        click.option("--branch-timeout", type=float, help="Seconds per candidate, generator and tests together (default 600)."),
+        click.option("--target-pass-rate", type=float, help="Quality gate in percent (default 100)."),
+        click.option("--no-apply", is_flag=True, default=None, help="Leave the result on explore/<run-id>; do not move your branch."),
+        click.option("--budget-usd", type=float, help="Stop before LLM calls would cost more than this."),
+        click.option("--budget-tokens", type=int, help="Stop before LLM calls would use more tokens than this."),
+        click.option("--json", "as_json", is_flag=True, help="Print the JSON summary on stdout; progress stays on stderr."),
+    ]
+    for option in reversed(options):
+        func = option(func)
+    return func
+
+
+@main.command()
+@click.argument("path", default=".", type=click.Path(path_type=Path))
+@run_options
+def run(path: Path, as_json: bool, **flags: Any) -> None:
+    """Repair the failing tests of the git repository at PATH (default: here)."""
+    _execute(path, flags, as_json, resume_id=None, hint=None)
+
+
+@main.command()
+@click.argument("run_id", required=False)
+@click.option("--hint", help="Guidance from a person, passed to the generator and recorded in the report.")
+@click.option("--path", "path", default=".", type=click.Path(path_type=Path), help="Repository (default: here).")
+@click.option("--json", "as_json", is_flag=True, help="Print the JSON summary on stdout.")
+def resume(run_id: str | None, hint: str | None, path: Path, as_json: bool) -> None:
+    """Continue an interrupted or escalated run (the latest when RUN_ID is not given)."""
+    _execute(path, {}, as_json, resume_id=run_id or "", hint=hint)
+
+
+def _execute(path: Path, flags: dict[str, Any], as_json: bool, resume_id: str | None, hint: str | None) -> None:
+    import anyio
+
+    from . import gitrepo, loop, reports, state
+    from .config import Options, build_options
+    from .progress import Display
+
+    display = Display()
+    try:
+        info = gitrepo.open_repo(path)
+        previous = None
+        if resume_id is not None:
+            previous = _resumable(info.root, resume_id)
+            options = Options.model_validate(previous.options)
+        else:
+            options = build_options(info.root, flags)
+        cores = os.cpu_count() or 1
+        if options.parallel > 4 * cores:
+            display.note(f"--parallel {options.parallel} capped to {4 * cores} (4 per core on this {cores}-core machine)")
+            options.parallel = 4 * cores
+        loop.check_options(info.root, options)
+        state.ensure_writable(info.root)
+        gitrepo.exclude_explore_dir(info.repo)
+        run_id = previous.run_id if previous else None
+        state.acquire_lock(info.root, run_id or "new")
+        try:
+            result = anyio.run(loop.run_repair, info, options, display, previous, hint)
+        finally:
+            state.release_lock(info.root, run_id or "new")
+    except ExploreError as exc:
+        _fail(str(exc), exc.exit_code, as_json)
+        return
+    report = reports.write(info.root, result)
+    summary = reports.summary(result, report)
+    for line in reports.help_needed(result):
+        display.console.print(line, style="bold red" if line.startswith("HELP") else "", markup=False, highlight=False)
+    f = result.current
+    display.phase(f"{result.status}: {f.passed}/{f.total} passed ({f.pass_rate:.1f}%) — {result.stop_reason or ''}")
+    display.note(f"report: {report}")
+    if as_json:
+        click.echo(summary.model_dump_json())
+    sys.exit(summary.exit_code)
+
+
+def _resumable(root: Path, run_id: str):
+    from . import state
+    from .errors import UsageError
+
+    runs = state.all_runs(root)
+    if run_id:
+        chosen = state.load(root, run_id)
+    else:
+        candidates = [r for r in runs if r.status in ("interrupted", "escalated", "running")]
+        if not candidates:
+            raise UsageError("no interrupted or escalated run to resume here (see `explore status`)")
+        chosen = max(candidates, key=lambda r: r.started_at)
+    if chosen.status in ("succeeded", "partial", "failed"):
+        raise UsageError(f"run {chosen.run_id} has ended ({chosen.status}); start a new one with `explore run`")
+    if chosen.status == "running" and state.pid_alive(chosen.pid or -1):
+        raise UsageError(f"run {chosen.run_id} is still running (pid {chosen.pid})")
+    return chosen
+
+
+@main.command()
+@click.argument("run_id", required=False)
+@click.option("--path", "path", default=".", type=click.Path(path_type=Path), help="Repository (default: here).")
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable list on stdout.")
+def status(run_id: str | None, path: Path, as_json: bool) -> None:
+    """Runs of this repository and where each stands."""
+    from . import gitrepo, housekeeping, state
+
+    try:
+        info = gitrepo.open_repo(path)
+        runs = [state.load(info.root, run_id)] if run_id else state.all_runs(info.root)
+    except ExploreError as exc:
+        _fail(str(exc), exc.exit_code, as_json)
+        return
+    rows = [housekeeping.describe(info, r) for r in runs]
+    if as_json:
+        click.echo(json.dumps({"runs": rows, "worktree_bytes": sum(r["worktree_bytes"] for r in rows)}))
+        return
+    if not rows:
+        click.echo("no explore runs in this repository")
+        return
+    for row in rows:
+        click.echo(
+            f"{row['run_id']}  {row['status']:<11} iterations {row['iterations']:<3} "
+            f"{row['baseline_pass_rate']:.1f}% → {row['pass_rate']:.1f}%  "
+            f"{row['branch'] or '-'}  worktrees {row['worktree_bytes'] / 2**20:.1f} MiB"
+        )
+
+
+@main.command()
+@click.option("--path", "path", default=".", type=click.Path(path_type=Path), help="Repository (default: here).")
+@click.option("--dry-run", is_flag=True, help="List what would be removed, remove nothing.")
+def clean(path: Path, dry_run: bool) -> None:
+    """Remove worktrees, stale locks and processes left by dead runs (never a run's results)."""
+    from . import gitrepo, housekeeping
+
+    try:
+        info = gitrepo.open_repo(path)
+        actions = housekeeping.clean(info, dry_run=dry_run)
+    except ExploreError as exc:
+        _fail(str(exc), exc.exit_code, False)
+        return
+    if not actions:
+        click.echo("nothing to clean")
+    for action in actions:
+        click.echo(("would remove " if dry_run else "removed ") + action)
+
+
+@main.command()
+@click.argument("folder", required=False, type=click.Path(path_type=Path))
+@click.option("--parallel", type=int, default=3, show_default=True)
+@click.option("--json", "as_json", is_flag=True, help="Print the JSON summary on stdout.")
+def demo(folder: Path | None, parallel: int, as_json: bool) -> None:
+    """Create a small buggy project (in FOLDER or a temp folder) and repair it offline with mutate."""
+    from .demo import create_demo
+
+    target = create_demo(folder)
+    click.echo(f"demo project: {target}", err=True)
+    _execute(target, {"agent": "mutate", "parallel": parallel}, as_json, resume_id=None, hint=None)

@@ -1,0 +1,126 @@
+"""Run options: defaults, `[tool.explore]` in the target repo's pyproject.toml, then flags."""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from .errors import UsageError
+
+DEFAULT_TEST_PATTERNS = ["tests/**", "test/**", "**/test_*.py", "**/*_test.py", "**/conftest.py", "test_*.py", "*_test.py", "conftest.py"]
+MAX_PARALLEL = 64
+
+
+class Options(BaseModel):
+    """Everything a run needs to know; stored in state.json so `resume` continues alike."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    parallel: int = 3
+    """Candidates explored concurrently per iteration."""
+    max_iterations: int = 10
+    strategy: str = "auto"
+    agent: str = "auto"
+    agent_cmd: str | None = None
+    test_cmd: str | None = None
+    junit_xml: str | None = None
+    branch_timeout: float = 600.0
+    """Seconds per candidate, generator and tests together."""
+    target_pass_rate: float = 100.0
+    no_apply: bool = False
+    python: str | None = None
+    """Interpreter for the default pytest command."""
+    strategies_dir: str | None = None
+    worktree_include: list[str] = Field(default_factory=list)
+    """Ignored files (`.env`, local config) copied into every worktree."""
+    worktree_setup: str | None = None
+    """A shell command run once per worktree; its failure is an infrastructure escalation."""
+    worktree_dir: str | None = None
+    """Where worktrees live (default: a cache folder outside the work tree)."""
+    test_patterns: list[str] = Field(default_factory=lambda: list(DEFAULT_TEST_PATTERNS))
+    allow_test_edits: bool = False
+    low_criticality: list[str] = Field(default_factory=list)
+    """Test paths (globs) whose failures a --target-pass-rate below 100 may leave: status partial."""
+    no_progress_limit: int = 3
+    """Iterations in a row without a merged improvement that end the run."""
+    baseline_timeout: float | None = None
+    budget_usd: float | None = None
+    budget_tokens: int | None = None
+    mutate: dict[str, Any] = Field(default_factory=dict)
+    anthropic: dict[str, Any] = Field(default_factory=dict)
+
+    @field_validator("parallel")
+    @classmethod
+    def _parallel(cls, value: int) -> int:
+        if value < 1:
+            raise ValueError("must be at least 1")
+        return value
+
+    @field_validator("max_iterations", "no_progress_limit")
+    @classmethod
+    def _positive(cls, value: int) -> int:
+        if value < 1:
+            raise ValueError("must be at least 1")
+        return value
+
+    @field_validator("branch_timeout")
+    @classmethod
+    def _timeout(cls, value: float) -> float:
+        if value <= 0:
+            raise ValueError("must be a positive number of seconds")
+        return value
+
+    @field_validator("target_pass_rate")
+    @classmethod
+    def _rate(cls, value: float) -> float:
+        if not 0 <= value <= 100:
+            raise ValueError("must be a percentage between 0 and 100")
+        return value
+
+    @field_validator("strategy")
+    @classmethod
+    def _strategy(cls, value: str) -> str:
+        return value.strip().lower()
+
+
+def read_repo_config(root: Path) -> dict[str, Any]:
+    """`[tool.explore]` of root/pyproject.toml with dashes turned into underscores."""
+    path = root / "pyproject.toml"
+    if not path.is_file():
+        return {}
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        raise UsageError(f"cannot read {path}: {exc}") from exc
+    table = data.get("tool", {}).get("explore", {})
+    if not isinstance(table, dict):
+        raise UsageError(f"[tool.explore] in {path} must be a table")
+    return {key.replace("-", "_"): value for key, value in table.items()}
+
+
+def build_options(root: Path, flags: dict[str, Any]) -> Options:
+    """Defaults < `[tool.explore]` < flags (None means the flag was not given)."""
+    merged = read_repo_config(root)
+    merged.update({key: value for key, value in flags.items() if value is not None})
+    try:
+        options = Options.model_validate(merged)
+    except ValidationError as exc:
+        raise UsageError(describe_validation(exc, root)) from exc
+    cores = os.cpu_count() or 1
+    if options.parallel > MAX_PARALLEL:
+        raise UsageError(f"--parallel {options.parallel} is more than explore can run; use at most {MAX_PARALLEL} (this machine has {cores} cores)")
+    return options
+
+
+def describe_validation(exc: ValidationError, root: Path) -> str:
+    first = exc.errors()[0]
+    key = ".".join(str(part) for part in first["loc"]) or "(options)"
+    if first["type"] == "extra_forbidden":
+        allowed = ", ".join(sorted(name.replace("_", "-") for name in Options.model_fields))
+        return f"unknown option {key!r} in [tool.explore] of {root / 'pyproject.toml'}; allowed keys: {allowed}"
+    return f"invalid value for {key.replace('_', '-')}: {first['msg']} (got {first.get('input')!r})"
+

@@ -1,0 +1,118 @@
+"""One conversation with a role's model chain: turns with fallback to the next model, tool
+dispatch with errors returned as `is_error` results, and a transcript file — with any
+credential from the environment redacted from everything written."""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+import anthropic
+
+from . import cost
+from .client import ChainExhausted, ModelClient, ModelFailed, strip_thinking
+
+log = logging.getLogger("explore.generators.anthropic")
+SECRET_VARS = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN")
+
+
+def redact(text: str) -> str:
+    """Replace any credential the environment holds (a repo file the model read may contain it)."""
+    for name in SECRET_VARS:
+        value = os.environ.get(name)
+        if value and len(value) >= 8:
+            text = text.replace(value, "[redacted]")
+    return text
+
+
+class Transcript:
+    """JSON lines of a conversation, kept outside the worktree for the person reading the run."""
+
+    def __init__(self, path: Path | None) -> None:
+        self.path = path
+        if path is not None:
+            path.parent.mkdir(parents=True, exist_ok=True)
+
+    def write(self, **event: Any) -> None:
+        if self.path is None:
+            return
+        line = redact(json.dumps(event, default=str, ensure_ascii=False))
+        with self.path.open("a", encoding="utf-8") as handle:
+            handle.write(line + "\n")
+
+
+class Session:
+    """Turns of one conversation; falls back along `chain` when a model fails."""
+
+    def __init__(
+        self,
+        client: ModelClient,
+        api: anthropic.AsyncAnthropic,
+        role: str,
+        chain: list[str],
+        params: dict[str, Any],
+        transcript: Transcript,
+    ) -> None:
+        self.client = client
+        self.api = api
+        self.role = role
+        self.chain = list(chain)
+        self.index = 0
+        self.params = params
+        self.transcript = transcript
+        self.usage = cost.empty_usage()
+        self.failures: list[str] = []
+        self.kinds: list[str] = []
+        self.switched = False
+
+    @property
+    def model(self) -> str:
+        return self.chain[self.index]
+
+    def fail_model(self, reason: str, kind: str = "output") -> None:
+        """Count a failure of the current model (`api`: unavailable; `output`: invalid or weak
+        answers) and move on; ChainExhausted after the last."""
+        self.failures.append(reason)
+        self.kinds.append(kind)
+        self.transcript.write(event="model_failed", model=self.model, reason=reason)
+        log.warning("%s: %s — falling back", self.role, reason)
+        if self.index + 1 >= len(self.chain):
+            raise ChainExhausted(self.role, self.failures, self.kinds)
+        self.index += 1
+        self.switched = True
+
+    async def turn(self, messages: list[dict[str, Any]]) -> Any:
+        """One assistant message; the assistant turn is appended to `messages`."""
+        while True:
+            if self.switched:
+                messages[:] = strip_thinking(messages)
+                self.switched = False
+            try:
+                message, usage = await self.client.create(self.api, self.model, {**self.params, "messages": messages})
+            except ModelFailed as exc:
+                self.fail_model(str(exc), "api")
+                continue
+            cost.add(self.usage, usage)
+            content = [block.to_dict() for block in message.content]
+            messages.append({"role": "assistant", "content": content})
+            self.transcript.write(event="turn", model=self.model, stop_reason=message.stop_reason, content=content, usage=usage)
+            return message
+
+
+ToolRunner = Callable[[str, dict[str, Any]], Awaitable[tuple[str, bool]]]
+
+
+async def answer_tools(message: Any, run: ToolRunner, transcript: Transcript) -> list[dict[str, Any]]:
+    """tool_result blocks for every tool_use of `message` (errors as is_error, never raised)."""
+    results = []
+    for block in message.content:
+        if block.type != "tool_use":
+            continue
+        text, is_error = await run(block.name, block.input if isinstance(block.input, dict) else {})
+        transcript.write(event="tool", name=block.name, input=block.input, is_error=is_error, result=text[:2000])
+        results.append({"type": "tool_result", "tool_use_id": block.id, "content": redact(text), "is_error": is_error})
+    return results

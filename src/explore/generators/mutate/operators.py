@@ -1,0 +1,97 @@
+"""The registry of mutation operators, and the mutants they make at the lines worth changing.
+
+Each operator is a small unit (ops_expr, ops_stmt) listed here with its family and prior: the
+prior says how often that kind of edit is the fix (changing an operator or a bound before
+deleting code), and ranks mutants of equally suspicious lines.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
+
+from . import ops_expr, ops_stmt
+from .edits import Change, Mutant, Source
+from .module import ModuleInfo
+
+
+@dataclass(frozen=True)
+class Operator:
+    name: str
+    family: str
+    prior: float
+    single_token: bool
+    apply: Callable[[ast.AST, ModuleInfo], Iterator[Change]]
+
+    @property
+    def doc(self) -> str:
+        return (self.apply.__doc__ or "").strip().splitlines()[0]
+
+
+REGISTRY: tuple[Operator, ...] = (
+    Operator("comparison", "operator", 1.00, True, ops_expr.comparison),
+    Operator("constant", "literal", 0.95, True, ops_expr.constant),
+    Operator("arithmetic", "operator", 0.90, True, ops_expr.arithmetic),
+    Operator("augmented", "operator", 0.90, True, ops_expr.augmented),
+    Operator("boolean", "operator", 0.90, True, ops_expr.boolean),
+    Operator("bound", "bound", 0.85, False, ops_expr.bound),
+    Operator("remove_not", "condition", 0.85, True, ops_expr.remove_not),
+    Operator("add_not", "condition", 0.80, True, ops_expr.add_not),
+    Operator("name", "name", 0.70, True, ops_expr.name),
+    Operator("swap_args", "swap", 0.70, False, ops_expr.swap_args),
+    Operator("swap_operands", "swap", 0.65, False, ops_expr.swap_operands),
+    Operator("jump", "control", 0.60, True, ops_stmt.jump),
+    Operator("return_value", "return", 0.50, False, ops_stmt.return_value),
+    Operator("guard", "guard", 0.45, False, ops_stmt.guard),
+    Operator("division_guard", "guard", 0.40, False, ops_expr.division_guard),
+    Operator("delete_statement", "statement", 0.40, False, ops_stmt.delete_statement),
+)
+BY_NAME = {op.name: op for op in REGISTRY}
+
+
+def get(name: str) -> Operator:
+    try:
+        return BY_NAME[name]
+    except KeyError:
+        raise KeyError(f"unknown mutation operator {name!r}: choose one of {', '.join(BY_NAME)}") from None
+
+
+def mutants_in(
+    source: Source, lines: Iterable[int] | None = None, operators: Iterable[Operator] = REGISTRY
+) -> list[Mutant]:
+    """Every mutant of the registry's operators whose edit starts on one of `lines` (all lines
+    when None), in source order."""
+    wanted = set(lines) if lines is not None else None
+    module = ModuleInfo(source)
+    ops = list(operators)
+    out: list[Mutant] = []
+    for node in module.nodes():
+        for op in ops:
+            for change in op.apply(node, module):
+                first = min(change.edits)
+                line = source.line_of(first.start)
+                if wanted is not None and line not in wanted:
+                    continue
+                if any(source.text[e.start : e.end] == e.text for e in change.edits) and len(change.edits) == 1:
+                    continue  # no-op
+                out.append(
+                    Mutant(
+                        file=source.path,
+                        line=line,
+                        col=source.col_of(first.start),
+                        operator=op.name,
+                        family=op.family,
+                        prior=op.prior,
+                        old=_short(change.old),
+                        new=_short(change.new),
+                        single_token=op.single_token,
+                        edits=tuple((source.path, e) for e in sorted(change.edits)),
+                    )
+                )
+    return out
+
+
+def _short(text: str, limit: int = 70) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"

@@ -1,0 +1,166 @@
+"""The user's repository: checks, snapshot of a dirty tree, commits made without touching the
+user's index or files, the run branch and the final fast-forward."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+import git
+
+from .errors import UsageError
+
+FALLBACK_NAME = "explore"
+FALLBACK_EMAIL = "explore@localhost"
+GENERATED_IGNORES = "__pycache__/\n*.py[cod]\n.pytest_cache/\n.coverage\n.coverage.*\n*.egg-info/\n.mypy_cache/\n.ruff_cache/\n.explore/\n"
+"""Never part of a candidate's diff, even in a project without a .gitignore."""
+
+
+@dataclass
+class RepoInfo:
+    repo: git.Repo
+    root: Path
+    branch: str
+    head: str
+
+
+def open_repo(path: Path) -> RepoInfo:
+    """The repository at path, refusing states in which a run could not be safe."""
+    if not path.exists():
+        raise UsageError(f"{path}: no such directory")
+    try:
+        repo = git.Repo(path, search_parent_directories=True)
+    except (git.InvalidGitRepositoryError, git.NoSuchPathError):
+        raise UsageError(f"{path} is not a git repository (run `git init` and commit your code first)") from None
+    if repo.bare:
+        raise UsageError(f"{path} is a bare repository: run explore in a clone with a working tree")
+    root = Path(repo.working_tree_dir or path).resolve()
+    try:
+        head = repo.head.commit.hexsha
+    except ValueError:
+        raise UsageError(f"{root} has no commits yet: commit your code, then run explore") from None
+    if repo.head.is_detached:
+        raise UsageError(f"{root} is on a detached HEAD: check out a branch (`git switch -c NAME`) and run again")
+    git_dir = Path(repo.git_dir)
+    for marker, what in (
+        ("MERGE_HEAD", "a merge"),
+        ("rebase-merge", "a rebase"),
+        ("rebase-apply", "a rebase"),
+        ("CHERRY_PICK_HEAD", "a cherry-pick"),
+        ("REVERT_HEAD", "a revert"),
+    ):
+        if (git_dir / marker).exists():
+            raise UsageError(f"{root} has {what} in progress: finish or abort it, then run explore")
+    return RepoInfo(repo=repo, root=root, branch=repo.active_branch.name, head=head)
+
+
+def identity_env(repo: git.Repo) -> dict[str, str]:
+    """The user's git identity when configured, else `explore <explore@localhost>`."""
+    reader = repo.config_reader()
+    name = reader.get_value("user", "name", default="") or os.environ.get("GIT_AUTHOR_NAME", "")
+    email = reader.get_value("user", "email", default="") or os.environ.get("GIT_AUTHOR_EMAIL", "")
+    name, email = str(name) or FALLBACK_NAME, str(email) or FALLBACK_EMAIL
+    return {
+        "GIT_AUTHOR_NAME": name,
+        "GIT_AUTHOR_EMAIL": email,
+        "GIT_COMMITTER_NAME": name,
+        "GIT_COMMITTER_EMAIL": email,
+    }
+
+
+def exclude_explore_dir(repo: git.Repo) -> None:
+    """`.explore/` is never committed: list it in .git/info/exclude once."""
+    exclude = Path(repo.common_dir) / "info" / "exclude"
+    exclude.parent.mkdir(parents=True, exist_ok=True)
+    current = exclude.read_text(encoding="utf-8") if exclude.exists() else ""
+    if ".explore/" not in current.split():
+        with exclude.open("a", encoding="utf-8") as handle:
+            handle.write(("" if current.endswith("\n") or not current else "\n") + ".explore/\n")
+
+
+def ignores_file(repo: git.Repo) -> Path:
+    path = Path(repo.common_dir) / "explore-ignores"
+    if not path.exists() or path.read_text() != GENERATED_IGNORES:
+        path.write_text(GENERATED_IGNORES)
+    return path
+
+
+def is_dirty(repo: git.Repo) -> bool:
+    """Tracked changes or untracked files that are not ignored."""
+    return bool(repo.git.status("--porcelain", "--untracked-files=all").strip())
+
+
+def _with_temp_index(repo: git.Repo, action) -> str:
+    with tempfile.TemporaryDirectory(prefix="explore-index-") as folder:
+        env = {"GIT_INDEX_FILE": str(Path(folder) / "index")}
+        return action(env)
+
+
+def snapshot(repo: git.Repo, head: str) -> str:
+    """A commit of the working tree as it stands (tracked changes and untracked, not ignored
+    files), made through a temporary index: the user's index and files are not touched."""
+
+    def make(env: dict[str, str]) -> str:
+        repo.git.read_tree(head, env=env)
+        repo.git.add("-A", env=env)
+        tree = repo.git.write_tree(env=env)
+        return repo.git.commit_tree(tree, "-p", head, "-m", "explore: snapshot of uncommitted work", env={**env, **identity_env(repo)})
+
+    return _with_temp_index(repo, make)
+
+
+def commit_patch(repo: git.Repo, parent: str, patch_file: Path, message: str) -> str:
+    """Commit parent + patch without a checkout (temporary index), returning the new sha."""
+
+    def make(env: dict[str, str]) -> str:
+        repo.git.read_tree(parent, env=env)
+        repo.git.apply("--cached", "--binary", "--whitespace=nowarn", str(patch_file), env=env)
+        tree = repo.git.write_tree(env=env)
+        return repo.git.commit_tree(tree, "-p", parent, "-m", message, env={**env, **identity_env(repo)})
+
+    return _with_temp_index(repo, make)
+
+
+def set_branch(repo: git.Repo, name: str, commit: str, old: str | None = None) -> None:
+    args = [f"refs/heads/{name}", commit] + ([old] if old else [])
+    repo.git.update_ref(*args)
+
+
+def delete_branch(repo: git.Repo, name: str) -> None:
+    try:
+        repo.git.update_ref("-d", f"refs/heads/{name}")
+    except git.GitCommandError:
+        pass
+
+
+def branch_commit(repo: git.Repo, name: str) -> str | None:
+    try:
+        return repo.git.rev_parse("--verify", "--quiet", f"refs/heads/{name}^{{commit}}")
+    except git.GitCommandError:
+        return None
+
+
+def fast_forward(info: RepoInfo, start_commit: str, target: str) -> tuple[bool, str]:
+    """Move the user's branch to target when it has not moved and the tree is clean.
+
+    Returns (applied, why-not)."""
+    repo = info.repo
+    try:
+        current_branch = repo.active_branch.name
+    except TypeError:
+        return False, "HEAD is detached now"
+    if current_branch != info.branch:
+        return False, f"you switched from {info.branch} to {current_branch}"
+    if repo.head.commit.hexsha != start_commit:
+        return False, f"{info.branch} has moved since the run started"
+    if is_dirty(repo):
+        return False, "the working tree has uncommitted changes"
+    repo.git.merge("--ff-only", "--quiet", target, env=identity_env(repo))
+    return True, ""
+
+
+def changed_files(repo: git.Repo, old: str, new: str) -> list[str]:
+    out = repo.git.diff("--name-only", old, new)
+    return [line for line in out.splitlines() if line]

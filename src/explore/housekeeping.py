@@ -1,0 +1,111 @@
+"""What runs leave on disk, for `explore status` and `explore clean`."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import git
+import psutil
+
+from . import gitrepo, state
+from .models import RunState
+from .procs import kill_tree
+
+
+def _dir_size(path: Path) -> int:
+    total = 0
+    if path.is_dir():
+        for item in path.rglob("*"):
+            try:
+                if item.is_file() and not item.is_symlink():
+                    total += item.stat().st_size
+            except OSError:
+                pass
+    return total
+
+
+def describe(info: gitrepo.RepoInfo, run: RunState) -> dict:
+    alive = run.status == "running" and state.pid_alive(run.pid or -1)
+    return {
+        "run_id": run.run_id,
+        "status": run.status if run.status != "running" or alive else "dead",
+        "phase": run.phase,
+        "iterations": len(run.iterations),
+        "baseline_pass_rate": run.baseline.pass_rate,
+        "pass_rate": run.current.pass_rate,
+        "branch": run.branch if run.branch and gitrepo.branch_commit(info.repo, run.branch) else None,
+        "merged_commit": run.merged_commit,
+        "worktree_bytes": sum(_dir_size(Path(p)) for p in run.worktrees),
+        "stop_reason": run.stop_reason,
+    }
+
+
+def _explore_worktrees(repo: git.Repo, known: set[str]) -> list[str]:
+    """Worktrees registered in git that belong to explore runs (recorded in state, or prunable)."""
+    found = []
+    for block in repo.git.worktree("list", "--porcelain").split("\n\n"):
+        lines = block.splitlines()
+        if not lines or not lines[0].startswith("worktree "):
+            continue
+        path = lines[0][len("worktree "):]
+        if path in known:
+            found.append(path)
+    return found
+
+
+def clean(info: gitrepo.RepoInfo, dry_run: bool = False) -> list[str]:
+    """Worktrees, processes and run branches with nothing merged left by dead runs; stale locks."""
+    actions: list[str] = []
+    runs = state.all_runs(info.root)
+    holder = state.read_lock(info.root)
+    live = {holder.get("run_id")} if holder and state.pid_alive(holder.get("pid", -1), holder.get("started")) else set()
+    dead = [r for r in runs if r.run_id not in live and not (r.status == "running" and state.pid_alive(r.pid or -1))]
+    known = {p for r in dead for p in r.worktrees}
+    for path in _explore_worktrees(info.repo, known):
+        actions.append(f"worktree {path}")
+        if not dry_run:
+            try:
+                info.repo.git.worktree("remove", "--force", "--force", path)
+            except git.GitCommandError:
+                shutil.rmtree(path, ignore_errors=True)
+    for path in sorted(known):
+        if Path(path).exists() and f"worktree {path}" not in actions:
+            actions.append(f"worktree folder {path}")
+            if not dry_run:
+                shutil.rmtree(path, ignore_errors=True)
+    prunable = info.repo.git.worktree("prune", "--dry-run", "--verbose")
+    if prunable.strip():
+        actions.append("stale worktree records (git worktree prune)")
+        if not dry_run:
+            info.repo.git.worktree("prune")
+    for run in dead:
+        for pid in run.pids:
+            if _is_ours(pid, run):
+                actions.append(f"process {pid} of run {run.run_id}")
+                if not dry_run:
+                    kill_tree(pid)
+        if run.branch and run.merged_commit is None and gitrepo.branch_commit(info.repo, run.branch):
+            actions.append(f"branch {run.branch} (nothing merged)")
+            if not dry_run:
+                gitrepo.delete_branch(info.repo, run.branch)
+        if run.status == "running":
+            actions.append(f"mark run {run.run_id} as interrupted")
+            if not dry_run:
+                run.status, run.stop_reason = "interrupted", "its process died; `explore resume` continues"
+                run.worktrees, run.pids = [], []
+                state.save(info.root, run)
+    if holder and not live:
+        actions.append(f"stale lock of run {holder.get('run_id')} (pid {holder.get('pid')})")
+        if not dry_run:
+            state.lock_path(info.root).unlink(missing_ok=True)
+    return actions
+
+
+def _is_ours(pid: int, run: RunState) -> bool:
+    """A recorded pid is only killed when it still runs inside one of the run's worktrees."""
+    try:
+        cwd = psutil.Process(pid).cwd()
+    except psutil.Error:
+        return False
+    return any(cwd.startswith(p) for p in run.worktrees)

@@ -1,0 +1,358 @@
+"""The run's state machine: baseline, iterations (detect, select, propose, fan out, score, merge),
+stop conditions, checkpoints after every step, and cleanup whatever happens."""
+
+from __future__ import annotations
+
+import os
+import signal
+import string
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import anyio
+
+from . import escalation, generators, gitrepo, history, procs, scoring, state, strategy
+from .config import Options
+from .errors import BudgetExhausted, Escalation, UsageError
+from .models import CandidatePlan, Counts, IterationRecord, RunState, TestRun
+from .progress import Display
+from .scheduler import FanOut, fan_out
+from .testing import make_command, run_tests
+from .worktrees import SetupFailed, WorktreePool, default_root
+
+LETTERS = string.ascii_lowercase
+
+
+@dataclass
+class Runner:
+    info: gitrepo.RepoInfo
+    options: Options
+    run: RunState
+    display: Display
+    hint: str | None = None
+    tracker: procs.ProcessTracker = field(default_factory=procs.ProcessTracker)
+    current_run: TestRun | None = None
+    interrupted: bool = False
+
+    def __post_init__(self) -> None:
+        self.root = self.info.root
+        extra = [self.root / ".explore" / "strategies"]
+        if self.options.strategies_dir:
+            extra.append((self.root / self.options.strategies_dir).resolve())
+        self.strategies = strategy.load_strategies(extra)
+        self.agent = generators.resolve_agent(self.options.agent, self.options.agent_cmd)
+        self.generator = generators.create(self.agent, self.options.model_dump())
+        self.test_command = make_command(self.options.test_cmd, self.options.junit_xml, self.options.python)
+        pool_root = Path(self.options.worktree_dir).expanduser() / self.root.name if self.options.worktree_dir else default_root(self.root)
+        self.pool = WorktreePool(self.info.repo, self.root, pool_root / self.run.run_id, include=self.options.worktree_include)
+        self.history_path = state.explore_dir(self.root) / "history.jsonl"
+        self.run_dir = state.run_dir(self.root, self.run.run_id)
+
+    # ------------------------------------------------------------------ helpers
+
+    def save(self, phase: str | None = None) -> None:
+        if phase:
+            self.run.phase = phase
+        self.run.worktrees = [str(p) for p in self.pool.created.values()]
+        self.run.pids = sorted(self.tracker.pids)
+        self.run.duration_s = round(time.time() - self.run.started_at, 3)
+        state.save(self.root, self.run)
+
+    @property
+    def yardstick(self) -> scoring.Yardstick:
+        return scoring.Yardstick(frozenset(self.run.baseline_ids), frozenset(self.run.baseline_skipped) | frozenset(self.run.flaky))
+
+    def gate_met(self, counts: Counts, failing: list[str]) -> str | None:
+        """'succeeded', 'partial' or None (DESIGN: partial = met by the low-criticality allowance)."""
+        if counts.failed == 0:
+            return "succeeded"
+        if counts.pass_rate + 1e-9 >= self.options.target_pass_rate and self.options.target_pass_rate < 100:
+            low = self.options.low_criticality
+            if low and all(scoring.is_test_file(test.split("::", 1)[0], low) for test in failing):
+                return "partial"
+        return None
+
+    # ------------------------------------------------------------------ phases
+
+    async def execute(self) -> RunState:
+        with anyio.CancelScope() as scope:
+            async with anyio.create_task_group() as group:
+                group.start_soon(self._watch_signals, scope)
+                try:
+                    await self._main()
+                finally:
+                    group.cancel_scope.cancel()
+        if self.interrupted:
+            self.run.status = "interrupted"
+            self.run.stop_reason = "interrupted by a signal; `explore resume` continues"
+        return self.run
+
+    async def _watch_signals(self, scope: anyio.CancelScope) -> None:
+        with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
+            async for _ in signals:
+                if self.interrupted:  # second signal: force it
+                    self.tracker.kill_all()
+                    os._exit(130)
+                self.interrupted = True
+                self.display.note("interrupted: stopping candidates and cleaning up (Ctrl-C again to force)")
+                scope.cancel()
+
+    async def _main(self) -> None:
+        try:
+            if not self.run.baseline_ids and self.run.phase in ("start", "baseline"):
+                await self.baseline()
+            else:
+                await self.retest_current()
+            while self.run.status == "running":
+                await self.iteration()
+        except Escalation as exc:
+            self.escalate(exc.category, exc.reason, exc.suggested_action)
+        except BudgetExhausted as exc:
+            self.run.status, self.run.stop_reason = "failed", f"budget: {exc}"
+        finally:
+            with anyio.CancelScope(shield=True):
+                self.tracker.kill_all()
+                await anyio.to_thread.run_sync(self.pool.remove_all)
+                self.save()
+
+    def escalate(self, category: str, reason: str, action: str) -> None:
+        self.run.status = "escalated"
+        self.run.escalation = escalation.info(category, reason, action, self.run.run_id, len(self.run.iterations))
+        self.run.stop_reason = f"escalated ({category})"
+
+    async def baseline(self) -> None:
+        self.save("baseline")
+        self.display.phase(f"baseline: running {self.test_command.describe()} on {self.run.base_commit[:10]}")
+        path, _ = await anyio.to_thread.run_sync(self.pool.acquire, "a", self.run.base_commit)
+        await self._setup_once(path)
+        run = await self._full_run(path, self.run_dir / "baseline.log")
+        if run.infra_error:
+            raise Escalation("infrastructure", f"the baseline test run failed: {run.infra_error} (log: {run.log_path})", escalation.INFRASTRUCTURE_ACTION)
+        self.run.baseline_skipped = sorted(i for i, o in run.outcomes.items() if o.outcome == "skipped")
+        self.run.baseline_ids = sorted(set(run.outcomes) - set(self.run.baseline_skipped))
+        failing = run.failing()
+        found = escalation.classify_failures([run.outcomes[i].longrepr or run.outcomes[i].message for i in failing])
+        if found:
+            raise Escalation(found.category, f"{found.reason} (in {len(failing)} failing test(s), e.g. {failing[0]})", found.action)
+        if failing and self.test_command.is_pytest and all("::" in i for i in failing):
+            rerun = await run_tests(self.test_command, path, self.run_dir / "baseline-rerun.log", select=failing, tracker=self.tracker)
+            known = set()
+            for record in history.load(self.history_path):
+                known |= set(record.flaky)
+            self.run.flaky = sorted(
+                i for i in failing if (i in rerun.outcomes and rerun.outcomes[i].outcome in ("passed", "xfailed", "xpassed")) or i in known
+            )
+        self.current_run = run
+        self._set_current(run)
+        self.run.baseline = self.run.current.model_copy()
+        history.append(self.history_path, history.HistoryRecord(
+            run_id=self.run.run_id, n=0, pass_rate=self.run.current.pass_rate, failing=self.run.current_failing,
+            flaky=self.run.flaky, commit=self.run.current_commit, green=not self.run.current_failing))
+        b = self.run.baseline
+        flaky = f", {len(self.run.flaky)} flaky: {', '.join(self.run.flaky)}" if self.run.flaky else ""
+        self.display.phase(f"baseline: {b.passed}/{b.total} passed ({b.pass_rate:.1f}%){flaky}")
+        self._check_gate()
+        self.save("iterating")
+
+    async def retest_current(self) -> None:
+        """On resume: the failures at the current commit, to hand the generator fresh details."""
+        self.display.phase(f"resume {self.run.run_id}: re-testing {self.run.current_commit[:10]} (iteration {len(self.run.iterations)} done)")
+        path, _ = await anyio.to_thread.run_sync(self.pool.acquire, "a", self.run.current_commit)
+        await self._setup_once(path)
+        run = await self._full_run(path, self.run_dir / f"resume-{int(time.time())}.log")
+        if run.infra_error:
+            raise Escalation("infrastructure", f"the test run failed on resume: {run.infra_error}", escalation.INFRASTRUCTURE_ACTION)
+        self.current_run = run
+        self._set_current(run)
+        self.run.status, self.run.escalation, self.run.stop_reason = "running", None, None
+        self._check_gate()
+
+    async def _setup_once(self, path: Path) -> None:
+        if self.options.worktree_setup:
+            done = await procs.run(self.options.worktree_setup, path, log_path=self.run_dir / "setup.log", tracker=self.tracker)
+            if done.exit_code != 0:
+                raise Escalation("infrastructure", f"worktree_setup `{self.options.worktree_setup}` failed (exit {done.exit_code}): {done.output_tail.strip()[-300:]}", escalation.INFRASTRUCTURE_ACTION)
+
+    async def _full_run(self, path: Path, log: Path) -> TestRun:
+        timeout = self.options.baseline_timeout or max(self.options.branch_timeout, 600.0)
+        with anyio.move_on_after(timeout) as scope:
+            return await run_tests(self.test_command, path, log, tracker=self.tracker)
+        assert scope.cancelled_caught
+        raise Escalation("infrastructure", f"the full test suite did not finish within {timeout:g}s", "raise --branch-timeout or baseline-timeout, or make the suite faster")
+
+    def _set_current(self, run: TestRun) -> None:
+        yard = self.yardstick
+        self.run.current = yard.counts(run)
+        self.run.current_failing = yard.failing(run)
+
+    def _check_gate(self) -> None:
+        verdict = self.gate_met(self.run.current, self.run.current_failing)
+        if verdict:
+            self.run.status = verdict
+            self.run.stop_reason = "the quality gate is met" + (" (the whole suite is green)" if verdict == "succeeded" else "")
+
+    async def iteration(self) -> None:
+        n = len(self.run.iterations) + 1
+        records = [r for r in history.load(self.history_path)]
+        flaky = frozenset(self.run.flaky)
+        assert self.current_run is not None
+        failing = [self.current_run.outcomes[i] for i in self.run.current_failing if i in self.current_run.outcomes]
+        detection = history.detect(records, [o.message for o in failing if o.id not in flaky], flaky=flaky)
+        choice = strategy.select(self.strategies, n, self.run.current.pass_rate, detection, self.options.strategy)
+        chosen = self.strategies[choice.name]
+        self.display.phase(f"iteration {n}: strategy {choice.name} — {choice.reason}")
+        iteration_dir = self.run_dir / f"iteration-{n}"
+        iteration_dir.mkdir(parents=True, exist_ok=True)
+        scratch, _ = await anyio.to_thread.run_sync(self.pool.acquire, "a", self.run.current_commit)
+        request = generators.ProposalRequest(
+            repo_root=self.root, scratch=scratch, current_commit=self.run.current_commit, base_commit=self.run.base_commit,
+            n=self.options.parallel, iteration=n, strategy=chosen, failing=failing,
+            passing=sorted(set(self.run.baseline_ids) - set(self.run.current_failing)), test_command=self.test_command,
+            run_dir=iteration_dir, history=list(self.run.iterations), tried_patches=self._tried_patches(),
+            test_patterns=self.options.test_patterns, allow_test_edits=self.options.allow_test_edits,
+            hint="\n".join(self.run.hints) or None, tracker=self.tracker,
+        )
+        self.save(f"iteration-{n}-propose")
+        proposal = await self.generator.propose(request)
+        self._add_usage(proposal.usage)
+        plans = proposal.plans[: self.options.parallel]
+        for letter, plan in zip(LETTERS, plans):
+            plan.id = letter
+        record = IterationRecord(n=n, strategy=choice.name, strategy_reason=choice.reason, generator_note=proposal.reason)
+        if not plans:
+            self.display.note(f"no candidates: {proposal.reason or 'the generator had no idea'}")
+        else:
+            self.display.candidates([p.id for p in plans])
+            self.save(f"iteration-{n}-fanout")
+            ctx = FanOut(
+                generator=self.generator, request=request, pool=self.pool, commit=self.run.current_commit,
+                iteration_dir=iteration_dir, test_command=self.test_command, yardstick=self.yardstick,
+                current_passing=self.current_run.passing() - flaky, current_rate=self.run.current.pass_rate,
+                test_patterns=self.options.test_patterns, allow_test_edits=self.options.allow_test_edits,
+                branch_timeout=self.options.branch_timeout, worktree_setup=self.options.worktree_setup,
+                tracker=self.tracker, progress=self.display.candidate,
+                progressive=chosen.tests.get("mode", "affected-then-full") != "full",
+            )
+            record.candidates = await fan_out(plans, ctx, self.options.parallel)
+            for candidate in record.candidates:
+                self._add_usage(candidate.usage)
+            self._escalate_from(ctx, plans)
+            self._merge_best(record, ctx, n)
+        record.pass_rate, record.failed_tests = self.run.current.pass_rate, list(self.run.current_failing)
+        self.run.iterations.append(record)
+        self.run.no_progress = 0 if record.commit else self.run.no_progress + 1
+        history.append(self.history_path, history.HistoryRecord(
+            run_id=self.run.run_id, n=n, pass_rate=record.pass_rate, failing=record.failed_tests, flaky=self.run.flaky,
+            strategy=choice.name, commit=self.run.current_commit, green=not record.failed_tests))
+        self._check_gate()
+        if self.run.status == "running":
+            if n >= self.options.max_iterations:
+                self.run.status, self.run.stop_reason = "failed", f"max iterations ({self.options.max_iterations}) spent"
+            elif self.run.no_progress >= self.options.no_progress_limit:
+                self.run.status, self.run.stop_reason = "failed", f"no progress in {self.run.no_progress} iterations in a row"
+        self.save(f"iteration-{n}-done")
+
+    def _tried_patches(self) -> list[str]:
+        patches = []
+        for record in self.run.iterations:
+            for candidate in record.candidates:
+                if candidate.patch_path and Path(candidate.patch_path).exists():
+                    patches.append(Path(candidate.patch_path).read_text(encoding="utf-8", errors="replace"))
+        return patches
+
+    def _add_usage(self, usage: dict[str, float]) -> None:
+        for key, value in usage.items():
+            self.run.usage[key] = round(self.run.usage.get(key, 0) + value, 6)
+
+    def _escalate_from(self, ctx: FanOut, plans: list[CandidatePlan]) -> None:
+        if ctx.infra_error:
+            raise Escalation("infrastructure", ctx.infra_error, escalation.INFRASTRUCTURE_ACTION)
+        for cid, found in sorted(ctx.destructive.items()):
+            raise Escalation("destructive", f"candidate {cid}: {found.reason}", found.action)
+        if ctx.agent_escalation and len(ctx.agent_escalation) == len(plans):
+            cid, found = sorted(ctx.agent_escalation.items())[0]
+            raise Escalation(found.category, f"the agent failed: {found.reason} (candidate {cid})", found.action)
+
+    def _merge_best(self, record: IterationRecord, ctx: FanOut, n: int) -> None:
+        ok = [c for c in record.candidates if c.status.value == "ok"]
+        ranked = scoring.rank([scoring.Ranked(c.id, c.pass_rate, len(c.newly_failing), c.agreement, c.confidence, c.diff_lines) for c in ok])
+        if not ranked:
+            return
+        best = next(c for c in ok if c.id == ranked[0].id)
+        if not scoring.is_improvement(best.pass_rate, self.run.current.pass_rate):
+            self.display.note(f"best candidate {best.id} ({best.pass_rate:.1f}%) does not improve on {self.run.current.pass_rate:.1f}%")
+            return
+        twin = next((cid for cid, key in ctx.keys.items() if key == ctx.keys.get(best.id) and cid in ctx.runs), best.id)
+        before = self.run.current.pass_rate
+        message = (f"explore: iteration {n} ({record.strategy}) candidate {best.id}: "
+                   f"pass rate {before:.1f}% -> {best.pass_rate:.1f}%\n\n{best.hypothesis}".strip())
+        new = gitrepo.commit_patch(self.info.repo, self.run.current_commit, Path(best.patch_path or ""), message)
+        assert self.run.branch
+        gitrepo.set_branch(self.info.repo, self.run.branch, new, self.run.current_commit)
+        self.run.current_commit, self.run.merged_commit = new, new
+        self.current_run = ctx.runs[twin]
+        self._set_current(self.current_run)
+        record.winner, record.commit = best.id, new
+        self.display.note(f"merged candidate {best.id}: {before:.1f}% → {self.run.current.pass_rate:.1f}% ({new[:10]})")
+        self.save(f"iteration-{n}-merged")
+
+
+def check_options(root: Path, options: Options) -> None:
+    """Refuse an unknown strategy or agent before anything is written."""
+    extra = [root / ".explore" / "strategies"] + ([(root / options.strategies_dir).resolve()] if options.strategies_dir else [])
+    known = strategy.load_strategies(extra)
+    if options.strategy != "auto" and options.strategy not in known:
+        raise UsageError(f"unknown strategy {options.strategy!r}: choose auto or one of {', '.join(sorted(known))}")
+    generators.resolve_agent(options.agent, options.agent_cmd)
+
+
+def prepare_new(info: gitrepo.RepoInfo, options: Options) -> RunState:
+    """A new run: snapshot of a dirty tree, the run branch, state on disk."""
+    dirty = gitrepo.is_dirty(info.repo)
+    base = gitrepo.snapshot(info.repo, info.head) if dirty else info.head
+    run_id = state.new_run_id()
+    run = RunState(
+        run_id=run_id, repo=str(info.root), pid=os.getpid(), options=options.model_dump(), start_branch=info.branch,
+        start_commit=info.head, base_commit=base, current_commit=base, dirty=dirty, branch=f"explore/{run_id}",
+        started_at=time.time(),
+    )
+    gitrepo.set_branch(info.repo, run.branch, base)
+    return run
+
+
+def finish(info: gitrepo.RepoInfo, run: RunState, options: Options, display: Display) -> None:
+    """Fast-forward the user's branch when safe; otherwise say how to take the result."""
+    merged = run.current_commit != run.base_commit
+    if not merged:
+        if run.branch and run.status not in ("interrupted", "escalated"):
+            gitrepo.delete_branch(info.repo, run.branch)
+            run.branch = None
+        run.merged_commit = None
+        return
+    run.merged_commit = run.current_commit
+    if options.no_apply or run.dirty or run.status in ("interrupted",):
+        why = "--no-apply" if options.no_apply else ("the tree had uncommitted changes" if run.dirty else "the run was interrupted")
+        display.note(f"result left on {run.branch} ({why}); take it with: git merge --ff-only {run.branch}")
+        return
+    applied, why = gitrepo.fast_forward(info, run.start_commit, run.branch or run.current_commit)
+    run.applied = applied
+    if applied:
+        display.note(f"fast-forwarded {info.branch} to {run.current_commit[:10]}")
+    else:
+        display.note(f"result left on {run.branch} ({why}); take it with: git merge --ff-only {run.branch}")
+
+
+async def run_repair(info: gitrepo.RepoInfo, options: Options, display: Display, resume: RunState | None = None, hint: str | None = None) -> RunState:
+    run = resume or prepare_new(info, options)
+    if hint:
+        run.hints.append(hint)
+    runner = Runner(info=info, options=options, run=run, display=display, hint=hint)
+    runner.save()
+    try:
+        await runner.execute()
+    except SetupFailed as exc:
+        runner.escalate("infrastructure", str(exc), escalation.INFRASTRUCTURE_ACTION)
+    finish(info, run, options, display)
+    runner.save(run.status)
+    return run

@@ -1,0 +1,102 @@
+"""The run's story: the JSON summary of DESIGN §2 and the markdown report."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from .models import RunState, Summary
+
+EXIT_CODES = {"succeeded": 0, "partial": 0, "failed": 1, "escalated": 3, "interrupted": 130, "running": 1}
+
+
+def summary(run: RunState, report_path: Path | None) -> Summary:
+    merged = run.merged_commit is not None
+    return Summary(
+        run_id=run.run_id,
+        status=run.status,
+        exit_code=EXIT_CODES[run.status],
+        baseline=run.baseline,
+        final=run.current,
+        iterations=run.iterations,
+        branch=run.branch if merged or run.status in ("interrupted", "escalated") else None,
+        merged_commit=run.merged_commit,
+        applied=run.applied,
+        escalation=run.escalation,
+        report=str(report_path) if report_path else None,
+        duration_s=run.duration_s,
+        flaky=run.flaky,
+        remaining_failures=run.current_failing,
+        stop_reason=run.stop_reason,
+        usage=run.usage,
+    )
+
+
+def help_needed(run: RunState) -> list[str]:
+    """The terminal and report block for an escalation."""
+    e = run.escalation
+    if e is None:
+        return []
+    return [
+        f"HELP NEEDED ({e.category})",
+        f"  what happened: {e.reason}",
+        f"  why a person:  {_why(e.category)}",
+        f"  suggested:     {e.suggested_action}",
+        "  options:",
+        *[f"    - {option}" for option in e.options],
+    ]
+
+
+def _why(category: str) -> str:
+    return {
+        "infrastructure": "the tests cannot run, so no fix can be judged; the environment is outside explore's reach",
+        "external_service": "a service outside the repository is failing; changing code would only hide it",
+        "destructive": "the proposed fix would delete data or files; explore never applies that on its own",
+        "ambiguous_requirements": "what the code should do is undecided; a person has to choose",
+    }.get(category, "explore cannot decide this safely on its own")
+
+
+def markdown(run: RunState) -> str:
+    b, f = run.baseline, run.current
+    lines = [
+        f"# explore run {run.run_id}",
+        "",
+        f"- **Status:** {run.status}" + (f" — {run.stop_reason}" if run.stop_reason else ""),
+        f"- **Repository:** `{run.repo}` (branch `{run.start_branch}`, started at `{run.start_commit[:10]}`"
+        + (", uncommitted work snapshotted" if run.dirty else "") + ")",
+        f"- **Baseline:** {b.passed}/{b.total} passed ({b.pass_rate:.1f}%)",
+        f"- **Final:** {f.passed}/{f.total} passed ({f.pass_rate:.1f}%)",
+        f"- **Result:** " + (f"`{run.merged_commit[:10]}` on `{run.branch}`" + (", applied to your branch" if run.applied else ", not applied")
+                              if run.merged_commit else "nothing merged"),
+        f"- **Duration:** {run.duration_s:.1f}s",
+    ]
+    if run.usage:
+        lines.append("- **Usage:** " + ", ".join(f"{k} {v:g}" for k, v in sorted(run.usage.items())))
+    if run.hints:
+        lines += ["", "## Guidance given", *[f"- {h}" for h in run.hints]]
+    if run.escalation:
+        lines += ["", "## Help needed", "", "```", *help_needed(run), "```"]
+    for record in run.iterations:
+        lines += ["", f"## Iteration {record.n} — {record.strategy}", "", f"Why this strategy: {record.strategy_reason}."]
+        if record.generator_note:
+            lines.append(f"Generator: {record.generator_note}")
+        if record.candidates:
+            lines += ["", "| candidate | status | pass rate | confidence | files | what it tried | why not |", "|---|---|---|---|---|---|---|"]
+            for c in record.candidates:
+                tried = (c.hypothesis or c.operator or "").replace("|", "\\|").replace("\n", " ")[:160]
+                why = (c.reason or ("merged" if record.winner == c.id and record.commit else "did not improve the pass rate")).replace("|", "\\|")
+                lines.append(f"| {c.id} | {c.status.value} | {c.pass_rate:.1f}% | {c.confidence:.2f} | {', '.join(c.files_changed)} | {tried} | {why[:200]} |")
+        lines.append("")
+        lines.append(f"After: {record.pass_rate:.1f}%" + (f", merged {record.winner} as `{record.commit[:10]}`" if record.commit else ", nothing merged"))
+    if run.flaky:
+        lines += ["", "## Flaky tests (not counted)", *[f"- `{t}`" for t in run.flaky]]
+    if run.current_failing:
+        lines += ["", "## Remaining failures", *[f"- `{t}`" for t in run.current_failing]]
+    return "\n".join(lines) + "\n"
+
+
+def write(root: Path, run: RunState) -> Path:
+    from .state import atomic_write, run_dir
+
+    path = run_dir(root, run.run_id) / "report.md"
+    atomic_write(path, markdown(run))
+    return path

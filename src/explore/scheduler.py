@@ -1,0 +1,233 @@
+"""Fan-out: each candidate in its own worktree under its own deadline, at most --parallel at once.
+
+A candidate's failure (crash, timeout, exception) is recorded as its status and never takes the
+run down; cancellation (Ctrl-C) kills every process tree through procs.run's shielded cleanup.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import anyio
+
+from . import escalation, procs, scoring
+from .generators.base import CandidateContext, FixGenerator, ProposalRequest
+from .generators.command import AgentCrashed
+from .models import CandidatePlan, CandidateResult, CandidateStatus, TestRun
+from .testing import TestCommand, run_tests
+from .worktrees import SetupFailed, WorktreePool
+
+Progress = Callable[[str, str], None]
+
+
+@dataclass
+class FanOut:
+    """What every candidate of one iteration shares."""
+
+    generator: FixGenerator
+    request: ProposalRequest
+    pool: WorktreePool
+    commit: str
+    iteration_dir: Path
+    test_command: TestCommand
+    yardstick: scoring.Yardstick
+    current_passing: set[str]
+    current_rate: float
+    test_patterns: list[str]
+    allow_test_edits: bool
+    branch_timeout: float
+    worktree_setup: str | None
+    tracker: procs.ProcessTracker
+    progress: Progress = lambda _id, _text: None
+    progressive: bool = True
+    memory_limit: int | None = None
+    runs: dict[str, TestRun] = field(default_factory=dict)
+    patches: dict[str, str] = field(default_factory=dict)
+    keys: dict[str, str] = field(default_factory=dict)
+    infra_error: str | None = None
+    destructive: dict[str, escalation.Pattern] = field(default_factory=dict)
+    agent_escalation: dict[str, escalation.Pattern] = field(default_factory=dict)
+    _first_by_key: dict[str, str] = field(default_factory=dict)
+    _done: dict[str, anyio.Event] = field(default_factory=dict)
+
+
+async def fan_out(plans: list[CandidatePlan], ctx: FanOut, parallel: int) -> list[CandidateResult]:
+    limiter = anyio.CapacityLimiter(parallel)
+    results: dict[str, CandidateResult] = {}
+
+    async def one(plan: CandidatePlan) -> None:
+        async with limiter:
+            results[plan.id] = await run_candidate(plan, ctx)
+
+    async with anyio.create_task_group() as group:
+        for plan in plans:
+            ctx._done[plan.id] = anyio.Event()
+            group.start_soon(one, plan)
+    _count_agreement(results, ctx)
+    return [results[plan.id] for plan in plans]
+
+
+def _count_agreement(results: dict[str, CandidateResult], ctx: FanOut) -> None:
+    for cid, result in results.items():
+        key = ctx.keys.get(cid)
+        if key:
+            result.agreement = sum(1 for other in ctx.keys.values() if other == key)
+
+
+async def run_candidate(plan: CandidatePlan, ctx: FanOut) -> CandidateResult:
+    result = CandidateResult(
+        id=plan.id,
+        status=CandidateStatus.crashed,
+        confidence=plan.confidence,
+        hypothesis=plan.hypothesis,
+        operator=plan.operator,
+        location=plan.location,
+    )
+    files_dir = ctx.iteration_dir / f"candidate-{plan.id}"
+    files_dir.mkdir(parents=True, exist_ok=True)
+    started = time.monotonic()
+    ctx.progress(plan.id, "starting")
+    try:
+        with anyio.fail_after(ctx.branch_timeout):
+            await _attempt(plan, ctx, result, files_dir)
+    except TimeoutError:
+        result.status = CandidateStatus.timeout
+        result.reason = f"exceeded --branch-timeout {ctx.branch_timeout:g}s; its process tree was killed"
+    except SetupFailed as exc:
+        ctx.infra_error = str(exc)
+        result.status, result.reason = CandidateStatus.crashed, str(exc)
+    except Exception as exc:  # a crashing branch never takes the run down
+        result.status = CandidateStatus.crashed
+        result.reason = f"{type(exc).__name__}: {exc}"[:500]
+    finally:
+        ctx._done[plan.id].set()
+    result.duration_s = round(time.monotonic() - started, 3)
+    if result.status != CandidateStatus.ok:
+        result.score = 0.0
+    ctx.progress(plan.id, _final_text(result))
+    return result
+
+
+def _final_text(result: CandidateResult) -> str:
+    if result.status == CandidateStatus.ok:
+        return f"ok {result.pass_rate:.1f}%" + (f" ({result.progress})" if result.progress else "")
+    return f"{result.status.value}: {result.reason or ''}"
+
+
+async def _attempt(plan: CandidatePlan, ctx: FanOut, result: CandidateResult, files_dir: Path) -> None:
+    path, fresh = await anyio.to_thread.run_sync(ctx.pool.acquire, plan.id, ctx.commit)
+    if fresh and ctx.worktree_setup:
+        ctx.progress(plan.id, "worktree setup")
+        done = await procs.run(ctx.worktree_setup, path, log_path=files_dir / "setup.log", tracker=ctx.tracker)
+        if done.exit_code != 0:
+            raise SetupFailed(f"worktree_setup `{ctx.worktree_setup}` failed with exit {done.exit_code}: {done.output_tail.strip()[-300:]}")
+    ctx.progress(plan.id, "generating")
+    context = CandidateContext(
+        workdir=path, candidate_id=plan.id, iteration=ctx.request.iteration, strategy=ctx.request.strategy,
+        files_dir=files_dir, request=ctx.request, tracker=ctx.tracker,
+    )
+    try:
+        realised = await ctx.generator.realise(plan, context)
+    except AgentCrashed as exc:
+        agent_log = files_dir / "agent.log"
+        found = escalation.classify_agent_output(agent_log.read_text(errors="replace")) if agent_log.exists() else None
+        if found:
+            ctx.agent_escalation[plan.id] = found
+        result.status, result.reason = CandidateStatus.crashed, str(exc)
+        return
+    except Exception as exc:
+        if plan.patch is not None:
+            result.status, result.reason = CandidateStatus.apply_failed, f"{type(exc).__name__}: {exc}"[:500]
+            return
+        raise
+    result.usage = realised.usage
+    if realised.confidence is not None:
+        result.confidence = realised.confidence
+    if realised.hypothesis:
+        result.hypothesis = realised.hypothesis
+    patch_file = files_dir / "candidate.diff"
+    files = await anyio.to_thread.run_sync(ctx.pool.capture_patch, path, patch_file)
+    patch = patch_file.read_text(encoding="utf-8")
+    result.files_changed, result.patch_path, result.diff_lines = files, str(patch_file), scoring.diff_size(patch)
+    if not files:
+        result.status, result.reason = CandidateStatus.rejected, "empty: the generator made no change"
+        return
+    ctx.patches[plan.id] = patch
+    tests = tuple(f for f in files if scoring.is_test_file(f, ctx.test_patterns))
+    destructive = escalation.classify_patch(patch, tests)
+    if destructive:
+        ctx.destructive[plan.id] = destructive
+        result.status, result.reason = CandidateStatus.rejected, f"destructive: {destructive.reason}"
+        return
+    if tests and not ctx.allow_test_edits:
+        result.status, result.reason = CandidateStatus.rejected, f"edits test files: {', '.join(tests[:5])}"
+        return
+    key = scoring.patch_key({f: _read_or_none(path / f) for f in files})
+    ctx.keys[plan.id] = key
+    twin = ctx._first_by_key.setdefault(key, plan.id)
+    if twin != plan.id:
+        ctx.progress(plan.id, f"same patch as {twin}: reusing its tests")
+        await ctx._done[twin].wait()
+        if twin in ctx.runs:
+            _score(result, ctx.runs[twin], ctx, files)
+            result.progress = f"same normalised patch as candidate {twin}"
+        else:
+            result.status, result.reason = CandidateStatus.crashed, f"same patch as candidate {twin}, which did not finish"
+        return
+    run = await _test(plan.id, path, ctx, result, files_dir)
+    ctx.runs[plan.id] = run
+    _score(result, run, ctx, files)
+
+
+async def _test(cid: str, path: Path, ctx: FanOut, result: CandidateResult, files_dir: Path) -> TestRun:
+    """Affected tests first (the ones failing now), the full suite only when they improve."""
+    failing_now = sorted(ctx.yardstick.ids - ctx.current_passing)
+    if ctx.progressive and ctx.test_command.is_pytest and failing_now and _selectable(failing_now):
+        ctx.progress(cid, f"affected tests ({len(failing_now)})")
+        first = await run_tests(ctx.test_command, path, files_dir / "affected.log", select=failing_now,
+                                tracker=ctx.tracker, memory_limit=ctx.memory_limit)
+        fixed = [i for i in failing_now if i in first.outcomes and first.outcomes[i].outcome in ("passed", "xpassed", "xfailed")]
+        if not first.infra_error and not fixed:
+            # Nothing it touches improves: the full suite cannot show a strict improvement.
+            estimate = TestRun(outcomes={**_assumed_passing(ctx), **first.outcomes}, exit_code=first.exit_code, log_path=first.log_path)
+            result.progress = f"affected 0/{len(failing_now)} fixed → full suite skipped"
+            return estimate
+        result.progress = f"affected {len(fixed)}/{len(failing_now)} fixed"
+    ctx.progress(cid, "full suite")
+    full = await run_tests(ctx.test_command, path, files_dir / "tests.log", tracker=ctx.tracker, memory_limit=ctx.memory_limit)
+    counts = ctx.yardstick.counts(full)
+    result.progress = f"{result.progress + ' → ' if result.progress else ''}full {counts.passed:,}/{counts.total:,}"
+    return full
+
+
+def _assumed_passing(ctx: FanOut) -> dict:
+    from .models import TestOutcome
+
+    return {i: TestOutcome(id=i, outcome="passed") for i in ctx.current_passing}
+
+
+def _selectable(ids: list[str]) -> bool:
+    return len(ids) <= 500 and all("::" in i for i in ids)
+
+
+def _score(result: CandidateResult, run: TestRun, ctx: FanOut, files: list[str]) -> None:
+    reason = scoring.tamper_reason(files, run, ctx.yardstick, ctx.test_patterns, ctx.allow_test_edits)
+    counts = ctx.yardstick.counts(run)
+    result.pass_rate = counts.pass_rate
+    result.failed_tests = ctx.yardstick.failing(run)
+    result.newly_failing = scoring.newly_failing(ctx.current_passing, run)
+    if reason:
+        result.status, result.reason = CandidateStatus.rejected, reason
+        return
+    result.status = CandidateStatus.ok
+    result.score = counts.pass_rate
+
+
+def _read_or_none(path: Path) -> str | None:
+    try:
+        return path.read_text(encoding="utf-8", errors="replace")
+    except (FileNotFoundError, IsADirectoryError):
+        return None

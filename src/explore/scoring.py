@@ -1,0 +1,126 @@
+"""Pass rates against the baseline yardstick, tamper checks and candidate ranking — pure."""
+
+from __future__ import annotations
+
+import ast
+import fnmatch
+import hashlib
+import io
+import re
+import tokenize
+from dataclasses import dataclass
+
+from .models import PASSING, Counts, TestRun
+
+
+@dataclass(frozen=True)
+class Yardstick:
+    """The baseline's test ids (skipped-at-baseline left out): tests that vanish still count."""
+
+    ids: frozenset[str]
+    skipped: frozenset[str]
+
+    def counts(self, run: TestRun) -> Counts:
+        considered = set(self.ids) | (set(run.outcomes) - self.skipped - self.ids)
+        passed = sum(1 for i in considered if i in run.outcomes and run.outcomes[i].outcome in PASSING)
+        total = len(considered)
+        rate = 100.0 * passed / total if total else 100.0
+        return Counts(passed=passed, failed=total - passed, total=total, pass_rate=round(rate, 4))
+
+    def failing(self, run: TestRun) -> list[str]:
+        considered = set(self.ids) | (set(run.outcomes) - self.skipped - self.ids)
+        return sorted(i for i in considered if i not in run.outcomes or run.outcomes[i].outcome not in PASSING)
+
+
+def yardstick_of(baseline: TestRun) -> Yardstick:
+    skipped = frozenset(i for i, o in baseline.outcomes.items() if o.outcome == "skipped")
+    return Yardstick(ids=frozenset(baseline.outcomes) - skipped, skipped=skipped)
+
+
+def is_test_file(path: str, patterns: list[str]) -> bool:
+    name = path.rsplit("/", 1)[-1]
+    return any(fnmatch.fnmatch(path, pattern) or fnmatch.fnmatch(name, pattern) for pattern in patterns)
+
+
+def tamper_reason(
+    files_changed: list[str],
+    run: TestRun,
+    yardstick: Yardstick,
+    test_patterns: list[str],
+    allow_test_edits: bool,
+) -> str | None:
+    """Why a candidate must be rejected whatever its raw pass rate, or None."""
+    if not allow_test_edits:
+        touched = [f for f in files_changed if is_test_file(f, test_patterns)]
+        if touched:
+            return f"edits test files: {', '.join(touched[:5])}"
+    if run.collection_errors:
+        return f"breaks collection: {', '.join(run.collection_errors[:3])}"
+    if run.infra_error:
+        return f"breaks the test run: {run.infra_error}"
+    vanished = sorted(i for i in yardstick.ids if i not in run.outcomes)
+    if vanished and run.per_test:
+        return f"makes {len(vanished)} test(s) vanish or deselects them, e.g. {vanished[0]}"
+    skipped = sorted(i for i in yardstick.ids if i in run.outcomes and run.outcomes[i].outcome == "skipped")
+    if skipped:
+        return f"skips {len(skipped)} test(s) that ran at baseline, e.g. {skipped[0]}"
+    return None
+
+
+def newly_failing(current_passing: set[str], run: TestRun) -> list[str]:
+    return sorted(i for i in current_passing if i not in run.outcomes or run.outcomes[i].outcome not in PASSING)
+
+
+@dataclass(frozen=True)
+class Ranked:
+    id: str
+    pass_rate: float
+    newly_failing: int
+    agreement: int
+    confidence: float
+    diff_lines: int
+
+    def key(self) -> tuple[float, int, int, float, int, str]:
+        """DESIGN §1: pass rate, fewer newly failing, agreement, confidence, smaller diff; then id
+        so equal candidates rank the same way every time."""
+        return (self.pass_rate, -self.newly_failing, self.agreement, self.confidence, -self.diff_lines, _reverse(self.id))
+
+
+def _reverse(text: str) -> str:
+    return "".join(chr(0x10FFFF - ord(c)) for c in text)
+
+
+def rank(candidates: list[Ranked]) -> list[Ranked]:
+    return sorted(candidates, key=Ranked.key, reverse=True)
+
+
+def is_improvement(candidate_rate: float, current_rate: float) -> bool:
+    return candidate_rate > current_rate + 1e-9
+
+
+def diff_size(patch: str) -> int:
+    return sum(1 for line in patch.splitlines() if line[:1] in "+-" and not line.startswith(("+++", "---")))
+
+
+def normalise_source(path: str, text: str) -> str:
+    """Python parsed and unparsed (comments and layout gone); other text without whitespace."""
+    if path.endswith(".py"):
+        try:
+            return ast.unparse(ast.parse(text))
+        except (SyntaxError, ValueError):
+            pass
+        try:
+            tokens = tokenize.generate_tokens(io.StringIO(text).readline)
+            return " ".join(t.string for t in tokens if t.type not in (tokenize.COMMENT, tokenize.NL, tokenize.NEWLINE))
+        except (tokenize.TokenError, SyntaxError):
+            pass
+    return re.sub(r"\s+", "", text)
+
+
+def patch_key(files: dict[str, str | None]) -> str:
+    """Identity of a candidate's result: its changed files' normalised contents (None = deleted)."""
+    digest = hashlib.sha256()
+    for path in sorted(files):
+        content = files[path]
+        digest.update(path.encode() + b"\0" + (normalise_source(path, content).encode() if content is not None else b"<deleted>") + b"\0")
+    return digest.hexdigest()
