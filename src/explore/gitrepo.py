@@ -58,16 +58,22 @@ def open_repo(path: Path) -> RepoInfo:
 
 def identity_env(repo: git.Repo) -> dict[str, str]:
     """The user's git identity when configured, else `explore <explore@localhost>`."""
-    reader = repo.config_reader()
-    name = reader.get_value("user", "name", default="") or os.environ.get("GIT_AUTHOR_NAME", "")
-    email = reader.get_value("user", "email", default="") or os.environ.get("GIT_AUTHOR_EMAIL", "")
-    name, email = str(name) or FALLBACK_NAME, str(email) or FALLBACK_EMAIL
+    name = os.environ.get("GIT_AUTHOR_NAME") or _config(repo, "user.name") or FALLBACK_NAME
+    email = os.environ.get("GIT_AUTHOR_EMAIL") or _config(repo, "user.email") or FALLBACK_EMAIL
     return {
         "GIT_AUTHOR_NAME": name,
         "GIT_AUTHOR_EMAIL": email,
         "GIT_COMMITTER_NAME": name,
         "GIT_COMMITTER_EMAIL": email,
     }
+
+
+def _config(repo: git.Repo, key: str) -> str:
+    """Through git itself, so GIT_CONFIG_GLOBAL and includes are honoured."""
+    try:
+        return repo.git.config("--get", key).strip()
+    except git.GitCommandError:
+        return ""
 
 
 def exclude_explore_dir(repo: git.Repo) -> None:

@@ -109,21 +109,23 @@ class AnthropicGenerator:
         if not first:  # let the first coder write the shared prompt cache, then read it
             with anyio.move_on_after(60):
                 await gate.wait()
-        async with self.client.open() as api:
-            session = Session(self.client, api, "coder", self.settings.coder,
-                              self._params(coder.SYSTEM, coder.tools()), transcript)
-            try:
-                done = await coder.apply(session, workspace, context_text, task, self.settings.max_turns,
-                                         transcript, opened if first else None)
-            except ChainExhausted as exc:
+        try:
+            async with self.client.open() as api:
+                session = Session(self.client, api, "coder", self.settings.coder,
+                                  self._params(coder.SYSTEM, coder.tools()), transcript)
+                try:
+                    done = await coder.apply(session, workspace, context_text, task, self.settings.max_turns,
+                                             transcript, opened if first else None)
+                except ChainExhausted as exc:
+                    if exc.api_only:
+                        raise unavailable(exc) from None
+                    raise RuntimeError(f"coder: {exc}") from None
+                except BudgetExhausted as exc:
+                    exc.usage = session.usage  # type: ignore[attr-defined]
+                    raise
+        finally:
+            if first:
                 gate.set()
-                if exc.api_only:
-                    raise unavailable(exc) from None
-                raise RuntimeError(f"coder: {exc}") from None
-            except BudgetExhausted as exc:
-                gate.set()
-                exc.usage = session.usage  # type: ignore[attr-defined]
-                raise
         if workspace.refused:
             transcript.write(event="refused", paths=workspace.refused)
         return Realised(confidence=done.confidence, hypothesis=done.summary or plan.hypothesis, usage=session.usage)

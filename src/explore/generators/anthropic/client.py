@@ -8,6 +8,7 @@ Tests inject an `httpx2.AsyncClient(transport=MockTransport(handler))` through
 
 from __future__ import annotations
 
+import hashlib
 import json
 import logging
 import random
@@ -89,8 +90,9 @@ class ModelClient:
         overloaded = 0
         attempt = 0
         prompt_chars = len(json.dumps(params, default=str))
+        cached_chars, key = cached_prefix(model, params)
         while True:
-            hold = self.ledger.reserve(model, prompt_chars)
+            hold = self.ledger.reserve(model, prompt_chars, cached_chars, key in self.ledger.warm)
             try:
                 message = await api.messages.create(model=model, **params)
             except (anthropic.AuthenticationError, anthropic.PermissionDeniedError) as exc:
@@ -114,6 +116,8 @@ class ModelClient:
                 delay = self._delay(attempt, None, f"{model}: {type(exc).__name__}")
             else:
                 usage = self.ledger.record(model, usage_of(message.usage))
+                if cached_chars:
+                    self.ledger.warm.add(key)
                 return message, usage
             finally:
                 self.ledger.release(hold)
@@ -131,6 +135,22 @@ class ModelClient:
             return asked
         backoff = min(self.policy.base_delay * 2**attempt, self.policy.max_delay)
         return backoff * (1 - 0.25 * random.random())
+
+
+def cached_prefix(model: str, params: dict[str, Any]) -> tuple[int, str]:
+    """Characters up to the last cache_control block (tools, system, then messages), and its key."""
+    parts = [json.dumps(params.get("tools"), default=str), json.dumps(params.get("system"), default=str)]
+    cached = 0
+    for message in params.get("messages", []):
+        content = message.get("content")
+        for block in content if isinstance(content, list) else []:
+            parts.append(json.dumps(block, default=str))
+            if isinstance(block, dict) and block.get("cache_control"):
+                cached = len(parts)
+    if not cached:
+        return 0, ""
+    prefix = "".join(parts[:cached])
+    return len(prefix), hashlib.sha256((model + prefix).encode()).hexdigest()
 
 
 def _short(exc: anthropic.APIStatusError) -> str:

@@ -83,28 +83,32 @@ class Ledger:
     reserved_usd: float = 0.0
     reserved_tokens: float = 0.0
     mean_output: float = 0.0
+    warm: set[str] = field(default_factory=set)
+    """Cached prefixes already written (model + prefix hash): later calls read them."""
 
-    def estimate(self, model: str, prompt_chars: int) -> tuple[float, float]:
-        """(dollars, tokens) a call will likely cost: ~4 characters a token for the prompt, and
-        the mean output of earlier calls (1,000 tokens before any)."""
-        tokens_in = prompt_chars / 4
-        tokens_out = self.mean_output or 1000.0
+    def estimate(self, model: str, prompt_chars: int, cached_chars: int = 0, warm: bool = False) -> tuple[float, float]:
+        """(dollars, tokens) a call will likely cost: ~4 characters a token for the prompt — its
+        cached prefix priced as a cache read when warm, else as a cache write — and the mean
+        output of earlier calls (1,000 tokens before any)."""
+        fresh_in, cached_in = max(0, prompt_chars - cached_chars) / 4, cached_chars / 4
+        tokens_out = self.mean_output if self.total.get("calls") else 1000.0
         row = price_for(model, self.prices)
-        return (tokens_in * row["input"] + tokens_out * row["output"]) / 1_000_000, tokens_in + tokens_out
+        dollars = fresh_in * row["input"] + cached_in * row["cache_read" if warm else "cache_write"] + tokens_out * row["output"]
+        return dollars / 1_000_000, fresh_in + cached_in + tokens_out
 
-    def reserve(self, model: str, prompt_chars: int) -> tuple[float, float]:
+    def reserve(self, model: str, prompt_chars: int, cached_chars: int = 0, warm: bool = False) -> tuple[float, float]:
         """Raise BudgetExhausted when the call would go over; otherwise hold its estimate."""
-        dollars, tokens = self.estimate(model, prompt_chars)
+        dollars, tokens = self.estimate(model, prompt_chars, cached_chars, warm)
         spent_usd = self.total["cost_usd"] + self.reserved_usd
         spent_tokens = total_tokens(self.total) + self.reserved_tokens
         if self.budget_usd is not None and spent_usd + dollars > self.budget_usd:
             raise BudgetExhausted(
-                f"budget: ${spent_usd:.4f} of --budget-usd {self.budget_usd:g} spent; the next call "
+                f"${spent_usd:.4f} of --budget-usd {self.budget_usd:g} spent; the next call "
                 f"(~${dollars:.4f}) would exceed it"
             )
         if self.budget_tokens is not None and spent_tokens + tokens > self.budget_tokens:
             raise BudgetExhausted(
-                f"budget: {int(spent_tokens)} of --budget-tokens {self.budget_tokens} used; the next call "
+                f"{int(spent_tokens)} of --budget-tokens {self.budget_tokens} used; the next call "
                 f"(~{int(tokens)} tokens) would exceed it"
             )
         self.reserved_usd += dollars

@@ -1,0 +1,323 @@
+"""Standalone helper run by the *project's* interpreter (stdlib + pytest only, no explore import).
+
+Three uses:
+- `python _worker.py serve ROOT`: imports pytest (and the project's third-party imports) once,
+  then for each JSON request on stdin forks a child that loads the mutant's source from memory,
+  runs pytest on the selected ids and reports outcomes; the parent kills a child that overruns
+  its timeout and answers one JSON line per request.
+- `-p <this module>` with EXPLORE_MUTATE_REQUEST set: the same screening in a fresh
+  `python -m pytest` (the baseline design the benchmark compares against).
+- `-p <this module>` with EXPLORE_MUTATE_MODE=coverage: per-test coverage contexts (node ids)
+  under `coverage run`, or a line tracer when coverage is not installed.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import importlib
+import importlib.machinery
+import json
+import os
+import select
+import signal
+import sys
+import time
+
+RESULT_ENV = "EXPLORE_MUTATE_RESULT"
+REQUEST_ENV = "EXPLORE_MUTATE_REQUEST"
+MODE_ENV = "EXPLORE_MUTATE_MODE"
+OMIT_ENV = "EXPLORE_MUTATE_OMIT"
+
+
+class MutantLoader(importlib.machinery.SourceFileLoader):
+    """Loads the mutant's text instead of the file, never reading or writing bytecode."""
+
+    def __init__(self, fullname, path, text):
+        super().__init__(fullname, path)
+        self.text = text
+
+    def get_data(self, path):
+        if os.path.realpath(path) == os.path.realpath(self.path):
+            return self.text.encode("utf-8")
+        return super().get_data(path)
+
+    def path_stats(self, path):
+        raise OSError("mutant: no bytecode")
+
+
+class MutantFinder:
+    """First on sys.meta_path: any module whose file is mutated is loaded from memory."""
+
+    def __init__(self, files):
+        self.files = {os.path.realpath(path): text for path, text in files.items()}
+
+    def find_spec(self, fullname, path=None, target=None):
+        spec = importlib.machinery.PathFinder.find_spec(fullname, path)
+        if spec is None or not spec.origin:
+            return None
+        real = os.path.realpath(spec.origin)
+        if real not in self.files:
+            return None
+        spec.loader = MutantLoader(fullname, spec.origin, self.files[real])
+        return spec
+
+    def invalidate_caches(self):
+        pass
+
+
+class Recorder:
+    """Runs phase-1 ids (the failing tests) before phase-2 ids (passing tests covering the
+    mutated lines) and stops as soon as the verdict is known."""
+
+    def __init__(self, phase1, phase2, giveup):
+        self.phase1 = list(phase1)
+        self.phase2 = list(phase2)
+        self.giveup = giveup
+        self.outcomes = {}
+        self.session = None
+
+    def pytest_sessionstart(self, session):
+        self.session = session
+
+    def pytest_collection_modifyitems(self, session, config, items):
+        order = {nodeid: i for i, nodeid in enumerate(self.phase1 + self.phase2)}
+        items.sort(key=lambda item: order.get(item.nodeid, len(order)))
+
+    def pytest_runtest_logreport(self, report):
+        nodeid = report.nodeid
+        if report.failed:
+            self.outcomes[nodeid] = "failed"
+        elif report.when == "call" and nodeid not in self.outcomes:
+            self.outcomes[nodeid] = "passed" if report.passed or hasattr(report, "wasxfail") else "skipped"
+        if report.when == "teardown":
+            self._maybe_stop(nodeid)
+
+    def _maybe_stop(self, nodeid):
+        fixed = sum(1 for t in self.phase1 if self.outcomes.get(t) == "passed")
+        failed1 = sum(1 for t in self.phase1 if self.outcomes.get(t) not in (None, "passed"))
+        reason = None
+        if not fixed and failed1 >= self.giveup:
+            reason = "no failing test fixed"
+        elif self.phase1 and nodeid == self.phase1[-1] and not fixed:
+            reason = "no failing test fixed"
+        elif any(self.outcomes.get(t) == "failed" for t in self.phase2):
+            reason = "broke a passing test"
+        if reason and self.session is not None:
+            self.session.shouldstop = reason
+
+
+def screen(request):
+    """Run the request's tests against its mutant in this process (a fork, or a fresh pytest)."""
+    import pytest
+
+    files = request["files"]
+    sys.meta_path.insert(0, MutantFinder(files))
+    recorder = Recorder(request["phase1"], request["phase2"], request.get("giveup", 10**6))
+    args = ["-q", "-p", "no:cacheprovider", "--tb=no", "-rN", "--no-header", *request["phase1"], *request["phase2"]]
+    started = time.monotonic()
+    code = pytest.main(args, plugins=[recorder])
+    return {"status": "ok", "exit": int(code), "outcomes": recorder.outcomes, "duration": time.monotonic() - started}
+
+
+def _limit_memory(extra_mb):
+    try:
+        import resource
+
+        with open("/proc/self/statm") as handle:
+            vms = int(handle.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
+        limit = vms + extra_mb * 2**20
+        resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+    except (ImportError, OSError, ValueError):
+        pass
+
+
+def fork_screen(request, devnull):
+    """Fork a child for one mutant; kill its process group when it overruns request['timeout']."""
+    read_fd, write_fd = os.pipe()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    pid = os.fork()
+    if pid == 0:
+        try:
+            os.setpgid(0, 0)
+            os.close(read_fd)
+            os.dup2(devnull, 0)
+            _limit_memory(request.get("memory_mb", 1024))
+            result = screen(request)
+        except BaseException as exc:  # a mutant may raise anything, even SystemExit
+            result = {"status": "crash", "error": f"{type(exc).__name__}: {exc}"[:500]}
+        data = json.dumps(result).encode()
+        view = memoryview(data)
+        while view:
+            view = view[os.write(write_fd, view):]
+        os._exit(0)
+    try:
+        os.setpgid(pid, pid)
+    except OSError:
+        pass
+    os.close(write_fd)
+    deadline = time.monotonic() + float(request.get("timeout", 5.0))
+    chunks = []
+    timed_out = False
+    while True:
+        left = deadline - time.monotonic()
+        if left <= 0:
+            timed_out = True
+            break
+        ready, _, _ = select.select([read_fd], [], [], left)
+        if not ready:
+            continue
+        chunk = os.read(read_fd, 65536)
+        if not chunk:
+            break
+        chunks.append(chunk)
+    os.close(read_fd)
+    if timed_out:
+        for kill in (lambda: os.killpg(pid, signal.SIGKILL), lambda: os.kill(pid, signal.SIGKILL)):
+            try:
+                kill()
+            except OSError:
+                pass
+    _, status = os.waitpid(pid, 0)
+    if timed_out:
+        return {"status": "timeout"}
+    try:
+        return json.loads(b"".join(chunks).decode() or "null") or {"status": "crash", "error": f"child exit status {status}"}
+    except ValueError:
+        return {"status": "crash", "error": f"unreadable child report (status {status})"}
+
+
+def serve(root, preload):
+    """The pre-imported worker: one JSON request per line in, one JSON answer per line out."""
+    proto = os.fdopen(os.dup(1), "w", buffering=1)
+    devnull = os.open(os.devnull, os.O_RDWR)
+    os.dup2(devnull, 1)
+    os.dup2(devnull, 2)
+    os.chdir(root)
+    started = time.monotonic()
+    import pytest  # noqa: F401  (the point: imported once, inherited by every fork)
+
+    for name in preload:
+        try:
+            importlib.import_module(name)
+        except BaseException:
+            pass
+    proto.write(json.dumps({"ready": True, "pid": os.getpid(), "warm_s": time.monotonic() - started}) + "\n")
+    for line in sys.stdin:
+        if not line.strip():
+            continue
+        request = json.loads(line)
+        answer = fork_screen(request, devnull)
+        answer["id"] = request.get("id")
+        proto.write(json.dumps(answer) + "\n")
+
+
+# --- as a pytest plugin (`-p`): fresh-process screening, or coverage contexts ----------------
+
+_recorder = None
+_tracer = None
+_request = None
+if os.environ.get(REQUEST_ENV) and __name__ != "__main__":
+    # At import, before conftest files load: a conftest that imports the module gets the mutant.
+    with open(os.environ[REQUEST_ENV], encoding="utf-8") as _handle:
+        _request = json.load(_handle)
+    sys.meta_path.insert(0, MutantFinder(_request["files"]))
+
+
+class LineTracer:
+    """Per-test executed lines without coverage.py: a settrace fallback, same output shape."""
+
+    def __init__(self, root, omit):
+        self.root = os.path.realpath(root) + os.sep
+        self.omit = omit
+        self.context = ""
+        self.lines = {}
+        self.keep = {}
+
+    def wanted(self, filename):
+        if filename not in self.keep:
+            real = os.path.realpath(filename)
+            rel = real[len(self.root):] if real.startswith(self.root) else None
+            ok = rel is not None and not any(fnmatch.fnmatch(rel, p) or fnmatch.fnmatch("/" + rel, p) for p in self.omit)
+            self.keep[filename] = rel if ok else None
+        return self.keep[filename]
+
+    def trace(self, frame, event, arg):
+        rel = self.wanted(frame.f_code.co_filename)
+        if rel is None:
+            return None
+        contexts = self.lines.setdefault(rel, {})
+        contexts.setdefault(frame.f_lineno, set()).add(self.context)
+
+        def local(frame, event, arg):
+            if event == "line":
+                contexts.setdefault(frame.f_lineno, set()).add(self.context)
+            return local
+
+        return local
+
+    def report(self):
+        return {"files": {f: {"contexts": {str(n): sorted(c) for n, c in ls.items()}} for f, ls in self.lines.items()}}
+
+
+def _switch(context):
+    if _tracer is not None:
+        _tracer.context = context
+        return
+    try:
+        import coverage
+
+        current = coverage.Coverage.current()
+    except ImportError:
+        current = None
+    if current is not None:
+        current.switch_context(context)
+
+
+def pytest_configure(config):
+    global _recorder, _tracer
+    if _request is not None:
+        _recorder = Recorder(_request["phase1"], _request["phase2"], _request.get("giveup", 10**6))
+        config.pluginmanager.register(_recorder, "explore-mutate-recorder")
+    elif os.environ.get(MODE_ENV) == "coverage":
+        _recorder = Recorder([], [], 10**6)
+        config.pluginmanager.register(_recorder, "explore-mutate-recorder")
+        try:
+            import coverage
+
+            active = coverage.Coverage.current() is not None
+        except ImportError:
+            active = False
+        if not active:
+            _tracer = LineTracer(os.getcwd(), json.loads(os.environ.get(OMIT_ENV, "[]")))
+            sys.settrace(_tracer.trace)
+
+
+def pytest_runtest_logstart(nodeid, location):
+    if os.environ.get(MODE_ENV) == "coverage":
+        _switch(nodeid)
+
+
+def pytest_runtest_logfinish(nodeid, location):
+    if os.environ.get(MODE_ENV) == "coverage":
+        _switch("")
+
+
+def pytest_unconfigure(config):
+    if _tracer is not None:
+        sys.settrace(None)
+    path = os.environ.get(RESULT_ENV)
+    if path and _recorder is not None:
+        data = {"status": "ok", "outcomes": _recorder.outcomes}
+        if _tracer is not None:
+            data["trace"] = _tracer.report()
+        with open(path, "w", encoding="utf-8") as handle:
+            json.dump(data, handle)
+
+
+if __name__ == "__main__":
+    if len(sys.argv) >= 3 and sys.argv[1] == "serve":
+        serve(sys.argv[2], json.loads(os.environ.get("EXPLORE_MUTATE_PRELOAD", "[]")))
+    else:
+        sys.stderr.write("usage: _worker.py serve ROOT\n")
+        sys.exit(2)

@@ -1,0 +1,218 @@
+"""`--agent mutate`: the built-in, offline, deterministic repair engine.
+
+propose = localise (per-test coverage → suspicious lines) → mutate (AST operators at those
+lines) → screen (fork worker, failing tests first) → shape (strategy) → plans with patches.
+realise = `git apply` of the plan's patch in the candidate's worktree.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import os
+import re
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from ... import procs
+from ...models import CandidatePlan, Proposal, Realised
+from ..base import CandidateContext, ProposalRequest
+from . import localise, shape
+from .screen import Job, Screener
+from .search import Budget, Prepared, Search, screen_in_order
+
+
+class MutateOptions(BaseModel):
+    """`[tool.explore.mutate]` (or options["mutate"]): the search's own settings."""
+
+    budget_mutants: int = 600
+    """Most mutants screened per iteration."""
+    budget_seconds: float = 60.0
+    """Most seconds spent screening per iteration."""
+    formula: str = localise.DEFAULT_FORMULA
+    """ochiai | dstar | tarantula."""
+    design: str = "fork"
+    """fork (pre-imported worker, forks per mutant) | fresh (a new pytest per mutant)."""
+    lanes: int | None = None
+    """Mutants screened at once (default: min(parallel, CPUs))."""
+    mutant_timeout: float | None = None
+    """Seconds per mutant (default: from the coverage run's duration, 2–30 s)."""
+    memory_mb: int = 1024
+    """Address space a mutant may add before it is stopped."""
+    patience: int = 150
+    """Mutants screened past the first plausible one before settling for what was found."""
+    giveup: int = 3
+    """Failing tests a mutant may fail, fixing none, before it is dropped."""
+    max_lines: int = 40
+    """Most suspicious lines mutated."""
+    extra: dict[str, Any] = Field(default_factory=dict)
+
+
+class ApplyFailed(RuntimeError):
+    """The plan's patch does not apply to the candidate's worktree."""
+
+
+class MutateGenerator:
+    name = "mutate"
+
+    def __init__(self, options: dict[str, Any]) -> None:
+        self.options = options
+        raw = dict(options.get("mutate") or {})
+        known = {k: v for k, v in raw.items() if k in MutateOptions.model_fields}
+        self.settings = MutateOptions(**known, extra={k: v for k, v in raw.items() if k not in known})
+        if self.settings.formula not in localise.FORMULAS:
+            raise ValueError(f"unknown mutate formula {self.settings.formula!r}: choose one of {', '.join(localise.FORMULAS)}")
+        self.parallel = int(options.get("parallel") or 3)
+
+    async def propose(self, request: ProposalRequest) -> Proposal:
+        started = time.monotonic()
+        if not request.test_command.is_pytest:
+            return Proposal(reason="mutate needs pytest (per-test coverage and screening); this run uses a custom --test-cmd")
+        failing = frozenset(t.id for t in request.failing)
+        if not failing:
+            return Proposal(reason="no failing tests: nothing for mutate to repair")
+        settings = self.settings
+        run_dir = request.run_dir / "mutate"
+        python = request.test_command.python or sys.executable
+        longreprs = [t.longrepr or t.message for t in request.failing]
+        spectrum, coverage_s = await localise.collect(
+            python, request.scratch, run_dir, failing, request.passing, request.test_patterns, request.tracker, longreprs
+        )
+
+        def excluded(file: str) -> bool:
+            return localise.is_test_file(file, request.test_patterns) or not (request.scratch / file).is_file()
+
+        suspects = localise.rank(spectrum, settings.formula, excluded)
+        if not suspects:
+            return Proposal(reason="no source line outside the tests is run by the failing tests: nothing to mutate")
+        sources = {s.file: (request.scratch / s.file).read_text(encoding="utf-8") for s in suspects}
+        policy = request.strategy.mutation
+        changed = await changed_lines(request) if policy.single_token else {}
+        search = Search(
+            request.scratch, sources, spectrum, suspects, tried=request.tried_patches,
+            single_token=policy.single_token, changed=changed, max_lines=settings.max_lines,
+        )
+        budget = Budget(settings.budget_mutants, settings.budget_seconds)
+        prepared = search.prepare(search.ranked(), settings.budget_mutants)
+        timeout = settings.mutant_timeout or min(30.0, max(2.0, 2 * coverage_s + 1))
+        lanes = settings.lanes or max(1, min(self.parallel, os.cpu_count() or 1))
+        enough = shape.stop_rule(request.strategy.shape, request.n, failing, settings.patience)
+
+        def job_for(item: Prepared) -> Job:
+            return Job(item.files, item.phase1, item.phase2, timeout, settings.giveup, settings.memory_mb)
+
+        combos: list[Prepared] = []
+        preload = third_party_imports(request.scratch, list(sources) + sorted({t.split("::")[0] for t in failing}))
+        async with Screener(settings.design, python, request.scratch, run_dir, lanes, preload, request.tracker) as screener:
+            singles = await screen_in_order(prepared, screener.slots, budget, job_for, enough)
+            no_full = not any(shape.is_full(p, failing) for p in singles)
+            if policy.max_edits >= 2 and no_full and not budget.exhausted():
+                pairs = search.prepare(search.combine(singles), budget.mutants - budget.screened)
+                combos = await screen_in_order(pairs, screener.slots, budget, job_for, lambda done: False)
+        chosen = shape.choose(request.strategy.shape, request.n, singles, combos)
+        plans = [shape.to_plan(item, failing, search.weight) for item in chosen]
+        elapsed = time.monotonic() - started
+        screened = len(singles) + len(combos)
+        screen_s = max(elapsed - coverage_s, 1e-9)
+        reason = explain(chosen, singles, combos, failing, budget, search, suspects, request.n, elapsed)
+        write_log(run_dir / "search.json", settings, singles, combos, search, suspects, coverage_s, elapsed)
+        return Proposal(
+            plans=plans,
+            reason=reason,
+            usage={"mutants_screened": float(screened), "mutants_per_s": round(screened / screen_s, 2), "mutate_s": round(elapsed, 2)},
+        )
+
+    async def realise(self, plan: CandidatePlan, context: CandidateContext) -> Realised:
+        if not plan.patch:
+            raise ApplyFailed("the mutate plan carries no patch")
+        done = await procs.run(
+            ["git", "apply", "--whitespace=nowarn", "-"], context.workdir, stdin=plan.patch.encode(),
+            log_path=context.files_dir / "apply.log", tracker=context.tracker,
+        )
+        if done.exit_code != 0:
+            raise ApplyFailed(f"git apply failed for {plan.location}: {done.output_tail.strip()[-300:]}")
+        return Realised(confidence=plan.confidence, hypothesis=plan.hypothesis)
+
+
+def explain(chosen: list[Prepared], singles: list[Prepared], combos: list[Prepared], failing: frozenset[str],
+            budget: Budget, search: Search, suspects: list, n: int, elapsed: float) -> str:
+    """The generator's honest account: what was searched, what was found, why fewer than n."""
+    screened = len(singles) + len(combos)
+    full = sum(1 for p in singles + combos if shape.is_full(p, failing))
+    partial = sum(1 for p in singles + combos if p.plausible) - full
+    stop = "budget spent" if budget.exhausted() else "search complete"
+    head = (f"screened {screened} mutants at {len(search.suspects)} of {len(suspects)} suspicious lines in {elapsed:.1f}s "
+            f"({stop}): {full} fix all {len(failing)} failing tests, {partial} fix some")
+    if not chosen:
+        return f"no plausible mutant: {head}; none fixes a failing test without breaking a passing test it reaches"
+    if len(chosen) < n:
+        return f"{head}; only {len(chosen)} plausible candidate(s) in this strategy's shape"
+    return head
+
+
+def write_log(path: Path, settings: MutateOptions, singles: list[Prepared], combos: list[Prepared], search: Search,
+              suspects: list, coverage_s: float, elapsed: float) -> None:
+    """What was screened, for people and for the benchmark: kept next to the iteration's files."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    rows = [
+        {"mutant": p.mutant.describe(), "status": p.verdict.status if p.verdict else None, "fixed": len(p.fixed),
+         "broken": len(p.broken), "score": round(p.score, 6)}
+        for p in singles + combos
+    ]
+    data = {
+        "formula": settings.formula, "design": settings.design, "coverage_s": round(coverage_s, 3), "elapsed_s": round(elapsed, 3),
+        "suspects": [{"file": s.file, "line": s.line, "score": round(s.score, 6)} for s in suspects[:50]],
+        "skipped": search.skipped, "screened": rows,
+    }
+    path.write_text(json.dumps(data, indent=1), encoding="utf-8")
+
+
+async def changed_lines(request: ProposalRequest) -> dict[str, set[int]]:
+    """Lines (new side) changed since the run's base commit — else by the last commit — for
+    surgical's "nearest to the change"."""
+    ranges = [[request.base_commit, request.current_commit], ["HEAD~1", "HEAD"]]
+    for commits in ranges:
+        if commits[0] == commits[1]:
+            continue
+        done = await procs.run(["git", "diff", "-U0", "--no-color", *commits, "--", "*.py"], request.scratch, tracker=request.tracker)
+        found = parse_changed(done.output_tail) if done.exit_code == 0 else {}
+        if found:
+            return found
+    return {}
+
+
+def parse_changed(diff: str) -> dict[str, set[int]]:
+    out: dict[str, set[int]] = {}
+    file = None
+    for line in diff.splitlines():
+        if line.startswith("+++ "):
+            name = line[4:].strip()
+            file = name[2:] if name.startswith("b/") else None
+        elif line.startswith("@@") and file:
+            match = re.match(r"@@ -\d+(?:,\d+)? \+(\d+)(?:,(\d+))? @@", line)
+            if match:
+                start, count = int(match.group(1)), int(match.group(2) or 1)
+                out.setdefault(file, set()).update(range(start, start + max(count, 1)))
+    return out
+
+
+def third_party_imports(root: Path, files: list[str]) -> list[str]:
+    """Top-level modules the project imports that are not its own: the fork worker imports
+    them once so no mutant pays for them (the project's own modules must stay unimported)."""
+    names: set[str] = set()
+    for rel in files:
+        try:
+            tree = ast.parse((root / rel).read_text(encoding="utf-8"))
+        except (OSError, SyntaxError, UnicodeDecodeError):
+            continue
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import):
+                names.update(alias.name.split(".")[0] for alias in node.names)
+            elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+                names.add(node.module.split(".")[0])
+    local = {p.stem if p.suffix == ".py" else p.name for base in (root, root / "src") if base.is_dir() for p in base.iterdir()}
+    return sorted(n for n in names if n not in local and n != "__future__")

@@ -1,0 +1,202 @@
+"""Spectrum-based fault localisation: per-test line coverage, then a suspiciousness per line.
+
+One pytest run under `coverage run` in the scratch worktree with the project's interpreter; a
+small plugin (_worker.py) switches coverage's dynamic context to each test's node id, so every
+test's lines come out of one run with exact pytest ids (coverage's own `test_function` contexts
+lose parametrisation and classes). Without coverage in the project's interpreter the same plugin
+traces lines itself.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import json
+import math
+import re
+import shutil
+import sys
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ... import procs
+from ...testing import isolation_env
+
+PLUGIN_NAME = "_explore_mutate_worker"
+IMPORT_TIME = ""
+"""Coverage's context for lines run outside any test (imports): they count for every test."""
+DEFAULT_TEST_PATTERNS = ("tests/*", "*/tests/*", "test/*", "*/test/*", "test_*.py", "*/test_*.py", "*_test.py", "conftest.py", "*/conftest.py")
+NEVER_SOURCE = ("*/site-packages/*", ".venv/*", "venv/*", "*/.venv/*", ".explore/*", ".git/*", "setup.py", "noxfile.py")
+
+
+# --- formulas (pure) ---------------------------------------------------------------------------
+def ochiai(ef: int, ep: int, nf: int, np_: int) -> float:
+    denominator = math.sqrt((ef + nf) * (ef + ep))
+    return ef / denominator if denominator else 0.0
+
+
+def dstar(ef: int, ep: int, nf: int, np_: int, star: int = 2) -> float:
+    """ef^* / (ep + nf); a perfect line (ep = nf = 0) reads the denominator as 0.5, so it ranks
+    above every imperfect one yet stays finite."""
+    if ef == 0:
+        return 0.0
+    return ef**star / ((ep + nf) or 0.5)
+
+
+def tarantula(ef: int, ep: int, nf: int, np_: int) -> float:
+    failed, passed = ef + nf, ep + np_
+    fail_ratio = ef / failed if failed else 0.0
+    pass_ratio = ep / passed if passed else 0.0
+    return fail_ratio / (fail_ratio + pass_ratio) if fail_ratio else 0.0
+
+
+FORMULAS: dict[str, Callable[[int, int, int, int], float]] = {"ochiai": ochiai, "dstar": dstar, "tarantula": tarantula}
+DEFAULT_FORMULA = "ochiai"
+
+
+@dataclass
+class Spectrum:
+    """Which tests ran each line; the failing and passing ids come from the runner."""
+
+    lines: dict[tuple[str, int], frozenset[str]]
+    failing: frozenset[str]
+    passing: frozenset[str]
+    crash_lines: frozenset[tuple[str, int]] = field(default_factory=frozenset)
+    """Source lines named in failing tests' tracebacks: ties are broken in their favour."""
+
+    def covering(self, file: str, line: int) -> frozenset[str]:
+        tests = self.lines.get((file, line), frozenset())
+        if IMPORT_TIME in tests:
+            return self.failing | self.passing
+        return tests & (self.failing | self.passing)
+
+    def counts(self, file: str, line: int) -> tuple[int, int, int, int]:
+        tests = self.covering(file, line)
+        ef = len(tests & self.failing)
+        ep = len(tests & self.passing)
+        return ef, ep, len(self.failing) - ef, len(self.passing) - ep
+
+
+@dataclass(frozen=True, order=True)
+class Suspect:
+    """A line worth mutating; sorts most suspicious first, ties by file and line."""
+
+    key: tuple
+    file: str
+    line: int
+    score: float
+
+
+def rank(spectrum: Spectrum, formula: str = DEFAULT_FORMULA, exclude: Callable[[str], bool] = lambda f: False) -> list[Suspect]:
+    """Lines with a positive score, most suspicious first (ties: traceback lines, file, line)."""
+    fn = FORMULAS[formula]
+    out = []
+    for file, line in spectrum.lines:
+        if exclude(file):
+            continue
+        score = fn(*spectrum.counts(file, line))
+        if score > 0:
+            crash = (file, line) in spectrum.crash_lines
+            out.append(Suspect((-round(score, 12), not crash, file, line), file, line, score))
+    return sorted(out)
+
+
+def position_of(suspects: list[Suspect], file: str, lines: Iterable[int]) -> float | None:
+    """Where the first of `lines` ranks (1-based, ties counted at their average): the usual
+    measure (EXAM-style) for comparing formulas against a known fix."""
+    wanted = {(file, n) for n in lines}
+    for index, suspect in enumerate(suspects):
+        if (suspect.file, suspect.line) in wanted:
+            tied = [i for i, s in enumerate(suspects) if s.score == suspect.score]
+            return (tied[0] + tied[-1]) / 2 + 1
+    return None
+
+
+# --- test files --------------------------------------------------------------------------------
+def is_test_file(path: str, patterns: Iterable[str] = ()) -> bool:
+    """Test files (and tooling) are never mutation targets."""
+    return any(fnmatch.fnmatch(path, p) for p in (*DEFAULT_TEST_PATTERNS, *NEVER_SOURCE, *patterns))
+
+
+def crash_lines(longreprs: Iterable[str]) -> frozenset[tuple[str, int]]:
+    found = set()
+    for text in longreprs:
+        for match in re.finditer(r"^([\w./-]+\.py):(\d+):", text, flags=re.M):
+            found.add((match.group(1), int(match.group(2))))
+    return frozenset(found)
+
+
+# --- collection (edge: one pytest run under coverage) ------------------------------------------
+def plugin_dir(run_dir: Path) -> Path:
+    """A copy of _worker.py in a folder of its own, so putting it on sys.path shadows nothing."""
+    folder = run_dir / "plugin"
+    folder.mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(Path(__file__).with_name("_worker.py"), folder / f"{PLUGIN_NAME}.py")
+    return folder
+
+
+def plugin_env(workdir: Path, run_dir: Path) -> dict[str, str]:
+    env = isolation_env(workdir)
+    env["PYTHONPATH"] = env["PYTHONPATH"] + ":" + str(plugin_dir(run_dir))
+    env["PYTHONDONTWRITEBYTECODE"] = "1"
+    return env
+
+
+async def collect(
+    python: str,
+    workdir: Path,
+    run_dir: Path,
+    failing: Iterable[str],
+    passing: Iterable[str],
+    test_patterns: Iterable[str] = (),
+    tracker: procs.ProcessTracker | None = None,
+    longreprs: Iterable[str] = (),
+) -> tuple[Spectrum, float]:
+    """Run the suite once with per-test coverage in workdir; the spectrum and how long it took."""
+    run_dir.mkdir(parents=True, exist_ok=True)
+    omit = [f"*/{p}" if not p.startswith("*") else p for p in (*DEFAULT_TEST_PATTERNS, *NEVER_SOURCE, *test_patterns)]
+    rc = run_dir / "coveragerc"
+    data = run_dir / "coverage.data"
+    out_json = run_dir / "coverage.json"
+    result_path = run_dir / "coverage-run.json"
+    for stale in (data, out_json, result_path):
+        stale.unlink(missing_ok=True)
+    rc.write_text(
+        "[run]\nsource = .\nrelative_files = True\nbranch = False\n"
+        f"data_file = {data}\nomit =\n" + "".join(f"    {p}\n" for p in omit),
+        encoding="utf-8",
+    )
+    env = {
+        **plugin_env(workdir, run_dir),
+        "EXPLORE_MUTATE_MODE": "coverage",
+        "EXPLORE_MUTATE_RESULT": str(result_path),
+        "EXPLORE_MUTATE_OMIT": json.dumps(omit),
+        "COVERAGE_CORE": "ctrace",
+    }
+    pytest_args = ["-m", "pytest", "-p", "no:cacheprovider", "-q", "--tb=no", "-p", PLUGIN_NAME]
+    probe = await procs.run([python, "-c", "import coverage"], workdir, tracker=tracker)
+    has_coverage = probe.exit_code == 0
+    cmd = [python, "-m", "coverage", "run", f"--rcfile={rc}", *pytest_args] if has_coverage else [python, *pytest_args]
+    done = await procs.run(cmd, workdir, env=env, log_path=run_dir / "coverage.log", tracker=tracker)
+    if has_coverage:
+        await procs.run(
+            [python, "-m", "coverage", "json", f"--rcfile={rc}", "--show-contexts", "-o", str(out_json)],
+            workdir, env=env, log_path=run_dir / "coverage-json.log", tracker=tracker,
+        )
+        report = json.loads(out_json.read_text(encoding="utf-8")) if out_json.exists() else {"files": {}}
+    else:
+        raw = json.loads(result_path.read_text(encoding="utf-8")) if result_path.exists() else {}
+        report = raw.get("trace", {"files": {}})
+    if not report.get("files") and done.exit_code not in (0, 1):
+        raise RuntimeError(f"per-test coverage run failed (exit {done.exit_code}); see {run_dir / 'coverage.log'}")
+    lines: dict[tuple[str, int], frozenset[str]] = {}
+    for file, info in report.get("files", {}).items():
+        rel = Path(file).as_posix()
+        for number, contexts in (info.get("contexts") or {}).items():
+            lines[(rel, int(number))] = frozenset(c.split("|")[0] for c in contexts)
+    spectrum = Spectrum(lines, frozenset(failing), frozenset(passing), crash_lines(longreprs))
+    return spectrum, done.duration_s
+
+
+def interpreter(python: str | None) -> str:
+    return python or sys.executable

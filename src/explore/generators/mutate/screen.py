@@ -1,0 +1,192 @@
+"""Screening mutants against tests: a pre-imported worker that forks per mutant (the default),
+or a fresh `python -m pytest` per mutant (the baseline the benchmark measures it against).
+
+Either way the mutant never touches the disk: the child puts a finder first on sys.path that
+serves the mutated file's text from memory, so no stale bytecode and no file to restore.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Protocol
+
+import anyio
+from anyio.abc import Process
+from anyio.streams.buffered import BufferedByteReceiveStream
+
+from ... import procs
+from .localise import PLUGIN_NAME, plugin_env
+
+GUARD_S = 30.0
+"""Extra time the worker itself gets past a mutant's timeout before explore kills it."""
+
+
+@dataclass
+class Verdict:
+    """What one mutant did to the tests it was screened against."""
+
+    status: str
+    """ok | timeout | crash"""
+    outcomes: dict[str, str] = field(default_factory=dict)
+    duration_s: float = 0.0
+    error: str | None = None
+
+    def fixed(self, phase1: list[str]) -> list[str]:
+        return [t for t in phase1 if self.outcomes.get(t) == "passed"] if self.status == "ok" else []
+
+    def broken(self, phase2: list[str]) -> list[str]:
+        return [t for t in phase2 if self.outcomes.get(t) == "failed"]
+
+
+@dataclass
+class Job:
+    files: dict[str, str]
+    """Absolute path → mutated text."""
+    phase1: list[str]
+    phase2: list[str]
+    timeout: float
+    giveup: int = 3
+    memory_mb: int = 1024
+
+    def request(self) -> dict:
+        return {
+            "files": self.files, "phase1": self.phase1, "phase2": self.phase2,
+            "timeout": self.timeout, "giveup": self.giveup, "memory_mb": self.memory_mb,
+        }
+
+
+class Slot(Protocol):
+    """One lane of screening; a screener has as many as it runs mutants at once."""
+
+    async def screen(self, job: Job) -> Verdict: ...
+
+
+def _verdict(answer: dict, started: float) -> Verdict:
+    status = answer.get("status", "crash")
+    if status == "ok" and answer.get("exit") not in (0, 1, 2) and not answer.get("outcomes"):
+        status = "crash"  # pytest usage error or internal error: nothing was learnt
+    return Verdict(status, answer.get("outcomes") or {}, time.monotonic() - started, answer.get("error"))
+
+
+class ForkWorker:
+    """`_worker.py serve` in the project's interpreter; one request at a time."""
+
+    def __init__(self, python: str, workdir: Path, run_dir: Path, preload: list[str], tracker: procs.ProcessTracker | None):
+        self.python, self.workdir, self.run_dir = python, workdir, run_dir
+        self.preload, self.tracker = preload, tracker
+        self.process: Process | None = None
+        self.reader: BufferedByteReceiveStream | None = None
+        self.warm_s = 0.0
+
+    async def start(self) -> None:
+        env = {**os.environ, **plugin_env(self.workdir, self.run_dir), "EXPLORE_MUTATE_PRELOAD": json.dumps(self.preload)}
+        script = Path(self.run_dir) / "plugin" / f"{PLUGIN_NAME}.py"
+        log = open(self.run_dir / "worker.log", "ab")  # noqa: SIM115 (the process owns it)
+        try:
+            self.process = await anyio.open_process(
+                [self.python, str(script), "serve", str(self.workdir)],
+                cwd=self.workdir, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=log, start_new_session=True,
+            )
+        finally:
+            log.close()
+        if self.tracker is not None:
+            self.tracker.pids.add(self.process.pid)
+        assert self.process.stdout is not None
+        self.reader = BufferedByteReceiveStream(self.process.stdout)
+        with anyio.fail_after(120):
+            hello = json.loads(await self.reader.receive_until(b"\n", 2**20))
+        self.warm_s = float(hello.get("warm_s", 0.0))
+
+    async def screen(self, job: Job) -> Verdict:
+        started = time.monotonic()
+        if self.process is None:
+            await self.start()
+        assert self.process is not None and self.process.stdin is not None and self.reader is not None
+        try:
+            await self.process.stdin.send((json.dumps(job.request()) + "\n").encode())
+            with anyio.fail_after(job.timeout + GUARD_S):
+                answer = json.loads(await self.reader.receive_until(b"\n", 2**26))
+        except (TimeoutError, anyio.EndOfStream, anyio.BrokenResourceError, anyio.IncompleteRead, OSError, ValueError) as exc:
+            await self.aclose()  # restarted on the next job
+            return Verdict("crash", duration_s=time.monotonic() - started, error=f"worker lost: {type(exc).__name__}")
+        except BaseException:
+            await self.aclose()  # cancelled mid-answer: the stream is out of step, start afresh
+            raise
+        return _verdict(answer, started)
+
+    async def aclose(self) -> None:
+        with anyio.CancelScope(shield=True):
+            if self.process is None:
+                return
+            process, self.process = self.process, None
+            procs.kill_tree(process.pid)
+            await process.aclose()
+            if self.tracker is not None:
+                self.tracker.pids.discard(process.pid)
+
+
+class FreshSlot:
+    """A fresh `python -m pytest` per mutant, with the mutant served from memory by the plugin."""
+
+    def __init__(self, python: str, workdir: Path, run_dir: Path, tracker: procs.ProcessTracker | None, lane: int):
+        self.python, self.workdir, self.run_dir, self.tracker, self.lane = python, workdir, run_dir, tracker, lane
+        self.count = 0
+
+    async def screen(self, job: Job) -> Verdict:
+        started = time.monotonic()
+        self.count += 1
+        request = self.run_dir / f"fresh-{self.lane}.request.json"
+        result = self.run_dir / f"fresh-{self.lane}.result.json"
+        request.write_text(json.dumps(job.request()), encoding="utf-8")
+        result.unlink(missing_ok=True)
+        env = {**plugin_env(self.workdir, self.run_dir), "EXPLORE_MUTATE_REQUEST": str(request), "EXPLORE_MUTATE_RESULT": str(result)}
+        argv = [self.python, "-m", "pytest", "-p", PLUGIN_NAME, "-q", "-p", "no:cacheprovider", "--tb=no", "-rN", *job.phase1, *job.phase2]
+        done = None
+        with anyio.move_on_after(job.timeout):
+            done = await procs.run(argv, self.workdir, env=env, tracker=self.tracker, memory_limit=job.memory_mb * 2**20)
+        if done is None:
+            return Verdict("timeout", duration_s=time.monotonic() - started)
+        if not result.exists():
+            return Verdict("crash", duration_s=time.monotonic() - started, error=done.output_tail[-300:])
+        answer = json.loads(result.read_text(encoding="utf-8"))
+        answer["exit"] = done.exit_code
+        return _verdict(answer, started)
+
+
+class Screener:
+    """A set of slots of one design, opened and closed together."""
+
+    def __init__(self, design: str, python: str, workdir: Path, run_dir: Path, lanes: int,
+                 preload: list[str] = (), tracker: procs.ProcessTracker | None = None):  # type: ignore[assignment]
+        run_dir.mkdir(parents=True, exist_ok=True)
+        self.design = design
+        if design == "fork":
+            self.slots: list = [ForkWorker(python, workdir, run_dir, list(preload), tracker) for _ in range(lanes)]
+        elif design == "fresh":
+            self.slots = [FreshSlot(python, workdir, run_dir, tracker, i) for i in range(lanes)]
+        else:
+            raise ValueError(f"unknown screening design {design!r}: choose fork or fresh")
+
+    async def __aenter__(self) -> "Screener":
+        if self.design == "fork":
+            try:
+                async with anyio.create_task_group() as group:
+                    for slot in self.slots:
+                        group.start_soon(slot.start)
+            except BaseException:
+                await self.aclose()
+                raise
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
+
+    async def aclose(self) -> None:
+        for slot in self.slots:
+            if isinstance(slot, ForkWorker):
+                await slot.aclose()

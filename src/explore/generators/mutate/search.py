@@ -1,0 +1,231 @@
+"""The search: rank mutants (suspiciousness × operator prior), drop duplicates and tried ones,
+screen them in rank order under a budget, and combine partial fixes into two-edit mutants.
+
+Determinism: mutants are screened in a fixed order and the search only ever reads the longest
+prefix of that order whose verdicts are all in, so parallel lanes finishing in any order give
+the same answer (a time budget that runs out is the one thing that can cut it elsewhere).
+"""
+
+from __future__ import annotations
+
+import ast
+import itertools
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import anyio
+
+from .edits import Mutant, make_patch, mutated_sources, normalise_patch, overlaps, structure_key
+from .localise import Spectrum, Suspect
+from .module import used_params
+from .operators import REGISTRY, mutants_in
+from .edits import Source
+from .screen import Job, Slot, Verdict
+
+FAR = 10**6
+
+
+@dataclass
+class Budget:
+    mutants: int = 600
+    seconds: float = 60.0
+    started: float = field(default_factory=time.monotonic)
+    screened: int = 0
+
+    def left_s(self) -> float:
+        return self.seconds - (time.monotonic() - self.started)
+
+    def exhausted(self) -> bool:
+        return self.screened >= self.mutants or self.left_s() <= 0
+
+
+@dataclass
+class Prepared:
+    """A mutant ready to screen: its patch and the tests that decide it."""
+
+    mutant: Mutant
+    score: float
+    patch: str
+    phase1: list[str]
+    phase2: list[str]
+    files: dict[str, str]
+    verdict: Verdict | None = None
+
+    @property
+    def fixed(self) -> list[str]:
+        return self.verdict.fixed(self.phase1) if self.verdict else []
+
+    @property
+    def broken(self) -> list[str]:
+        return self.verdict.broken(self.phase2) if self.verdict else []
+
+    @property
+    def plausible(self) -> bool:
+        """Fixes at least one failing test and breaks none of the passing tests it can reach."""
+        return self.verdict is not None and self.verdict.status == "ok" and bool(self.fixed) and not self.broken
+
+
+class Search:
+    """Everything about one iteration's search that is not a process."""
+
+    def __init__(
+        self,
+        workdir: Path,
+        sources: dict[str, str],
+        spectrum: Spectrum,
+        suspects: list[Suspect],
+        *,
+        tried: Iterable[str] = (),
+        single_token: bool = False,
+        changed: dict[str, set[int]] | None = None,
+        max_lines: int = 40,
+    ) -> None:
+        self.workdir = workdir
+        self.sources = sources
+        self.spectrum = spectrum
+        self.suspects = suspects[:max_lines]
+        top = max((s.score for s in suspects), default=1.0) or 1.0
+        self.weight = {(s.file, s.line): s.score / top for s in suspects}
+        self.tried = {normalise_patch(p) for p in tried}
+        self.single_token = single_token
+        self.changed = changed or {}
+        self.skipped = {"duplicate": 0, "invalid": 0, "tried": 0, "unreachable": 0, "drops_parameter": 0}
+        self._params = {f: used_params(ast.parse(t)) for f, t in sources.items()}
+
+    # --- ranking ---------------------------------------------------------------------------
+    def distance(self, file: str, line: int) -> int:
+        changed = self.changed.get(file)
+        return min(abs(line - c) for c in changed) if changed else FAR
+
+    def ranked(self) -> list[tuple[Mutant, float]]:
+        """Mutants at suspicious lines, best first; ties by file, line, operator, column, text."""
+        ops = [op for op in REGISTRY if op.single_token or not self.single_token]
+        by_file: dict[str, set[int]] = {}
+        for s in self.suspects:
+            by_file.setdefault(s.file, set()).add(s.line)
+        found: list[tuple[tuple, Mutant, float]] = []
+        for file in sorted(by_file):
+            if file not in self.sources:
+                continue
+            try:
+                source = Source(file, self.sources[file])
+            except SyntaxError:
+                continue
+            for m in mutants_in(source, by_file[file], ops):
+                score = self.weight.get((m.file, m.line), 0.0) * m.prior
+                near = self.distance(m.file, m.line) if self.single_token and self.changed else 0
+                found.append(((near, -round(score, 12), m.file, m.line, m.operator, m.col, m.new), m, score))
+        found.sort(key=lambda item: item[0])
+        return [(m, score) for _, m, score in found]
+
+    # --- preparation -------------------------------------------------------------------------
+    def prepare(self, ranked: Iterable[tuple[Mutant, float]], limit: int) -> list[Prepared]:
+        """The first `limit` mutants that parse, differ from every earlier one after
+        normalisation, were never tried, keep every parameter in use, and reach a failing test."""
+        seen: set[str] = set()
+        out: list[Prepared] = []
+        for mutant, score in ranked:
+            if len(out) >= limit:
+                break
+            prepared = self._prepare_one(mutant, score, seen)
+            if prepared is not None:
+                out.append(prepared)
+        return out
+
+    def _prepare_one(self, mutant: Mutant, score: float, seen: set[str]) -> Prepared | None:
+        texts = mutated_sources(mutant, self.sources)
+        keys = []
+        for file, text in texts.items():
+            key = structure_key(file, text)
+            if key is None:
+                self.skipped["invalid"] += 1
+                return None
+            keys.append(key)
+            try:
+                if self._params[file] != used_params(ast.parse(text)):
+                    self.skipped["drops_parameter"] += 1
+                    return None
+            except (SyntaxError, ValueError):
+                self.skipped["invalid"] += 1
+                return None
+        joined = "\1".join(keys)
+        if joined in seen:
+            self.skipped["duplicate"] += 1
+            return None
+        seen.add(joined)
+        patch = make_patch(mutant, self.sources)
+        if normalise_patch(patch) in self.tried:
+            self.skipped["tried"] += 1
+            return None
+        covering: set[str] = set()
+        for file, line in mutant.lines:
+            covering |= self.spectrum.covering(file, line)
+        phase1 = sorted(covering & self.spectrum.failing)
+        phase2 = sorted(covering & self.spectrum.passing)
+        if not phase1:
+            self.skipped["unreachable"] += 1
+            return None
+        files = {str(self.workdir / f): t for f, t in texts.items()}
+        return Prepared(mutant, score, patch, phase1, phase2, files)
+
+    def combine(self, screened: list[Prepared], top_singles: int = 12, limit: int = 200) -> list[tuple[Mutant, float]]:
+        """Two-edit mutants: pairs of partial fixes whose fixed tests differ (a fix of two
+        defects in one candidate), else pairs of the best singles at different lines."""
+        partial = [p for p in screened if p.plausible]
+        pool = partial if len(partial) >= 2 else [p for p in screened if p.verdict and p.verdict.status == "ok"][:top_singles]
+        pairs: list[tuple[tuple, Mutant, float]] = []
+        for a, b in itertools.combinations(pool, 2):
+            if a.mutant.lines == b.mutant.lines or overlaps([e for _, e in a.mutant.edits], [e for _, e in b.mutant.edits]):
+                continue
+            gain = len(set(a.fixed) | set(b.fixed))
+            if partial and gain <= max(len(a.fixed), len(b.fixed)):
+                continue
+            first, second = sorted((a.mutant, b.mutant), key=lambda m: (m.file, m.line, m.col, m.operator))
+            combo = Mutant(
+                file=first.file, line=first.line, col=first.col, operator=f"{first.operator}+{second.operator}",
+                family="combination", prior=first.prior * second.prior, old=first.old, new=first.new,
+                single_token=first.single_token and second.single_token,
+                edits=tuple(sorted(first.edits + second.edits, key=lambda fe: (fe[0], fe[1]))), parts=(first, second),
+            )
+            score = a.score + b.score
+            pairs.append(((-gain, -round(score, 12), first.file, first.line, second.file, second.line, combo.operator), combo, score))
+        pairs.sort(key=lambda item: item[0])
+        return [(m, s) for _, m, s in pairs[:limit]]
+
+
+async def screen_in_order(
+    prepared: list[Prepared],
+    slots: list[Slot],
+    budget: Budget,
+    job_for: Callable[[Prepared], Job],
+    enough: Callable[[list[Prepared]], bool],
+) -> list[Prepared]:
+    """Screen in rank order on every slot at once; stop when the done prefix is `enough` or the
+    budget is spent. Returns the done prefix (what the decision may read)."""
+    done = [False] * len(prepared)
+    state = {"next": 0, "prefix": 0}
+    async with anyio.create_task_group() as group:
+        deadline = anyio.current_time() + max(budget.left_s(), 0.0)
+
+        async def lane(slot: Slot) -> None:
+            while True:
+                index = state["next"]
+                if index >= len(prepared) or budget.screened >= budget.mutants or budget.left_s() <= 0:
+                    return
+                state["next"] += 1
+                budget.screened += 1
+                item = prepared[index]
+                item.verdict = await slot.screen(job_for(item))
+                done[index] = True
+                while state["prefix"] < len(done) and done[state["prefix"]]:
+                    state["prefix"] += 1
+                if enough(prepared[: state["prefix"]]):
+                    group.cancel_scope.cancel()
+                    return
+
+        group.cancel_scope.deadline = deadline
+        for slot in slots:
+            group.start_soon(lane, slot)
+    return prepared[: state["prefix"]]

@@ -1,0 +1,89 @@
+"""How a strategy turns screened mutants into candidates — pure functions over the results.
+
+conservative (variations): the best plausible mutants, most failing tests fixed first;
+exploratory (distinct): one per line, then one per operator family;
+aggressive (batched): two-edit combinations first when they fix more;
+surgical (minimal): single-token mutants, nearest the lines changed since the last green record
+(the ranking already put them first).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from ...models import CandidatePlan
+from .search import Prepared
+
+
+def is_full(item: Prepared, failing: frozenset[str]) -> bool:
+    return item.plausible and failing <= set(item.fixed)
+
+
+def stop_rule(shape: str, n: int, failing: frozenset[str], patience: int) -> Callable[[list[Prepared]], bool]:
+    """When the screened prefix has enough: n full fixes (on n lines for `distinct`), or
+    `patience` more mutants screened since the first plausible one without finding them."""
+
+    def enough(prefix: list[Prepared]) -> bool:
+        full = [p for p in prefix if is_full(p, failing)]
+        if shape == "distinct":
+            if len({p.mutant.lines for p in full}) >= n:
+                return True
+        elif len(full) >= n:
+            return True
+        first = next((i for i, p in enumerate(prefix) if p.plausible), None)
+        return first is not None and len(prefix) - first > patience
+
+    return enough
+
+
+def order(screened: list[Prepared]) -> list[Prepared]:
+    """Plausible mutants: most failing tests fixed, then rank order (the list's own order)."""
+    plausible = [(i, p) for i, p in enumerate(screened) if p.plausible]
+    plausible.sort(key=lambda ip: (-len(ip[1].fixed), ip[0]))
+    return [p for _, p in plausible]
+
+
+def choose(shape: str, n: int, singles: list[Prepared], combos: list[Prepared]) -> list[Prepared]:
+    """Up to n candidates in the strategy's shape."""
+    ranked_singles = order(singles)
+    if shape == "batched":
+        best_single = len(ranked_singles[0].fixed) if ranked_singles else 0
+        better = [c for c in order(combos) if len(c.fixed) > best_single]
+        return (better + ranked_singles)[:n]
+    if shape == "distinct":
+        chosen: list[Prepared] = []
+        for p in ranked_singles:  # different lines first
+            if len(chosen) < n and all(p.mutant.lines != c.mutant.lines for c in chosen):
+                chosen.append(p)
+        for p in ranked_singles:  # then different operator families at a line already used
+            if len(chosen) < n and p not in chosen and all(p.mutant.family != c.mutant.family for c in chosen):
+                chosen.append(p)
+        return chosen
+    pool = ranked_singles + [c for c in order(combos)]
+    return pool[:n]
+
+
+def confidence(item: Prepared, failing: frozenset[str], weight: dict[tuple[str, int], float]) -> float:
+    """Share of the failing tests the mutant fixes, weighted by how suspicious its lines are."""
+    if not failing:
+        return 0.0
+    share = len(set(item.fixed) & failing) / len(failing)
+    suspicion = max((weight.get(line, 0.0) for line in item.mutant.lines), default=0.0)
+    return round(share * (0.5 + 0.5 * suspicion), 4)
+
+
+def to_plan(item: Prepared, failing: frozenset[str], weight: dict[tuple[str, int], float]) -> CandidatePlan:
+    mutant = item.mutant
+    return CandidatePlan(
+        patch=item.patch,
+        hypothesis=mutant.describe(),
+        confidence=confidence(item, failing, weight),
+        operator=mutant.operator,
+        location=", ".join(f"{f}:{n}" for f, n in mutant.lines),
+        data={
+            "fixed": item.fixed,
+            "failing": len(failing),
+            "screened_against": len(item.phase1) + len(item.phase2),
+            "rank_score": round(item.score, 6),
+        },
+    )

@@ -1,0 +1,70 @@
+"""Real git repositories in temp folders; worktrees kept under tmp_path; no debris left."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+GIT_ID = ["-c", "user.name=Test User", "-c", "user.email=test@example.com"]
+
+
+@pytest.fixture(autouse=True)
+def _isolated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("EXPLORE_WORKTREES_DIR", str(tmp_path / "worktrees"))
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+def git(root: Path, *args: str) -> str:
+    return subprocess.run(["git", *GIT_ID, *args], cwd=root, check=True, capture_output=True, text=True).stdout.strip()
+
+
+def write_files(root: Path, files: dict[str, str]) -> None:
+    for name, text in files.items():
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(text), encoding="utf-8")
+
+
+def make_repo(root: Path, files: dict[str, str], python: str | None = None, explore_config: str = "") -> Path:
+    """A committed git repo on branch main whose [tool.explore] python is this interpreter."""
+    root.mkdir(parents=True, exist_ok=True)
+    files = dict(files)
+    files.setdefault(".gitignore", "__pycache__/\n")
+    if "pyproject.toml" not in files:
+        files["pyproject.toml"] = (
+            '[tool.pytest.ini_options]\npythonpath = ["."]\n\n'
+            f'[tool.explore]\npython = "{python or sys.executable}"\n{explore_config}'
+        )
+    write_files(root, files)
+    git(root, "init", "-q", "-b", "main")
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", "initial")
+    return root
+
+
+def run_cli(args: list[str], cwd: Path | None = None) -> tuple[int, dict | None, str]:
+    """explore as a user runs it: a real process; (exit code, JSON summary or None, stderr)."""
+    done = subprocess.run([sys.executable, "-m", "explore", *args], cwd=cwd, capture_output=True, text=True, timeout=600)
+    payload = None
+    if done.stdout.strip():
+        try:
+            payload = json.loads(done.stdout.strip().splitlines()[-1])
+        except ValueError:
+            payload = None
+    return done.returncode, payload, done.stderr
+
+
+def assert_no_debris(root: Path) -> None:
+    worktrees = git(root, "worktree", "list", "--porcelain").count("worktree ")
+    assert worktrees == 1, git(root, "worktree", "list")
+    assert not (root / ".explore" / "lock").exists()

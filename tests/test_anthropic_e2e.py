@@ -1,0 +1,135 @@
+"""Issue 4's acceptance: `explore run --agent anthropic` as a user runs it (a real process),
+the real SDK, and a scripted Messages API served on 127.0.0.1 through ANTHROPIC_BASE_URL —
+the same seam gateways and proxies use, so nothing in explore is patched."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from conftest import assert_no_debris, make_repo, run_cli
+from explore.generators.anthropic.cost import DEFAULT_PRICES, cost_of
+from explore.generators.anthropic.scripted import Failure, ScriptedAPI, serve
+
+KEY = "sk-ant-e2e-0123456789abcdef-SECRET"
+FILES = {
+    "calc.py": "def add(a, b):\n    return a - b\n\n\ndef mul(a, b):\n    return a + b\n",
+    "tests/test_calc.py": "from calc import add, mul\n\n\ndef test_add():\n    assert add(2, 3) == 5\n\n\n"
+                          "def test_mul():\n    assert mul(2, 3) == 6\n\n\ndef test_ok():\n    assert True\n",
+}
+DIAGNOSIS = {"failure_classification": "test_failure", "root_cause": "add subtracts",
+             "root_cause_location": {"file": "calc.py", "line": 2, "context": "return a - b"},
+             "fix": {"description": "use +", "changes": [{"file": "calc.py", "line": 2, "current": "a - b", "should_be": "a + b"}]},
+             "confidence": {"level": "high", "reason": "test_add expects a sum"}}
+DEBUGGER = [[("list_files", {"path": "."})], [("submit_diagnosis", DIAGNOSIS)]]
+CODER = [
+    [("write_file", {"path": "../outside.py", "content": "pwned"}), ("write_file", {"path": "/etc/hosts", "content": "pwned"})],
+    [("read_file", {"path": "calc.py"})],
+    [("replace_in_file", {"path": "calc.py", "old": "return a - b", "new": "return a + b"})],
+    [("finish", {"summary": "add adds", "confidence": 0.9})],
+]
+
+
+@pytest.fixture
+def api(monkeypatch: pytest.MonkeyPatch) -> Iterator[ScriptedAPI]:
+    scripted = ScriptedAPI(debugger=list(DEBUGGER), coder=list(CODER))
+    with serve(scripted) as url:
+        monkeypatch.setenv("ANTHROPIC_API_KEY", KEY)
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", url)
+        monkeypatch.setenv("NO_PROXY", "127.0.0.1")
+        for name in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy"):
+            monkeypatch.delenv(name, raising=False)
+        yield scripted
+
+
+def explore(root: Path, *extra: str) -> tuple[int, dict, str]:
+    code, summary, stderr = run_cli(["run", str(root), "--agent", "anthropic", "--parallel", "3", "--json", *extra])
+    assert summary is not None, stderr
+    return code, summary, stderr
+
+
+def expected_cost(api: ScriptedAPI) -> float:
+    return sum(cost_of(model, usage, DEFAULT_PRICES) for model, usage in api.served)
+
+
+def assert_key_absent(root: Path) -> None:
+    for path in (root / ".explore").rglob("*"):
+        if path.is_file():
+            assert KEY not in path.read_text(errors="replace"), path
+
+
+def test_parallel_run_diagnoses_edits_three_worktrees_and_merges(tmp_path: Path, api: ScriptedAPI) -> None:
+    files = {**FILES, "calc.py": "def add(a, b):\n    return a - b\n\n\ndef mul(a, b):\n    return a * b\n"}
+    root = make_repo(tmp_path / "repo", files)
+    code, summary, stderr = explore(root, "--max-iterations", "1")
+    assert code == 0 and summary["status"] == "succeeded", stderr
+    [iteration] = summary["iterations"]
+    assert len(iteration["candidates"]) == 3 and iteration["winner"]
+    assert all(c["status"] == "ok" and c["files_changed"] == ["calc.py"] for c in iteration["candidates"])
+    assert summary["merged_commit"] and "return a + b" in (root / "calc.py").read_text()
+    # usage and cost are exactly the scripted token counts, priced from the table
+    usage = summary["usage"]
+    assert usage["calls"] == len(api.served) == 2 + 3 * 4
+    for key in ("input_tokens", "output_tokens", "cache_read_input_tokens", "cache_creation_input_tokens"):
+        assert usage[key] == sum(u[key] for _, u in api.served)
+    assert usage["cost_usd"] == pytest.approx(expected_cost(api), abs=1e-5)
+    assert usage["cache_read_input_tokens"] > 0  # the coders shared the cached context
+    # the coder asked for ../outside.py and /etc/hosts: refused, nothing written, the candidate went on
+    assert not (tmp_path / "outside.py").exists() and "pwned" not in Path("/etc/hosts").read_text()
+    assert_key_absent(root)
+    assert_no_debris(root)
+
+
+def test_429_is_retried_after_the_stated_delay(tmp_path: Path, api: ScriptedAPI) -> None:
+    api.failures.append(Failure(429, {"retry-after": "0.3"}))
+    root = make_repo(tmp_path / "repo", {**FILES, "calc.py": FILES["calc.py"].replace("a + b\n", "a * b\n")})
+    code, summary, stderr = explore(root)
+    assert code == 0 and len(summary["iterations"]) == 1, stderr
+    assert [r["model"] for r in api.requests[:2]] == ["claude-opus-5-5", "claude-opus-5-5"]
+
+
+def test_529_twice_falls_back_to_the_next_model(tmp_path: Path, api: ScriptedAPI) -> None:
+    api.failures += [Failure(529, {"retry-after": "0.01"}), Failure(529, {"retry-after": "0.01"})]
+    root = make_repo(tmp_path / "repo", {**FILES, "calc.py": FILES["calc.py"].replace("a + b\n", "a * b\n")})
+    code, summary, stderr = explore(root)
+    assert code == 0, stderr
+    assert [r["model"] for r in api.requests[:3]] == ["claude-opus-5-5", "claude-opus-5-5", "claude-sonnet-5-5"]
+
+
+def test_malformed_diagnosis_is_reasked_then_falls_back(tmp_path: Path, api: ScriptedAPI) -> None:
+    bad = {"failure_classification": "gremlins"}
+    api.debugger[:] = [[("submit_diagnosis", bad)], [("submit_diagnosis", bad)], [("submit_diagnosis", DIAGNOSIS)]]
+    root = make_repo(tmp_path / "repo", {**FILES, "calc.py": FILES["calc.py"].replace("a + b\n", "a * b\n")})
+    code, summary, stderr = explore(root)
+    assert code == 0, stderr
+    assert [r["model"] for r in api.requests[:3]] == ["claude-opus-5-5", "claude-opus-5-5", "claude-sonnet-5-5"]
+
+
+def test_401_escalates_external_service_without_retry(tmp_path: Path, api: ScriptedAPI) -> None:
+    api.failures.append(Failure(401))
+    root = make_repo(tmp_path / "repo", FILES)
+    code, summary, stderr = explore(root)
+    assert code == 3 and summary["status"] == "escalated"
+    assert summary["escalation"]["category"] == "external_service" and summary["iterations"] == []
+    assert len(api.requests) == 1
+    assert KEY not in stderr + json.dumps(summary)
+    assert_key_absent(root)
+    assert_no_debris(root)
+
+
+def test_budget_just_above_one_iteration_stops_before_the_second(tmp_path: Path, api: ScriptedAPI) -> None:
+    first = make_repo(tmp_path / "a" / "repo", FILES)
+    code, summary, _ = explore(first, "--max-iterations", "1")
+    one_iteration = summary["usage"]["cost_usd"]
+    assert code == 1 and one_iteration > 0
+    served = len(api.served)
+    second = make_repo(tmp_path / "b" / "repo", FILES)
+    code, summary, stderr = explore(second, "--budget-usd", f"{one_iteration * 1.01:.6f}")
+    assert code == 1 and summary["status"] == "failed", stderr
+    assert len(summary["iterations"]) == 1 and "budget" in summary["stop_reason"]
+    assert len(api.served) == 2 * served  # no call of the second iteration was made
+    assert summary["usage"]["cost_usd"] <= one_iteration * 1.01
+    assert_key_absent(second)

@@ -1,0 +1,219 @@
+"""The generator end to end at the protocol level: propose (debugger) and realise (coder) on
+real git worktrees, the real SDK, and a scripted transport."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx2
+import pytest
+
+from explore.errors import BudgetExhausted, Escalation
+from explore.generators.anthropic import AnthropicGenerator
+from explore.generators.anthropic.context import assemble
+from explore.generators.anthropic.scripted import Failure, ScriptedAPI
+from explore.generators.base import CandidateContext, ProposalRequest
+from explore.models import TestOutcome
+from explore.strategy import load_strategies
+from explore.testing import TestCommand
+
+KEY = "sk-ant-test-generator-SECRET-42"
+LONGREPR = '''    def test_add():
+>       assert add(2, 3) == 5
+E       assert -1 == 5
+
+tests/test_calc.py:4: AssertionError
+calc.py:2: in add
+'''
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+@pytest.fixture(autouse=True)
+def env(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("ANTHROPIC_API_KEY", KEY)
+    monkeypatch.delenv("ANTHROPIC_BASE_URL", raising=False)
+
+
+def git(cwd: Path, *args: str) -> str:
+    return subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True, text=True).stdout.strip()
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Iterator[tuple[Path, Path, str]]:
+    root = tmp_path / "repo"
+    (root / "tests").mkdir(parents=True)
+    (root / "calc.py").write_text("def add(a, b):\n    return a - b\n")
+    (root / "tests" / "test_calc.py").write_text("from calc import add\n\n\ndef test_add():\n    assert add(2, 3) == 5\n")
+    (root / "secret.txt").write_text(f"token={KEY}\n")
+    git(root, "init", "-q", "-b", "main")
+    git(root, "add", ".")
+    git(root, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "init")
+    head = git(root, "rev-parse", "HEAD")
+    wt = tmp_path / "wt"
+    git(root, "worktree", "add", "-q", "--detach", str(wt), head)
+    yield root, wt, head
+    git(root, "worktree", "remove", "--force", str(wt))
+
+
+def request(root: Path, wt: Path, head: str, strategy: str = "conservative", n: int = 3, **kw: object) -> ProposalRequest:
+    run_dir = root.parent / "run" / "iteration-1"
+    run_dir.mkdir(parents=True, exist_ok=True)
+    failing = [TestOutcome(id="tests/test_calc.py::test_add", outcome="failed", message="assert -1 == 5", longrepr=LONGREPR)]
+    return ProposalRequest(repo_root=root, scratch=wt, current_commit=head, base_commit=head, n=n, iteration=1,
+                           strategy=load_strategies()[strategy], failing=failing, passing=[], test_command=TestCommand(python="python"),
+                           run_dir=run_dir, test_patterns=["tests/*"], **kw)
+
+
+def diagnosis(level: str = "high", **over: object) -> dict:
+    data = {"failure_classification": "test_failure", "root_cause": "add subtracts",
+            "root_cause_location": {"file": "calc.py", "line": 2, "context": "return a - b"},
+            "fix": {"description": "add", "changes": [{"file": "calc.py", "line": 2, "current": "a - b", "should_be": "a + b"}]},
+            "confidence": {"level": level, "reason": "the test says so"}}
+    return {**data, **over}
+
+
+def generator(api: ScriptedAPI, **options: object) -> AnthropicGenerator:
+    return AnthropicGenerator({"anthropic": {"debugger": ["d1", "d2"], "coder": ["c1", "c2"]}, **options},
+                              http_client_factory=lambda: httpx2.AsyncClient(transport=api.transport()))
+
+
+CODER = [[("read_file", {"path": "calc.py"})],
+         [("replace_in_file", {"path": "calc.py", "old": "a - b", "new": "a + b"})],
+         [("finish", {"summary": "add adds", "confidence": 0.9})]]
+
+
+@pytest.mark.anyio
+async def test_propose_then_realise(repo: tuple[Path, Path, str]) -> None:
+    root, wt, head = repo
+    api = ScriptedAPI(debugger=[[("read_file", {"path": "calc.py"})], [("submit_diagnosis", diagnosis())]], coder=CODER)
+    gen = generator(api)
+    req = request(root, wt, head)
+    proposal = await gen.propose(req)
+    assert len(proposal.plans) == 3 and proposal.plans[0].confidence == 0.85 and proposal.plans[0].location == "calc.py:2"
+    assert proposal.usage["calls"] == 2 and proposal.usage["cost_usd"] > 0
+    ctx = CandidateContext(workdir=wt, candidate_id="a", iteration=1, strategy=req.strategy, files_dir=root.parent / "files", request=req)
+    ctx.files_dir.mkdir()
+    realised = await gen.realise(proposal.plans[0], ctx)
+    assert (wt / "calc.py").read_text() == "def add(a, b):\n    return a + b\n"
+    assert realised.confidence == 0.9 and realised.hypothesis == "add adds" and realised.usage["calls"] == 3
+    assert gen.usage["calls"] == 5
+    # the shared context is a cache_control block; the coder's prefix was written to the cache once
+    first = api.requests[2]["body"]["messages"][0]["content"][0]
+    assert first["cache_control"] == {"type": "ephemeral"} and "Failing tests" in first["text"]
+    # the key never reaches a prompt or a written file (secret.txt holds it, and the model could read it)
+    assert all(KEY not in json.dumps(r["body"]) for r in api.requests)
+    for path in root.parent.rglob("*"):
+        if path.is_file() and ".git" not in path.parts and path.name != "secret.txt":
+            assert KEY not in path.read_text(errors="replace"), path
+
+
+@pytest.mark.anyio
+async def test_exploratory_asks_for_distinct_hypotheses(repo: tuple[Path, Path, str]) -> None:
+    root, wt, head = repo
+    other = diagnosis("medium", root_cause="wrong operator in helper", fix={"description": "other", "changes": []})
+    api = ScriptedAPI(debugger=[[("submit_diagnosis", diagnosis()), ("submit_diagnosis", other)], "that is all"])
+    proposal = await generator(api).propose(request(root, wt, head, "exploratory", n=3))
+    assert [p.confidence for p in proposal.plans] == [0.85, 0.6]
+    assert "2 distinct" in (proposal.reason or "")
+    assert "Submit 3 DISTINCT" in api.requests[0]["body"]["messages"][0]["content"][1]["text"]
+
+
+@pytest.mark.anyio
+async def test_malformed_diagnosis_is_reasked_once_then_falls_back(repo: tuple[Path, Path, str]) -> None:
+    root, wt, head = repo
+    bad = {"failure_classification": "gremlins", "root_cause": "?"}
+    api = ScriptedAPI(debugger=[[("submit_diagnosis", bad)], [("submit_diagnosis", bad)], [("submit_diagnosis", diagnosis())]])
+    proposal = await generator(api).propose(request(root, wt, head))
+    assert [r["model"] for r in api.requests] == ["d1", "d1", "d2"]
+    reask = api.requests[1]["body"]["messages"][-1]["content"][0]
+    assert reask["is_error"] is True and "failure_classification" in reask["content"]
+    assert len(proposal.plans) == 3
+
+
+@pytest.mark.anyio
+async def test_low_confidence_falls_back_to_the_next_model(repo: tuple[Path, Path, str]) -> None:
+    root, wt, head = repo
+    api = ScriptedAPI(debugger=[[("submit_diagnosis", diagnosis("low"))], [("submit_diagnosis", diagnosis("high"))]])
+    proposal = await generator(api).propose(request(root, wt, head))
+    assert [r["model"] for r in api.requests] == ["d1", "d2"] and proposal.plans[0].confidence == 0.85
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("over, category", [
+    ({"escalate_immediately": True, "escalation_category": "destructive"}, "destructive"),
+    ({"failure_classification": "task_spec_error"}, "ambiguous_requirements"),
+    ({"out_of_scope": True, "out_of_scope_reason": "bug in numpy", "upstream_dependency": "numpy"}, "out_of_scope"),
+])
+async def test_diagnosis_escalations(repo: tuple[Path, Path, str], over: dict, category: str) -> None:
+    root, wt, head = repo
+    api = ScriptedAPI(debugger=[[("submit_diagnosis", diagnosis(**over))]])
+    with pytest.raises(Escalation) as info:
+        await generator(api).propose(request(root, wt, head))
+    assert info.value.category == category and "person" in info.value.reason.lower() or "outside" in info.value.reason
+
+
+@pytest.mark.anyio
+async def test_401_escalates_from_propose(repo: tuple[Path, Path, str]) -> None:
+    root, wt, head = repo
+    api = ScriptedAPI(failures=[Failure(401)])
+    with pytest.raises(Escalation) as info:
+        await generator(api).propose(request(root, wt, head))
+    assert info.value.category == "external_service" and len(api.requests) == 1
+
+
+@pytest.mark.anyio
+async def test_api_down_on_every_model_escalates(repo: tuple[Path, Path, str]) -> None:
+    root, wt, head = repo
+    api = ScriptedAPI(failures=[Failure(503, {"retry-after": "0.001"}) for _ in range(20)])
+    with pytest.raises(Escalation, match="any configured model"):
+        await generator(api, anthropic={"debugger": ["d1", "d2"], "max_retries": 1}).propose(request(root, wt, head))
+
+
+@pytest.mark.anyio
+async def test_coder_refused_paths_and_continues(repo: tuple[Path, Path, str]) -> None:
+    root, wt, head = repo
+    api = ScriptedAPI(coder=[
+        [("write_file", {"path": "../outside.py", "content": "x"}), ("write_file", {"path": "/etc/hosts", "content": "x"})],
+        [("replace_in_file", {"path": "tests/test_calc.py", "old": "5", "new": "-1"})],
+        *CODER[1:]])
+    gen = generator(api)
+    req = request(root, wt, head)
+    files = root.parent / "files"
+    files.mkdir()
+    plan = (await generator(ScriptedAPI(debugger=[[("submit_diagnosis", diagnosis())]])).propose(req)).plans[0]
+    realised = await gen.realise(plan, CandidateContext(workdir=wt, candidate_id="a", iteration=1, strategy=req.strategy,
+                                                        files_dir=files, request=req))
+    assert not (root.parent / "outside.py").exists() and "x" != Path("/etc/hosts").read_text()
+    results = api.requests[1]["body"]["messages"][-1]["content"]
+    assert [r["is_error"] for r in results] == [True, True] and "refused" in results[0]["content"]
+    assert api.requests[2]["body"]["messages"][-1]["content"][0]["is_error"] is True  # test files are read-only
+    assert realised.confidence == 0.9 and "a + b" in (wt / "calc.py").read_text()
+    assert "refused" in (files / "anthropic-coder.jsonl").read_text()
+
+
+@pytest.mark.anyio
+async def test_budget_exhausted_before_the_call(repo: tuple[Path, Path, str]) -> None:
+    root, wt, head = repo
+    api = ScriptedAPI(debugger=[[("submit_diagnosis", diagnosis())]])
+    with pytest.raises(BudgetExhausted):
+        await generator(api, budget_usd=1e-6).propose(request(root, wt, head))
+    assert api.requests == []
+
+
+@pytest.mark.anyio
+async def test_context_truncation_says_what_was_cut(repo: tuple[Path, Path, str]) -> None:
+    root, wt, head = repo
+    req = request(root, wt, head)
+    req.failing[0].longrepr = "HEAD-MARK\n" + "x" * 50_000 + "\ncalc.py:2: in add\nTAIL-MARK\n"
+    ctx = await assemble(req, wt, token_budget=2_000)
+    assert len(ctx.text) < 2_000 * 4
+    assert "HEAD-MARK" in ctx.text and "TAIL-MARK" in ctx.text and "characters cut" in ctx.text
+    assert ctx.cut and "failures" in ctx.cut[0] and "may be explained by what was cut" in ctx.text
+    assert "return a - b" in ctx.text  # the code around the failure

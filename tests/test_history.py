@@ -1,0 +1,164 @@
+"""history: stuck / regression / trend / similarity detection, and the jsonl store."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from explore import history
+from explore.history import HistoryRecord
+
+
+def rec(n: int, rate: float, failing: list[str] = (), run_id: str = "r1", flaky: list[str] = ()) -> HistoryRecord:
+    return HistoryRecord(run_id=run_id, n=n, pass_rate=rate, failing=list(failing), flaky=list(flaky))
+
+
+# --- stuck -----------------------------------------------------------------------------------
+
+
+def test_stuck_needs_three_consecutive_records() -> None:
+    records = [rec(0, 50, ["t::a", "t::b"]), rec(1, 60, ["t::a", "t::b"])]
+    assert history.stuck_tests(records) == []
+    records.append(rec(2, 70, ["t::a", "t::c"]))
+    assert history.stuck_tests(records) == ["t::a"]
+
+
+def test_stuck_is_about_the_latest_records_only() -> None:
+    # t::a failed three times, then passed once: no longer stuck.
+    records = [rec(0, 50, ["t::a"]), rec(1, 50, ["t::a"]), rec(2, 50, ["t::a"]), rec(3, 100, [])]
+    assert history.stuck_tests(records) == []
+    # a gap breaks the streak
+    records = [rec(0, 50, ["t::b"]), rec(1, 50, []), rec(2, 50, ["t::b"]), rec(3, 50, ["t::b"])]
+    assert history.stuck_tests(records) == []
+
+
+def test_stuck_counts_across_runs_and_is_sorted() -> None:
+    records = [
+        rec(2, 40, ["t::z", "t::a"], run_id="yesterday"),
+        rec(0, 40, ["t::a", "t::z"], run_id="today"),
+        rec(1, 45, ["t::z", "t::a", "t::new"], run_id="today"),
+    ]
+    assert history.stuck_tests(records) == ["t::a", "t::z"]
+
+
+def test_stuck_excludes_flaky_tests() -> None:
+    records = [rec(i, 50, ["t::a", "t::flaky"]) for i in range(3)]
+    assert history.stuck_tests(records, flaky=frozenset({"t::flaky"})) == ["t::a"]
+    assert history.detect(records, [], flaky=frozenset({"t::flaky"})).stuck == ["t::a"]
+
+
+def test_stuck_threshold_is_configurable() -> None:
+    records = [rec(i, 50, ["t::a"]) for i in range(4)]
+    assert history.stuck_tests(records, threshold=4) == ["t::a"]
+    assert history.stuck_tests(records[:3], threshold=4) == []
+    assert history.stuck_tests(records[:2], threshold=2) == ["t::a"]
+
+
+# --- regression ------------------------------------------------------------------------------
+
+
+def test_regression_drop_is_points_lost_against_the_previous_record() -> None:
+    assert history.regression_drop([]) == 0.0
+    assert history.regression_drop([rec(0, 90)]) == 0.0
+    assert history.regression_drop([rec(0, 90), rec(1, 75)]) == pytest.approx(15.0)
+    assert history.regression_drop([rec(0, 10), rec(1, 90), rec(2, 85)]) == pytest.approx(5.0)
+    assert history.regression_drop([rec(0, 50), rec(1, 80)]) == 0.0
+
+
+@pytest.mark.parametrize(
+    ("before", "after", "expected"),
+    [(90.0, 79.0, True), (90.0, 80.0, False), (90.0, 85.0, False), (50.0, 100.0, False), (100.0, 0.0, True)],
+)
+def test_detect_regression_is_a_drop_of_more_than_ten_points(before: float, after: float, expected: bool) -> None:
+    detection = history.detect([rec(0, before), rec(1, after)], [])
+    assert detection.regression is expected
+    assert detection.regression_drop == pytest.approx(max(0.0, before - after))
+
+
+def test_detect_regression_points_threshold_is_a_parameter() -> None:
+    records = [rec(0, 90), rec(1, 84)]
+    assert not history.detect(records, []).regression
+    assert history.detect(records, [], regression_points=5.0).regression
+
+
+# --- trend -----------------------------------------------------------------------------------
+
+
+def test_trend() -> None:
+    assert history.trend([]) == "flat"
+    assert history.trend([rec(0, 50)]) == "flat"
+    assert history.trend([rec(0, 50), rec(1, 60), rec(2, 70)]) == "improving"
+    assert history.trend([rec(0, 70), rec(1, 60), rec(2, 50)]) == "worsening"
+    assert history.trend([rec(0, 50), rec(1, 90), rec(2, 50)]) == "flat"
+    # only the last `window` records count
+    assert history.trend([rec(0, 100), rec(1, 10), rec(2, 20), rec(3, 30)]) == "improving"
+    assert history.trend([rec(0, 100), rec(1, 10), rec(2, 20), rec(3, 30)], window=4) == "worsening"
+    assert history.detect([rec(0, 10), rec(1, 20)], []).trend == "improving"
+
+
+# --- similarity ------------------------------------------------------------------------------
+
+
+def test_failure_similarity_high_for_alike_low_for_different() -> None:
+    alike = [
+        "Traceback ...\nKeyError: 'name'",
+        "Traceback ...\nKeyError: 'name'",
+        "Traceback ...\nKeyError: 'nam'",
+    ]
+    different = [
+        "AssertionError: assert 3 == 4",
+        "ZeroDivisionError: division by zero",
+        "ModuleNotFoundError: No module named 'yaml'",
+    ]
+    high = history.failure_similarity(alike)
+    low = history.failure_similarity(different)
+    assert 0.9 < high <= 1.0
+    assert 0.0 <= low < 0.5
+    assert history.failure_similarity(["same", "same"]) == pytest.approx(1.0)
+
+
+def test_failure_similarity_uses_last_line_and_needs_two_messages() -> None:
+    assert history.failure_similarity([]) == 0.0
+    assert history.failure_similarity(["only one"]) == 0.0
+    # different first lines, same last line
+    assert history.failure_similarity(["foo\nbar\nValueError: x", "completely other\nValueError: x"]) == pytest.approx(1.0)
+    # empty messages don't crash
+    assert 0.0 <= history.failure_similarity(["", "", "ValueError"]) <= 1.0
+    assert history.detect([], ["E: a", "E: a"]).similarity == pytest.approx(1.0)
+
+
+# --- store -----------------------------------------------------------------------------------
+
+
+def test_load_missing_file_is_empty(tmp_path: Path) -> None:
+    assert history.load(tmp_path / "nope.jsonl") == []
+
+
+def test_append_then_load_round_trip(tmp_path: Path) -> None:
+    path = tmp_path / ".explore" / "history.jsonl"  # parent folder created on demand
+    first = HistoryRecord(run_id="r1", n=0, pass_rate=50.0, failing=["t::a"], flaky=["t::f"], strategy=None, commit="abc")
+    second = HistoryRecord(run_id="r1", n=1, pass_rate=100.0, strategy="conservative", green=True)
+    history.append(path, first)
+    history.append(path, second)
+    assert history.load(path) == [first, second]
+    assert len(path.read_text(encoding="utf-8").splitlines()) == 2
+
+
+def test_load_skips_damaged_lines(tmp_path: Path) -> None:
+    path = tmp_path / "history.jsonl"
+    good = HistoryRecord(run_id="r1", n=0, pass_rate=40.0, failing=["t::a"])
+    later = HistoryRecord(run_id="r1", n=1, pass_rate=60.0)
+    path.write_text(
+        good.model_dump_json() + "\n"
+        + '{"run_id": "r1", "n": 1, "pass_ra\n'  # a run killed mid-write
+        + json.dumps({"run_id": "r1"}) + "\n"  # valid JSON, not a record
+        + "[1, 2]\n"
+        + "\n",
+        encoding="utf-8",
+    )
+    with path.open("ab") as handle:
+        handle.write(b"\xff\xfe garbage\n")
+    history.append(path, later)
+    assert history.load(path) == [good, later]

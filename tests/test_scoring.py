@@ -1,0 +1,234 @@
+"""scoring: the baseline yardstick, tamper checks, ranking and patch identity — pure."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from explore import config
+from explore.models import TestOutcome, TestRun
+from explore.scoring import (
+    Ranked,
+    Yardstick,
+    diff_size,
+    is_improvement,
+    is_test_file,
+    newly_failing,
+    normalise_source,
+    patch_key,
+    rank,
+    tamper_reason,
+    yardstick_of,
+)
+
+PATTERNS = list(config.DEFAULT_TEST_PATTERNS)
+
+
+def run_of(outcomes: dict[str, str], **kwargs) -> TestRun:
+    return TestRun(outcomes={i: TestOutcome(id=i, outcome=o) for i, o in outcomes.items()}, **kwargs)
+
+
+BASELINE = run_of({"t::a": "passed", "t::b": "failed", "t::c": "error", "t::skip": "skipped", "t::x": "xfailed"})
+
+
+@pytest.fixture
+def stick() -> Yardstick:
+    return yardstick_of(BASELINE)
+
+
+# --- yardstick -------------------------------------------------------------------------------
+
+
+def test_yardstick_leaves_out_skipped_at_baseline(stick: Yardstick) -> None:
+    assert stick.ids == frozenset({"t::a", "t::b", "t::c", "t::x"})
+    assert stick.skipped == frozenset({"t::skip"})
+    counts = stick.counts(BASELINE)
+    assert (counts.passed, counts.failed, counts.total) == (2, 2, 4)  # xfailed passes
+    assert counts.pass_rate == pytest.approx(50.0)
+    assert stick.failing(BASELINE) == ["t::b", "t::c"]
+
+
+def test_skipped_at_baseline_stays_out_even_when_it_runs_later(stick: Yardstick) -> None:
+    later = run_of({"t::a": "passed", "t::b": "passed", "t::c": "passed", "t::x": "xfailed", "t::skip": "failed"})
+    counts = stick.counts(later)
+    assert (counts.passed, counts.total, counts.pass_rate) == (4, 4, 100.0)
+    assert stick.failing(later) == []
+
+
+def test_vanished_tests_count_as_failing(stick: Yardstick) -> None:
+    later = run_of({"t::a": "passed", "t::b": "passed"})  # t::c and t::x vanished
+    counts = stick.counts(later)
+    assert (counts.passed, counts.failed, counts.total) == (2, 2, 4)
+    assert stick.failing(later) == ["t::c", "t::x"]
+
+
+def test_newly_skipped_counts_as_failing(stick: Yardstick) -> None:
+    later = run_of({"t::a": "skipped", "t::b": "passed", "t::c": "passed", "t::x": "passed"})
+    assert stick.counts(later).passed == 3
+    assert stick.failing(later) == ["t::a"]
+
+
+def test_new_ids_are_added_to_the_count(stick: Yardstick) -> None:
+    later = run_of({"t::a": "passed", "t::b": "passed", "t::c": "passed", "t::x": "xpassed",
+                    "t::new_ok": "passed", "t::new_bad": "failed"})
+    counts = stick.counts(later)
+    assert (counts.passed, counts.failed, counts.total) == (5, 1, 6)
+    assert counts.pass_rate == pytest.approx(100.0 * 5 / 6, abs=1e-3)
+    assert stick.failing(later) == ["t::new_bad"]
+
+
+def test_empty_yardstick_is_green() -> None:
+    empty = Yardstick(frozenset(), frozenset())
+    assert empty.counts(TestRun()).pass_rate == 100.0
+
+
+# --- tamper ----------------------------------------------------------------------------------
+
+GREEN = run_of({"t::a": "passed", "t::b": "passed", "t::c": "passed", "t::x": "xfailed"})
+
+
+@pytest.mark.parametrize(
+    "path",
+    ["tests/test_core.py", "tests/helpers/data.json", "pkg/test_thing.py", "test_top.py",
+     "pkg/sub/thing_test.py", "conftest.py", "pkg/conftest.py", "test/unit.py"],
+)
+def test_edits_to_test_files_are_rejected(stick: Yardstick, path: str) -> None:
+    assert is_test_file(path, PATTERNS)
+    reason = tamper_reason(["src/app.py", path], GREEN, stick, PATTERNS, allow_test_edits=False)
+    assert reason is not None and "test" in reason and path in reason
+
+
+@pytest.mark.parametrize("path", ["src/app.py", "pkg/testing.py", "pkg/contest.py", "README.md", "src/latest.py"])
+def test_source_files_are_not_test_files(stick: Yardstick, path: str) -> None:
+    assert not is_test_file(path, PATTERNS)
+    assert tamper_reason([path], GREEN, stick, PATTERNS, allow_test_edits=False) is None
+
+
+def test_allow_test_edits(stick: Yardstick) -> None:
+    assert tamper_reason(["tests/test_core.py"], GREEN, stick, PATTERNS, allow_test_edits=True) is None
+
+
+def test_vanished_tests_are_tampering(stick: Yardstick) -> None:
+    gone = run_of({"t::a": "passed", "t::b": "passed", "t::x": "xfailed"})
+    reason = tamper_reason(["src/app.py"], gone, stick, PATTERNS, allow_test_edits=False)
+    assert reason is not None and "vanish" in reason and "t::c" in reason
+
+
+def test_vanished_is_not_checked_without_per_test_results(stick: Yardstick) -> None:
+    suite_only = run_of({"<suite>": "passed"}, per_test=False)
+    assert tamper_reason(["src/app.py"], suite_only, stick, PATTERNS, allow_test_edits=False) is None
+
+
+def test_newly_skipped_tests_are_tampering(stick: Yardstick) -> None:
+    skipping = run_of({"t::a": "passed", "t::b": "skipped", "t::c": "passed", "t::x": "xfailed"})
+    reason = tamper_reason(["src/app.py"], skipping, stick, PATTERNS, allow_test_edits=False)
+    assert reason is not None and "skip" in reason and "t::b" in reason
+
+
+def test_skipped_at_baseline_may_stay_skipped(stick: Yardstick) -> None:
+    still = run_of({"t::a": "passed", "t::b": "passed", "t::c": "passed", "t::x": "xfailed", "t::skip": "skipped"})
+    assert tamper_reason(["src/app.py"], still, stick, PATTERNS, allow_test_edits=False) is None
+
+
+def test_collection_errors_and_infra_errors_are_rejected(stick: Yardstick) -> None:
+    broken = GREEN.model_copy(update={"collection_errors": ["tests/test_core.py"]})
+    reason = tamper_reason(["src/app.py"], broken, stick, PATTERNS, allow_test_edits=False)
+    assert reason is not None and "collection" in reason and "tests/test_core.py" in reason
+    crashed = GREEN.model_copy(update={"infra_error": "the test runner crashed (exit 139)"})
+    reason = tamper_reason(["src/app.py"], crashed, stick, PATTERNS, allow_test_edits=False)
+    assert reason is not None and "exit 139" in reason
+
+
+def test_newly_failing() -> None:
+    later = run_of({"t::a": "failed", "t::b": "passed"})
+    assert newly_failing({"t::a", "t::b", "t::gone"}, later) == ["t::a", "t::gone"]
+
+
+# --- rank ------------------------------------------------------------------------------------
+
+
+def R(id: str, rate: float = 50.0, new: int = 0, agree: int = 1, conf: float = 0.5, diff: int = 10) -> Ranked:
+    return Ranked(id=id, pass_rate=rate, newly_failing=new, agreement=agree, confidence=conf, diff_lines=diff)
+
+
+@pytest.mark.parametrize(
+    ("better", "worse"),
+    [
+        (R("z", rate=90.0, new=5, agree=1, conf=0.1, diff=100), R("a", rate=80.0, new=0, agree=3, conf=0.9, diff=1)),
+        (R("z", new=0, agree=1, conf=0.1, diff=100), R("a", new=1, agree=3, conf=0.9, diff=1)),
+        (R("z", agree=2, conf=0.1, diff=100), R("a", agree=1, conf=0.9, diff=1)),
+        (R("z", conf=0.8, diff=100), R("a", conf=0.7, diff=1)),
+        (R("z", diff=3), R("a", diff=4)),
+        (R("a"), R("b")),
+    ],
+    ids=["pass-rate", "newly-failing", "agreement", "confidence", "diff-size", "id"],
+)
+def test_rank_order(better: Ranked, worse: Ranked) -> None:
+    assert rank([worse, better]) == [better, worse]
+    assert rank([better, worse]) == [better, worse]
+
+
+def test_rank_is_deterministic_whatever_the_input_order() -> None:
+    candidates = [R("c"), R("a"), R("b", conf=0.6), R("d", rate=60.0), R("e", diff=2)]
+    expected = ["d", "b", "e", "a", "c"]
+    shuffler = random.Random(7)
+    for _ in range(10):
+        shuffler.shuffle(candidates)
+        assert [r.id for r in rank(candidates)] == expected
+
+
+def test_is_improvement_is_strict() -> None:
+    assert is_improvement(60.0, 50.0)
+    assert not is_improvement(50.0, 50.0)
+    assert not is_improvement(40.0, 50.0)
+
+
+def test_diff_size_counts_changed_lines_only() -> None:
+    patch = "--- a/x.py\n+++ b/x.py\n@@ -1,3 +1,3 @@\n context\n-old\n+new\n+more\n"
+    assert diff_size(patch) == 3
+    assert diff_size("") == 0
+
+
+# --- patch identity --------------------------------------------------------------------------
+
+PY = "def f(x):\n    return x + 1\n"
+
+
+def test_comments_and_layout_do_not_change_python_keys() -> None:
+    variant = "# a comment\ndef f( x ):\n\n    return (x+1)  # inline\n"
+    assert normalise_source("m.py", PY) == normalise_source("m.py", variant)
+    assert patch_key({"pkg/m.py": PY}) == patch_key({"pkg/m.py": variant})
+
+
+def test_real_change_changes_the_key() -> None:
+    assert patch_key({"pkg/m.py": PY}) != patch_key({"pkg/m.py": PY.replace("+ 1", "- 1")})
+    assert patch_key({"pkg/m.py": PY}) != patch_key({"pkg/n.py": PY})  # same text, other file
+    assert patch_key({"pkg/m.py": PY}) != patch_key({"pkg/m.py": None})  # deleted
+    assert patch_key({"pkg/m.py": PY}) != patch_key({"pkg/m.py": PY, "pkg/n.py": PY})
+
+
+def test_unparsable_python_still_ignores_comments_but_not_tokens() -> None:
+    broken = "def f(x):\n    return x + + = 1  # note\n"
+    relaid = "def f( x ):\n    return x+ + =1\n"
+    assert normalise_source("m.py", broken) == normalise_source("m.py", relaid)
+    assert patch_key({"m.py": broken}) != patch_key({"m.py": broken.replace("= 1", "= 2")})
+
+
+def test_other_text_ignores_whitespace_only() -> None:
+    assert patch_key({"conf.cfg": "a = 1\nb = 2\n"}) == patch_key({"conf.cfg": "a=1\n\n  b=2"})
+    assert patch_key({"conf.cfg": "a = 1\n"}) != patch_key({"conf.cfg": "a = 2\n"})
+
+
+def test_patch_key_independent_of_dict_order() -> None:
+    assert patch_key({"a.py": "x = 1\n", "b.py": "y = 2\n"}) == patch_key({"b.py": "y = 2\n", "a.py": "x = 1\n"})
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="BUG (minor): for Python that neither parses nor fully tokenizes (an unclosed bracket: "
+    "tokenize raises TokenError at EOF), normalise_source falls back to whitespace removal and keeps "
+    "comments, so two such patches differing only in a comment get different patch keys",
+)
+def test_unclosed_bracket_python_still_ignores_comments() -> None:
+    assert normalise_source("m.py", "def f(x:\n    return x + 1  # note\n") == normalise_source("m.py", "def f(x:\n    return x + 1\n")
