@@ -68,7 +68,9 @@ def run(cmd, cwd, env=None):
 
 
 def pytest_counts(args, cwd: Path, project: Path):
-    """Run pytest; return (passed, failed_or_errored, seconds, output)."""
+    """Run pytest; return (passed, failed_or_errored, seconds, output).
+
+    seconds is pytest's own reported session time (interpreter start-up excluded)."""
     env = dict(os.environ)
     env["PYTHONPATH"] = str(project) + os.pathsep + env.get("PYTHONPATH", "")
     env["PYTHONDONTWRITEBYTECODE"] = "1"
@@ -81,6 +83,9 @@ def pytest_counts(args, cwd: Path, project: Path):
         return 0, 1, TIMEOUT, "TIMEOUT"
     dt = time.monotonic() - t0
     out = proc.stdout + proc.stderr
+    m = re.search(r" in (\d+(?:\.\d+)?)s", out)
+    if m:
+        dt = float(m.group(1))
     counts = {}
     for n, word in re.findall(r"(\d+) (passed|failed|errors?)\b", out):
         counts[word.rstrip("s")] = counts.get(word.rstrip("s"), 0) + int(n)
@@ -133,6 +138,8 @@ def validate(case: Path):
             errors.append("buggy: no visible test passes")
         if out == "TIMEOUT":
             errors.append("buggy: visible tests time out")
+        elif dt > 1.0:
+            warnings.append("buggy visible suite took %.2fs (> 1 s)" % dt)
 
         # 2. buggy checks
         p, f, _, out = pytest_counts([str(checks)], project, project)
@@ -155,6 +162,8 @@ def validate(case: Path):
         stats["fixed"] = "%d/%d" % (p, p + f)
         if f or not p:
             errors.append("fixed: visible tests fail\n" + out[-1500:])
+        elif dt > 1.0:
+            warnings.append("fixed visible suite took %.2fs (> 1 s)" % dt)
         p, f, _, out = pytest_counts([str(checks)], project, project)
         stats["checks_fixed"] = "%d/%d" % (p, p + f)
         if f or not p:
