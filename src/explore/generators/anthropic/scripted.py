@@ -49,6 +49,11 @@ class ScriptedAPI:
         self._cached: set[str] = set()
         self._ids = 0
 
+    def forget_cache(self) -> None:
+        """As if the prompt cache expired: the next cache_control blocks are written again."""
+        with self._lock:
+            self._cached.clear()
+
     def handle(self, method: str, path: str, headers: dict[str, str], body: bytes) -> tuple[int, dict[str, str], bytes]:
         if method != "POST" or not path.split("?")[0].endswith("/v1/messages"):
             return 404, {}, json.dumps({"type": "error", "error": {"type": "not_found_error", "message": path}}).encode()
