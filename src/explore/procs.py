@@ -79,8 +79,10 @@ def tree_of(pid: int) -> list[psutil.Process]:
         return []
 
 
-def kill_tree(pid: int) -> None:
-    """SIGKILL the process group led by pid and every descendant, even ones that left the group."""
+def kill_tree(pid: int, wait: bool = True) -> list[psutil.Process]:
+    """SIGKILL the process group led by pid and every descendant, even ones that left the group.
+
+    With wait=False the caller reaps: waiting here on our own child would race asyncio's watcher."""
     members = tree_of(pid)
     _kill_group(pid)
     for proc in members:
@@ -88,7 +90,23 @@ def kill_tree(pid: int) -> None:
             proc.kill()
         except psutil.Error:
             pass
-    psutil.wait_procs(members, timeout=2)
+    if wait:
+        psutil.wait_procs(members, timeout=2)
+    return members
+
+
+async def _wait_gone(members: list[psutil.Process], timeout: float = 2.0) -> None:
+    with anyio.move_on_after(timeout):
+        for proc in members:
+            while _alive(proc):
+                await anyio.sleep(0.01)
+
+
+def _alive(proc: psutil.Process) -> bool:
+    try:
+        return proc.is_running() and proc.status() != psutil.STATUS_ZOMBIE
+    except psutil.Error:
+        return False
 
 
 def tree_rss(pid: int) -> int:
@@ -164,8 +182,9 @@ async def run(
         
     finally:
         with anyio.CancelScope(shield=True):
-            kill_tree(process.pid)  # descendants may outlive the leader
+            members = kill_tree(process.pid, wait=False)  # descendants may outlive the leader
             await process.aclose()
+            await _wait_gone(members[1:])
             if tracker is not None:
                 tracker.pids.discard(process.pid)
             _write_log(log_path, log)
