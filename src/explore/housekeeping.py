@@ -83,8 +83,8 @@ def clean(info: gitrepo.RepoInfo, dry_run: bool = False) -> list[str]:
         for pid in run.pids:
             if _is_ours(pid, run):
                 actions.append(f"process {pid} of run {run.run_id}")
-                if not dry_run:
-                    kill_tree(pid)
+        if not dry_run:
+            kill_strays(run)
         if run.branch and run.merged_commit is None and gitrepo.branch_commit(info.repo, run.branch):
             actions.append(f"branch {run.branch} (nothing merged)")
             if not dry_run:
@@ -100,6 +100,13 @@ def clean(info: gitrepo.RepoInfo, dry_run: bool = False) -> list[str]:
         if not dry_run:
             state.lock_path(info.root).unlink(missing_ok=True)
     return actions
+
+
+def kill_strays(run: RunState) -> None:
+    """Process trees a dead run left running in its worktrees."""
+    for pid in run.pids:
+        if _is_ours(pid, run):
+            kill_tree(pid)
 
 
 def _is_ours(pid: int, run: RunState) -> bool:

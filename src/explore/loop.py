@@ -155,8 +155,19 @@ class Runner:
         self._check_gate()
         self.save("iterating")
 
+    def adopt_branch(self) -> None:
+        """A run killed between its merge commit and its state write left the commit on the run
+        branch only: take it, so merged work is never redone or lost."""
+        if not self.run.branch:
+            return
+        tip = gitrepo.branch_commit(self.info.repo, self.run.branch)
+        if tip and tip != self.run.current_commit and self.info.repo.git.rev_parse(f"{tip}^") == self.run.current_commit:
+            self.display.note(f"adopting {tip[:10]}, merged on {self.run.branch} just before the run stopped")
+            self.run.current_commit = self.run.merged_commit = tip
+
     async def retest_current(self) -> None:
         """On resume: the failures at the current commit, to hand the generator fresh details."""
+        self.adopt_branch()
         self.display.phase(f"resume {self.run.run_id}: re-testing {self.run.current_commit[:10]} (iteration {len(self.run.iterations)} done)")
         path, _ = await anyio.to_thread.run_sync(self.pool.acquire, "a", self.run.current_commit)
         await self._setup_once(path)
@@ -165,7 +176,6 @@ class Runner:
             raise Escalation("infrastructure", f"the test run failed on resume: {run.infra_error}", escalation.INFRASTRUCTURE_ACTION)
         self.current_run = run
         self._set_current(run)
-        self.run.status, self.run.escalation, self.run.stop_reason = "running", None, None
         self._check_gate()
 
     async def _setup_once(self, path: Path) -> None:
@@ -231,7 +241,7 @@ class Runner:
                 current_passing=self.current_run.passing() - flaky, current_rate=self.run.current.pass_rate,
                 test_patterns=self.options.test_patterns, allow_test_edits=self.options.allow_test_edits,
                 branch_timeout=self.options.branch_timeout, worktree_setup=self.options.worktree_setup,
-                tracker=self.tracker, progress=self.display.candidate,
+                tracker=self.tracker, progress=self._candidate_progress(n),
                 progressive=chosen.tests.get("mode", "affected-then-full") != "full",
             )
             record.candidates = await fan_out(plans, ctx, self.options.parallel)
@@ -252,6 +262,14 @@ class Runner:
             elif self.run.no_progress >= self.options.no_progress_limit:
                 self.run.status, self.run.stop_reason = "failed", f"no progress in {self.run.no_progress} iterations in a row"
         self.save(f"iteration-{n}-done")
+
+    def _candidate_progress(self, n: int):
+        def report(cid: str, text: str) -> None:
+            self.display.candidate(cid, text)
+            if text.startswith(("ok", "rejected", "crashed", "timeout", "oom", "apply_failed")):
+                self.save(f"iteration-{n}-scored-{cid}")
+
+        return report
 
     def _tried_patches(self) -> list[str]:
         patches = []
@@ -290,6 +308,7 @@ class Runner:
         new = gitrepo.commit_patch(self.info.repo, self.run.current_commit, Path(best.patch_path or ""), message)
         assert self.run.branch
         gitrepo.set_branch(self.info.repo, self.run.branch, new, self.run.current_commit)
+        state.fault_point("merged-before-save")
         self.run.current_commit, self.run.merged_commit = new, new
         self.current_run = ctx.runs[twin]
         self._set_current(self.current_run)
@@ -345,6 +364,11 @@ def finish(info: gitrepo.RepoInfo, run: RunState, options: Options, display: Dis
 
 async def run_repair(info: gitrepo.RepoInfo, options: Options, display: Display, resume: RunState | None = None, hint: str | None = None) -> RunState:
     run = resume or prepare_new(info, options)
+    if resume:
+        from .housekeeping import kill_strays
+
+        kill_strays(run)
+        run.pid, run.status, run.escalation, run.stop_reason, run.no_progress = os.getpid(), "running", None, None, 0
     if hint:
         run.hints.append(hint)
     runner = Runner(info=info, options=options, run=run, display=display, hint=hint)

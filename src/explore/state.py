@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import secrets
+import signal
 import tempfile
 import time
 from pathlib import Path
@@ -46,8 +47,16 @@ def atomic_write(path: Path, text: str) -> None:
         raise
 
 
+def fault_point(name: str) -> None:
+    """Fault injection for the crash-safety tests: `EXPLORE_FAULT_AT=name` makes the process
+    SIGKILL itself here, the way a power cut or the OOM killer would."""
+    if os.environ.get("EXPLORE_FAULT_AT") == name:
+        os.kill(os.getpid(), signal.SIGKILL)
+
+
 def save(root: Path, state: RunState) -> None:
     atomic_write(run_dir(root, state.run_id) / "state.json", state.model_dump_json(indent=2))
+    fault_point(f"saved:{state.phase}")
 
 
 def load(root: Path, run_id: str) -> RunState:
