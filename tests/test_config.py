@@ -140,22 +140,12 @@ def test_tool_explore_not_a_table(tmp_path: Path) -> None:
         build_options(tmp_path, {})
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG: a pyproject.toml whose `tool` is not a table (tool = 3) crashes read_repo_config with "
-    "AttributeError ('int' object has no attribute 'get') instead of a UsageError (exit 2)",
-)
 def test_tool_not_a_table_is_a_usage_error(tmp_path: Path) -> None:
     pyproject(tmp_path, "tool = 3\n")
     with pytest.raises(UsageError):
         build_options(tmp_path, {})
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG (minor): an unknown dashed key is reported in underscore form ('max_iteration' for "
-    "max-iteration), not as the user wrote it, while the allowed keys are listed with dashes",
-)
 def test_unknown_dashed_key_is_named_as_written(tmp_path: Path) -> None:
     pyproject(tmp_path, "[tool.explore]\nmax-iteration = 4\n")
     with pytest.raises(UsageError) as caught:

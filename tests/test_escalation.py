@@ -147,11 +147,6 @@ def test_options_name_resume_hint_rollback_and_clean() -> None:
     assert escalation.options_for("r", 0)[1].endswith("--to 0")
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG: options_for offers `explore rollback RUN_ID --to N`, but the CLI has no rollback "
-    "command (commands: clean, demo, resume, run, status) — the suggested command fails with exit 2",
-)
 def test_every_suggested_command_exists() -> None:
     from explore import cli
 

@@ -224,11 +224,5 @@ def test_patch_key_independent_of_dict_order() -> None:
     assert patch_key({"a.py": "x = 1\n", "b.py": "y = 2\n"}) == patch_key({"b.py": "y = 2\n", "a.py": "x = 1\n"})
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG (minor): for Python that neither parses nor fully tokenizes (an unclosed bracket: "
-    "tokenize raises TokenError at EOF), normalise_source falls back to whitespace removal and keeps "
-    "comments, so two such patches differing only in a comment get different patch keys",
-)
 def test_unclosed_bracket_python_still_ignores_comments() -> None:
     assert normalise_source("m.py", "def f(x:\n    return x + 1  # note\n") == normalise_source("m.py", "def f(x:\n    return x + 1\n")

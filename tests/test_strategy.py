@@ -159,11 +159,6 @@ def test_thresholds_come_from_the_strategy_files(tmp_path: Path) -> None:
     assert select(found, 6, 40.0, Detection(stuck=["t::a"])).name == "exploratory"
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG: select ignores surgical.toml's [trigger] regression_drop; it relies only on "
-    "Detection.regression, which the loop computes with the hard-coded default of 10 points",
-)
 def test_surgical_regression_threshold_comes_from_its_file(tmp_path: Path) -> None:
     folder = tmp_path / "strategies"
     write(folder, "surgical.toml", "[trigger]\nregression_drop = 5.0\n")

@@ -134,16 +134,9 @@ async def test_teardown_error_after_a_pass_is_an_error(tmp_path: Path) -> None:
     assert "teardown broke" in result.message
 
 
-SELECT_BUG = pytest.mark.xfail(
-    strict=True,
-    reason="BUG: run_tests appends the selected ids after `--json-report-omit log streams warnings`; "
-    "that option takes nargs='+', so it swallows the ids and the whole suite runs",
-)
-
-
 @pytest.mark.anyio
 @pytest.mark.parametrize(
-    "json_report", [pytest.param(True, marks=SELECT_BUG, id="json"), pytest.param(False, id="junit")]
+    "json_report", [pytest.param(True, id="json"), pytest.param(False, id="junit")]
 )
 async def test_select_runs_only_the_given_ids(suite: Path, tmp_path: Path, json_report: bool) -> None:
     chosen = ["tests/test_mod.py::test_fail", "tests/test_mod.py::TestGroup::test_in_class"]
@@ -187,12 +180,7 @@ BROKEN = {
     "json_report",
     [
         pytest.param(True, id="json"),
-        pytest.param(False, id="junit", marks=pytest.mark.xfail(
-            strict=True,
-            reason="BUG: pytest's JUnit XML reports a collection error as a testcase with classname=\"\"; "
-            "_pytest_id('') calls Path('').with_suffix('.py') and run_tests raises ValueError "
-            "('PosixPath('.') has an empty name') instead of reporting an infra_error",
-        )),
+        pytest.param(False, id="junit"),
     ],
 )
 async def test_collection_error_is_an_infra_error(tmp_path: Path, json_report: bool) -> None:
@@ -271,12 +259,6 @@ async def test_custom_command_junit_from_another_runner(tmp_path: Path) -> None:
     assert run.infra_error is None
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG: run_tests does not remove a stale --junit-xml file before running a custom command; "
-    "a command that fails without writing it is scored from the old file (all passed). Worktrees are "
-    "reused with `git clean -fd` (no -x), so an ignored report file survives between candidates",
-)
 @pytest.mark.anyio
 async def test_stale_junit_file_is_not_read(tmp_path: Path) -> None:
     root = project(tmp_path / "proj", {"out.xml": '<testsuite><testcase classname="S" name="ok"/></testsuite>'})

@@ -183,6 +183,23 @@ def clean(path: Path, dry_run: bool) -> None:
 
 
 @main.command()
+@click.argument("run_id")
+@click.option("--to", "to", type=int, default=None, help="Iteration to go back to (0 = before any merge; default: one back).")
+@click.option("--path", "path", default=".", type=click.Path(path_type=Path), help="Repository (default: here).")
+def rollback(run_id: str, to: int | None, path: Path) -> None:
+    """Move a run's branch back to an earlier iteration (your own branch is never touched)."""
+    from . import gitrepo, housekeeping
+
+    try:
+        info = gitrepo.open_repo(path)
+        message = housekeeping.rollback(info, run_id, to)
+    except ExploreError as exc:
+        _fail(str(exc), exc.exit_code, False)
+        return
+    click.echo(message)
+
+
+@main.command()
 @click.argument("folder", required=False, type=click.Path(path_type=Path))
 @click.option("--parallel", type=int, default=3, show_default=True)
 @click.option("--json", "as_json", is_flag=True, help="Print the JSON summary on stdout.")

@@ -96,7 +96,8 @@ def read_repo_config(root: Path) -> dict[str, Any]:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         raise UsageError(f"cannot read {path}: {exc}") from exc
-    table = data.get("tool", {}).get("explore", {})
+    tool = data.get("tool", {})
+    table = tool.get("explore", {}) if isinstance(tool, dict) else None
     if not isinstance(table, dict):
         raise UsageError(f"[tool.explore] in {path} must be a table")
     return {key.replace("-", "_"): value for key, value in table.items()}
@@ -109,16 +110,26 @@ def build_options(root: Path, flags: dict[str, Any]) -> Options:
     try:
         options = Options.model_validate(merged)
     except ValidationError as exc:
-        raise UsageError(describe_validation(exc, root)) from exc
+        raise UsageError(describe_validation(exc, root, _written_names(root))) from exc
     cores = os.cpu_count() or 1
     if options.parallel > MAX_PARALLEL:
         raise UsageError(f"--parallel {options.parallel} is more than explore can run; use at most {MAX_PARALLEL} (this machine has {cores} cores)")
     return options
 
 
-def describe_validation(exc: ValidationError, root: Path) -> str:
+def _written_names(root: Path) -> dict[str, str]:
+    """Normalised key → the key as the user wrote it, to name it back the same way."""
+    try:
+        table = tomllib.loads((root / "pyproject.toml").read_text(encoding="utf-8")).get("tool", {}).get("explore", {})
+        return {key.replace("-", "_"): key for key in table}
+    except (OSError, tomllib.TOMLDecodeError, UnicodeDecodeError, AttributeError):
+        return {}
+
+
+def describe_validation(exc: ValidationError, root: Path, written: dict[str, str] | None = None) -> str:
     first = exc.errors()[0]
     key = ".".join(str(part) for part in first["loc"]) or "(options)"
+    key = (written or {}).get(key, key)
     if first["type"] == "extra_forbidden":
         allowed = ", ".join(sorted(name.replace("_", "-") for name in Options.model_fields))
         return f"unknown option {key!r} in [tool.explore] of {root / 'pyproject.toml'}; allowed keys: {allowed}"

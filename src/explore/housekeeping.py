@@ -102,6 +102,33 @@ def clean(info: gitrepo.RepoInfo, dry_run: bool = False) -> list[str]:
     return actions
 
 
+def rollback(info: gitrepo.RepoInfo, run_id: str, to: int | None) -> str:
+    """Point the run branch at the commit of an earlier iteration, recorded in state for resume."""
+    from .errors import UsageError
+
+    run = state.load(info.root, run_id)
+    if run.status == "running" and state.pid_alive(run.pid or -1):
+        raise UsageError(f"run {run_id} is still running (pid {run.pid}); stop it first")
+    merged = [(r.n, r.commit) for r in run.iterations if r.commit]
+    target_n = to if to is not None else (merged[-2][0] if len(merged) > 1 else 0)
+    if target_n < 0 or target_n > len(run.iterations):
+        raise UsageError(f"--to {target_n} is not an iteration of run {run_id} (0–{len(run.iterations)})")
+    commit = run.base_commit
+    for n, sha in merged:
+        if n <= target_n:
+            commit = sha
+    branch = run.branch or f"explore/{run_id}"
+    gitrepo.set_branch(info.repo, branch, commit)
+    run.branch, run.current_commit = branch, commit
+    run.merged_commit = None if commit == run.base_commit else commit
+    run.iterations = [r for r in run.iterations if r.n <= target_n]
+    if run.status in ("succeeded", "partial", "failed"):
+        run.status = "interrupted"
+    run.stop_reason = f"rolled back to iteration {target_n}; `explore resume {run_id}` continues from there"
+    state.save(info.root, run)
+    return f"{branch} now at {commit[:10]} (iteration {target_n}); continue with: explore resume {run_id}"
+
+
 def kill_strays(run: RunState) -> None:
     """Process trees a dead run left running in its worktrees."""
     for pid in run.pids:

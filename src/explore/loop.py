@@ -208,7 +208,11 @@ class Runner:
         flaky = frozenset(self.run.flaky)
         assert self.current_run is not None
         failing = [self.current_run.outcomes[i] for i in self.run.current_failing if i in self.current_run.outcomes]
-        detection = history.detect(records, [o.message for o in failing if o.id not in flaky], flaky=flaky)
+        detection = history.detect(
+            records, [o.message for o in failing if o.id not in flaky], flaky=flaky,
+            stuck_threshold=self._threshold("exploratory", "stuck_iterations", 3),
+            regression_points=self._threshold("surgical", "regression_drop", 10.0),
+        )
         choice = strategy.select(self.strategies, n, self.run.current.pass_rate, detection, self.options.strategy)
         chosen = self.strategies[choice.name]
         self.display.phase(f"iteration {n}: strategy {choice.name} — {choice.reason}")
@@ -224,7 +228,11 @@ class Runner:
             hint="\n".join(self.run.hints) or None, tracker=self.tracker,
         )
         self.save(f"iteration-{n}-propose")
-        proposal = await self.generator.propose(request)
+        try:
+            proposal = await self.generator.propose(request)
+        except (Escalation, BudgetExhausted) as exc:
+            self._add_usage(getattr(exc, "usage", None) or {})
+            raise
         self._add_usage(proposal.usage)
         plans = proposal.plans[: self.options.parallel]
         for letter, plan in zip(LETTERS, plans):
@@ -263,6 +271,11 @@ class Runner:
                 self.run.status, self.run.stop_reason = "failed", f"no progress in {self.run.no_progress} iterations in a row"
         self.save(f"iteration-{n}-done")
 
+    def _threshold(self, name: str, field: str, default):
+        found = self.strategies.get(name)
+        value = getattr(found.trigger, field) if found else None
+        return default if value is None else value
+
     def _candidate_progress(self, n: int):
         def report(cid: str, text: str) -> None:
             self.display.candidate(cid, text)
@@ -281,9 +294,11 @@ class Runner:
 
     def _add_usage(self, usage: dict[str, float]) -> None:
         for key, value in usage.items():
-            self.run.usage[key] = round(self.run.usage.get(key, 0) + value, 6)
+            self.run.usage[key] = self.run.usage.get(key, 0) + value
 
     def _escalate_from(self, ctx: FanOut, plans: list[CandidatePlan]) -> None:
+        if ctx.stop is not None:
+            raise ctx.stop
         if ctx.infra_error:
             raise Escalation("infrastructure", ctx.infra_error, escalation.INFRASTRUCTURE_ACTION)
         for cid, found in sorted(ctx.destructive.items()):

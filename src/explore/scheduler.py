@@ -14,6 +14,7 @@ from pathlib import Path
 import anyio
 
 from . import escalation, procs, scoring
+from .errors import BudgetExhausted, Escalation
 from .generators.base import CandidateContext, FixGenerator, ProposalRequest
 from .generators.command import AgentCrashed
 from .models import CandidatePlan, CandidateResult, CandidateStatus, TestRun
@@ -48,6 +49,8 @@ class FanOut:
     patches: dict[str, str] = field(default_factory=dict)
     keys: dict[str, str] = field(default_factory=dict)
     infra_error: str | None = None
+    stop: Exception | None = None
+    """An escalation or budget stop raised inside a candidate: ends the run after the fan-out."""
     destructive: dict[str, escalation.Pattern] = field(default_factory=dict)
     agent_escalation: dict[str, escalation.Pattern] = field(default_factory=dict)
     _first_by_key: dict[str, str] = field(default_factory=dict)
@@ -99,6 +102,10 @@ async def run_candidate(plan: CandidatePlan, ctx: FanOut) -> CandidateResult:
     except SetupFailed as exc:
         ctx.infra_error = str(exc)
         result.status, result.reason = CandidateStatus.crashed, str(exc)
+    except (Escalation, BudgetExhausted) as exc:  # the run stops after this fan-out
+        ctx.stop = ctx.stop or exc
+        result.status, result.reason = CandidateStatus.crashed, f"{type(exc).__name__}: {exc}"[:500]
+        result.usage = dict(getattr(exc, "usage", None) or result.usage)
     except Exception as exc:  # a crashing branch never takes the run down
         result.status = CandidateStatus.crashed
         result.reason = f"{type(exc).__name__}: {exc}"[:500]

@@ -113,7 +113,7 @@ def normalise_source(path: str, text: str) -> str:
             tokens = tokenize.generate_tokens(io.StringIO(text).readline)
             return " ".join(t.string for t in tokens if t.type not in (tokenize.COMMENT, tokenize.NL, tokenize.NEWLINE))
         except (tokenize.TokenError, SyntaxError):
-            pass
+            text = re.sub(r"#[^\n]*", "", text)  # unparseable: drop what looks like comments
     return re.sub(r"\s+", "", text)
 
 

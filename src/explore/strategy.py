@@ -94,7 +94,9 @@ def select(
     if forced != "auto":
         return Choice(forced, "forced by --strategy")
     surgical = strategies.get("surgical")
-    if surgical and detection.regression:
+    limit = surgical.trigger.regression_drop if surgical else None
+    regressed = detection.regression_drop > limit if limit is not None else detection.regression
+    if surgical and regressed:
         return Choice("surgical", f"regression: pass rate fell {detection.regression_drop:.1f} points")
     exploratory = strategies.get("exploratory")
     if exploratory and detection.stuck and iteration >= (exploratory.trigger.min_iteration or 3):

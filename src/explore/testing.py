@@ -99,15 +99,17 @@ async def run_tests(
     report.unlink(missing_ok=True)
     env = {**isolation_env(workdir), **command.extra_env}
     if command.is_pytest:
-        argv = [command.python or sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-rN", "-q"]
+        argv = [command.python or sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-rN", "-q", *(select or [])]
         if command.json_report:
+            # --json-report-omit takes several values: it must come after the test ids.
             argv += ["--json-report", f"--json-report-file={report}", "--json-report-omit", "log", "streams", "warnings"]
         else:
             argv += [f"--junit-xml={report}"]
-        argv += select or []
         cmd: list[str] | str = argv
     else:
         cmd = (command.shell or "").replace("{junit}", shlex.quote(str(report)))
+        if command.junit_xml:
+            (workdir / command.junit_xml).unlink(missing_ok=True)  # never score a stale report
     result = await procs.run(cmd, workdir, env=env, log_path=log_path, tracker=tracker, memory_limit=memory_limit, log_cap=log_cap)
     run = TestRun(exit_code=result.exit_code, log_path=str(log_path), duration_s=result.duration_s)
     if result.oom:
@@ -202,7 +204,7 @@ def _read_junit(path: Path, run: TestRun, workdir: Path) -> None:
     for case in root.iter("testcase"):
         classname, name = case.get("classname", ""), case.get("name", "")
         file = case.get("file")
-        test_id = _pytest_id(classname, name, workdir) or f"{classname}::{name}"
+        test_id = (_pytest_id(classname, name, workdir) if classname else None) or f"{classname}::{name}"
         outcome, message, longrepr = "passed", "", ""
         for child in case:
             if child.tag in ("failure", "error"):
