@@ -44,6 +44,7 @@ def run_options(func: Any) -> Any:
         click.option("--branch-timeout", type=float, help="Seconds per candidate, generator and tests together (default 600)."),
         click.option("--target-pass-rate", type=float, help="Quality gate in percent (default 100)."),
         click.option("--no-apply", is_flag=True, default=None, help="Leave the result on explore/<run-id>; do not move your branch."),
+        click.option("--branch-memory", help="Memory cap per candidate's process tree, e.g. 512M (default: half the RAM / --parallel)."),
         click.option("--budget-usd", type=float, help="Stop before LLM calls would cost more than this."),
         click.option("--budget-tokens", type=int, help="Stop before LLM calls would use more tokens than this."),
         click.option("--json", "as_json", is_flag=True, help="Print the JSON summary on stdout; progress stays on stderr."),

@@ -48,6 +48,12 @@ class Options(BaseModel):
     no_progress_limit: int = 3
     """Iterations in a row without a merged improvement that end the run."""
     baseline_timeout: float | None = None
+    branch_memory: str | None = None
+    """Memory cap per candidate's process tree, e.g. 512M or 2G (default: half the RAM / parallel)."""
+    disk_floor: str = "1G"
+    """No new worktree is created when free disk falls under this."""
+    flaky_reruns: int = 1
+    """How often failing baseline tests are rerun to tell flaky ones apart."""
     budget_usd: float | None = None
     budget_tokens: int | None = None
     mutate: dict[str, Any] = Field(default_factory=dict)
@@ -74,6 +80,20 @@ class Options(BaseModel):
             raise ValueError("must be a positive number of seconds")
         return value
 
+    @field_validator("branch_memory", "disk_floor")
+    @classmethod
+    def _size(cls, value: str | None) -> str | None:
+        if value is not None:
+            parse_size(value)
+        return value
+
+    def memory_cap(self) -> int:
+        if self.branch_memory:
+            return parse_size(self.branch_memory)
+        import psutil
+
+        return psutil.virtual_memory().total // 2 // self.parallel
+
     @field_validator("target_pass_rate")
     @classmethod
     def _rate(cls, value: float) -> float:
@@ -85,6 +105,22 @@ class Options(BaseModel):
     @classmethod
     def _strategy(cls, value: str) -> str:
         return value.strip().lower()
+
+
+def parse_size(text: str | int) -> int:
+    """`512M`, `2G`, `1.5GiB`, `300000000` → bytes."""
+    raw = str(text).strip().upper().removesuffix("IB").removesuffix("B")
+    units = {"K": 2**10, "M": 2**20, "G": 2**30, "T": 2**40}
+    try:
+        if raw and raw[-1] in units:
+            value = float(raw[:-1]) * units[raw[-1]]
+        else:
+            value = float(raw)
+    except ValueError:
+        raise ValueError(f"{text!r} is not a size (use e.g. 512M or 2G)") from None
+    if value <= 0:
+        raise ValueError("must be a positive size")
+    return int(value)
 
 
 def read_repo_config(root: Path) -> dict[str, Any]:

@@ -13,9 +13,10 @@ from pathlib import Path
 import anyio
 
 from . import escalation, generators, gitrepo, history, procs, scoring, state, strategy
-from .config import Options
+from .affected import ImportMap
+from .config import Options, parse_size
 from .errors import BudgetExhausted, Escalation, UsageError
-from .models import CandidatePlan, Counts, IterationRecord, RunState, TestRun
+from .models import PASSING, CandidatePlan, Counts, IterationRecord, RunState, TestRun
 from .progress import Display
 from .scheduler import FanOut, fan_out
 from .testing import make_command, run_tests
@@ -45,7 +46,10 @@ class Runner:
         self.generator = generators.create(self.agent, self.options.model_dump())
         self.test_command = make_command(self.options.test_cmd, self.options.junit_xml, self.options.python)
         pool_root = Path(self.options.worktree_dir).expanduser() / self.root.name if self.options.worktree_dir else default_root(self.root)
-        self.pool = WorktreePool(self.info.repo, self.root, pool_root / self.run.run_id, include=self.options.worktree_include)
+        self.pool = WorktreePool(self.info.repo, self.root, pool_root / self.run.run_id, include=self.options.worktree_include,
+                                 keep_ignored=bool(self.options.worktree_setup))
+        self.memory_limit = self.options.memory_cap()
+        self.pool.disk_floor = parse_size(self.options.disk_floor)
         self.history_path = state.explore_dir(self.root) / "history.jsonl"
         self.run_dir = state.run_dir(self.root, self.run.run_id)
 
@@ -136,13 +140,12 @@ class Runner:
         if found:
             raise Escalation(found.category, f"{found.reason} (in {len(failing)} failing test(s), e.g. {failing[0]})", found.action)
         if failing and self.test_command.is_pytest and all("::" in i for i in failing):
-            rerun = await run_tests(self.test_command, path, self.run_dir / "baseline-rerun.log", select=failing, tracker=self.tracker)
-            known = set()
-            for record in history.load(self.history_path):
-                known |= set(record.flaky)
-            self.run.flaky = sorted(
-                i for i in failing if (i in rerun.outcomes and rerun.outcomes[i].outcome in ("passed", "xfailed", "xpassed")) or i in known
-            )
+            flaky = {i for record in history.load(self.history_path) for i in record.flaky} & set(failing)
+            for attempt in range(self.options.flaky_reruns):
+                rerun = await run_tests(self.test_command, path, self.run_dir / f"baseline-rerun-{attempt + 1}.log", select=failing,
+                                        tracker=self.tracker, memory_limit=self.memory_limit)
+                flaky |= {i for i in failing if i in rerun.outcomes and rerun.outcomes[i].outcome in PASSING}
+            self.run.flaky = sorted(flaky)
         self.current_run = run
         self._set_current(run)
         self.run.baseline = self.run.current.model_copy()
@@ -187,7 +190,11 @@ class Runner:
     async def _full_run(self, path: Path, log: Path) -> TestRun:
         timeout = self.options.baseline_timeout or max(self.options.branch_timeout, 600.0)
         with anyio.move_on_after(timeout) as scope:
-            return await run_tests(self.test_command, path, log, tracker=self.tracker)
+            run = await run_tests(self.test_command, path, log, tracker=self.tracker, memory_limit=self.memory_limit)
+            if run.oom:
+                raise Escalation("infrastructure", f"the full test suite exceeded the memory cap of {self.memory_limit / 2**20:,.0f} MiB ({run.infra_error})",
+                                 "raise --branch-memory, or find what allocates without bound")
+            return run
         assert scope.cancelled_caught
         raise Escalation("infrastructure", f"the full test suite did not finish within {timeout:g}s", "raise --branch-timeout or baseline-timeout, or make the suite faster")
 
@@ -251,6 +258,7 @@ class Runner:
                 branch_timeout=self.options.branch_timeout, worktree_setup=self.options.worktree_setup,
                 tracker=self.tracker, progress=self._candidate_progress(n),
                 progressive=chosen.tests.get("mode", "affected-then-full") != "full",
+                memory_limit=self.memory_limit, import_map=self.import_map(scratch),
             )
             record.candidates = await fan_out(plans, ctx, self.options.parallel)
             for candidate in record.candidates:
@@ -270,6 +278,10 @@ class Runner:
             elif self.run.no_progress >= self.options.no_progress_limit:
                 self.run.status, self.run.stop_reason = "failed", f"no progress in {self.run.no_progress} iterations in a row"
         self.save(f"iteration-{n}-done")
+
+    def import_map(self, worktree: Path) -> ImportMap:
+        files = {i.split("::", 1)[0] for i in self.run.baseline_ids if "::" in i}
+        return ImportMap.build(worktree, files)
 
     def _threshold(self, name: str, field: str, default):
         found = self.strategies.get(name)
@@ -308,7 +320,7 @@ class Runner:
             raise Escalation(found.category, f"the agent failed: {found.reason} (candidate {cid})", found.action)
 
     def _merge_best(self, record: IterationRecord, ctx: FanOut, n: int) -> None:
-        ok = [c for c in record.candidates if c.status.value == "ok"]
+        ok = [c for c in record.candidates if c.status.value == "ok" and c.validated]
         ranked = scoring.rank([scoring.Ranked(c.id, c.pass_rate, len(c.newly_failing), c.agreement, c.confidence, c.diff_lines) for c in ok])
         if not ranked:
             return
@@ -316,7 +328,7 @@ class Runner:
         if not scoring.is_improvement(best.pass_rate, self.run.current.pass_rate):
             self.display.note(f"best candidate {best.id} ({best.pass_rate:.1f}%) does not improve on {self.run.current.pass_rate:.1f}%")
             return
-        twin = next((cid for cid, key in ctx.keys.items() if key == ctx.keys.get(best.id) and cid in ctx.runs), best.id)
+        twin = ctx._first_by_key.get(ctx.keys.get(best.id, ""), best.id)
         before = self.run.current.pass_rate
         message = (f"explore: iteration {n} ({record.strategy}) candidate {best.id}: "
                    f"pass rate {before:.1f}% -> {best.pass_rate:.1f}%\n\n{best.hypothesis}".strip())

@@ -39,6 +39,7 @@ class TestRun(BaseModel):
     """Set when the run could not tell anything about the code: command missing, crash,
     collection errors, nothing collected."""
     collection_errors: list[str] = Field(default_factory=list)
+    oom: bool = False
     per_test: bool = True
     """False when only the exit code was available (custom command without JUnit XML)."""
     log_path: str | None = None
@@ -117,6 +118,8 @@ class CandidateResult(BaseModel):
     diff_lines: int = 0
     patch_path: str | None = None
     usage: dict[str, float] = Field(default_factory=dict)
+    validated: bool = True
+    """False while its pass rate is an estimate from its affected tests (never merged so)."""
     progress: str | None = None
     """Human account of its test runs, e.g. "affected 12/12 → full 198/200"."""
 

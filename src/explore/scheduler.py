@@ -17,7 +17,8 @@ from . import escalation, procs, scoring
 from .errors import BudgetExhausted, Escalation
 from .generators.base import CandidateContext, FixGenerator, ProposalRequest
 from .generators.command import AgentCrashed
-from .models import CandidatePlan, CandidateResult, CandidateStatus, TestRun
+from .affected import ImportMap
+from .models import PASSING, CandidatePlan, CandidateResult, CandidateStatus, TestOutcome, TestRun
 from .testing import TestCommand, run_tests
 from .worktrees import SetupFailed, WorktreePool
 
@@ -45,6 +46,8 @@ class FanOut:
     progress: Progress = lambda _id, _text: None
     progressive: bool = True
     memory_limit: int | None = None
+    import_map: ImportMap | None = None
+    estimates: set[str] = field(default_factory=set)
     runs: dict[str, TestRun] = field(default_factory=dict)
     patches: dict[str, str] = field(default_factory=dict)
     keys: dict[str, str] = field(default_factory=dict)
@@ -70,7 +73,9 @@ async def fan_out(plans: list[CandidatePlan], ctx: FanOut, parallel: int) -> lis
             ctx._done[plan.id] = anyio.Event()
             group.start_soon(one, plan)
     _count_agreement(results, ctx)
-    return [results[plan.id] for plan in plans]
+    ordered = [results[plan.id] for plan in plans]
+    await validate(ordered, ctx)
+    return ordered
 
 
 def _count_agreement(results: dict[str, CandidateResult], ctx: FanOut) -> None:
@@ -180,44 +185,99 @@ async def _attempt(plan: CandidatePlan, ctx: FanOut, result: CandidateResult, fi
         await ctx._done[twin].wait()
         if twin in ctx.runs:
             _score(result, ctx.runs[twin], ctx, files)
+            result.validated = twin not in ctx.estimates
             result.progress = f"same normalised patch as candidate {twin}"
         else:
             result.status, result.reason = CandidateStatus.crashed, f"same patch as candidate {twin}, which did not finish"
         return
     run = await _test(plan.id, path, ctx, result, files_dir)
+    if run.oom:
+        result.status, result.reason = CandidateStatus.oom, f"its tests exceeded the memory cap ({run.infra_error})"
+        return
     ctx.runs[plan.id] = run
     _score(result, run, ctx, files)
 
 
 async def _test(cid: str, path: Path, ctx: FanOut, result: CandidateResult, files_dir: Path) -> TestRun:
-    """Affected tests first (the ones failing now), the full suite only when they improve."""
+    """Affected tests first (failing now + test files importing a changed module); the full suite
+    runs now only when selection cannot tell, otherwise later in `validate` for the best."""
     failing_now = sorted(ctx.yardstick.ids - ctx.current_passing)
-    if ctx.progressive and ctx.test_command.is_pytest and failing_now and _selectable(failing_now):
-        ctx.progress(cid, f"affected tests ({len(failing_now)})")
-        first = await run_tests(ctx.test_command, path, files_dir / "affected.log", select=failing_now,
+    selection = _selection(ctx, result.files_changed, failing_now)
+    if selection is not None:
+        ctx.progress(cid, f"affected tests ({len(selection)} ids/files)")
+        first = await run_tests(ctx.test_command, path, files_dir / "affected.log", select=selection,
                                 tracker=ctx.tracker, memory_limit=ctx.memory_limit)
-        fixed = [i for i in failing_now if i in first.outcomes and first.outcomes[i].outcome in ("passed", "xpassed", "xfailed")]
-        if not first.infra_error and not fixed:
-            # Nothing it touches improves: the full suite cannot show a strict improvement.
+        if first.oom:
+            return first
+        if not first.infra_error:
             estimate = TestRun(outcomes={**_assumed_passing(ctx), **first.outcomes}, exit_code=first.exit_code, log_path=first.log_path)
-            result.progress = f"affected 0/{len(failing_now)} fixed → full suite skipped"
+            ran = [o for o in first.outcomes.values() if o.id in ctx.yardstick.ids or o.id not in ctx.yardstick.skipped]
+            passed = sum(1 for o in ran if o.outcome in PASSING)
+            result.progress = f"affected {passed:,}/{len(ran):,}"
+            result.validated = False
+            ctx.estimates.add(cid)
             return estimate
-        result.progress = f"affected {len(fixed)}/{len(failing_now)} fixed"
     ctx.progress(cid, "full suite")
+    return await _full(cid, path, ctx, result, files_dir)
+
+
+async def _full(cid: str, path: Path, ctx: FanOut, result: CandidateResult, files_dir: Path) -> TestRun:
     full = await run_tests(ctx.test_command, path, files_dir / "tests.log", tracker=ctx.tracker, memory_limit=ctx.memory_limit)
     counts = ctx.yardstick.counts(full)
     result.progress = f"{result.progress + ' → ' if result.progress else ''}full {counts.passed:,}/{counts.total:,}"
+    result.validated = True
     return full
 
 
+def _selection(ctx: FanOut, changed: list[str], failing_now: list[str]) -> list[str] | None:
+    if not (ctx.progressive and ctx.test_command.is_pytest and ctx.import_map is not None and failing_now):
+        return None
+    if len(failing_now) > 500 or not all("::" in i for i in failing_now):
+        return None
+    files = ctx.import_map.affected_files(changed, ctx.test_patterns)
+    if files is None:
+        return None
+    return sorted(files) + [i for i in failing_now if i.split("::", 1)[0] not in files]
+
+
+async def validate(results: list[CandidateResult], ctx: FanOut) -> None:
+    """Full-suite validation of the candidates selection made look best, best first, until one
+    holds up or none can still beat what is validated: a selection miss costs time, never a
+    wrong merge."""
+    floor = max([ctx.current_rate] + [r.pass_rate for r in results if r.status == CandidateStatus.ok and r.validated])
+    pending = [r for r in results if r.status == CandidateStatus.ok and not r.validated and r.id in ctx.runs]
+    for result in sorted(pending, key=_rank_key, reverse=True):
+        if not scoring.is_improvement(result.pass_rate, floor):
+            result.progress = f"{result.progress} → full not needed (cannot beat {floor:.1f}%)"
+            continue
+        files_dir = ctx.iteration_dir / f"candidate-{result.id}"
+        ctx.progress(result.id, "validating on the full suite")
+        with anyio.move_on_after(ctx.branch_timeout) as scope:
+            run = await _full(result.id, ctx.pool.path_for(result.id), ctx, result, files_dir)
+        if scope.cancelled_caught:
+            result.status, result.reason = CandidateStatus.timeout, f"full-suite validation exceeded {ctx.branch_timeout:g}s"
+            continue
+        ctx.runs[result.id] = run
+        ctx.estimates.discard(result.id)
+        _score(result, run, ctx, result.files_changed)
+        if run.oom:
+            result.status, result.reason = CandidateStatus.oom, "the full suite exceeded the memory cap"
+        ctx.progress(result.id, _final_text(result))
+        if result.status == CandidateStatus.ok:
+            floor = max(floor, result.pass_rate)
+    for result in results:  # twins share their original's validated result
+        twin = ctx._first_by_key.get(ctx.keys.get(result.id, ""))
+        if twin and twin != result.id and twin in ctx.runs and result.status == CandidateStatus.ok:
+            _score(result, ctx.runs[twin], ctx, result.files_changed)
+            result.validated = twin not in ctx.estimates
+
+
+def _rank_key(result: CandidateResult) -> tuple:
+    return scoring.Ranked(result.id, result.pass_rate, len(result.newly_failing), result.agreement, result.confidence, result.diff_lines).key()
+
+
 def _assumed_passing(ctx: FanOut) -> dict:
-    from .models import TestOutcome
-
     return {i: TestOutcome(id=i, outcome="passed") for i in ctx.current_passing}
-
-
-def _selectable(ids: list[str]) -> bool:
-    return len(ids) <= 500 and all("::" in i for i in ids)
 
 
 def _score(result: CandidateResult, run: TestRun, ctx: FanOut, files: list[str]) -> None:

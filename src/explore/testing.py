@@ -113,6 +113,7 @@ async def run_tests(
     result = await procs.run(cmd, workdir, env=env, log_path=log_path, tracker=tracker, memory_limit=memory_limit, log_cap=log_cap)
     run = TestRun(exit_code=result.exit_code, log_path=str(log_path), duration_s=result.duration_s)
     if result.oom:
+        run.oom = True
         run.infra_error = f"the test run exceeded its memory cap (peak {result.peak_rss // 2**20} MiB)"
         return run
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 import os
 import shutil
+import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -31,6 +32,10 @@ class SetupFailed(Exception):
     """`worktree_setup` failed: an infrastructure problem, not a candidate's fault."""
 
 
+class DiskFull(SetupFailed):
+    """Free disk under the floor: no new worktree."""
+
+
 @dataclass
 class WorktreePool:
     repo: git.Repo
@@ -38,6 +43,10 @@ class WorktreePool:
     root: Path
     """The run's folder of worktrees: <pool root>/<run id>."""
     include: list[str] = field(default_factory=list)
+    disk_floor: int = 0
+    keep_ignored: bool = False
+    """Set when a worktree_setup command ran: its ignored output survives resets."""
+    _git_admin: threading.Lock = field(default_factory=threading.Lock)
     created: dict[str, Path] = field(default_factory=dict)
 
     def path_for(self, slot: str) -> Path:
@@ -48,16 +57,23 @@ class WorktreePool:
         path = self.path_for(slot)
         fresh = slot not in self.created or not (path / ".git").exists()
         if fresh:
+            free = shutil.disk_usage(self.root.parent if self.root.parent.exists() else self.repo_root).free
+            if free < self.disk_floor:
+                raise DiskFull(f"only {free / 2**30:.2f} GiB free where worktrees live ({self.root.parent}); "
+                               f"explore needs {self.disk_floor / 2**30:.2f} GiB (disk-floor) to start a worktree")
             if path.exists():
                 shutil.rmtree(path, ignore_errors=True)
                 self.repo.git.worktree("prune")
             path.parent.mkdir(parents=True, exist_ok=True)
-            self.repo.git.worktree("add", "--detach", "--force", str(path), commit)
+            with self._git_admin:  # concurrent `worktree add` races on .git/worktrees
+                self.repo.git.worktree("add", "--detach", "--force", str(path), commit)
             self.created[slot] = path
         else:
             wt = git.Repo(path)
             wt.git.reset("--hard", "--quiet", commit)
-            wt.git.clean("-fdq")
+            # -x: no candidate's ignored output (bytecode, builds) leaks into the next one —
+            # unless worktree_setup made ignored files the project needs.
+            wt.git.clean("-fdq" if self.keep_ignored else "-fdxq")
             wt.close()
         self._copy_includes(path)
         return path, fresh
@@ -104,7 +120,8 @@ class WorktreePool:
         """Remove every worktree of the run, whatever state it is in."""
         for path in list(self.created.values()):
             try:
-                self.repo.git.worktree("remove", "--force", "--force", str(path))
+                with self._git_admin:
+                    self.repo.git.worktree("remove", "--force", "--force", str(path))
             except git.GitCommandError:
                 shutil.rmtree(path, ignore_errors=True)
         self.created.clear()

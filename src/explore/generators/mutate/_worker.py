@@ -23,6 +23,8 @@ import signal
 import sys
 import time
 
+import pytest
+
 RESULT_ENV = "EXPLORE_MUTATE_RESULT"
 REQUEST_ENV = "EXPLORE_MUTATE_REQUEST"
 MODE_ENV = "EXPLORE_MUTATE_MODE"
@@ -69,16 +71,19 @@ class Recorder:
     """Runs phase-1 ids (the failing tests) before phase-2 ids (passing tests covering the
     mutated lines) and stops as soon as the verdict is known."""
 
-    def __init__(self, phase1, phase2, giveup):
+    def __init__(self, phase1, phase2, giveup, stop=True):
+        self.stop = stop
         self.phase1 = list(phase1)
         self.phase2 = list(phase2)
         self.giveup = giveup
         self.outcomes = {}
         self.session = None
 
+    @pytest.hookimpl(tryfirst=True)
     def pytest_sessionstart(self, session):
         self.session = session
 
+    @pytest.hookimpl(trylast=True)
     def pytest_collection_modifyitems(self, session, config, items):
         order = {nodeid: i for i, nodeid in enumerate(self.phase1 + self.phase2)}
         items.sort(key=lambda item: order.get(item.nodeid, len(order)))
@@ -89,7 +94,7 @@ class Recorder:
             self.outcomes[nodeid] = "failed"
         elif report.when == "call" and nodeid not in self.outcomes:
             self.outcomes[nodeid] = "passed" if report.passed or hasattr(report, "wasxfail") else "skipped"
-        if report.when == "teardown":
+        if report.when == "teardown" and self.stop:
             self._maybe_stop(nodeid)
 
     def _maybe_stop(self, nodeid):
@@ -106,16 +111,65 @@ class Recorder:
             self.session.shouldstop = reason
 
 
-def screen(request):
-    """Run the request's tests against its mutant in this process (a fork, or a fresh pytest)."""
-    import pytest
+PYTEST_ARGS = ["-q", "-p", "no:cacheprovider", "--tb=no", "-rN", "--no-header", "-s"]
 
+
+class Warm:
+    """pytest configured and its session started once, in the parent: every fork only collects
+    its ids and runs them (about 20 ms against 200–600 ms for a whole `pytest.main`)."""
+
+    def __init__(self):
+        self.recorder = Recorder([], [], 10**6)
+        self.config = None
+        self.session = None
+        self.imported = set()
+
+    def start(self):
+        from _pytest.config import _prepareconfig
+        from _pytest.main import Session
+
+        config = _prepareconfig(list(PYTEST_ARGS), plugins=[self.recorder])
+        session = Session.from_config(config)
+        config._do_configure()
+        config.hook.pytest_sessionstart(session=session)
+        self.config, self.session = config, session
+        self.refresh_imported()
+
+    def refresh_imported(self):
+        self.imported = {os.path.realpath(f) for f in (getattr(m, "__file__", None) for m in list(sys.modules.values())) if f}
+
+    def usable_for(self, files):
+        """Not when the warm-up imported a file the mutant changes (a conftest importing it)."""
+        return self.session is not None and not any(os.path.realpath(f) in self.imported for f in files)
+
+    def run(self, request):
+        self.recorder.__init__(request["phase1"], request["phase2"], request.get("giveup", 10**6), request.get("stop", True))
+        self.recorder.session = self.session
+        self.config.args = list(request["phase1"]) + list(request["phase2"])
+        started = time.monotonic()
+        try:
+            self.config.hook.pytest_collection(session=self.session)
+            self.config.hook.pytest_runtestloop(session=self.session)
+        except BaseException:  # Interrupted (stop rule, collection errors), a mutant's SystemExit
+            pass
+        return {"status": "ok", "exit": 1, "outcomes": self.recorder.outcomes, "duration": time.monotonic() - started}
+
+
+def screen(request, prepared=None):
+    """Run the request's tests against its mutant in this process (a fork, or a fresh pytest)."""
     files = request["files"]
+    if prepared is not None and prepared.usable_for(files):
+        sys.meta_path.insert(0, MutantFinder(files))
+        return prepared.run(request)
+    root = os.path.realpath(os.getcwd()) + os.sep
+    for name, module in list(sys.modules.items()):  # the slow path: forget every project module
+        path = getattr(module, "__file__", None)
+        if path and os.path.realpath(path).startswith(root):
+            del sys.modules[name]
     sys.meta_path.insert(0, MutantFinder(files))
-    recorder = Recorder(request["phase1"], request["phase2"], request.get("giveup", 10**6))
-    args = ["-q", "-p", "no:cacheprovider", "--tb=no", "-rN", "--no-header", *request["phase1"], *request["phase2"]]
+    recorder = Recorder(request["phase1"], request["phase2"], request.get("giveup", 10**6), request.get("stop", True))
     started = time.monotonic()
-    code = pytest.main(args, plugins=[recorder])
+    code = pytest.main([*PYTEST_ARGS, *request["phase1"], *request["phase2"]], plugins=[recorder])
     return {"status": "ok", "exit": int(code), "outcomes": recorder.outcomes, "duration": time.monotonic() - started}
 
 
@@ -131,7 +185,7 @@ def _limit_memory(extra_mb):
         pass
 
 
-def fork_screen(request, devnull):
+def fork_screen(request, devnull, prepared=None):
     """Fork a child for one mutant; kill its process group when it overruns request['timeout']."""
     read_fd, write_fd = os.pipe()
     sys.stdout.flush()
@@ -143,7 +197,7 @@ def fork_screen(request, devnull):
             os.close(read_fd)
             os.dup2(devnull, 0)
             _limit_memory(request.get("memory_mb", 1024))
-            result = screen(request)
+            result = screen(request, prepared)
         except BaseException as exc:  # a mutant may raise anything, even SystemExit
             result = {"status": "crash", "error": f"{type(exc).__name__}: {exc}"[:500]}
         data = json.dumps(result).encode()
@@ -195,19 +249,25 @@ def serve(root, preload):
     os.dup2(devnull, 2)
     os.chdir(root)
     started = time.monotonic()
-    import pytest  # noqa: F401  (the point: imported once, inherited by every fork)
-
     for name in preload:
         try:
             importlib.import_module(name)
         except BaseException:
             pass
-    proto.write(json.dumps({"ready": True, "pid": os.getpid(), "warm_s": time.monotonic() - started}) + "\n")
+    prepared = Warm()
+    note = "prepared"
+    try:
+        prepared.start()
+    except BaseException as exc:  # an unusual pytest: every fork runs a whole pytest.main instead
+        prepared = None
+        note = f"plain pytest.main per mutant ({type(exc).__name__}: {exc})"[:300]
+    hello = {"ready": True, "pid": os.getpid(), "warm_s": time.monotonic() - started, "mode": note}
+    proto.write(json.dumps(hello) + "\n")
     for line in sys.stdin:
         if not line.strip():
             continue
         request = json.loads(line)
-        answer = fork_screen(request, devnull)
+        answer = fork_screen(request, devnull, prepared)
         answer["id"] = request.get("id")
         proto.write(json.dumps(answer) + "\n")
 
@@ -277,7 +337,7 @@ def _switch(context):
 def pytest_configure(config):
     global _recorder, _tracer
     if _request is not None:
-        _recorder = Recorder(_request["phase1"], _request["phase2"], _request.get("giveup", 10**6))
+        _recorder = Recorder(_request["phase1"], _request["phase2"], _request.get("giveup", 10**6), _request.get("stop", True))
         config.pluginmanager.register(_recorder, "explore-mutate-recorder")
     elif os.environ.get(MODE_ENV) == "coverage":
         _recorder = Recorder([], [], 10**6)

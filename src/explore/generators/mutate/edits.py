@@ -172,6 +172,9 @@ class Change:
     edits: tuple[Edit, ...]
     old: str
     new: str
+    anchor: int = 0
+    """The line the change belongs to, when not the line its first edit starts on (an insertion
+    belongs to the statement it follows)."""
 
 
 def replace(source: Source, node: ast.AST, text: str) -> Change:

@@ -41,7 +41,7 @@ class MutateOptions(BaseModel):
     """Mutants screened at once (default: min(parallel, CPUs))."""
     mutant_timeout: float | None = None
     """Seconds per mutant (default: from the coverage run's duration, 2–30 s)."""
-    memory_mb: int = 1024
+    memory_mb: int = 512
     """Address space a mutant may add before it is stopped."""
     patience: int = 150
     """Mutants screened past the first plausible one before settling for what was found."""
@@ -98,9 +98,10 @@ class MutateGenerator:
         )
         budget = Budget(settings.budget_mutants, settings.budget_seconds)
         prepared = search.prepare(search.ranked(), settings.budget_mutants)
-        timeout = settings.mutant_timeout or min(30.0, max(2.0, 2 * coverage_s + 1))
         lanes = settings.lanes or max(1, min(self.parallel, os.cpu_count() or 1))
         enough = shape.stop_rule(request.strategy.shape, request.n, failing, settings.patience)
+
+        timeout = settings.mutant_timeout or 30.0
 
         def job_for(item: Prepared) -> Job:
             return Job(item.files, item.phase1, item.phase2, timeout, settings.giveup, settings.memory_mb)
@@ -108,6 +109,8 @@ class MutateGenerator:
         combos: list[Prepared] = []
         preload = third_party_imports(request.scratch, list(sources) + sorted({t.split("::")[0] for t in failing}))
         async with Screener(settings.design, python, request.scratch, run_dir, lanes, preload, request.tracker) as screener:
+            if prepared and not settings.mutant_timeout:
+                timeout = await calibrate(screener, prepared)
             singles = await screen_in_order(prepared, screener.slots, budget, job_for, enough)
             no_full = not any(shape.is_full(p, failing) for p in singles)
             if policy.max_edits >= 2 and no_full and not budget.exhausted():
@@ -136,6 +139,14 @@ class MutateGenerator:
         if done.exit_code != 0:
             raise ApplyFailed(f"git apply failed for {plan.location}: {done.output_tail.strip()[-300:]}")
         return Realised(confidence=plan.confidence, hypothesis=plan.hypothesis)
+
+
+async def calibrate(screener: Screener, prepared: list[Prepared]) -> float:
+    """A mutant's timeout from the unmutated code's run of the most tests any mutant gets:
+    generous for honest mutants, short for the ones that loop forever."""
+    widest = max(prepared[:50], key=lambda p: len(p.phase1) + len(p.phase2))
+    verdict = await screener.slots[0].screen(Job({}, widest.phase1, widest.phase2, 60.0, stop=False))
+    return round(min(30.0, max(0.75, 8 * verdict.duration_s + 0.5)), 2)
 
 
 def explain(chosen: list[Prepared], singles: list[Prepared], combos: list[Prepared], failing: frozenset[str],

@@ -193,6 +193,8 @@ async def collect(
     for file, info in report.get("files", {}).items():
         rel = Path(file).as_posix()
         for number, contexts in (info.get("contexts") or {}).items():
+            if int(number) < 1:
+                continue
             lines[(rel, int(number))] = frozenset(c.split("|")[0] for c in contexts)
     spectrum = Spectrum(lines, frozenset(failing), frozenset(passing), crash_lines(longreprs))
     return spectrum, done.duration_s

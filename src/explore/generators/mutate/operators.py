@@ -46,6 +46,7 @@ REGISTRY: tuple[Operator, ...] = (
     Operator("guard", "guard", 0.45, False, ops_stmt.guard),
     Operator("division_guard", "guard", 0.40, False, ops_expr.division_guard),
     Operator("delete_statement", "statement", 0.40, False, ops_stmt.delete_statement),
+    Operator("insert_statement", "statement", 0.35, False, ops_stmt.insert_statement),
 )
 BY_NAME = {op.name: op for op in REGISTRY}
 
@@ -70,7 +71,7 @@ def mutants_in(
         for op in ops:
             for change in op.apply(node, module):
                 first = min(change.edits)
-                line = source.line_of(first.start)
+                line = change.anchor or source.line_of(first.start)
                 if wanted is not None and line not in wanted:
                     continue
                 if any(source.text[e.start : e.end] == e.text for e in change.edits) and len(change.edits) == 1:

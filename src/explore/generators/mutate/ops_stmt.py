@@ -4,10 +4,13 @@ value in scope, guard a statement. Same contract as ops_expr: (node, module) →
 from __future__ import annotations
 
 import ast
+import builtins
 from collections.abc import Iterator
 
 from .edits import Change, Edit, Source, replace
 from .module import ModuleInfo
+
+BUILTINS = frozenset(dir(builtins))
 
 DELETABLE = (ast.Expr, ast.Assign, ast.AugAssign, ast.AnnAssign, ast.If, ast.Return, ast.Break, ast.Continue)
 
@@ -115,3 +118,101 @@ def guard(node: ast.AST, module: ModuleInfo) -> Iterator[Change]:
         for test in (f"{var} is not None", var):
             text = f"{indent}if {test}:\n{indented}{newline}"
             yield Change((Edit(lines[0], lines[1], text),), body.strip().splitlines()[0], f"if {test}: …")
+
+
+SIMPLE = (ast.Expr, ast.Assign, ast.AugAssign)
+
+
+def _donors(node: ast.stmt, module: ModuleInfo) -> list[tuple[ast.stmt, ast.AST]]:
+    """Simple statements of the same function, then of sibling methods: (donor, its function)."""
+    func = module.function_of.get(id(node))
+    if func is None or isinstance(func, ast.Lambda):
+        return []
+    functions = [func]
+    owner = module.parent(func)
+    if isinstance(owner, ast.ClassDef):
+        functions += [f for f in owner.body if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef)) and f is not func]
+    out = []
+    for f in functions:
+        for sub in ast.walk(f):
+            if isinstance(sub, SIMPLE) and module.function_of.get(id(sub)) is f and id(sub) not in module.excluded:
+                if not isinstance(sub, ast.Expr) or isinstance(sub.value, ast.Call):
+                    out.append((sub, f))
+    return out
+
+
+def _analogues(donor: ast.stmt, func: ast.AST) -> list[dict[str, str]]:
+    """Renamings by analogy: `left[i]` in the donor and `right[j]` elsewhere in the function
+    suggest {left: right, i: j} (the two halves of a merge, the x and y of a point)."""
+    def pairs(tree: ast.AST) -> list[tuple[str, str]]:
+        found = []
+        for sub in ast.walk(tree):
+            if isinstance(sub, ast.Subscript) and isinstance(sub.value, ast.Name):
+                index = sub.slice.lower if isinstance(sub.slice, ast.Slice) else sub.slice
+                if isinstance(index, ast.Name):
+                    found.append((sub.value.id, index.id))
+        return found
+
+    mine = pairs(donor)
+    maps: list[dict[str, str]] = []
+    for base, index in dict.fromkeys(mine):
+        for other_base, other_index in dict.fromkeys(pairs(func)):
+            if other_base != base and other_index != index:
+                mapping = {base: other_base, index: other_index}
+                if mapping not in maps:
+                    maps.append(mapping)
+    return maps[:3]
+
+
+def _copy_text(source: Source, donor: ast.stmt, mapping: dict[str, str], rename_str: tuple[str, str] | None) -> str:
+    start, _ = source.span(donor)
+    edits = []
+    for sub in ast.walk(donor):
+        if isinstance(sub, ast.Name) and sub.id in mapping:
+            s, e = source.span(sub)
+            edits.append(Edit(s - start, e - start, mapping[sub.id]))
+        elif rename_str and isinstance(sub, ast.Constant) and sub.value == rename_str[0]:
+            s, e = source.span(sub)
+            literal = source.text[s:e]
+            edits.append(Edit(s - start, e - start, literal.replace(rename_str[0], rename_str[1])))
+    text = source.segment(donor)
+    for edit in sorted(edits, reverse=True):
+        text = text[: edit.start] + edit.text + text[edit.end :]
+    return text
+
+
+def insert_statement(node: ast.AST, module: ModuleInfo) -> Iterator[Change]:
+    """Insert after a statement a copy of another statement of the function (or a sibling
+    method), its names renamed by analogy: the fix's ingredients are usually already there."""
+    if not isinstance(node, ast.stmt) or _block_of(node, module) is None or module.function_of.get(id(node)) is None:
+        return
+    source = module.source
+    lines = _whole_lines(source, node)
+    if lines is None:
+        return
+    target_func = module.function_of[id(node)]
+    indent = source.lines[node.lineno - 1][: node.col_offset]
+    scope = module.scope(node)
+    visible = set(scope.values_at(node.end_lineno + 1)) | set(module.module_scope.locals) | set(module.callables) | BUILTINS
+    seen: set[str] = set()
+    following = _next_statement(node, module)
+    for donor, func in _donors(node, module):
+        rename = (func.name, target_func.name) if func is not target_func and hasattr(target_func, "name") else None
+        for mapping in [{}, *(_analogues(donor, func) if func is target_func else [])]:
+            text = _copy_text(source, donor, mapping, rename)
+            if text in seen or "\n" in text or text == source.segment(node) or text == following:
+                continue
+            names = {n.id for n in ast.walk(ast.parse(text)) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+            if not names <= visible:
+                continue
+            seen.add(text)
+            prefix = "" if source.text[: lines[1]].endswith("\n") else "\n"
+            yield Change((Edit(lines[1], lines[1], f"{prefix}{indent}{text}\n"),), "(nothing)", text, anchor=node.lineno)
+
+
+def _next_statement(node: ast.stmt, module: ModuleInfo) -> str | None:
+    block = _block_of(node, module) or []
+    for a, b in zip(block, block[1:]):
+        if a is node:
+            return module.source.segment(b)
+    return None

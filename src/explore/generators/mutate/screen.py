@@ -52,10 +52,12 @@ class Job:
     timeout: float
     giveup: int = 3
     memory_mb: int = 1024
+    stop: bool = True
+    """False to run every test whatever happens (calibrating the timeout)."""
 
     def request(self) -> dict:
         return {
-            "files": self.files, "phase1": self.phase1, "phase2": self.phase2,
+            "files": self.files, "phase1": self.phase1, "phase2": self.phase2, "stop": self.stop,
             "timeout": self.timeout, "giveup": self.giveup, "memory_mb": self.memory_mb,
         }
 
@@ -124,7 +126,15 @@ class ForkWorker:
             if self.process is None:
                 return
             process, self.process = self.process, None
-            procs.kill_tree(process.pid)
+            if process.stdin is not None:
+                try:
+                    await process.stdin.aclose()  # the worker ends on end of input
+                except (OSError, anyio.BrokenResourceError):
+                    pass
+            with anyio.move_on_after(2):
+                await process.wait()
+            if process.returncode is None:
+                procs.kill_tree(process.pid)
             await process.aclose()
             if self.tracker is not None:
                 self.tracker.pids.discard(process.pid)
@@ -145,7 +155,7 @@ class FreshSlot:
         request.write_text(json.dumps(job.request()), encoding="utf-8")
         result.unlink(missing_ok=True)
         env = {**plugin_env(self.workdir, self.run_dir), "EXPLORE_MUTATE_REQUEST": str(request), "EXPLORE_MUTATE_RESULT": str(result)}
-        argv = [self.python, "-m", "pytest", "-p", PLUGIN_NAME, "-q", "-p", "no:cacheprovider", "--tb=no", "-rN", *job.phase1, *job.phase2]
+        argv = [self.python, "-m", "pytest", "-p", PLUGIN_NAME, "-q", "-p", "no:cacheprovider", "--tb=no", "-rN", "-s", *job.phase1, *job.phase2]
         done = None
         with anyio.move_on_after(job.timeout):
             done = await procs.run(argv, self.workdir, env=env, tracker=self.tracker, memory_limit=job.memory_mb * 2**20)

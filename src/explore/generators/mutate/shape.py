@@ -21,17 +21,17 @@ def is_full(item: Prepared, failing: frozenset[str]) -> bool:
 
 def stop_rule(shape: str, n: int, failing: frozenset[str], patience: int) -> Callable[[list[Prepared]], bool]:
     """When the screened prefix has enough: n full fixes (on n lines for `distinct`), or
-    `patience` more mutants screened since the first plausible one without finding them."""
+    `patience` more mutants screened since the first full fix without finding the others.
+    Partial fixes alone never stop the search: a full fix may still rank lower."""
 
     def enough(prefix: list[Prepared]) -> bool:
-        full = [p for p in prefix if is_full(p, failing)]
+        full = [i for i, p in enumerate(prefix) if is_full(p, failing)]
         if shape == "distinct":
-            if len({p.mutant.lines for p in full}) >= n:
+            if len({prefix[i].mutant.lines for i in full}) >= n:
                 return True
         elif len(full) >= n:
             return True
-        first = next((i for i, p in enumerate(prefix) if p.plausible), None)
-        return first is not None and len(prefix) - first > patience
+        return bool(full) and len(prefix) - full[0] > patience
 
     return enough
 
