@@ -43,8 +43,8 @@ class Options(BaseModel):
     """Where worktrees live (default: a cache folder outside the work tree)."""
     test_patterns: list[str] = Field(default_factory=lambda: list(DEFAULT_TEST_PATTERNS))
     allow_test_edits: bool = False
-    low_criticality: list[str] = Field(default_factory=list)
-    """Test paths (globs) whose failures a --target-pass-rate below 100 may leave: status partial."""
+    criticality: dict[str, list[str]] = Field(default_factory=dict)
+    """{low|medium|high: [path globs or marker:NAME]}; a gate below 100% may leave only low failures."""
     no_progress_limit: int = 3
     """Iterations in a row without a merged improvement that end the run."""
     baseline_timeout: float | None = None
@@ -93,6 +93,14 @@ class Options(BaseModel):
         import psutil
 
         return psutil.virtual_memory().total // 2 // self.parallel
+
+    @field_validator("criticality")
+    @classmethod
+    def _levels(cls, value: dict[str, list[str]]) -> dict[str, list[str]]:
+        unknown = set(value) - {"high", "medium", "low"}
+        if unknown:
+            raise ValueError(f"levels are high, medium and low (got {', '.join(sorted(unknown))})")
+        return value
 
     @field_validator("target_pass_rate")
     @classmethod

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import anyio
 
-from . import escalation, generators, gitrepo, history, procs, scoring, state, strategy
+from . import criticality, escalation, generators, gitrepo, history, procs, scoring, state, strategy
 from .affected import ImportMap
 from .config import Options, parse_size
 from .errors import BudgetExhausted, Escalation, UsageError
@@ -65,17 +65,12 @@ class Runner:
 
     @property
     def yardstick(self) -> scoring.Yardstick:
-        return scoring.Yardstick(frozenset(self.run.baseline_ids), frozenset(self.run.baseline_skipped) | frozenset(self.run.flaky))
+        flaky = frozenset(self.run.flaky)  # counted neither way: never a reason to merge or reject
+        return scoring.Yardstick(frozenset(self.run.baseline_ids) - flaky, frozenset(self.run.baseline_skipped) | flaky)
 
-    def gate_met(self, counts: Counts, failing: list[str]) -> str | None:
-        """'succeeded', 'partial' or None (DESIGN: partial = met by the low-criticality allowance)."""
-        if counts.failed == 0:
-            return "succeeded"
-        if counts.pass_rate + 1e-9 >= self.options.target_pass_rate and self.options.target_pass_rate < 100:
-            low = self.options.low_criticality
-            if low and all(scoring.is_test_file(test.split("::", 1)[0], low) for test in failing):
-                return "partial"
-        return None
+    def criticality_of(self, failing: list[str]) -> dict[str, str]:
+        outcomes = self.current_run.outcomes if self.current_run else {}
+        return {t: criticality.classify(t, outcomes.get(t), self.options.criticality) for t in failing}
 
     # ------------------------------------------------------------------ phases
 
@@ -204,7 +199,8 @@ class Runner:
         self.run.current_failing = yard.failing(run)
 
     def _check_gate(self) -> None:
-        verdict = self.gate_met(self.run.current, self.run.current_failing)
+        self.run.criticality = self.criticality_of(self.run.current_failing)
+        verdict = criticality.gate(self.run.current.pass_rate, self.run.criticality, self.options.target_pass_rate)
         if verdict:
             self.run.status = verdict
             self.run.stop_reason = "the quality gate is met" + (" (the whole suite is green)" if verdict == "succeeded" else "")

@@ -165,6 +165,8 @@ class RunState(BaseModel):
     current: Counts = Field(default_factory=Counts)
     current_failing: list[str] = Field(default_factory=list)
     flaky: list[str] = Field(default_factory=list)
+    criticality: dict[str, str] = Field(default_factory=dict)
+    """Remaining failing test → high | medium | low."""
     iterations: list[IterationRecord] = Field(default_factory=list)
     no_progress: int = 0
     escalation: EscalationInfo | None = None
@@ -196,5 +198,6 @@ class Summary(BaseModel):
     duration_s: float
     flaky: list[str] = Field(default_factory=list)
     remaining_failures: list[str] = Field(default_factory=list)
+    criticality: dict[str, str] = Field(default_factory=dict)
     stop_reason: str | None = None
     usage: dict[str, float] = Field(default_factory=dict)

@@ -26,6 +26,7 @@ def summary(run: RunState, report_path: Path | None) -> Summary:
         duration_s=run.duration_s,
         flaky=run.flaky,
         remaining_failures=run.current_failing,
+        criticality=run.criticality,
         stop_reason=run.stop_reason,
         usage=run.usage,
     )
@@ -90,7 +91,7 @@ def markdown(run: RunState) -> str:
     if run.flaky:
         lines += ["", "## Flaky tests (not counted)", *[f"- `{t}`" for t in run.flaky]]
     if run.current_failing:
-        lines += ["", "## Remaining failures", *[f"- `{t}`" for t in run.current_failing]]
+        lines += ["", "## Remaining failures", *[f"- `{t}` ({run.criticality.get(t, 'high')} criticality)" for t in run.current_failing]]
     return "\n".join(lines) + "\n"
 
 
