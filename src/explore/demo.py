@@ -54,6 +54,10 @@ def test_discount_above_ten():
 
 def test_order_total():
     assert order_total([(100, 2), (50, 10)]) == 200 + 450
+
+
+def test_order_total_single_bulk_line():
+    assert order_total([(100, 20)]) == 1800
 ''',
     "pyproject.toml": '''[tool.pytest.ini_options]
 pythonpath = ["."]
