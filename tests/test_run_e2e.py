@@ -8,6 +8,7 @@ import subprocess
 import sys
 import textwrap
 import venv
+import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import psutil
@@ -86,9 +87,12 @@ def test_two_bugs_three_candidates_green_in_two_iterations(tmp_path: Path) -> No
     repo = make_repo(tmp_path / "repo", CALC)
     start = git(repo, "rev-parse", "HEAD")
     agent = scripted_agent(tmp_path, {"a": {"replace": FIX_ADD}, "b": {"replace": FIX_MUL}, "c": BREAK})
-    code, summary, err = run_cli(["run", str(repo), "--parallel", "3", "--agent-cmd", agent, "--json"])
+    junit = tmp_path / "out" / "results.xml"
+    code, summary, err = run_cli(["run", str(repo), "--parallel", "3", "--agent-cmd", agent, "--json", "--junit-out", str(junit)])
     assert code == 0, err
     assert summary is not None and summary["status"] == "succeeded" and summary["exit_code"] == 0
+    suite = ET.parse(junit).getroot()
+    assert suite.get("tests") == "3" and suite.get("failures") == "0" and len(suite.findall("testcase")) == 3
     assert len(summary["iterations"]) == 2
     first, second = summary["iterations"]
     assert [c["status"] for c in first["candidates"]] == ["ok", "ok", "rejected"]

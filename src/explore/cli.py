@@ -47,6 +47,7 @@ def run_options(func: Any) -> Any:
         click.option("--branch-memory", help="Memory cap per candidate's process tree, e.g. 512M (default: half the RAM / --parallel)."),
         click.option("--budget-usd", type=float, help="Stop before LLM calls would cost more than this."),
         click.option("--budget-tokens", type=int, help="Stop before LLM calls would use more tokens than this."),
+        click.option("--junit-out", type=click.Path(path_type=Path), help="Write the final test results as JUnit XML here (for CI)."),
         click.option("--json", "as_json", is_flag=True, help="Print the JSON summary on stdout; progress stays on stderr."),
     ]
     for option in reversed(options):
@@ -57,9 +58,9 @@ def run_options(func: Any) -> Any:
 @main.command()
 @click.argument("path", default=".", type=click.Path(path_type=Path))
 @run_options
-def run(path: Path, as_json: bool, **flags: Any) -> None:
+def run(path: Path, as_json: bool, junit_out: Path | None, **flags: Any) -> None:
     """Repair the failing tests of the git repository at PATH (default: here)."""
-    _execute(path, flags, as_json, resume_id=None, hint=None)
+    _execute(path, flags, as_json, resume_id=None, hint=None, junit_out=junit_out)
 
 
 @main.command()
@@ -72,7 +73,9 @@ def resume(run_id: str | None, hint: str | None, path: Path, as_json: bool) -> N
     _execute(path, {}, as_json, resume_id=run_id or "", hint=hint)
 
 
-def _execute(path: Path, flags: dict[str, Any], as_json: bool, resume_id: str | None, hint: str | None) -> None:
+def _execute(
+    path: Path, flags: dict[str, Any], as_json: bool, resume_id: str | None, hint: str | None, junit_out: Path | None = None
+) -> None:
     import anyio
 
     from . import gitrepo, loop, reports, state
@@ -105,6 +108,9 @@ def _execute(path: Path, flags: dict[str, Any], as_json: bool, resume_id: str | 
         _fail(str(exc), exc.exit_code, as_json)
         return
     report = reports.write(info.root, result)
+    if junit_out is not None:
+        junit_out.parent.mkdir(parents=True, exist_ok=True)
+        junit_out.write_text(reports.junit(result), encoding="utf-8")
     summary = reports.summary(result, report)
     for line in reports.help_needed(result):
         display.console.print(line, style="bold red" if line.startswith("HELP") else "", markup=False, highlight=False)

@@ -197,6 +197,9 @@ class Runner:
         yard = self.yardstick
         self.run.current = yard.counts(run)
         self.run.current_failing = yard.failing(run)
+        self.run.failure_messages = {
+            i: (run.outcomes[i].message if i in run.outcomes else "missing from the run")[:500] for i in self.run.current_failing
+        }
 
     def _check_gate(self) -> None:
         self.run.criticality = self.criticality_of(self.run.current_failing)

@@ -164,6 +164,8 @@ class RunState(BaseModel):
     baseline: Counts = Field(default_factory=Counts)
     current: Counts = Field(default_factory=Counts)
     current_failing: list[str] = Field(default_factory=list)
+    failure_messages: dict[str, str] = Field(default_factory=dict)
+    """Short failure text of each currently failing test (for reports and JUnit output)."""
     flaky: list[str] = Field(default_factory=list)
     criticality: dict[str, str] = Field(default_factory=dict)
     """Remaining failing test → high | medium | low."""

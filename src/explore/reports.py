@@ -95,6 +95,24 @@ def markdown(run: RunState) -> str:
     return "\n".join(lines) + "\n"
 
 
+def junit(run: RunState) -> str:
+    """The final state as JUnit XML, for CI test reporting."""
+    import xml.etree.ElementTree as ET
+
+    failing, flaky = set(run.current_failing), set(run.flaky)
+    ids = sorted(set(run.baseline_ids) | failing | flaky)
+    suite = ET.Element("testsuite", name=f"explore {run.run_id}", tests=str(len(ids)),
+                       failures=str(len(failing)), skipped=str(len(flaky - failing)))
+    for test_id in ids:
+        classname, _, name = test_id.rpartition("::")
+        case = ET.SubElement(suite, "testcase", classname=classname, name=name or test_id)
+        if test_id in failing:
+            ET.SubElement(case, "failure", message=run.failure_messages.get(test_id, "failing"))
+        elif test_id in flaky:
+            ET.SubElement(case, "skipped", message="flaky: outcome changed on the same code")
+    return ET.tostring(suite, encoding="unicode")
+
+
 def write(root: Path, run: RunState) -> Path:
     from .state import atomic_write, run_dir
 
