@@ -1,0 +1,176 @@
+"""Suspiciousness formulas on a known spectrum, ranking, and the search's budget, dedupe and
+determinism (screening through a scripted slot: no processes here)."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import pytest
+
+from explore.generators.mutate import localise, shape
+from explore.generators.mutate.localise import Spectrum, dstar, ochiai, tarantula
+from explore.generators.mutate.screen import Job, Verdict
+from explore.generators.mutate.search import Budget, Search, screen_in_order
+
+# A textbook spectrum: 2 failing tests (f1, f2), 3 passing (p1..p3).
+#   line 1: every test            line 2: f1, f2 only (the fault)
+#   line 3: f1, p1, p2            line 4: p1, p2, p3 only
+LINES = {
+    ("m.py", 1): frozenset({"f1", "f2", "p1", "p2", "p3"}),
+    ("m.py", 2): frozenset({"f1", "f2"}),
+    ("m.py", 3): frozenset({"f1", "p1", "p2"}),
+    ("m.py", 4): frozenset({"p1", "p2", "p3"}),
+    ("tests/test_m.py", 5): frozenset({"f1", "f2"}),
+}
+SPECTRUM = Spectrum(LINES, frozenset({"f1", "f2"}), frozenset({"p1", "p2", "p3"}))
+
+
+def test_counts() -> None:
+    assert SPECTRUM.counts("m.py", 1) == (2, 3, 0, 0)
+    assert SPECTRUM.counts("m.py", 3) == (1, 2, 1, 1)
+    assert SPECTRUM.counts("m.py", 9) == (0, 0, 2, 3)
+
+
+def test_ochiai_known_values() -> None:
+    assert ochiai(2, 0, 0, 3) == 1.0
+    assert ochiai(2, 3, 0, 0) == pytest.approx(2 / math.sqrt(2 * 5))
+    assert ochiai(1, 2, 1, 1) == pytest.approx(1 / math.sqrt(2 * 3))
+    assert ochiai(0, 3, 2, 0) == 0.0
+
+
+def test_dstar_known_values() -> None:
+    assert dstar(2, 3, 0, 0) == pytest.approx(4 / 3)
+    assert dstar(1, 2, 1, 1) == pytest.approx(1 / 3)
+    assert dstar(2, 0, 0, 3) == 8.0  # perfect line: finite, above every imperfect one
+    assert dstar(0, 1, 2, 2) == 0.0
+
+
+def test_tarantula_known_values() -> None:
+    assert tarantula(2, 3, 0, 0) == pytest.approx(0.5)
+    assert tarantula(1, 2, 1, 1) == pytest.approx(0.5 / (0.5 + 2 / 3))
+    assert tarantula(2, 0, 0, 3) == 1.0
+    assert tarantula(0, 3, 2, 0) == 0.0
+
+
+@pytest.mark.parametrize("formula", sorted(localise.FORMULAS))
+def test_every_formula_ranks_the_faulty_line_first_and_never_a_test_file(formula: str) -> None:
+    ranked = localise.rank(SPECTRUM, formula, lambda f: localise.is_test_file(f))
+    assert (ranked[0].file, ranked[0].line) == ("m.py", 2)
+    assert all(s.file == "m.py" for s in ranked)
+    assert ("m.py", 4) not in {(s.file, s.line) for s in ranked}  # run by passing tests only
+    assert localise.position_of(ranked, "m.py", [2]) == 1.0
+
+
+def test_import_time_lines_count_for_every_test() -> None:
+    spectrum = Spectrum({("m.py", 1): frozenset({""})}, frozenset({"f"}), frozenset({"p"}))
+    assert spectrum.counts("m.py", 1) == (1, 1, 0, 0)
+
+
+def test_ties_break_towards_traceback_lines_then_file_and_line() -> None:
+    lines = {("b.py", 1): frozenset({"f"}), ("a.py", 7): frozenset({"f"}), ("a.py", 3): frozenset({"f"})}
+    spectrum = Spectrum(lines, frozenset({"f"}), frozenset(), localise.crash_lines(["a.py:7: in g\n    x()\n"]))
+    assert [(s.file, s.line) for s in localise.rank(spectrum)] == [("a.py", 7), ("a.py", 3), ("b.py", 1)]
+
+
+def test_test_files_are_recognised() -> None:
+    for path in ("tests/test_x.py", "pkg/tests/util.py", "test_x.py", "x_test.py", "conftest.py", "a/conftest.py"):
+        assert localise.is_test_file(path)
+    assert localise.is_test_file("checks/x.py", ["checks/*"])
+    assert not localise.is_test_file("src/pkg/testing_tools.py")
+
+
+SOURCE = "def f(a, b):\n    if a < b:\n        return a - b\n    return b\n"
+
+
+def make_search(tmp_path: Path, **kwargs: object) -> Search:
+    lines = {("m.py", 2): frozenset({"f1", "p1"}), ("m.py", 3): frozenset({"f1"}), ("m.py", 4): frozenset({"p1"})}
+    spectrum = Spectrum(lines, frozenset({"f1"}), frozenset({"p1"}))
+    suspects = localise.rank(spectrum)
+    return Search(tmp_path, {"m.py": SOURCE}, spectrum, suspects, **kwargs)  # type: ignore[arg-type]
+
+
+class ScriptedSlot:
+    """Answers from a rule instead of running pytest; records what it was asked."""
+
+    def __init__(self, fixes: set[str]) -> None:
+        self.fixes = fixes
+        self.asked: list[str] = []
+
+    async def screen(self, job: Job) -> Verdict:
+        text = next(iter(job.files.values()))
+        self.asked.append(text)
+        fixed = any(f in text for f in self.fixes)
+        outcomes = {t: "passed" if fixed else "failed" for t in job.phase1} | {t: "passed" for t in job.phase2}
+        return Verdict("ok", outcomes)
+
+
+def test_ranking_is_deterministic_and_most_suspicious_first(tmp_path: Path) -> None:
+    first = [m.describe() for m, _ in make_search(tmp_path).ranked()]
+    again = [m.describe() for m, _ in make_search(tmp_path).ranked()]
+    assert first == again
+    assert first[0].startswith("constant at m.py:3") or first[0].startswith("arithmetic at m.py:3")
+    scores = [s for _, s in make_search(tmp_path).ranked()]
+    assert scores == sorted(scores, reverse=True)
+
+
+def test_prepare_dedupes_skips_tried_and_unreachable(tmp_path: Path) -> None:
+    search = make_search(tmp_path)
+    prepared = search.prepare(search.ranked(), 1000)
+    texts = [next(iter(p.files.values())) for p in prepared]
+    assert len(texts) == len(set(texts))
+    assert all(p.phase1 == ["f1"] for p in prepared)
+    tried = [prepared[0].patch]
+    again = make_search(tmp_path, tried=tried)
+    assert prepared[0].patch not in [p.patch for p in again.prepare(again.ranked(), 1000)]
+    assert again.skipped["tried"] == 1
+
+
+def test_single_token_policy_keeps_only_single_token_operators(tmp_path: Path) -> None:
+    search = make_search(tmp_path, single_token=True)
+    assert {m.operator for m, _ in search.ranked()} <= {op for op in ("comparison", "constant", "arithmetic", "augmented", "boolean", "remove_not", "add_not", "name", "jump")}
+
+
+@pytest.mark.anyio
+async def test_budget_caps_the_count(tmp_path: Path) -> None:
+    search = make_search(tmp_path)
+    prepared = search.prepare(search.ranked(), 1000)
+    slot = ScriptedSlot(set())
+    budget = Budget(mutants=3, seconds=60)
+    done = await screen_in_order(prepared, [slot], budget, lambda p: Job(p.files, p.phase1, p.phase2, 1.0), lambda d: False)
+    assert len(done) == 3 and len(slot.asked) == 3 and budget.exhausted()
+
+
+@pytest.mark.anyio
+async def test_budget_caps_the_seconds(tmp_path: Path) -> None:
+    search = make_search(tmp_path)
+    prepared = search.prepare(search.ranked(), 1000)
+    budget = Budget(mutants=1000, seconds=0.0)
+    done = await screen_in_order(prepared, [ScriptedSlot(set())], budget, lambda p: Job(p.files, p.phase1, p.phase2, 1.0), lambda d: False)
+    assert done == [] and budget.exhausted()
+
+
+@pytest.mark.anyio
+async def test_search_stops_at_enough_full_fixes_and_shapes_candidates(tmp_path: Path) -> None:
+    search = make_search(tmp_path)
+    prepared = search.prepare(search.ranked(), 1000)
+    slot = ScriptedSlot({"return a + b", "return a * b"})
+    failing = frozenset({"f1"})
+    enough = shape.stop_rule("variations", 2, failing, patience=1000)
+    done = await screen_in_order(prepared, [slot, ScriptedSlot({"return a + b", "return a * b"})], Budget(), lambda p: Job(p.files, p.phase1, p.phase2, 1.0), enough)
+    chosen = shape.choose("variations", 2, done, [])
+    assert sorted(c.mutant.new for c in chosen) == ["a * b", "a + b"]
+    plan = shape.to_plan(chosen[0], failing, search.weight)
+    assert plan.operator == "arithmetic" and plan.location == "m.py:3" and plan.confidence == 1.0
+    assert plan.hypothesis.startswith("arithmetic at m.py:3: `a - b` → ")
+
+
+def test_combinations_pair_partial_fixes_of_different_tests(tmp_path: Path) -> None:
+    search = make_search(tmp_path)
+    prepared = search.prepare(search.ranked(), 1000)
+    a, b = prepared[0], next(p for p in prepared if p.mutant.line != prepared[0].mutant.line)
+    a.phase1, b.phase1 = ["f1", "f2"], ["f1", "f2"]
+    a.verdict = Verdict("ok", {"f1": "passed", "f2": "failed"})
+    b.verdict = Verdict("ok", {"f1": "failed", "f2": "passed"})
+    combos = search.combine([a, b])
+    assert len(combos) == 1 and combos[0][0].parts == tuple(sorted((a.mutant, b.mutant), key=lambda m: (m.file, m.line, m.col, m.operator)))
