@@ -79,7 +79,7 @@ def _execute(
     import anyio
 
     from . import gitrepo, loop, reports, state
-    from .config import Options, build_options
+    from .config import MAX_PARALLEL, Options, build_options
     from .progress import Display
 
     display = Display()
@@ -92,18 +92,19 @@ def _execute(
         else:
             options = build_options(info.root, flags)
         cores = os.cpu_count() or 1
-        if options.parallel > 4 * cores:
-            display.note(f"--parallel {options.parallel} capped to {4 * cores} (4 per core on this {cores}-core machine)")
-            options.parallel = 4 * cores
+        cap = min(4 * cores, MAX_PARALLEL)
+        if options.parallel > cap:
+            display.note(f"--parallel {options.parallel} capped to {cap} (at most 4 per core on this {cores}-core machine)")
+            options.parallel = cap
         loop.check_options(info.root, options)
         state.ensure_writable(info.root)
         gitrepo.exclude_explore_dir(info.repo)
-        run_id = previous.run_id if previous else None
-        state.acquire_lock(info.root, run_id or "new")
+        run_id = previous.run_id if previous else state.new_run_id()
+        state.acquire_lock(info.root, run_id)
         try:
-            result = anyio.run(loop.run_repair, info, options, display, previous, hint)
+            result = anyio.run(loop.run_repair, info, options, display, previous, hint, run_id)
         finally:
-            state.release_lock(info.root, run_id or "new")
+            state.release_lock(info.root, run_id)
     except ExploreError as exc:
         _fail(str(exc), exc.exit_code, as_json)
         return
@@ -130,11 +131,11 @@ def _resumable(root: Path, run_id: str):
     if run_id:
         chosen = state.load(root, run_id)
     else:
-        candidates = [r for r in runs if r.status in ("interrupted", "escalated", "running")]
+        candidates = [r for r in runs if r.status in ("interrupted", "escalated", "running") or not r.finished]
         if not candidates:
             raise UsageError("no interrupted or escalated run to resume here (see `explore status`)")
         chosen = max(candidates, key=lambda r: r.started_at)
-    if chosen.status in ("succeeded", "partial", "failed"):
+    if chosen.status in ("succeeded", "partial", "failed") and chosen.finished:
         raise UsageError(f"run {chosen.run_id} has ended ({chosen.status}); start a new one with `explore run`")
     if chosen.status == "running" and state.pid_alive(chosen.pid or -1):
         raise UsageError(f"run {chosen.run_id} is still running (pid {chosen.pid})")

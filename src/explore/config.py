@@ -155,9 +155,6 @@ def build_options(root: Path, flags: dict[str, Any]) -> Options:
         options = Options.model_validate(merged)
     except ValidationError as exc:
         raise UsageError(describe_validation(exc, root, _written_names(root))) from exc
-    cores = os.cpu_count() or 1
-    if options.parallel > MAX_PARALLEL:
-        raise UsageError(f"--parallel {options.parallel} is more than explore can run; use at most {MAX_PARALLEL} (this machine has {cores} cores)")
     return options
 
 

@@ -41,8 +41,6 @@ def open_repo(path: Path) -> RepoInfo:
         head = repo.head.commit.hexsha
     except ValueError:
         raise UsageError(f"{root} has no commits yet: commit your code, then run explore") from None
-    if repo.head.is_detached:
-        raise UsageError(f"{root} is on a detached HEAD: check out a branch (`git switch -c NAME`) and run again")
     git_dir = Path(repo.git_dir)
     for marker, what in (
         ("MERGE_HEAD", "a merge"),
@@ -53,6 +51,8 @@ def open_repo(path: Path) -> RepoInfo:
     ):
         if (git_dir / marker).exists():
             raise UsageError(f"{root} has {what} in progress: finish or abort it, then run explore")
+    if repo.head.is_detached:
+        raise UsageError(f"{root} is on a detached HEAD: check out a branch (`git switch -c NAME`) and run again")
     return RepoInfo(repo=repo, root=root, branch=repo.active_branch.name, head=head)
 
 

@@ -85,7 +85,9 @@ def clean(info: gitrepo.RepoInfo, dry_run: bool = False) -> list[str]:
                 actions.append(f"process {pid} of run {run.run_id}")
         if not dry_run:
             kill_strays(run)
-        if run.branch and run.merged_commit is None and gitrepo.branch_commit(info.repo, run.branch):
+        # A branch still at the run's base holds nothing (resume recreates it); one that moved
+        # holds merged work, even when the state file never learnt of it.
+        if run.branch and gitrepo.branch_commit(info.repo, run.branch) == run.base_commit:
             actions.append(f"branch {run.branch} (nothing merged)")
             if not dry_run:
                 gitrepo.delete_branch(info.repo, run.branch)

@@ -4,6 +4,7 @@ stop conditions, checkpoints after every step, and cleanup whatever happens."""
 from __future__ import annotations
 
 import os
+import re
 import signal
 import string
 import time
@@ -162,6 +163,11 @@ class Runner:
         if tip and tip != self.run.current_commit and self.info.repo.git.rev_parse(f"{tip}^") == self.run.current_commit:
             self.display.note(f"adopting {tip[:10]}, merged on {self.run.branch} just before the run stopped")
             self.run.current_commit = self.run.merged_commit = tip
+            subject = self.info.repo.git.log("-1", "--format=%s", tip)
+            found = re.match(r"explore: iteration \d+ \((\w+)\) candidate (\w+)", subject)
+            self.run.iterations.append(IterationRecord(
+                n=len(self.run.iterations) + 1, strategy=found.group(1) if found else "unknown", winner=found.group(2) if found else None,
+                strategy_reason="recovered after a crash", commit=tip, generator_note=f"adopted from the run branch: {subject}"))
 
     async def retest_current(self) -> None:
         """On resume: the failures at the current commit, to hand the generator fresh details."""
@@ -174,6 +180,9 @@ class Runner:
             raise Escalation("infrastructure", f"the test run failed on resume: {run.infra_error}", escalation.INFRASTRUCTURE_ACTION)
         self.current_run = run
         self._set_current(run)
+        last = self.run.iterations[-1] if self.run.iterations else None
+        if last and last.strategy_reason == "recovered after a crash" and not last.failed_tests and last.pass_rate == 0:
+            last.pass_rate, last.failed_tests = self.run.current.pass_rate, list(self.run.current_failing)
         self._check_gate()
 
     async def _setup_once(self, path: Path) -> None:
@@ -263,9 +272,11 @@ class Runner:
             for candidate in record.candidates:
                 self._add_usage(candidate.usage)
             self._escalate_from(ctx, plans)
+            self.run.iterations.append(record)  # before the merge's checkpoint, so a kill keeps it
             self._merge_best(record, ctx, n)
         record.pass_rate, record.failed_tests = self.run.current.pass_rate, list(self.run.current_failing)
-        self.run.iterations.append(record)
+        if not any(r is record for r in self.run.iterations):
+            self.run.iterations.append(record)
         self.run.no_progress = 0 if record.commit else self.run.no_progress + 1
         history.append(self.history_path, history.HistoryRecord(
             run_id=self.run.run_id, n=n, pass_rate=record.pass_rate, failing=record.failed_tests, flaky=self.run.flaky,
@@ -352,11 +363,10 @@ def check_options(root: Path, options: Options) -> None:
     generators.resolve_agent(options.agent, options.agent_cmd)
 
 
-def prepare_new(info: gitrepo.RepoInfo, options: Options) -> RunState:
+def prepare_new(info: gitrepo.RepoInfo, options: Options, run_id: str) -> RunState:
     """A new run: snapshot of a dirty tree, the run branch, state on disk."""
     dirty = gitrepo.is_dirty(info.repo)
     base = gitrepo.snapshot(info.repo, info.head) if dirty else info.head
-    run_id = state.new_run_id()
     run = RunState(
         run_id=run_id, repo=str(info.root), pid=os.getpid(), options=options.model_dump(), start_branch=info.branch,
         start_commit=info.head, base_commit=base, current_commit=base, dirty=dirty, branch=f"explore/{run_id}",
@@ -376,8 +386,8 @@ def finish(info: gitrepo.RepoInfo, run: RunState, options: Options, display: Dis
         run.merged_commit = None
         return
     run.merged_commit = run.current_commit
-    if options.no_apply or run.dirty or run.status in ("interrupted",):
-        why = "--no-apply" if options.no_apply else ("the tree had uncommitted changes" if run.dirty else "the run was interrupted")
+    if options.no_apply or run.dirty or run.status in ("interrupted", "escalated"):
+        why = "--no-apply" if options.no_apply else ("the tree had uncommitted changes" if run.dirty else f"the run is {run.status}")
         display.note(f"result left on {run.branch} ({why}); take it with: git merge --ff-only {run.branch}")
         return
     applied, why = gitrepo.fast_forward(info, run.start_commit, run.branch or run.current_commit)
@@ -388,12 +398,17 @@ def finish(info: gitrepo.RepoInfo, run: RunState, options: Options, display: Dis
         display.note(f"result left on {run.branch} ({why}); take it with: git merge --ff-only {run.branch}")
 
 
-async def run_repair(info: gitrepo.RepoInfo, options: Options, display: Display, resume: RunState | None = None, hint: str | None = None) -> RunState:
-    run = resume or prepare_new(info, options)
+async def run_repair(
+    info: gitrepo.RepoInfo, options: Options, display: Display, resume: RunState | None = None,
+    hint: str | None = None, run_id: str | None = None,
+) -> RunState:
+    run = resume or prepare_new(info, options, run_id or state.new_run_id())
     if resume:
         from .housekeeping import kill_strays
 
         kill_strays(run)
+        if run.branch and not gitrepo.branch_commit(info.repo, run.branch):
+            gitrepo.set_branch(info.repo, run.branch, run.current_commit)  # removed by hand or by an old clean
         run.pid, run.status, run.escalation, run.stop_reason, run.no_progress = os.getpid(), "running", None, None, 0
     if hint:
         run.hints.append(hint)
@@ -404,5 +419,6 @@ async def run_repair(info: gitrepo.RepoInfo, options: Options, display: Display,
     except SetupFailed as exc:
         runner.escalate("infrastructure", str(exc), escalation.INFRASTRUCTURE_ACTION)
     finish(info, run, options, display)
+    run.finished = run.status != "interrupted"
     runner.save(run.status)
     return run

@@ -178,6 +178,9 @@ class RunState(BaseModel):
     pids: list[int] = Field(default_factory=list)
     merged_commit: str | None = None
     applied: bool = False
+    finished: bool = False
+    """True once the end of the run (fast-forward, report) is done; a terminal status without it
+    means the run was killed on its way out and `resume` finishes it."""
     started_at: float = 0.0
     duration_s: float = 0.0
     usage: dict[str, float] = Field(default_factory=dict)

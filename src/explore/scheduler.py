@@ -162,7 +162,7 @@ async def _attempt(plan: CandidatePlan, ctx: FanOut, result: CandidateResult, fi
         result.hypothesis = realised.hypothesis
     patch_file = files_dir / "candidate.diff"
     files = await anyio.to_thread.run_sync(ctx.pool.capture_patch, path, patch_file)
-    patch = patch_file.read_text(encoding="utf-8")
+    patch = patch_file.read_text(encoding="utf-8", errors="replace")
     result.files_changed, result.patch_path, result.diff_lines = files, str(patch_file), scoring.diff_size(patch)
     if not files:
         result.status, result.reason = CandidateStatus.rejected, "empty: the generator made no change"

@@ -97,13 +97,13 @@ class WorktreePool:
         try:
             excludes = f"core.excludesFile={gitrepo.ignores_file(self.repo)}"
             wt.git.execute(["git", "-c", excludes, "add", "-A"])
-            patch = wt.git.execute(["git", "diff", "--cached", "--binary", "HEAD"], strip_newline_in_stdout=False)
-            names = wt.git.diff("--cached", "--name-only", "HEAD").splitlines()
+            patch: bytes = wt.git.execute(["git", "diff", "--cached", "--binary", "HEAD"], strip_newline_in_stdout=False, stdout_as_string=False)
+            names = wt.git.execute(["git", "-c", "core.quotePath=false", "diff", "--cached", "--name-only", "-z", "HEAD"]).split("\0")
             wt.git.reset("--quiet")
         finally:
             wt.close()
         patch_file.parent.mkdir(parents=True, exist_ok=True)
-        patch_file.write_text(patch if not patch or patch.endswith("\n") else patch + "\n", encoding="utf-8")
+        patch_file.write_bytes(patch if not patch or patch.endswith(b"\n") else patch + b"\n")
         return [name for name in names if name]
 
     def disk_usage(self) -> int:

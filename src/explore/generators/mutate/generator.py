@@ -113,7 +113,8 @@ class MutateGenerator:
                 timeout = await calibrate(screener, prepared)
             singles = await screen_in_order(prepared, screener.slots, budget, job_for, enough)
             no_full = not any(shape.is_full(p, failing) for p in singles)
-            if policy.max_edits >= 2 and no_full and not budget.exhausted():
+            stuck = not any(p.plausible for p in singles)  # no single edit helps: maybe two must go together
+            if (policy.max_edits >= 2 or stuck) and no_full and not budget.exhausted():
                 pairs = search.prepare(search.combine(singles), budget.mutants - budget.screened)
                 combos = await screen_in_order(pairs, screener.slots, budget, job_for, lambda done: False)
         chosen = shape.choose(request.strategy.shape, request.n, singles, combos)

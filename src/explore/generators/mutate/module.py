@@ -78,9 +78,10 @@ class ModuleInfo:
             self._exclude_signature(node)
             if not isinstance(node, ast.Lambda):
                 self._exclude_docstring(node.body)
+            body = node.body if isinstance(node.body, list) else [node.body]
             for child in ast.iter_child_nodes(node):
                 self.parents[id(child)] = node
-                inner = node if child in getattr(node, "body", []) or child is getattr(node, "body", None) else func
+                inner = node if any(child is b for b in body) else func
                 self._visit(child, inner, False if inner is node else in_loop)
             return
         if isinstance(node, (ast.Module, ast.ClassDef)):

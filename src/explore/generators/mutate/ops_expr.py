@@ -14,7 +14,10 @@ from .module import ModuleInfo
 
 ORDERING = ["<", "<=", ">", ">="]
 COMPARE_ALTERNATIVES: dict[str, list[str]] = {
-    **{op: [o for o in ORDERING if o != op] + ["==", "!="] for op in ORDERING},
+    "<": ["<=", ">", ">=", "!=", "=="],
+    "<=": ["<", ">=", ">", "==", "!="],
+    ">": [">=", "<", "<=", "!=", "=="],
+    ">=": [">", "<=", "<", "==", "!="],
     "==": ["!=", "<=", ">=", "is"],
     "!=": ["==", "<", ">", "is not"],
     "is": ["is not", "=="],

@@ -100,7 +100,7 @@ class Search:
         return min(abs(line - c) for c in changed) if changed else FAR
 
     def ranked(self) -> list[tuple[Mutant, float]]:
-        """Mutants at suspicious lines, best first; ties by file, line, operator, column, text."""
+        """Mutants at suspicious lines, best first; ties by file, line, operator, then generation order."""
         ops = [op for op in REGISTRY if op.single_token or not self.single_token]
         by_file: dict[str, set[int]] = {}
         for s in self.suspects:
@@ -111,12 +111,14 @@ class Search:
                 continue
             try:
                 source = Source(file, self.sources[file])
-            except SyntaxError:
+                mutants = mutants_in(source, by_file[file], ops)
+            except (SyntaxError, ValueError, RecursionError):
+                self.skipped["invalid"] += 1
                 continue
-            for m in mutants_in(source, by_file[file], ops):
+            for seq, m in enumerate(mutants):  # generation order: each operator lists likelier changes first
                 score = self.weight.get((m.file, m.line), 0.0) * m.prior
                 near = self.distance(m.file, m.line) if self.single_token and self.changed else 0
-                found.append(((near, -round(score, 12), m.file, m.line, m.operator, m.col, m.new), m, score))
+                found.append(((near, -round(score, 12), m.file, m.line, m.operator, seq), m, score))
         found.sort(key=lambda item: item[0])
         return [(m, score) for _, m, score in found]
 
@@ -144,7 +146,8 @@ class Search:
                 return None
             keys.append(key)
             try:
-                if self._params[file] != used_params(ast.parse(text)):
+                after = used_params(ast.parse(text))
+                if any(not used <= after.get(key, frozenset()) for key, used in self._params[file].items()):
                     self.skipped["drops_parameter"] += 1
                     return None
             except (SyntaxError, ValueError):
@@ -170,19 +173,32 @@ class Search:
         files = {str(self.workdir / f): t for f, t in texts.items()}
         return Prepared(mutant, score, patch, phase1, phase2, files)
 
-    def combine(self, screened: list[Prepared], top_singles: int = 12, limit: int = 200) -> list[tuple[Mutant, float]]:
-        """Two-edit mutants: pairs of partial fixes whose fixed tests differ (a fix of two
-        defects in one candidate), else pairs of the best singles at different lines."""
+    def combine(self, screened: list[Prepared], top_singles: int = 12, limit: int = 300) -> list[tuple[Mutant, float]]:
+        """Two-edit mutants. With partial fixes: pairs whose fixed tests differ (a fix of two
+        defects in one candidate). Without: pairs making the same change at two lines first
+        (`>` → `>=` twice: one mistake repeated), then pairs of the best singles."""
         partial = [p for p in screened if p.plausible]
-        pool = partial if len(partial) >= 2 else [p for p in screened if p.verdict and p.verdict.status == "ok"][:top_singles]
-        pairs: list[tuple[tuple, Mutant, float]] = []
-        for a, b in itertools.combinations(pool, 2):
+        alive = [p for p in screened if p.verdict and p.verdict.status == "ok"]
+        if len(partial) >= 2:
+            candidates = list(itertools.combinations(partial, 2))
+        else:
+            groups: dict[tuple, list[Prepared]] = {}
+            for p in alive:
+                key = self._change_key(p.mutant)
+                if key is not None:
+                    groups.setdefault(key, []).append(p)
+            candidates = [pair for group in groups.values() for pair in itertools.combinations(group[:10], 2)]
+            candidates += list(itertools.combinations(alive[:top_singles], 2))
+        pairs: dict[tuple, tuple[tuple, Mutant, float]] = {}
+        position = {id(p): i for i, p in enumerate(screened)}
+        for a, b in candidates:
             if a.mutant.lines == b.mutant.lines or overlaps([e for _, e in a.mutant.edits], [e for _, e in b.mutant.edits]):
                 continue
             gain = len(set(a.fixed) | set(b.fixed))
             if partial and gain <= max(len(a.fixed), len(b.fixed)):
                 continue
-            first, second = sorted((a.mutant, b.mutant), key=lambda m: (m.file, m.line, m.col, m.operator))
+            first, second = sorted((a.mutant, b.mutant), key=lambda m: (m.file, m.line, m.col, m.operator, m.new))
+            analogous = self._change_key(first) is not None and self._change_key(first) == self._change_key(second)
             combo = Mutant(
                 file=first.file, line=first.line, col=first.col, operator=f"{first.operator}+{second.operator}",
                 family="combination", prior=first.prior * second.prior, old=first.old, new=first.new,
@@ -190,9 +206,17 @@ class Search:
                 edits=tuple(sorted(first.edits + second.edits, key=lambda fe: (fe[0], fe[1]))), parts=(first, second),
             )
             score = a.score + b.score
-            pairs.append(((-gain, -round(score, 12), first.file, first.line, second.file, second.line, combo.operator), combo, score))
-        pairs.sort(key=lambda item: item[0])
-        return [(m, s) for _, m, s in pairs[:limit]]
+            key = (-gain, not analogous, -round(score, 12), position[id(a)] + position[id(b)], first.file, first.line, first.col, second.file, second.line, second.col, combo.operator, first.new, second.new)
+            pairs.setdefault(combo.edits, (key, combo, score))
+        ordered = sorted(pairs.values(), key=lambda item: item[0])
+        return [(m, s) for _, m, s in ordered[:limit]]
+
+    def _change_key(self, mutant: Mutant) -> tuple | None:
+        """(operator, replaced text, new text) of a one-edit mutant: equal for the same change."""
+        if len(mutant.edits) != 1:
+            return None
+        file, edit = mutant.edits[0]
+        return (mutant.operator, self.sources[file][edit.start : edit.end], edit.text)
 
 
 async def screen_in_order(

@@ -58,7 +58,7 @@ def choose(shape: str, n: int, singles: list[Prepared], combos: list[Prepared]) 
         for p in ranked_singles:  # then different operator families at a line already used
             if len(chosen) < n and p not in chosen and all(p.mutant.family != c.mutant.family for c in chosen):
                 chosen.append(p)
-        return chosen
+        return (chosen + order(combos))[:n]
     pool = ranked_singles + [c for c in order(combos)]
     return pool[:n]
 

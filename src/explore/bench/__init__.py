@@ -1,0 +1,1 @@
+"""`explore bench`: measure which strategy repairs best on a corpus of broken projects."""

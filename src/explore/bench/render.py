@@ -1,0 +1,149 @@
+"""Show a bench result: a terminal table (rich), bench.md, and a PNG chart (matplotlib)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from rich import box
+from rich.console import Console
+from rich.table import Table
+
+from .results import BenchResult, Stats
+
+COLUMNS = ("runs", "repaired", "plausible", "correct", "tests edited", "claim ≠ judge", "debris",
+           "iterations", "candidates", "median s", "total s", "tokens", "cost $")
+SHORT = ("correct", "%", "green", "claim", "tests", "≠", "debris", "iter", "cand", "med s", "tot s", "tokens", "$")
+
+
+def _short(s: Stats) -> list[str]:
+    return [f"{s.correct}/{s.runs}", f"{s.rate:.0f}", str(s.plausible), str(s.repaired), str(s.tests_touched),
+            str(s.disagreements), str(s.debris), str(s.iterations), str(s.candidates), f"{s.median_s:.1f}",
+            f"{s.total_s:.0f}", str(s.tokens), f"{s.cost_usd:.2f}"]
+
+
+def _row(s: Stats) -> list[str]:
+    pct = f"{s.correct}/{s.runs} ({s.rate:.0f}%)"
+    return [str(s.runs), str(s.repaired), str(s.plausible), pct, str(s.tests_touched), str(s.disagreements),
+            str(s.debris), str(s.iterations), str(s.candidates), f"{s.median_s:.1f}", f"{s.total_s:.1f}",
+            str(s.tokens) if s.tokens else "-", f"{s.cost_usd:.2f}" if s.cost_usd else "-"]
+
+
+def table(bench: BenchResult, console: Console) -> None:
+    """Per-strategy figures, then correct repairs per defect class and strategy."""
+    t = Table(box=box.SIMPLE_HEAD, padding=(0, 0), show_edge=False, title=f"explore bench — {len({r.case for r in bench.results})} cases, agent {bench.agent}, --parallel {bench.parallel}")
+    llm = any(s.tokens or s.cost_usd for s in bench.summary.values())
+    keep = len(SHORT) if llm else len(SHORT) - 2
+    t.add_column("strategy", style="bold", no_wrap=True)
+    for col in SHORT[:keep]:
+        t.add_column(col, justify="right", no_wrap=True)
+    for name, stats in bench.summary.items():
+        t.add_row(name, *_short(stats)[:keep])
+    console.print(t)
+    console.print("claim: explore said repaired · green: the judge's own run of the suite · correct: green, tests "
+                  "untouched, reference checks pass · tests: runs that edited test files · ≠: claim and judge disagree", style="dim")
+    classes = sorted({k for s in bench.summary.values() for k in s.by_class})
+    if len(classes) > 1:
+        c = Table(box=box.SIMPLE_HEAD, padding=(0, 0), show_edge=False, title="correct / runs per defect class")
+        c.add_column("class", style="bold", no_wrap=True)
+        for name in bench.summary:
+            c.add_column(name, justify="right")
+        for klass in classes:
+            cells = [bench.summary[n].by_class.get(klass) for n in bench.summary]
+            c.add_row(klass, *[f"{s.correct}/{s.runs}" if s else "-" for s in cells])
+        console.print(c)
+
+
+def markdown(bench: BenchResult, chart: str | None = "bench.png") -> str:
+    """bench.md: per strategy, per defect class, per case."""
+    names = list(bench.summary)
+    lines = [
+        "# explore bench",
+        "",
+        f"Cases: `{bench.cases_dir}` ({len({r.case for r in bench.results})}), agent `{bench.agent}`, "
+        f"`--parallel {bench.parallel}`, {bench.jobs} job(s) at a time, started {bench.started_at}, "
+        f"took {bench.duration_s:.0f}s.",
+        "",
+        "*repaired*: explore said the suite is green (exit 0). *plausible*: the judge re-ran the visible "
+        "suite on the user's branch and it is green. *correct*: plausible, no test file edited, and the "
+        "case's hidden reference checks pass. *claim ≠ judge*: repaired and plausible disagree.",
+        "",
+        "## Per strategy",
+        "",
+        "| strategy | " + " | ".join(COLUMNS) + " |",
+        "|---|" + "---:|" * len(COLUMNS),
+    ]
+    lines += [f"| {n} | " + " | ".join(_row(s)) + " |" for n, s in bench.summary.items()]
+    if chart:
+        lines += ["", f"![repair rate and median time per strategy]({chart})"]
+    classes = sorted({k for s in bench.summary.values() for k in s.by_class})
+    lines += ["", "## Per defect class (correct / plausible / runs)", "",
+              "| class | " + " | ".join(names) + " |", "|---|" + "---:|" * len(names)]
+    for klass in classes:
+        cells = [bench.summary[n].by_class.get(klass) for n in names]
+        lines.append(f"| {klass} | " + " | ".join(f"{s.correct} / {s.plausible} / {s.runs}" if s else "-" for s in cells) + " |")
+    lines += ["", "## Per case", "", "| case | class | " + " | ".join(names) + " |", "|---|---|" + "---|" * len(names)]
+    by_key = {(r.case, r.strategy): r for r in bench.results}
+    for case in dict.fromkeys(r.case for r in bench.results):
+        klass = next(r.defect_class for r in bench.results if r.case == case)
+        cells = []
+        for n in names:
+            r = by_key.get((case, n))
+            cells.append("-" if r is None else f"{r.grade}, {r.iterations} it, {r.duration_s:.0f}s" + (" ⚠" if not r.agrees or r.error else ""))
+        lines.append(f"| {case} | {klass} | " + " | ".join(cells) + " |")
+    problems = [r for r in bench.results if r.error or r.verdict.debris or not r.agrees or r.verdict.tests_touched]
+    if problems:
+        lines += ["", "## Notes", ""]
+        for r in problems:
+            bits = [r.error or "", "debris: " + ", ".join(r.verdict.debris) if r.verdict.debris else "",
+                    "tests edited: " + ", ".join(r.verdict.tests_touched) if r.verdict.tests_touched else "",
+                    f"explore said {r.status}, judge: suite {r.verdict.suite_passed}/{r.verdict.suite_total}" if not r.agrees else ""]
+            lines.append(f"- `{r.case}` [{r.strategy}]: " + "; ".join(b for b in bits if b))
+    return "\n".join(lines) + "\n"
+
+
+def chart(bench: BenchResult, path: Path) -> Path:
+    """One bar group per strategy: plausible and correct rate (%, left axis), median time (s, right)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    names = list(bench.summary)
+    stats = [bench.summary[n] for n in names]
+    xs = list(range(len(names)))
+    width = 0.26
+    fig, left = plt.subplots(figsize=(max(6.0, 1.8 * len(names) + 2), 4.5), dpi=120)
+    right = left.twinx()
+    b1 = left.bar([x - width for x in xs], [s.plausible_rate for s in stats], width, label="plausible (suite green) %", color="#9ecae1")
+    b2 = left.bar(xs, [s.rate for s in stats], width, label="correct (checks pass) %", color="#3182bd")
+    b3 = right.bar([x + width for x in xs], [s.median_s for s in stats], width, label="median time (s)", color="#fd8d3c", hatch="//")
+    left.bar_label(b1, fmt="%.0f", fontsize=8)
+    left.bar_label(b2, fmt="%.0f", fontsize=8)
+    right.bar_label(b3, fmt="%.1f", fontsize=8)
+    left.set_ylim(0, 110)
+    left.set_ylabel("repair rate (% of cases)")
+    right.set_ylim(0, max([s.median_s for s in stats] + [1.0]) * 1.25)
+    right.set_ylabel("median wall time per case (s)")
+    left.set_xticks(xs, names)
+    left.set_title(f"explore bench: {len({r.case for r in bench.results})} cases, agent {bench.agent}, --parallel {bench.parallel}")
+    left.legend(handles=[b1, b2, b3], loc="upper center", bbox_to_anchor=(0.5, -0.1), ncol=3, fontsize=8, frameon=False)
+    fig.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path)
+    plt.close(fig)
+    return path
+
+
+def write_all(bench: BenchResult, out: Path) -> list[Path]:
+    """bench.json, bench.md and bench.png in out (the chart only when matplotlib is installed)."""
+    out.mkdir(parents=True, exist_ok=True)
+    written = [out / "bench.json"]
+    bench.save(written[0])
+    png: str | None = "bench.png"
+    try:
+        written.append(chart(bench, out / "bench.png"))
+    except ImportError:
+        png = None
+    (out / "bench.md").write_text(markdown(bench, png), encoding="utf-8")
+    written.append(out / "bench.md")
+    return written

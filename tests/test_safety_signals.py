@@ -1,0 +1,208 @@
+"""Issue 6's acceptance: Ctrl-C / SIGTERM mid fan-out, and two runs on one repository.
+
+Synchronisation is by FIFOs only: each blocked agent writes "<candidate> <pid>" to a readiness FIFO
+the test reads with a timeout, then blocks opening a FIFO nobody ever writes."""
+
+from __future__ import annotations
+
+import json
+import os
+import select
+import signal
+import subprocess
+import sys
+import time
+from contextlib import contextmanager
+from pathlib import Path
+
+import psutil
+import pytest
+
+from conftest import git, make_repo, run_cli
+from test_run_e2e import CALC, FIX_ADD, FIX_MUL
+from test_safety_faults import assert_nothing_left, kill_everything_under, scripted_agent, write_edits
+
+
+class Ready:
+    """The read end of the readiness FIFO (plus a write end of our own, so it never reads EOF)."""
+
+    def __init__(self, folder: Path) -> None:
+        self.path, self.gate = folder / "ready.fifo", folder / "gate.fifo"
+        os.mkfifo(self.path)
+        os.mkfifo(self.gate)
+        self.fd = os.open(self.path, os.O_RDONLY | os.O_NONBLOCK)
+        self.keep = os.open(self.path, os.O_WRONLY | os.O_NONBLOCK)
+        self.buffer = b""
+
+    def wait(self, count: int, timeout: float = 60.0) -> dict[str, int]:
+        """Block until `count` agents said they are ready: {candidate: pid}."""
+        lines: list[bytes] = []
+        deadline = time.monotonic() + timeout
+        while len(lines) < count:
+            left = deadline - time.monotonic()
+            assert left > 0, f"only {len(lines)} of {count} agents became ready: {lines}"
+            readable, _, _ = select.select([self.fd], [], [], left)
+            if readable:
+                self.buffer += os.read(self.fd, 4096)
+                *done, self.buffer = self.buffer.split(b"\n")
+                lines += done
+        return {cid: int(pid) for cid, pid in (line.decode().split() for line in lines)}
+
+    def close(self) -> None:
+        os.close(self.fd)
+        os.close(self.keep)
+
+
+@contextmanager
+def explore_process(args: list[str], tmp_path: Path, name: str = "first"):
+    """A real `python -m explore` process with stdout/stderr in files; always reaped."""
+    out, err = tmp_path / f"{name}.out", tmp_path / f"{name}.err"
+    with out.open("w") as stdout, err.open("w") as stderr:
+        proc = subprocess.Popen([sys.executable, "-m", "explore", *args], stdout=stdout, stderr=stderr, text=True)
+        try:
+            yield proc
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+            proc.wait(timeout=30)
+
+
+def gone(pid: int) -> bool:
+    try:
+        return psutil.Process(pid).status() == psutil.STATUS_ZOMBIE
+    except psutil.NoSuchProcess:
+        return True
+
+
+BLOCK_ALL = lambda ready: {cid: {"block": [str(ready.path), str(ready.gate)]} for cid in "abc"}  # noqa: E731
+
+
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
+def test_signal_mid_fan_out_exits_130_within_5s_leaves_nothing_and_resume_completes(tmp_path: Path, signum: int) -> None:
+    repo = make_repo(tmp_path / "repo", CALC)
+    worktrees = tmp_path / "worktrees"
+    pidlog = tmp_path / "agents.pids"
+    ready = Ready(tmp_path)
+    agent = scripted_agent(tmp_path, {**BLOCK_ALL(ready), "pidlog": str(pidlog)})
+    try:
+        with explore_process(["run", str(repo), "--parallel", "3", "--agent-cmd", agent, "--json"], tmp_path) as proc:
+            agents = ready.wait(3)
+            assert sorted(agents) == ["a", "b", "c"]
+            (state_file,) = (repo / ".explore" / "runs").glob("*/state.json")
+            assert git(repo, "worktree", "list", "--porcelain").count("worktree ") == 4  # the user's + a, b, c
+            sent = time.monotonic()
+            proc.send_signal(signum)
+            code = proc.wait(timeout=30)
+            elapsed = time.monotonic() - sent
+        err = (tmp_path / "first.err").read_text()
+        assert code == 130, err
+        assert elapsed <= 5.0, f"took {elapsed:.1f}s to stop"
+        assert "Traceback" not in err
+        summary = json.loads((tmp_path / "first.out").read_text().strip().splitlines()[-1])
+        assert summary["status"] == "interrupted" and summary["exit_code"] == 130
+        assert all(gone(pid) for pid in agents.values()), agents
+        state = json.loads(state_file.read_text())
+        assert state["status"] == "interrupted" and state["worktrees"] == [] and state["pids"] == []
+        assert_nothing_left(repo, worktrees, pidlog, keep_branches=(state["branch"],))
+        assert git(repo, "rev-parse", "HEAD") == git(repo, "rev-list", "--max-parents=0", "HEAD")  # user's branch untouched
+
+        write_edits(tmp_path, {"a": {"replace": FIX_ADD}, "b": {"replace": FIX_MUL}, "pidlog": str(pidlog)})
+        code, summary, err = run_cli(["resume", "--json"], cwd=repo)
+        assert code == 0, err[-3000:]
+        assert summary["run_id"] == state_file.parent.name and summary["status"] == "succeeded"
+        assert "return a + b" in (repo / "calc.py").read_text() and "return a * b" in (repo / "calc.py").read_text()
+        assert_nothing_left(repo, worktrees, pidlog, keep_branches=(summary["branch"],))
+    finally:
+        ready.close()
+        kill_everything_under(worktrees, repo)
+
+
+def test_signal_while_tests_run_kills_the_test_processes(tmp_path: Path) -> None:
+    """Ctrl-C while the baseline pytest is running (a test blocked on a FIFO): its whole tree dies."""
+    ready = Ready(tmp_path)
+    files = dict(CALC)
+    files["tests/test_block.py"] = (
+        "import os\n\n"
+        "def test_block():\n"
+        f"    fd = os.open({str(ready.path)!r}, os.O_WRONLY)\n"
+        "    os.write(fd, f'test {os.getpid()}\\n'.encode())\n"
+        f"    open({str(ready.gate)!r}).read()\n"
+    )
+    repo = make_repo(tmp_path / "repo", files)
+    worktrees = tmp_path / "worktrees"
+    try:
+        with explore_process(["run", str(repo), "--agent-cmd", "true"], tmp_path) as proc:
+            pids = ready.wait(1)
+            proc.send_signal(signal.SIGINT)
+            sent = time.monotonic()
+            code = proc.wait(timeout=30)
+            elapsed = time.monotonic() - sent
+        assert code == 130 and elapsed <= 5.0, ((tmp_path / "first.err").read_text(), elapsed)
+        assert gone(pids["test"])
+        assert_nothing_left(repo, worktrees, keep_branches=tuple(git(repo, "branch", "--list", "--format=%(refname:short)", "explore/*").split()))
+    finally:
+        ready.close()
+        kill_everything_under(worktrees, repo)
+
+
+def _start_blocked_first_run(tmp_path: Path, ready: Ready) -> tuple[Path, str]:
+    repo = make_repo(tmp_path / "repo", CALC)
+    return repo, scripted_agent(tmp_path, BLOCK_ALL(ready))
+
+
+def test_second_concurrent_run_exits_2_and_the_first_is_unharmed(tmp_path: Path) -> None:
+    ready = Ready(tmp_path)
+    repo, agent = _start_blocked_first_run(tmp_path, ready)
+    worktrees = tmp_path / "worktrees"
+    try:
+        with explore_process(["run", str(repo), "--parallel", "1", "--agent-cmd", agent], tmp_path) as first:
+            ready.wait(1)
+            lock = json.loads((repo / ".explore" / "lock").read_text())
+            assert lock["pid"] == first.pid
+            code, summary, err = run_cli(["run", str(repo), "--parallel", "1", "--agent-cmd", agent, "--json"])
+            assert code == 2, err
+            assert summary["status"] == "error" and summary["exit_code"] == 2
+            assert len(err.strip().splitlines()) == 1 and "Traceback" not in err
+            assert "another explore run" in err and f"pid {first.pid}" in err
+            assert len(list((repo / ".explore" / "runs").iterdir())) == 1  # the second wrote no run
+            assert len(git(repo, "branch", "--list", "explore/*").split()) == 1
+            # resume is refused too while the first is alive
+            code, _, err = run_cli(["resume"], cwd=repo)
+            assert code == 2 and "still running" in err and len(err.strip().splitlines()) == 1
+            assert first.poll() is None
+            first.send_signal(signal.SIGINT)
+            assert first.wait(timeout=30) == 130
+        assert_nothing_left(repo, worktrees, keep_branches=tuple(git(repo, "branch", "--list", "--format=%(refname:short)", "explore/*").split()))
+    finally:
+        ready.close()
+        kill_everything_under(worktrees, repo)
+
+
+def test_second_concurrent_run_names_the_first_runs_id(tmp_path: Path) -> None:
+    ready = Ready(tmp_path)
+    repo, agent = _start_blocked_first_run(tmp_path, ready)
+    worktrees = tmp_path / "worktrees"
+    try:
+        with explore_process(["run", str(repo), "--parallel", "1", "--agent-cmd", agent], tmp_path) as first:
+            ready.wait(1)
+            (run_dir,) = (repo / ".explore" / "runs").iterdir()
+            code, _, err = run_cli(["run", str(repo), "--parallel", "1", "--agent-cmd", agent])
+            first.send_signal(signal.SIGINT)
+            first.wait(timeout=30)
+        assert code == 2 and run_dir.name in err, err
+    finally:
+        ready.close()
+        kill_everything_under(worktrees, repo)
+
+
+def test_a_lock_left_by_a_dead_process_is_taken_over(tmp_path: Path) -> None:
+    files = dict(CALC, **{"calc.py": "def add(a, b):\n    return a + b\n\n\ndef mul(a, b):\n    return a * b\n"})
+    repo = make_repo(tmp_path / "repo", files)
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()
+    (repo / ".explore").mkdir()
+    (repo / ".explore" / "lock").write_text(json.dumps({"pid": dead.pid, "run_id": "20200101-000000-dead", "started": 0.0}))
+    code, summary, err = run_cli(["run", str(repo), "--agent-cmd", "true", "--json"])
+    assert code == 0, err
+    assert summary["status"] == "succeeded"
+    assert not (repo / ".explore" / "lock").exists()
