@@ -31,6 +31,14 @@ def module_names(path: str) -> set[str]:
     return names
 
 
+def own_names(path: str) -> set[str]:
+    """The names that denote this very module (not its parent packages): its full dotted name,
+    and its last part for a folder put on sys.path."""
+    names = module_names(path)
+    full = max(names, key=len)
+    return {full, full.rsplit(".", 1)[-1]}
+
+
 def imports_of(source: str) -> set[str]:
     try:
         tree = ast.parse(source)
@@ -71,8 +79,8 @@ class ImportMap:
                 if path in self.imports:
                     selected.add(path)
                 continue
-            names = module_names(path)
+            names = own_names(path)
             for test_file, imported in self.imports.items():
-                if any(i == n or i.startswith(n + ".") or n.startswith(i + ".") for i in imported for n in names):
+                if any(i == n or i.startswith(n + ".") for i in imported for n in names):
                     selected.add(test_file)
         return selected

@@ -110,6 +110,8 @@ class Runner:
             self.escalate(exc.category, exc.reason, exc.suggested_action)
         except BudgetExhausted as exc:
             self.run.status, self.run.stop_reason = "failed", f"budget: {exc}"
+        except SetupFailed as exc:
+            self.escalate("infrastructure", str(exc), escalation.INFRASTRUCTURE_ACTION)
         finally:
             with anyio.CancelScope(shield=True):
                 self.tracker.kill_all()

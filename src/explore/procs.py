@@ -170,7 +170,7 @@ async def run(
                         peak = max(peak, rss)
                         if rss > memory_limit:
                             oom = True
-                            kill_tree(process.pid)
+                            kill_tree(process.pid, wait=False)
                             return
                         await anyio.sleep(SAMPLE_INTERVAL_S)
 

@@ -40,7 +40,7 @@ def bench(
     from . import compare as comparing
     from . import render
     from .corpus import load_corpus
-    from .results import BenchResult, aggregate
+    from .results import BenchResult, CaseResult, aggregate
     from .runner import BenchConfig, default_jobs, run_all
 
     err = Console(stderr=True)
@@ -72,7 +72,7 @@ def bench(
     with Progress(*columns, console=err, transient=False) as progress:
         task = progress.add_task("", total=len(cases) * len(names))
 
-        def done(r) -> None:
+        def done(r: CaseResult) -> None:
             progress.update(task, advance=1, description=f"{r.case} [{r.strategy}] {r.grade}")
 
         results = run_all(cases, names, config, on_done=done)

@@ -21,6 +21,11 @@ def _short(s: Stats) -> list[str]:
             f"{s.total_s:.0f}", str(s.tokens), f"{s.cost_usd:.2f}"]
 
 
+def _cases(bench: BenchResult) -> str:
+    n = len({r.case for r in bench.results})
+    return f"{n} case" + ("" if n == 1 else "s")
+
+
 def _row(s: Stats) -> list[str]:
     pct = f"{s.correct}/{s.runs} ({s.rate:.0f}%)"
     return [str(s.runs), str(s.repaired), str(s.plausible), pct, str(s.tests_touched), str(s.disagreements),
@@ -30,7 +35,7 @@ def _row(s: Stats) -> list[str]:
 
 def table(bench: BenchResult, console: Console) -> None:
     """Per-strategy figures, then correct repairs per defect class and strategy."""
-    t = Table(box=box.SIMPLE_HEAD, padding=(0, 0), show_edge=False, title=f"explore bench — {len({r.case for r in bench.results})} cases, agent {bench.agent}, --parallel {bench.parallel}")
+    t = Table(box=box.SIMPLE_HEAD, padding=(0, 0), show_edge=False, title=f"explore bench — {_cases(bench)}, agent {bench.agent}, --parallel {bench.parallel}")
     llm = any(s.tokens or s.cost_usd for s in bench.summary.values())
     keep = len(SHORT) if llm else len(SHORT) - 2
     t.add_column("strategy", style="bold", no_wrap=True)
@@ -125,7 +130,7 @@ def chart(bench: BenchResult, path: Path) -> Path:
     right.set_ylim(0, max([s.median_s for s in stats] + [1.0]) * 1.25)
     right.set_ylabel("median wall time per case (s)")
     left.set_xticks(xs, names)
-    left.set_title(f"explore bench: {len({r.case for r in bench.results})} cases, agent {bench.agent}, --parallel {bench.parallel}")
+    left.set_title(f"explore bench: {_cases(bench)}, agent {bench.agent}, --parallel {bench.parallel}")
     left.legend(handles=[b1, b2, b3], loc="upper center", bbox_to_anchor=(0.5, -0.1), ncol=3, fontsize=8, frameon=False)
     fig.tight_layout()
     path.parent.mkdir(parents=True, exist_ok=True)
