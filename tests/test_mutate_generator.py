@@ -127,9 +127,11 @@ async def test_tried_patches_are_never_proposed_again(scratch: tuple[Path, Path]
 async def test_honest_failure_when_the_budget_finds_nothing(scratch: tuple[Path, Path], tmp_path: Path) -> None:
     repo, work = scratch
     request = await request_for(repo, work, tmp_path)
-    proposal = await MutateGenerator({"parallel": 1, "mutate": {"budget_mutants": 2}}).propose(request)
+    fix = (await MutateGenerator({"parallel": 1}).propose(request)).plans[0].patch or ""
+    request.tried_patches = [fix]  # the one fix is spent: the next-ranked mutant fixes nothing
+    proposal = await MutateGenerator({"parallel": 1, "mutate": {"budget_mutants": 1}}).propose(request)
     assert proposal.plans == []
-    assert proposal.reason and proposal.reason.startswith("no plausible mutant: screened 2 mutants")
+    assert proposal.reason and proposal.reason.startswith("no plausible mutant: screened 1 mutants")
 
 
 @pytest.mark.anyio

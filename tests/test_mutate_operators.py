@@ -81,6 +81,7 @@ def test_constant_plus_minus_one_and_booleans() -> None:
     assert changed_lines("n = 0\n", "constant") == ["n = 1"]
     assert changed_lines("flag = True\n", "constant") == ["flag = False"]
     assert changed_lines("s = 'ab'\nf = 1.5\n", "constant") == []  # strings and floats: no
+    assert changed_lines("n += 1\n", "constant") == []  # a counter's step: no
 
 
 def test_bound_on_range_slice_and_index_not_literals() -> None:
@@ -113,6 +114,7 @@ def test_name_replaces_with_same_role_in_scope() -> None:
     # never a name bound later (it would be unbound), never a function where a value goes
     assert not any("seen = marker" in o for o in out)
     assert not any("seen.add(f)" in o for o in out)
+    assert not any("a - a" in o for o in mutate("def g(a, b):\n    c = a - b\n    return c + a\n", "name"))
     # calls: a function of the same shape
     assert "x = max(a, b)" in changed_lines("x = min(a, b)\n", "name")
     assert "ok = s.endswith(p)" in changed_lines("ok = s.startswith(p)\n", "name")
@@ -203,3 +205,10 @@ def test_patch_of_a_file_without_final_newline() -> None:
     text = "x = 1"
     mutant = mutants_in(Source("m.py", text), None, [BY_NAME["constant"]])[0]
     assert make_patch(mutant, {"m.py": text}).endswith("+x = 2\n\\ No newline at end of file\n")
+
+
+def test_lambdas_and_unused_parameters() -> None:
+    code = "def parse(text, default=None):\n    key = lambda x: (x, 1)\n    try:\n        return int(text)\n    except ValueError:\n        return text\n"
+    out = mutate(code, "return_value")
+    assert any(o.endswith("        return default\n") for o in out)  # the unused parameter is a candidate
+    assert mutate("f = lambda a, b: a - b\n", "arithmetic") == ["f = lambda a, b: a + b\n", "f = lambda a, b: a * b\n"]

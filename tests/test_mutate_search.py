@@ -160,7 +160,7 @@ async def test_search_stops_at_enough_full_fixes_and_shapes_candidates(tmp_path:
     done = await screen_in_order(prepared, [slot, ScriptedSlot({"return a + b", "return a * b"})], Budget(), lambda p: Job(p.files, p.phase1, p.phase2, 1.0), enough)
     chosen = shape.choose("variations", 2, done, [])
     assert sorted(c.mutant.new for c in chosen) == ["a * b", "a + b"]
-    plan = shape.to_plan(chosen[0], failing, search.weight)
+    plan = shape.to_plan(chosen[0], failing, max(p.score for p in done))
     assert plan.operator == "arithmetic" and plan.location == "m.py:3" and plan.confidence == 1.0
     assert plan.hypothesis.startswith("arithmetic at m.py:3: `a - b` → ")
 
@@ -174,3 +174,15 @@ def test_combinations_pair_partial_fixes_of_different_tests(tmp_path: Path) -> N
     b.verdict = Verdict("ok", {"f1": "failed", "f2": "passed"})
     combos = search.combine([a, b])
     assert len(combos) == 1 and combos[0][0].parts == tuple(sorted((a.mutant, b.mutant), key=lambda m: (m.file, m.line, m.col, m.operator)))
+
+
+def test_without_partial_fixes_the_same_change_at_two_lines_pairs_first(tmp_path: Path) -> None:
+    text = "def grade(s):\n    if s > 90:\n        return 'A'\n    if s > 80:\n        return 'B'\n    return 'C'\n"
+    lines = {("m.py", n): frozenset({"f1"}) for n in (2, 4, 6)}
+    spectrum = Spectrum(lines, frozenset({"f1"}), frozenset())
+    search = Search(tmp_path, {"m.py": text}, spectrum, localise.rank(spectrum))
+    prepared = search.prepare(search.ranked(), 1000)
+    for p in prepared:
+        p.verdict = Verdict("ok", {"f1": "failed"})
+    first = search.combine(prepared)[0][0]
+    assert first.describe() == "comparison at m.py:2: `s > 90` → `s >= 90` + comparison at m.py:4: `s > 80` → `s >= 80`"

@@ -190,6 +190,15 @@ def clean(path: Path, dry_run: bool) -> None:
         click.echo(("would remove " if dry_run else "removed ") + action)
 
 
+def _register_bench() -> None:
+    from .bench.command import bench
+
+    main.add_command(bench)
+
+
+_register_bench()
+
+
 @main.command()
 @click.argument("run_id")
 @click.option("--to", "to", type=int, default=None, help="Iteration to go back to (0 = before any merge; default: one back).")

@@ -8,6 +8,7 @@ import re
 import signal
 import string
 import time
+import traceback
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -17,7 +18,7 @@ from . import criticality, escalation, generators, gitrepo, history, procs, scor
 from .affected import ImportMap
 from .config import Options, parse_size
 from .errors import BudgetExhausted, Escalation, UsageError
-from .models import PASSING, CandidatePlan, Counts, IterationRecord, RunState, TestRun
+from .models import PASSING, CandidatePlan, Counts, IterationRecord, Proposal, RunState, TestRun
 from .progress import Display
 from .scheduler import FanOut, fan_out
 from .testing import make_command, run_tests
@@ -250,6 +251,10 @@ class Runner:
         except (Escalation, BudgetExhausted) as exc:
             self._add_usage(getattr(exc, "usage", None) or {})
             raise
+        except Exception as exc:  # a generator bug costs an iteration, never the run
+            log = iteration_dir / "generator-error.txt"
+            log.write_text(traceback.format_exc(), encoding="utf-8")
+            proposal = Proposal(reason=f"the generator failed: {type(exc).__name__}: {exc} (traceback in {log})")
         self._add_usage(proposal.usage)
         plans = proposal.plans[: self.options.parallel]
         for letter, plan in zip(LETTERS, plans):
@@ -318,7 +323,8 @@ class Runner:
 
     def _add_usage(self, usage: dict[str, float]) -> None:
         for key, value in usage.items():
-            self.run.usage[key] = self.run.usage.get(key, 0) + value
+            # rates are not additive: keep the latest; counts, tokens and dollars add up
+            self.run.usage[key] = value if key.endswith("_per_s") else self.run.usage.get(key, 0) + value
 
     def _escalate_from(self, ctx: FanOut, plans: list[CandidatePlan]) -> None:
         if ctx.stop is not None:

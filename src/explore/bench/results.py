@@ -41,6 +41,7 @@ class CaseResult(BaseModel):
     exit_code: int | None
     repaired: bool = False
     """What explore claimed: exit 0 with a merge on the user's branch."""
+    stop_reason: str | None = None
     iterations: int = 0
     candidates: int = 0
     strategies_used: list[str] = Field(default_factory=list)

@@ -118,6 +118,7 @@ def _read_summary(result: CaseResult, stdout: str, stderr: str) -> None:
         result.error = f"unreadable summary: {exc.errors()[0]['msg']}"
         return
     result.status = summary.status
+    result.stop_reason = summary.stop_reason
     result.iterations = len(summary.iterations)
     result.candidates = sum(len(i.candidates) for i in summary.iterations)
     result.strategies_used = sorted({i.strategy for i in summary.iterations})

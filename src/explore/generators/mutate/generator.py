@@ -118,7 +118,8 @@ class MutateGenerator:
                 pairs = search.prepare(search.combine(singles), budget.mutants - budget.screened)
                 combos = await screen_in_order(pairs, screener.slots, budget, job_for, lambda done: False)
         chosen = shape.choose(request.strategy.shape, request.n, singles, combos)
-        plans = [shape.to_plan(item, failing, search.weight) for item in chosen]
+        top_score = max((p.score for p in singles), default=0.0)
+        plans = [shape.to_plan(item, failing, top_score) for item in chosen]
         elapsed = time.monotonic() - started
         screened = len(singles) + len(combos)
         screen_s = max(elapsed - coverage_s, 1e-9)

@@ -63,21 +63,23 @@ def choose(shape: str, n: int, singles: list[Prepared], combos: list[Prepared]) 
     return pool[:n]
 
 
-def confidence(item: Prepared, failing: frozenset[str], weight: dict[tuple[str, int], float]) -> float:
-    """Share of the failing tests the mutant fixes, weighted by how suspicious its lines are."""
+def confidence(item: Prepared, failing: frozenset[str], top_score: float) -> float:
+    """Share of the failing tests the mutant fixes, weighted by its rank score (suspiciousness
+    of its line × operator prior) against the best-ranked mutant's: equally good candidates
+    for the tests are told apart the way the search ordered them."""
     if not failing:
         return 0.0
     share = len(set(item.fixed) & failing) / len(failing)
-    suspicion = max((weight.get(line, 0.0) for line in item.mutant.lines), default=0.0)
-    return round(share * (0.5 + 0.5 * suspicion), 4)
+    standing = min(1.0, item.score / top_score) if top_score > 0 else 0.0
+    return round(share * (0.5 + 0.5 * standing), 4)
 
 
-def to_plan(item: Prepared, failing: frozenset[str], weight: dict[tuple[str, int], float]) -> CandidatePlan:
+def to_plan(item: Prepared, failing: frozenset[str], top_score: float) -> CandidatePlan:
     mutant = item.mutant
     return CandidatePlan(
         patch=item.patch,
         hypothesis=mutant.describe(),
-        confidence=confidence(item, failing, weight),
+        confidence=confidence(item, failing, top_score),
         operator=mutant.operator,
         location=", ".join(f"{f}:{n}" for f, n in mutant.lines),
         data={
