@@ -314,8 +314,11 @@ class Runner:
         return report
 
     def _tried_patches(self) -> list[str]:
+        """Patches tried on the current commit: a patch that failed before an earlier merge may
+        be the second half of a two-edit fix now."""
+        since = max((i for i, r in enumerate(self.run.iterations) if r.commit), default=-1) + 1
         patches = []
-        for record in self.run.iterations:
+        for record in self.run.iterations[since:]:
             for candidate in record.candidates:
                 if candidate.patch_path and Path(candidate.patch_path).exists():
                     patches.append(Path(candidate.patch_path).read_text(encoding="utf-8", errors="replace"))

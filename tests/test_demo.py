@@ -1,0 +1,22 @@
+"""The README's demo: two bugs in two functions, repaired offline by mutate in two iterations —
+the second edit only becomes a fix once the first is merged."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from conftest import assert_no_debris, git, run_cli
+
+
+def test_demo_is_repaired_by_mutate_in_two_iterations(tmp_path: Path) -> None:
+    target = tmp_path / "demo project"
+    code, summary, err = run_cli(["demo", str(target), "--json"])
+    assert code == 0, err
+    assert summary["status"] == "succeeded" and summary["final"]["pass_rate"] == 100.0
+    assert [i["winner"] for i in summary["iterations"]] == ["a", "a"]
+    operators = [c["operator"] for i in summary["iterations"] for c in i["candidates"] if c["id"] == i["winner"]]
+    assert operators == ["arithmetic", "comparison"], operators
+    source = (target / "pricing.py").read_text()
+    assert "price_cents * quantity" in source and "quantity >= 10" in source
+    assert git(target, "status", "--porcelain") == ""
+    assert_no_debris(target)
