@@ -4,7 +4,10 @@
     ├── UsageError          bad usage or input: exit 2
     ├── LockedError         another run holds the repository: exit 2
     ├── Escalation          a person is needed: exit 3
-    └── Interrupted         SIGINT/SIGTERM: state saved, exit 130
+    └── BudgetExhausted     the LLM budget is spent: the run ends `failed`, exit 1
+
+An interrupted run (SIGINT/SIGTERM) is not an exception: it ends with status `interrupted`
+and exit 130 (see loop.Runner.execute).
 """
 
 from __future__ import annotations
@@ -34,10 +37,6 @@ class Escalation(ExploreError):
         self.category = category
         self.reason = reason
         self.suggested_action = suggested_action
-
-
-class Interrupted(ExploreError):
-    exit_code = 130
 
 
 class BudgetExhausted(ExploreError):

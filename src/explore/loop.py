@@ -33,7 +33,6 @@ class Runner:
     options: Options
     run: RunState
     display: Display
-    hint: str | None = None
     tracker: procs.ProcessTracker = field(default_factory=procs.ProcessTracker)
     current_run: TestRun | None = None
     interrupted: bool = False
@@ -423,7 +422,7 @@ async def run_repair(
         run.pid, run.status, run.escalation, run.stop_reason, run.no_progress = os.getpid(), "running", None, None, 0
     if hint:
         run.hints.append(hint)
-    runner = Runner(info=info, options=options, run=run, display=display, hint=hint)
+    runner = Runner(info=info, options=options, run=run, display=display)
     runner.save()
     try:
         await runner.execute()
