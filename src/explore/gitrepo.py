@@ -166,7 +166,3 @@ def fast_forward(info: RepoInfo, start_commit: str, target: str) -> tuple[bool, 
     repo.git.merge("--ff-only", "--quiet", target, env=identity_env(repo))
     return True, ""
 
-
-def changed_files(repo: git.Repo, old: str, new: str) -> list[str]:
-    out = repo.git.diff("--name-only", old, new)
-    return [line for line in out.splitlines() if line]

@@ -106,16 +106,6 @@ class WorktreePool:
         patch_file.write_bytes(patch if not patch or patch.endswith(b"\n") else patch + b"\n")
         return [name for name in names if name]
 
-    def disk_usage(self) -> int:
-        total = 0
-        for folder, _dirs, files in os.walk(self.root):
-            for name in files:
-                try:
-                    total += os.lstat(os.path.join(folder, name)).st_size
-                except OSError:
-                    pass
-        return total
-
     def remove_all(self) -> None:
         """Remove every worktree of the run, whatever state it is in."""
         for path in list(self.created.values()):
