@@ -217,3 +217,16 @@ async def test_context_truncation_says_what_was_cut(repo: tuple[Path, Path, str]
     assert "HEAD-MARK" in ctx.text and "TAIL-MARK" in ctx.text and "characters cut" in ctx.text
     assert ctx.cut and "failures" in ctx.cut[0] and "may be explained by what was cut" in ctx.text
     assert "return a - b" in ctx.text  # the code around the failure
+
+
+@pytest.mark.anyio
+async def test_context_shows_what_the_failing_test_called_before_its_assert(repo: tuple[Path, Path, str]) -> None:
+    root, wt, head = repo
+    (wt / "tests" / "test_calc.py").write_text(
+        "from calc import add\n\n\ndef helper():\n    return 1\n\n\ndef test_helper():\n    assert helper() == 1\n\n\n"
+        "def test_add():\n    total = add(2, 3)\n    assert total == 5\n")
+    req = request(root, wt, head)
+    req.failing[0].longrepr = "    def test_add():\n        total = add(2, 3)\n>       assert total == 5\nE       assert -1 == 5\n\ntests/test_calc.py:14: AssertionError\n"
+    ctx = await assemble(req, wt)
+    assert "#### calc.py:1 — add" in ctx.text and "return a - b" in ctx.text  # one hop from the line before the assert
+    assert "— helper" not in ctx.text  # a nearby test's calls are not followed

@@ -18,6 +18,7 @@ CHARS_PER_TOKEN = 4
 SHARES = {"failures": 0.20, "diff": 0.20, "code": 0.25, "history": 0.15}
 FRAME = re.compile(r'(?:File "([^"]+)", line (\d+))|(?:^([\w./\\-]+\.py):(\d+):)', re.M)
 CALL = re.compile(r"\b([A-Za-z_]\w*)\s*\(")
+DEF = re.compile(r"\s*(?:async\s+)?def\s")
 AROUND = 15
 
 
@@ -88,6 +89,21 @@ def _definitions(root: Path, names: set[str], skip: set[str]) -> list[str]:
     return found
 
 
+def leading_lines(lines: list[str], line: int) -> list[str]:
+    """The failing line and the lines of its function before it: a test usually calls the code
+    under test on one line and asserts on the next, so the failing line alone names nothing."""
+    if not 0 < line <= len(lines):
+        return []
+    indent = len(lines[line - 1]) - len(lines[line - 1].lstrip())
+    start = line - 1
+    while indent and start > 0:
+        start -= 1
+        text = lines[start]
+        if DEF.match(text) and len(text) - len(text.lstrip()) < indent:
+            return lines[start + 1:line]
+    return lines[start:line]
+
+
 def code_text(request: ProposalRequest, root: Path) -> str:
     parts: list[str] = []
     called: set[str] = set()
@@ -98,7 +114,7 @@ def code_text(request: ProposalRequest, root: Path) -> str:
         body = "\n".join(f"{'>' if n == line else ' '}{n:5d}  {lines[n - 1]}" for n in range(lo, hi + 1))
         parts.append(f"#### {rel}:{line}\n{body}")
         shown.update((rel, n) for n in range(lo, hi + 1))
-        called.update(CALL.findall(lines[line - 1]) if 0 < line <= len(lines) else [])
+        called.update(name for text in leading_lines(lines, line) for name in CALL.findall(text))
     called -= {"print", "len", "str", "int", "dict", "list", "set", "isinstance", "range", "super", "assert"}
     if called:
         parts.append("### What those lines call (one hop)")
