@@ -69,10 +69,14 @@ class Tally:
     by_case: dict[str, dict[str, dict[str, float]]] = field(default_factory=dict)
 
     def add(self, case: str, role: str, model: str, usage: dict[str, int]) -> None:
-        row = self.by_case.setdefault(case, {}).setdefault(role, {k: 0 for k in (*USAGE_KEYS, "cost_usd", "calls")})
+        row = self.by_case.setdefault(case, {}).setdefault(
+            role, {k: 0 for k in (*USAGE_KEYS, "cost_usd", "uncached_usd", "calls")})
         for key in USAGE_KEYS:
             row[key] += usage[key]
         row["cost_usd"] += cost_of(model, usage, DEFAULT_PRICES)
+        # the same prompts with no prompt caching: every input token at the input price
+        row["uncached_usd"] += cost_of(model, {"input_tokens": sum(usage[k] for k in USAGE_KEYS if k != "output_tokens"),
+                                               "output_tokens": usage["output_tokens"]}, DEFAULT_PRICES)
         row["calls"] += 1
 
 
@@ -291,6 +295,9 @@ def main() -> None:
     print("\nper iteration by role (all strategies): " + "   ".join(
         f"{role} ${row['cost_usd'] / iterations:.4f} in {row['calls'] / iterations:.1f} calls" for role, row in sorted(roles.items())))
     served = sum(r["cost_usd"] for r in roles.values())
+    uncached = sum(r["uncached_usd"] for r in roles.values())
+    print(f"without prompt caching the same calls would cost ${uncached / iterations:.4f} per iteration "
+          f"(caching saves {1 - served / uncached:.0%})")
     claimed = sum(f["total_usd"] for f in figures.values())
     print(f"server-side total ${served:.4f} vs explore's own usage ${claimed:.4f} (should match)")
     if args.out:
