@@ -17,7 +17,9 @@ from explore.generators.anthropic.scripted import Failure, ScriptedAPI, serve
 KEY = "sk-ant-e2e-0123456789abcdef-SECRET"
 FILES = {
     "calc.py": "def add(a, b):\n    return a - b\n\n\ndef mul(a, b):\n    return a + b\n",
-    "tests/test_calc.py": "from calc import add, mul\n\n\ndef test_add():\n    assert add(2, 3) == 5\n\n\n"
+    # test_add prints the key (as a test dumping its environment would): no file of the run may hold it
+    "tests/test_calc.py": "import os\n\nfrom calc import add, mul\n\n\n"
+                          "def test_add():\n    print(os.environ.get('ANTHROPIC_API_KEY'))\n    assert add(2, 3) == 5\n\n\n"
                           "def test_mul():\n    assert mul(2, 3) == 6\n\n\ndef test_ok():\n    assert True\n",
 }
 DIAGNOSIS = {"failure_classification": "test_failure", "root_cause": "add subtracts",
@@ -80,6 +82,7 @@ def test_parallel_run_diagnoses_edits_three_worktrees_and_merges(tmp_path: Path,
     # the coder asked for ../outside.py and /etc/hosts: refused, nothing written, the candidate went on
     assert not (tmp_path / "outside.py").exists() and "pwned" not in Path("/etc/hosts").read_text()
     assert_key_absent(root)
+    assert not [r for r in api.requests if KEY in json.dumps(r["body"])]  # test_add printed it; prompts are redacted
     assert_no_debris(root)
 
 

@@ -273,3 +273,30 @@ def test_custom_test_command_with_junit_placeholder(tmp_path: Path) -> None:
     assert code == 0, err
     assert summary["baseline"]["total"] == 3 and summary["final"]["pass_rate"] == 100.0
     assert any(t.startswith("tests/test_calc.py::") for t in summary["iterations"][0]["failed_tests"]) or summary["iterations"][0]["failed_tests"] == []
+
+
+def test_a_credential_printed_by_the_tests_is_in_no_file_of_the_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The tests run with the user's environment; what they print of the key is redacted everywhere
+    explore writes: test logs and reports, the mutate worker's files, state and report."""
+    key = "sk-ant-mutate-run-0123456789-SECRET"
+    monkeypatch.setenv("ANTHROPIC_API_KEY", key)
+    files = {**CALC, "tests/test_env.py": """\
+        import os
+        import sys
+
+
+        def test_env_is_the_users():
+            print("stdout", os.environ["ANTHROPIC_API_KEY"])
+            print("stderr", os.environ["ANTHROPIC_API_KEY"], file=sys.stderr)
+            assert os.environ["ANTHROPIC_API_KEY"].endswith("SECRET")
+            assert os.environ["ANTHROPIC_API_KEY"] == "a different key"
+        """}
+    repo = make_repo(tmp_path / "repo", files)
+    code, summary, err = run_cli(["run", str(repo), "--agent", "mutate", "--parallel", "2", "--max-iterations", "1", "--json"])
+    assert summary is not None and summary["iterations"], err
+    assert "tests/test_env.py::test_env_is_the_users" in summary["remaining_failures"]
+    written = [p for p in (repo / ".explore").rglob("*") if p.is_file()]
+    assert any("[redacted]" in p.read_text(errors="replace") for p in written)  # the output was there, redacted
+    assert [str(p) for p in written if key in p.read_text(errors="replace")] == []
+    assert key not in json.dumps(summary) + err
+    assert_no_debris(repo)

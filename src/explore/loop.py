@@ -14,7 +14,7 @@ from pathlib import Path
 
 import anyio
 
-from . import criticality, escalation, generators, gitrepo, history, procs, scoring, state, strategy
+from . import criticality, escalation, generators, gitrepo, history, procs, redaction, scoring, state, strategy
 from .affected import ImportMap
 from .config import Options, parse_size
 from .errors import BudgetExhausted, Escalation, UsageError
@@ -428,6 +428,7 @@ async def run_repair(
         await runner.execute()
     except SetupFailed as exc:
         runner.escalate("infrastructure", str(exc), escalation.INFRASTRUCTURE_ACTION)
+    redaction.scrub_tree(state.run_dir(info.root, run.run_id))
     finish(info, run, options, display)
     run.finished = run.status != "interrupted"
     runner.save(run.status)

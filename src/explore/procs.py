@@ -19,6 +19,8 @@ import anyio
 import psutil
 from anyio.abc import Process
 
+from .redaction import redact
+
 DEFAULT_LOG_CAP = 4 * 1024 * 1024
 SAMPLE_INTERVAL_S = 0.2
 
@@ -68,7 +70,7 @@ class CappedLog:
 
     def text(self) -> str:
         marker = f"\n[… explore cut {self.dropped} bytes of output here …]\n".encode() if self.dropped else b""
-        return bytes(self.head + marker + self.tail).decode("utf-8", errors="replace")
+        return redact(bytes(self.head + marker + self.tail).decode("utf-8", errors="replace"))
 
 
 def tree_of(pid: int) -> list[psutil.Process]:

@@ -18,6 +18,7 @@ from pathlib import Path
 
 from . import procs
 from .models import TestOutcome, TestRun
+from .redaction import scrub_file
 
 SUITE_ID = "<suite>"
 """The single pseudo-test of a custom command that reports only its exit code."""
@@ -117,13 +118,16 @@ async def run_tests(
         run.infra_error = f"the test run exceeded its memory cap (peak {result.peak_rss // 2**20} MiB)"
         return run
 
+    junit = report if "{junit}" in (command.shell or "") else (workdir / command.junit_xml if command.junit_xml else None)
+    for written in (report, junit):
+        if written is not None:
+            scrub_file(written)  # a test may print the environment: outcomes carry no credential
     if command.is_pytest:
         if command.json_report and report.exists():
             _read_json_report(report, run)
         elif report.exists():
             _read_junit(report, run, workdir)
     else:
-        junit = report if "{junit}" in (command.shell or "") else (workdir / command.junit_xml if command.junit_xml else None)
         if junit is not None and junit.exists():
             _read_junit(junit, run, workdir)
         elif result.exit_code not in (126, 127):

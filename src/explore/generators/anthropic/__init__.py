@@ -10,13 +10,14 @@ import anyio
 
 from ...errors import BudgetExhausted, Escalation
 from ...models import CandidatePlan, Proposal, Realised
+from ...redaction import redact
 from ..base import CandidateContext, ProposalRequest
 from . import coder, debugger
 from .client import ChainExhausted, HttpClientFactory, ModelClient, RetryPolicy
 from .context import assemble
 from .cost import Ledger
 from .diagnosis import Diagnosis
-from .session import Session, Transcript, redact
+from .session import Session, Transcript
 from .settings import Settings, load
 from .tools import Workspace
 

@@ -6,29 +6,17 @@ from __future__ import annotations
 
 import json
 import logging
-import os
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
 import anthropic
 
+from ...redaction import redact
 from . import cost
 from .client import ChainExhausted, ModelClient, ModelFailed, strip_thinking
 
 log = logging.getLogger("explore.generators.anthropic")
-SECRET_VARS = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN")
-
-
-def redact(text: str) -> str:
-    """Replace any credential the environment holds (a repo file the model read may contain it)."""
-    for name in SECRET_VARS:
-        value = os.environ.get(name)
-        if value and len(value) >= 8:
-            text = text.replace(value, "[redacted]")
-    return text
-
-
 class Transcript:
     """JSON lines of a conversation, kept outside the worktree for the person reading the run."""
 

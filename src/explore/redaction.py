@@ -1,0 +1,51 @@
+"""Credentials in explore's environment (the Anthropic key) never reach a file explore writes.
+
+The user's tests and agents still run with the environment they always have — running them
+differently would change what is being repaired — so what they print is redacted instead:
+test logs as they are written, test reports before they are read, and every file of a run's
+folder once more when the run ends (a mutate worker or a plugin may write its own files)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+SECRET_VARS = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN")
+REDACTED = "[redacted]"
+MIN_LENGTH = 8
+"""Shorter values are placeholders, not keys: replacing them would mangle ordinary text."""
+
+
+def secret_values() -> list[str]:
+    return [v for name in SECRET_VARS if len(v := os.environ.get(name, "")) >= MIN_LENGTH]
+
+
+def redact(text: str) -> str:
+    for value in secret_values():
+        text = text.replace(value, REDACTED)
+    return text
+
+
+def scrub_file(path: Path) -> bool:
+    """Redact a file in place; True when it held a credential."""
+    values = [v.encode() for v in secret_values()]
+    if not values:
+        return False
+    try:
+        data = path.read_bytes()
+    except OSError:
+        return False
+    cleaned = data
+    for value in values:
+        cleaned = cleaned.replace(value, REDACTED.encode())
+    if cleaned == data:
+        return False
+    path.write_bytes(cleaned)
+    return True
+
+
+def scrub_tree(folder: Path) -> int:
+    """Redact every file under folder; how many held a credential."""
+    if not secret_values() or not folder.is_dir():
+        return 0
+    return sum(scrub_file(p) for p in folder.rglob("*") if p.is_file() and not p.is_symlink())
