@@ -61,6 +61,25 @@ def test_replace_needs_exactly_one_occurrence(tree: Path) -> None:
         ws.run("replace_in_file", {"path": "pkg/calc.py", "old": "nope", "new": "x"})
 
 
+def test_replace_keeps_crlf_line_endings(tree: Path) -> None:
+    ws = Workspace(tree, writable=True)
+    (tree / "pkg" / "dos.py").write_bytes(b"def f():\r\n    return 1\r\n\r\ndef g():\r\n    return 2\r\n")
+    shown = ws.run("read_file", {"path": "pkg/dos.py"})  # the model sees plain newlines and answers with them
+    assert "def f():\n    return 1" in shown
+    ws.run("replace_in_file", {"path": "pkg/dos.py", "old": "def f():\n    return 1", "new": "def f():\n    return 10"})
+    assert (tree / "pkg" / "dos.py").read_bytes() == b"def f():\r\n    return 10\r\n\r\ndef g():\r\n    return 2\r\n"
+
+
+def test_undecodable_files_are_tool_errors_not_exceptions(tree: Path) -> None:
+    ws = Workspace(tree, writable=True)
+    (tree / "pkg" / "latin.py").write_bytes(b"NAME = 'caf\xe9'\n")
+    with pytest.raises(ToolError, match="not a UTF-8 text file"):
+        ws.run("replace_in_file", {"path": "pkg/latin.py", "old": "NAME", "new": "TITLE"})
+    with pytest.raises(ToolError, match="not a UTF-8 text file"):
+        ws.run("read_file", {"path": "pkg/latin.py"})
+    assert (tree / "pkg" / "latin.py").read_bytes() == b"NAME = 'caf\xe9'\n" and not ws.changed
+
+
 def test_tests_are_read_only_unless_allowed(tree: Path) -> None:
     ws = Workspace(tree, writable=True, test_patterns=["tests/*"])
     assert "import add" in ws.run("read_file", {"path": "tests/test_calc.py"})

@@ -169,12 +169,18 @@ class Workspace:
             raise ToolError("old and new must be strings, and old must not be empty")
         if not target.is_file():
             raise ToolError(f"{path!r} does not exist (write_file creates files)")
-        text = target.read_text(encoding="utf-8")
+        try:
+            with target.open(encoding="utf-8", newline="") as handle:  # keep the file's line endings
+                text = handle.read()
+        except UnicodeDecodeError:
+            raise ToolError(f"{path!r} is not a UTF-8 text file: replace_in_file cannot edit it") from None
+        if "\r\n" in text and "\r\n" not in old:
+            old, new = old.replace("\n", "\r\n"), new.replace("\n", "\r\n")
         count = text.count(old)
         if count != 1:
             raise ToolError(f"`old` occurs {count} times in {self.rel(target)}; it must occur exactly once — "
                             "include more surrounding lines")
-        target.write_text(text.replace(old, new, 1), encoding="utf-8")
+        target.write_text(text.replace(old, new, 1), encoding="utf-8", newline="")
         self.changed.add(self.rel(target))
         return f"replaced 1 occurrence in {self.rel(target)}"
 
@@ -185,7 +191,7 @@ class Workspace:
         if target.is_dir():
             raise ToolError(f"{path!r} is a folder")
         target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text(content, encoding="utf-8")
+        target.write_text(content, encoding="utf-8", newline="")
         self.changed.add(self.rel(target))
         return f"wrote {len(content)} characters to {self.rel(target)}"
 
@@ -204,6 +210,6 @@ class Workspace:
                 return self.replace_in_file(args.get("path"), args.get("old"), args.get("new"))
             if name == "write_file":
                 return self.write_file(args.get("path"), args.get("content"))
-        except OSError as exc:
-            raise ToolError(f"{name} failed: {exc.strerror or exc}") from None
+        except (OSError, UnicodeError) as exc:
+            raise ToolError(f"{name} failed: {getattr(exc, 'strerror', None) or exc}") from None
         raise ToolError(f"unknown tool {name!r}")
