@@ -79,6 +79,13 @@ def test_parallel_run_diagnoses_edits_three_worktrees_and_merges(tmp_path: Path,
         assert usage[key] == sum(u[key] for _, u in api.served)
     assert usage["cost_usd"] == pytest.approx(expected_cost(api), abs=1e-5)
     assert usage["cache_read_input_tokens"] > 0  # the coders shared the cached context
+    # per iteration and per candidate too, in the summary, the report and the progress display
+    assert iteration["usage"] == {k: pytest.approx(v) for k, v in usage.items()}
+    assert [c["usage"]["calls"] for c in iteration["candidates"]] == [4, 4, 4]
+    report = Path(summary["report"]).read_text()
+    assert f"**Usage:** ${usage['cost_usd']:.4f}, 14 calls" in report and f"Usage: ${usage['cost_usd']:.4f}" in report
+    assert "a $" in report.split("candidates:")[1]
+    assert f"usage: iteration 1 ${usage['cost_usd']:.4f}, 14 calls" in stderr and "[a] ok 100.0%" in stderr
     # the coder asked for ../outside.py and /etc/hosts: refused, nothing written, the candidate went on
     assert not (tmp_path / "outside.py").exists() and "pwned" not in Path("/etc/hosts").read_text()
     assert_key_absent(root)

@@ -230,3 +230,13 @@ async def test_context_shows_what_the_failing_test_called_before_its_assert(repo
     ctx = await assemble(req, wt)
     assert "#### calc.py:1 — add" in ctx.text and "return a - b" in ctx.text  # one hop from the line before the assert
     assert "— helper" not in ctx.text  # a nearby test's calls are not followed
+
+
+def test_a_resumed_run_counts_what_it_spent_before_against_the_budget() -> None:
+    fresh = AnthropicGenerator({"budget_usd": 0.05})
+    fresh.ledger.reserve("claude-sonnet-5-5", 4_000)  # ~$0.012: fits in a fresh budget
+    spent = {"cost_usd": 0.049, "calls": 7.0, "input_tokens": 9_000.0, "mutants_screened": 3.0}  # the saved run usage
+    resumed = AnthropicGenerator({"budget_usd": 0.05, "spent": spent})
+    assert resumed.ledger.total["calls"] == 7 and "mutants_screened" not in resumed.ledger.total
+    with pytest.raises(BudgetExhausted, match=r"\$0\.0490 of --budget-usd"):
+        resumed.ledger.reserve("claude-sonnet-5-5", 4_000)

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import anyio
 
-from . import criticality, escalation, generators, gitrepo, history, procs, redaction, scoring, state, strategy
+from . import criticality, escalation, generators, gitrepo, history, procs, redaction, reports, scoring, state, strategy
 from .affected import ImportMap
 from .config import Options, parse_size
 from .errors import BudgetExhausted, Escalation, UsageError
@@ -44,7 +44,8 @@ class Runner:
             extra.append((self.root / self.options.strategies_dir).resolve())
         self.strategies = strategy.load_strategies(extra)
         self.agent = generators.resolve_agent(self.options.agent, self.options.agent_cmd)
-        self.generator = generators.create(self.agent, self.options.model_dump())
+        # what earlier sessions of a resumed run spent counts against its budget
+        self.generator = generators.create(self.agent, {**self.options.model_dump(), "spent": dict(self.run.usage)})
         self.test_command = make_command(self.options.test_cmd, self.options.junit_xml, self.options.python)
         pool_root = Path(self.options.worktree_dir).expanduser() / self.root.name if self.options.worktree_dir else default_root(self.root)
         self.pool = WorktreePool(self.info.repo, self.root, pool_root / self.run.run_id, include=self.options.worktree_include,
@@ -248,17 +249,18 @@ class Runner:
         try:
             proposal = await self.generator.propose(request)
         except (Escalation, BudgetExhausted) as exc:
-            self._add_usage(getattr(exc, "usage", None) or {})
+            add_usage(self.run.usage, getattr(exc, "usage", None) or {})
             raise
         except Exception as exc:  # a generator bug costs an iteration, never the run
             log = iteration_dir / "generator-error.txt"
             log.write_text(traceback.format_exc(), encoding="utf-8")
             proposal = Proposal(reason=f"the generator failed: {type(exc).__name__}: {exc} (traceback in {log})")
-        self._add_usage(proposal.usage)
+        add_usage(self.run.usage, proposal.usage)
         plans = proposal.plans[: self.options.parallel]
         for letter, plan in zip(LETTERS, plans):
             plan.id = letter
-        record = IterationRecord(n=n, strategy=choice.name, strategy_reason=choice.reason, generator_note=proposal.reason)
+        record = IterationRecord(n=n, strategy=choice.name, strategy_reason=choice.reason, generator_note=proposal.reason,
+                                 usage=dict(proposal.usage))
         if not plans:
             self.display.note(f"no candidates: {proposal.reason or 'the generator had no idea'}")
         else:
@@ -276,11 +278,14 @@ class Runner:
             )
             record.candidates = await fan_out(plans, ctx, self.options.parallel)
             for candidate in record.candidates:
-                self._add_usage(candidate.usage)
+                add_usage(record.usage, candidate.usage)
+                add_usage(self.run.usage, candidate.usage)
             self._escalate_from(ctx, plans)
             self.run.iterations.append(record)  # before the merge's checkpoint, so a kill keeps it
             self._merge_best(record, ctx, n)
         record.pass_rate, record.failed_tests = self.run.current.pass_rate, list(self.run.current_failing)
+        if record.usage:
+            self.display.note(f"usage: iteration {n} {reports.usage_text(record.usage)}; run {reports.usage_text(self.run.usage)}")
         if not any(r is record for r in self.run.iterations):
             self.run.iterations.append(record)
         self.run.no_progress = 0 if record.commit else self.run.no_progress + 1
@@ -322,11 +327,6 @@ class Runner:
                 if candidate.patch_path and Path(candidate.patch_path).exists():
                     patches.append(Path(candidate.patch_path).read_text(encoding="utf-8", errors="replace"))
         return patches
-
-    def _add_usage(self, usage: dict[str, float]) -> None:
-        for key, value in usage.items():
-            # rates are not additive: keep the latest; counts, tokens and dollars add up
-            self.run.usage[key] = value if key.endswith("_per_s") else self.run.usage.get(key, 0) + value
 
     def _escalate_from(self, ctx: FanOut, plans: list[CandidatePlan]) -> None:
         if ctx.stop is not None:
@@ -384,6 +384,12 @@ def prepare_new(info: gitrepo.RepoInfo, options: Options, run_id: str) -> RunSta
     )
     gitrepo.set_branch(info.repo, run.branch, base)
     return run
+
+
+def add_usage(into: dict[str, float], usage: dict[str, float]) -> None:
+    for key, value in usage.items():
+        # rates are not additive: keep the latest; counts, tokens and dollars add up
+        into[key] = value if key.endswith("_per_s") else into.get(key, 0) + value
 
 
 def finish(info: gitrepo.RepoInfo, run: RunState, options: Options, display: Display) -> None:

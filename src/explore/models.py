@@ -133,6 +133,8 @@ class IterationRecord(BaseModel):
     candidates: list[CandidateResult] = Field(default_factory=list)
     winner: str | None = None
     commit: str | None = None
+    usage: dict[str, float] = Field(default_factory=dict)
+    """What the generator spent this iteration: its proposal and every candidate."""
     generator_note: str | None = None
 
 

@@ -32,6 +32,19 @@ def summary(run: RunState, report_path: Path | None) -> Summary:
     )
 
 
+TOKEN_KEYS = ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")
+
+
+def usage_text(usage: dict[str, float]) -> str:
+    """Tokens and dollars when an LLM was used; otherwise the generator's own counters."""
+    if "output_tokens" not in usage:
+        return ", ".join(f"{k} {v:g}" for k, v in sorted(usage.items()))
+    tokens_in = int(sum(usage.get(k, 0) for k in TOKEN_KEYS))
+    cached = int(usage.get("cache_read_input_tokens", 0))
+    return (f"${usage.get('cost_usd', 0):.4f}, {usage.get('calls', 0):g} calls, {tokens_in:,} tokens in "
+            f"({cached:,} cache reads), {int(usage['output_tokens']):,} out")
+
+
 def help_needed(run: RunState) -> list[str]:
     """The terminal and report block for an escalation."""
     e = run.escalation
@@ -71,7 +84,7 @@ def markdown(run: RunState) -> str:
         f"- **Duration:** {run.duration_s:.1f}s",
     ]
     if run.usage:
-        lines.append("- **Usage:** " + ", ".join(f"{k} {v:g}" for k, v in sorted(run.usage.items())))
+        lines.append(f"- **Usage:** {usage_text(run.usage)}")
     if run.hints:
         lines += ["", "## Guidance given", *[f"- {h}" for h in run.hints]]
     if run.escalation:
@@ -88,6 +101,9 @@ def markdown(run: RunState) -> str:
                 lines.append(f"| {c.id} | {c.status.value} | {c.pass_rate:.1f}% | {c.confidence:.2f} | {', '.join(c.files_changed)} | {tried} | {why[:200]} |")
         lines.append("")
         lines.append(f"After: {record.pass_rate:.1f}%" + (f", merged {record.winner} as `{record.commit[:10]}`" if record.commit else ", nothing merged"))
+        if record.usage:
+            per_candidate = ", ".join(f"{c.id} ${c.usage['cost_usd']:.4f}" for c in record.candidates if "cost_usd" in c.usage)
+            lines.append(f"Usage: {usage_text(record.usage)}" + (f" — candidates: {per_candidate}" if per_candidate else ""))
     if run.flaky:
         lines += ["", "## Flaky tests (not counted)", *[f"- `{t}`" for t in run.flaky]]
     if run.current_failing:

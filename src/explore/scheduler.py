@@ -124,9 +124,10 @@ async def run_candidate(plan: CandidatePlan, ctx: FanOut) -> CandidateResult:
 
 
 def _final_text(result: CandidateResult) -> str:
+    cost = f" — ${result.usage['cost_usd']:.4f}" if result.usage.get("cost_usd") else ""
     if result.status == CandidateStatus.ok:
-        return f"ok {result.pass_rate:.1f}%" + (f" ({result.progress})" if result.progress else "")
-    return f"{result.status.value}: {result.reason or ''}"
+        return f"ok {result.pass_rate:.1f}%" + (f" ({result.progress})" if result.progress else "") + cost
+    return f"{result.status.value}: {result.reason or ''}{cost}"
 
 
 async def _attempt(plan: CandidatePlan, ctx: FanOut, result: CandidateResult, files_dir: Path) -> None:

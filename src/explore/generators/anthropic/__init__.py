@@ -36,6 +36,7 @@ class AnthropicGenerator:
             budget_usd=options.get("budget_usd"),
             budget_tokens=options.get("budget_tokens"),
         )
+        self.ledger.resume(options.get("spent") or {})
         policy = RetryPolicy(
             max_retries=self.settings.max_retries,
             overloaded_fallback_after=self.settings.overloaded_fallback_after,

@@ -83,6 +83,8 @@ class Ledger:
     reserved_usd: float = 0.0
     reserved_tokens: float = 0.0
     mean_output: float = 0.0
+    recorded: int = 0
+    """Calls recorded by this process (a resumed run's earlier calls are in `total` only)."""
     warm: set[str] = field(default_factory=set)
     """Cached prefixes already written (model + prefix hash): later calls read them."""
 
@@ -91,10 +93,14 @@ class Ledger:
         cached prefix priced as a cache read when warm, else as a cache write — and the mean
         output of earlier calls (1,000 tokens before any)."""
         fresh_in, cached_in = max(0, prompt_chars - cached_chars) / 4, cached_chars / 4
-        tokens_out = self.mean_output if self.total.get("calls") else 1000.0
+        tokens_out = self.mean_output if self.recorded else 1000.0
         row = price_for(model, self.prices)
         dollars = fresh_in * row["input"] + cached_in * row["cache_read" if warm else "cache_write"] + tokens_out * row["output"]
         return dollars / 1_000_000, fresh_in + cached_in + tokens_out
+
+    def resume(self, spent: dict[str, float]) -> None:
+        """Start from what earlier sessions of the run spent (its saved usage), so the budget spans them."""
+        add(self.total, {k: spent[k] for k in (*USAGE_KEYS, "cost_usd", "calls") if k in spent})
 
     def reserve(self, model: str, prompt_chars: int, cached_chars: int = 0, warm: bool = False) -> tuple[float, float]:
         """Raise BudgetExhausted when the call would go over; otherwise hold its estimate."""
@@ -122,7 +128,7 @@ class Ledger:
     def record(self, model: str, tokens: dict[str, float]) -> dict[str, float]:
         """Account one finished call; returns its usage dict (tokens, cost_usd, calls=1)."""
         usage = {**tokens, "cost_usd": cost_of(model, tokens, self.prices), "calls": 1}
-        calls = self.total.get("calls", 0)
-        self.mean_output = (self.mean_output * calls + tokens.get("output_tokens", 0)) / (calls + 1)
+        self.mean_output = (self.mean_output * self.recorded + tokens.get("output_tokens", 0)) / (self.recorded + 1)
+        self.recorded += 1
         add(self.total, usage)
         return usage
