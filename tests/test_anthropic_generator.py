@@ -240,3 +240,16 @@ def test_a_resumed_run_counts_what_it_spent_before_against_the_budget() -> None:
     assert resumed.ledger.total["calls"] == 7 and "mutants_screened" not in resumed.ledger.total
     with pytest.raises(BudgetExhausted, match=r"\$0\.0490 of --budget-usd"):
         resumed.ledger.reserve("claude-sonnet-5-5", 4_000)
+
+
+@pytest.mark.anyio
+async def test_surgical_context_starts_from_the_change_that_regressed(repo: tuple[Path, Path, str]) -> None:
+    root, wt, good = repo
+    (wt / "calc.py").write_text("def add(a, b):\n    return a + b  # REGRESSING-EDIT\n")
+    git(wt, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qam", "the regressing change")
+    bad = git(wt, "rev-parse", "HEAD")
+    req = request(root, wt, bad, strategy="surgical", regression=(good, bad))
+    ctx = await assemble(req, wt)
+    assert f"The change that regressed ({good[:10]}..{bad[:10]}" in ctx.text and "+    return a + b  # REGRESSING-EDIT" in ctx.text
+    others = await assemble(request(root, wt, bad, strategy="conservative", regression=(good, bad)), wt)
+    assert "The change that regressed" not in others.text  # only the surgical shape starts from it

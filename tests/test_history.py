@@ -77,6 +77,16 @@ def test_detect_regression_is_a_drop_of_more_than_ten_points(before: float, afte
     assert detection.regression_drop == pytest.approx(max(0.0, before - after))
 
 
+def test_a_regression_names_the_commits_on_either_side_of_the_drop() -> None:
+    good, bad = rec(0, 100, run_id="monday"), rec(0, 60, run_id="tuesday")
+    good.commit, bad.commit = "c0ffee", "badbad"
+    assert history.detect([good, bad], []).regressed == ("c0ffee", "badbad")
+    assert history.detect([bad, good], []).regressed is None  # a rise is no regression
+    assert history.detect([good, bad], [], regression_points=50.0).regressed is None  # nor a drop under the threshold
+    bad.commit = "c0ffee"
+    assert history.detect([good, bad], []).regressed is None  # same code: the drop came from elsewhere (flaky, env)
+
+
 def test_detect_regression_points_threshold_is_a_parameter() -> None:
     records = [rec(0, 90), rec(1, 84)]
     assert not history.detect(records, []).regression

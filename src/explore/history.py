@@ -34,6 +34,8 @@ class Detection:
     trend: str = "flat"
     """improving | flat | worsening over the last records."""
     similarity: float = 0.0
+    regressed: tuple[str, str] | None = None
+    """(before, after) commits of the latest drop: the change a surgical repair starts from."""
 
 
 def stuck_tests(records: list[HistoryRecord], threshold: int = 3, flaky: frozenset[str] = frozenset()) -> list[str]:
@@ -52,6 +54,14 @@ def regression_drop(records: list[HistoryRecord]) -> float:
     if len(records) < 2:
         return 0.0
     return max(0.0, records[-2].pass_rate - records[-1].pass_rate)
+
+
+def regressed_commits(records: list[HistoryRecord]) -> tuple[str, str] | None:
+    """The commits on either side of the latest drop, when both are known and differ."""
+    if regression_drop(records) <= 0:
+        return None
+    before, after = records[-2].commit, records[-1].commit
+    return (before, after) if before and after and before != after else None
 
 
 def trend(records: list[HistoryRecord], window: int = 3) -> str:
@@ -84,6 +94,7 @@ def detect(
         regression_drop=drop,
         trend=trend(records),
         similarity=failure_similarity(messages),
+        regressed=regressed_commits(records) if drop > regression_points else None,
     )
 
 

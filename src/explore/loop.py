@@ -243,7 +243,7 @@ class Runner:
             passing=sorted(set(self.run.baseline_ids) - set(self.run.current_failing)), test_command=self.test_command,
             run_dir=iteration_dir, history=list(self.run.iterations), tried_patches=self._tried_patches(),
             test_patterns=self.options.test_patterns, allow_test_edits=self.options.allow_test_edits,
-            hint="\n".join(self.run.hints) or None, tracker=self.tracker,
+            hint="\n".join(self.run.hints) or None, tracker=self.tracker, regression=detection.regressed,
         )
         self.save(f"iteration-{n}-propose")
         try:

@@ -39,6 +39,8 @@ class ProposalRequest:
     allow_test_edits: bool = False
     hint: str | None = None
     tracker: ProcessTracker | None = None
+    regression: tuple[str, str] | None = None
+    """(before, after) commits of the pass-rate drop that made this a regression, from the history."""
 
 
 @dataclass

@@ -149,12 +149,15 @@ def allot(sizes: dict[str, int], total: int) -> dict[str, int]:
 async def assemble(request: ProposalRequest, root: Path, token_budget: int = 50_000) -> Context:
     diff = await git_diff(root, request.base_commit, request.current_commit) if request.base_commit != request.current_commit else ""
     regressed = ""
-    if request.strategy.shape == "minimal" and request.history and request.history[-1].commit:
-        commit = request.history[-1].commit
-        regressed = await git_diff(root, f"{commit}^", commit)
+    if request.strategy.shape == "minimal" and request.regression:
+        before, after = request.regression
+        change = await git_diff(root, before, after)
+        if change:
+            regressed = (f"### The change that regressed ({before[:10]}..{after[:10]}, after which the pass rate fell)\n"
+                         f"```diff\n{change}```\n\n")
     sections = {
         "failures": failures_text(request),
-        "diff": (f"### The change that regressed (iteration {request.history[-1].n})\n```diff\n{regressed}```\n\n" if regressed else "")
+        "diff": regressed
         + (f"```diff\n{diff}```" if diff else "(no changes since the baseline)"),
         "code": code_text(request, root),
         "history": history_text(request),
