@@ -71,6 +71,7 @@ async def diagnose(session: Session, workspace: Workspace, context_text: str, ta
                     invalid_on_model = 0
                 return f"invalid diagnosis, fix it and call submit_diagnosis again:\n{exc}", True
             result.diagnoses.append(diagnosis)
+            invalid_on_model = 0  # each diagnosis gets its own re-ask
             left = wanted - len(result.diagnoses)
             return (f"recorded ({len(result.diagnoses)} of {wanted}); submit the next distinct one" if left > 0
                     else "recorded; you are done"), False
