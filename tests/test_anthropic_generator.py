@@ -294,3 +294,18 @@ async def test_context_tells_what_earlier_iterations_tried(repo: tuple[Path, Pat
     assert "iteration 1 (aggressive): pass rate after 40.0%" in ctx.text
     assert "a: swap the operands of add [calc.py] → 40.0%, did not improve the pass rate" in ctx.text
     assert "never propose these again" in ctx.text and "+    return b - a" in ctx.text
+
+
+@pytest.mark.anyio
+async def test_invalid_finish_is_reasked_once_then_the_next_coder_model_takes_over(repo: tuple[Path, Path, str]) -> None:
+    root, wt, head = repo
+    bad = [("finish", {"summary": "done", "confidence": 7})]
+    api = ScriptedAPI(coder=[bad, bad, [("finish", {"summary": "done", "confidence": 0.7})]])
+    req = request(root, wt, head)
+    files = root.parent / "files"
+    files.mkdir()
+    plan = (await generator(ScriptedAPI(debugger=[[("submit_diagnosis", diagnosis())]])).propose(req)).plans[0]
+    realised = await generator(api).realise(
+        plan, CandidateContext(workdir=wt, candidate_id="a", iteration=1, strategy=req.strategy, files_dir=files, request=req))
+    assert [r["model"] for r in api.requests] == ["c1", "c1", "c2"] and realised.confidence == 0.7
+    assert "call finish again" in json.dumps(api.requests[1]["body"]["messages"][-1])

@@ -52,14 +52,19 @@ async def apply(session: Session, workspace: Workspace, context_text: str, task:
     ]}]
     finished: Finish | None = None
     nudged = False
+    invalid = 0
 
     async def run(name: str, args: dict[str, Any]) -> tuple[str, bool]:
-        nonlocal finished
+        nonlocal finished, invalid
         if name == "finish":
             try:
                 finished = Finish.model_validate(args)
             except ValidationError as exc:
-                return f"invalid finish input: {exc}", True
+                invalid += 1
+                if invalid > 1:  # re-asked once already: the next model takes over the conversation
+                    invalid = 0
+                    session.fail_model(f"{session.model}: invalid finish twice", "output")
+                return f"invalid finish input, call finish again: {exc}", True
             return "done", False
         try:
             return workspace.run(name, args), False
