@@ -145,3 +145,18 @@ def test_budget_just_above_one_iteration_stops_before_the_second(tmp_path: Path,
     assert len(api.served) == 2 * served  # no call of the second iteration was made
     assert summary["usage"]["cost_usd"] <= one_iteration * 1.1
     assert_key_absent(second)
+
+
+def test_prices_from_the_repository_config_price_the_run(tmp_path: Path, api: ScriptedAPI) -> None:
+    prices = {"claude-opus-5-5": {"input": 100.0, "output": 200.0, "cache_write": 300.0, "cache_read": 1.0},
+              "claude-sonnet-5-5": {"input": 10.0, "output": 20.0, "cache_write": 30.0, "cache_read": 0.5}}
+    table = "\n".join(f'"{m}" = {{ input = {p["input"]}, output = {p["output"]}, cache_write = {p["cache_write"]}, '
+                      f'cache_read = {p["cache_read"]} }}' for m, p in prices.items())
+    files = {**FILES, "calc.py": FILES["calc.py"].replace("a + b\n", "a * b\n"),
+             "pyproject.toml": f"[tool.explore.anthropic.prices]\n{table}\n"}
+    root = make_repo(tmp_path / "repo", files)
+    code, summary, stderr = explore(root)
+    assert code == 0, stderr
+    expected = sum(cost_of(model, usage, prices) for model, usage in api.served)
+    assert summary["usage"]["cost_usd"] == pytest.approx(expected, abs=1e-5)
+    assert expected > 5 * expected_cost(api)  # the configured table, not the built-in one
