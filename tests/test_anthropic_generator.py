@@ -168,6 +168,7 @@ async def test_diagnosis_escalations(repo: tuple[Path, Path, str], over: dict, c
     with pytest.raises(Escalation) as info:
         await generator(api).propose(request(root, wt, head))
     assert info.value.category == category
+    assert info.value.usage["calls"] == 1 and info.value.usage["cost_usd"] > 0  # the run books what the diagnosis cost
     assert ("outside this repository" if category == "out_of_scope" else "a person is needed") in info.value.reason.lower()
 
 
@@ -265,6 +266,8 @@ async def test_surgical_context_starts_from_the_change_that_regressed(repo: tupl
     assert f"The change that regressed ({good[:10]}..{bad[:10]}" in ctx.text and "+    return a + b  # REGRESSING-EDIT" in ctx.text
     others = await assemble(request(root, wt, bad, strategy="conservative", regression=(good, bad)), wt)
     assert "The change that regressed" not in others.text  # only the surgical shape starts from it
+    backwards = await assemble(request(root, wt, bad, strategy="surgical", regression=(bad, good)), wt)
+    assert "The change that regressed" not in backwards.text  # `after` must descend from `before`
 
 
 @pytest.mark.anyio
@@ -309,3 +312,28 @@ async def test_invalid_finish_is_reasked_once_then_the_next_coder_model_takes_ov
         plan, CandidateContext(workdir=wt, candidate_id="a", iteration=1, strategy=req.strategy, files_dir=files, request=req))
     assert [r["model"] for r in api.requests] == ["c1", "c1", "c2"] and realised.confidence == 0.7
     assert "call finish again" in json.dumps(api.requests[1]["body"]["messages"][-1])
+
+
+@pytest.mark.anyio
+async def test_invalid_finish_on_the_last_coder_model_keeps_the_edits(repo: tuple[Path, Path, str]) -> None:
+    root, wt, head = repo
+    bad = [("finish", {"summary": "done", "confidence": 7})]
+    api = ScriptedAPI(coder=[CODER[1], bad, bad, bad])
+    req = request(root, wt, head)
+    files = root.parent / "files"
+    files.mkdir()
+    plan = (await generator(ScriptedAPI(debugger=[[("submit_diagnosis", diagnosis())]])).propose(req)).plans[0]
+    realised = await generator(api, anthropic={"debugger": ["d1"], "coder": ["c1"], "max_turns": 4}).realise(
+        plan, CandidateContext(workdir=wt, candidate_id="a", iteration=1, strategy=req.strategy, files_dir=files, request=req))
+    assert len(api.requests) == 4 and realised.confidence == 0.2  # judged by its tests, not thrown away
+    assert "a + b" in (wt / "calc.py").read_text()
+
+
+def test_leading_lines_stop_at_the_enclosing_block_and_are_bounded() -> None:
+    from explore.generators.anthropic.context import LEADING, leading_lines
+
+    lines = ["import x", "SETUP = x.load()", "class Config:", "    name = x.name()", "    size = x.size()"]
+    assert leading_lines(lines, 5) == ["    name = x.name()", "    size = x.size()"]  # a class body: from the class
+    assert leading_lines(lines, 2) == ["SETUP = x.load()"]  # module level: the line alone
+    body = ["def test_long():"] + [f"    step_{i}()" for i in range(100)]
+    assert len(leading_lines(body, 101)) == LEADING + 1

@@ -68,6 +68,9 @@ def test_replace_keeps_crlf_line_endings(tree: Path) -> None:
     assert "def f():\n    return 1" in shown
     ws.run("replace_in_file", {"path": "pkg/dos.py", "old": "def f():\n    return 1", "new": "def f():\n    return 10"})
     assert (tree / "pkg" / "dos.py").read_bytes() == b"def f():\r\n    return 10\r\n\r\ndef g():\r\n    return 2\r\n"
+    (tree / "pkg" / "mixed.py").write_bytes(b"a = 1\r\nb = 2\nc = 3\n")  # mixed endings: the text as given first
+    ws.run("replace_in_file", {"path": "pkg/mixed.py", "old": "b = 2\nc = 3", "new": "b = 20\nc = 3"})
+    assert (tree / "pkg" / "mixed.py").read_bytes() == b"a = 1\r\nb = 20\nc = 3\n"
 
 
 def test_undecodable_files_are_tool_errors_not_exceptions(tree: Path) -> None:

@@ -62,6 +62,19 @@ def test_capped_log_one_big_chunk() -> None:
     assert log.text().startswith("0123\n[") and log.text().endswith("]\nCDEF")
 
 
+@pytest.mark.parametrize("kept", [6, 7, 12, 26])
+def test_capped_log_redacts_a_key_the_cut_split(monkeypatch: pytest.MonkeyPatch, kept: int) -> None:
+    key = "sk-ant-0123456789abcdefghij"  # 27 characters
+    monkeypatch.setenv("ANTHROPIC_API_KEY", key)
+    log = CappedLog(60)  # keeps the first 30 and the last 30 bytes
+    # the head ends with the first `kept` characters of a key, the tail starts with the last `kept` of another
+    log.feed(b"h" * (30 - kept) + key.encode() + b"m" * 200 + key.encode() + b"t" * (30 - kept))
+    text = log.text()
+    assert "[redacted]" in text and "explore cut" in text
+    for size in range(6, len(key) + 1):  # no piece of the key long enough to mean anything is left
+        assert not any(key[i:i + size] in text for i in range(len(key) - size + 1)), (size, text)
+
+
 def test_capped_log_tolerates_split_utf8() -> None:
     log = CappedLog(6)
     log.feed("ééééééé".encode())  # 14 bytes, cuts inside characters

@@ -57,8 +57,8 @@ def regression_drop(records: list[HistoryRecord]) -> float:
 
 
 def regressed_commits(records: list[HistoryRecord]) -> tuple[str, str] | None:
-    """The commits on either side of the latest drop, when both are known and differ."""
-    if regression_drop(records) <= 0:
+    """The commits of the last two records (either side of a drop), when both are known and differ."""
+    if len(records) < 2:
         return None
     before, after = records[-2].commit, records[-1].commit
     return (before, after) if before and after and before != after else None

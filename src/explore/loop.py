@@ -254,7 +254,8 @@ class Runner:
         except Exception as exc:  # a generator bug costs an iteration, never the run
             log = iteration_dir / "generator-error.txt"
             log.write_text(traceback.format_exc(), encoding="utf-8")
-            proposal = Proposal(reason=f"the generator failed: {type(exc).__name__}: {exc} (traceback in {log})")
+            proposal = Proposal(reason=f"the generator failed: {type(exc).__name__}: {exc} (traceback in {log})",
+                                usage=getattr(exc, "usage", None) or {})
         add_usage(self.run.usage, proposal.usage)
         plans = proposal.plans[: self.options.parallel]
         for letter, plan in zip(LETTERS, plans):
@@ -434,7 +435,8 @@ async def run_repair(
         await runner.execute()
     except SetupFailed as exc:
         runner.escalate("infrastructure", str(exc), escalation.INFRASTRUCTURE_ACTION)
-    redaction.scrub_tree(state.run_dir(info.root, run.run_id))
+    finally:
+        redaction.scrub_tree(state.run_dir(info.root, run.run_id))
     finish(info, run, options, display)
     run.finished = run.status != "interrupted"
     runner.save(run.status)

@@ -19,7 +19,7 @@ import anyio
 import psutil
 from anyio.abc import Process
 
-from .redaction import redact
+from .redaction import redact, redact_around_cut
 
 DEFAULT_LOG_CAP = 4 * 1024 * 1024
 SAMPLE_INTERVAL_S = 0.2
@@ -69,8 +69,11 @@ class CappedLog:
                 self.dropped += excess
 
     def text(self) -> str:
-        marker = f"\n[… explore cut {self.dropped} bytes of output here …]\n".encode() if self.dropped else b""
-        return redact(bytes(self.head + marker + self.tail).decode("utf-8", errors="replace"))
+        if not self.dropped:
+            return redact(bytes(self.head + self.tail).decode("utf-8", errors="replace"))
+        head, tail = (bytes(part).decode("utf-8", errors="replace") for part in (self.head, self.tail))
+        head, tail = redact_around_cut(head, tail)
+        return f"{head}\n[… explore cut {self.dropped} bytes of output here …]\n{tail}"
 
 
 def tree_of(pid: int) -> list[psutil.Process]:

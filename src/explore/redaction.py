@@ -14,6 +14,7 @@ SECRET_VARS = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN")
 REDACTED = "[redacted]"
 MIN_LENGTH = 8
 """Shorter values are placeholders, not keys: replacing them would mangle ordinary text."""
+MIN_FRAGMENT = 6
 
 
 def secret_values() -> list[str]:
@@ -24,6 +25,21 @@ def redact(text: str) -> str:
     for value in secret_values():
         text = text.replace(value, REDACTED)
     return text
+
+
+def redact_around_cut(before: str, after: str) -> tuple[str, str]:
+    """Redact both sides of a cut in a log: the piece of a credential the cut split (its start
+    at the end of `before`, its end at the start of `after`) as well as whole ones."""
+    for value in secret_values():
+        for size in range(len(value) - 1, MIN_FRAGMENT - 1, -1):
+            if before.endswith(value[:size]):
+                before = before[:-size] + REDACTED
+                break
+        for size in range(len(value) - 1, MIN_FRAGMENT - 1, -1):
+            if after.startswith(value[-size:]):
+                after = REDACTED + after[size:]
+                break
+    return redact(before), redact(after)
 
 
 def scrub_file(path: Path) -> bool:

@@ -109,11 +109,9 @@ async def run_candidate(plan: CandidatePlan, ctx: FanOut) -> CandidateResult:
         result.status, result.reason = CandidateStatus.crashed, str(exc)
     except (Escalation, BudgetExhausted) as exc:  # the run stops after this fan-out
         ctx.stop = ctx.stop or exc
-        result.status, result.reason = CandidateStatus.crashed, f"{type(exc).__name__}: {exc}"[:500]
-        result.usage = dict(getattr(exc, "usage", None) or result.usage)
+        _crashed(result, exc)
     except Exception as exc:  # a crashing branch never takes the run down
-        result.status = CandidateStatus.crashed
-        result.reason = f"{type(exc).__name__}: {exc}"[:500]
+        _crashed(result, exc)
     finally:
         ctx._done[plan.id].set()
     result.duration_s = round(time.monotonic() - started, 3)
@@ -121,6 +119,11 @@ async def run_candidate(plan: CandidatePlan, ctx: FanOut) -> CandidateResult:
         result.score = 0.0
     ctx.progress(plan.id, _final_text(result))
     return result
+
+
+def _crashed(result: CandidateResult, exc: Exception) -> None:
+    result.status, result.reason = CandidateStatus.crashed, f"{type(exc).__name__}: {exc}"[:500]
+    result.usage = dict(getattr(exc, "usage", None) or result.usage)  # what a generator spent before failing
 
 
 def _final_text(result: CandidateResult) -> str:

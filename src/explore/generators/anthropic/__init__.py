@@ -76,17 +76,17 @@ class AnthropicGenerator:
             try:
                 result = await debugger.diagnose(session, workspace, context_text, task, wanted,
                                                  self.settings.debugger_max_turns, transcript)
+                diagnoses = debugger.ranked(result.diagnoses)
+                if diagnoses:
+                    escalate(diagnoses[0])
             except ChainExhausted as exc:
                 if exc.api_only:
-                    raise unavailable(exc) from None
+                    raise charged(unavailable(exc), session) from None
                 return Proposal(plans=[], reason=f"no usable diagnosis: {exc}", usage=session.usage)
-            except BudgetExhausted as exc:
-                exc.usage = session.usage  # type: ignore[attr-defined]
-                raise
-        diagnoses = debugger.ranked(result.diagnoses)
+            except Exception as exc:
+                raise charged(exc, session)
         if not diagnoses:
             return Proposal(plans=[], reason=result.note or "the debugger submitted no diagnosis", usage=session.usage)
-        escalate(diagnoses[0])
         plans = make_plans(diagnoses, request.n, shape)
         reason = None
         if len(plans) < request.n:
@@ -119,18 +119,21 @@ class AnthropicGenerator:
                     done = await coder.apply(session, workspace, context_text, task, self.settings.max_turns,
                                              transcript, opened if first else None)
                 except ChainExhausted as exc:
-                    if exc.api_only:
-                        raise unavailable(exc) from None
-                    raise RuntimeError(f"coder: {exc}") from None
-                except BudgetExhausted as exc:
-                    exc.usage = session.usage  # type: ignore[attr-defined]
-                    raise
+                    raise charged(unavailable(exc) if exc.api_only else RuntimeError(f"coder: {exc}"), session) from None
+                except Exception as exc:
+                    raise charged(exc, session)
         finally:
             if first:
                 gate.set()
         if workspace.refused:
             transcript.write(event="refused", paths=workspace.refused)
         return Realised(confidence=done.confidence, hypothesis=done.summary or plan.hypothesis, usage=session.usage)
+
+
+def charged(exc: Exception, session: Session) -> Exception:
+    """The exception, carrying what the conversation spent: the run books it even when it fails."""
+    exc.usage = dict(session.usage)  # type: ignore[attr-defined]
+    return exc
 
 
 def make_plans(diagnoses: list[Diagnosis], n: int, shape: str) -> list[CandidatePlan]:

@@ -11,7 +11,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field, ValidationError
 
-from .session import Session, Transcript, answer_tools
+from .session import ReAsk, Session, Transcript, answer_tools
 from .tools import CODER_TOOLS, ToolError, Workspace
 
 SYSTEM = """You are a coder working for explore, a tool that repairs failing test suites.
@@ -52,18 +52,16 @@ async def apply(session: Session, workspace: Workspace, context_text: str, task:
     ]}]
     finished: Finish | None = None
     nudged = False
-    invalid = 0
+    # on the last model the edits made so far are still worth testing: keep going
+    reask = ReAsk(session, "finish", last_keeps_going=True)
 
     async def run(name: str, args: dict[str, Any]) -> tuple[str, bool]:
-        nonlocal finished, invalid
+        nonlocal finished
         if name == "finish":
             try:
                 finished = Finish.model_validate(args)
             except ValidationError as exc:
-                invalid += 1
-                if invalid > 1:  # re-asked once already: the next model takes over the conversation
-                    invalid = 0
-                    session.fail_model(f"{session.model}: invalid finish twice", "output")
+                reask.invalid()
                 return f"invalid finish input, call finish again: {exc}", True
             return "done", False
         try:

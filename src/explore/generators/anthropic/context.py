@@ -18,7 +18,8 @@ CHARS_PER_TOKEN = 4
 SHARES = {"failures": 0.20, "diff": 0.20, "code": 0.25, "history": 0.15}
 FRAME = re.compile(r'(?:File "([^"]+)", line (\d+))|(?:^([\w./\\-]+\.py):(\d+):)', re.M)
 CALL = re.compile(r"\b([A-Za-z_]\w*)\s*\(")
-DEF = re.compile(r"\s*(?:async\s+)?def\s")
+BLOCK = re.compile(r"\s*(?:(?:async\s+)?def|class)\s")
+LEADING = 40
 AROUND = 15
 
 
@@ -38,6 +39,14 @@ async def git_diff(cwd: Path, *revs: str) -> str:
     except OSError:
         return ""
     return done.stdout.decode("utf-8", "replace") if done.returncode == 0 else ""
+
+
+async def is_ancestor(cwd: Path, older: str, newer: str) -> bool:
+    try:
+        done = await anyio.run_process(["git", "merge-base", "--is-ancestor", older, newer], cwd=cwd, check=False)
+    except OSError:
+        return False
+    return done.returncode == 0
 
 
 def failures_text(request: ProposalRequest) -> str:
@@ -90,17 +99,17 @@ def _definitions(root: Path, names: set[str], skip: set[str]) -> list[str]:
 
 
 def leading_lines(lines: list[str], line: int) -> list[str]:
-    """The failing line and the lines of its function before it: a test usually calls the code
-    under test on one line and asserts on the next, so the failing line alone names nothing."""
+    """The frame's line and the lines of its function before it (at most LEADING): a test usually
+    calls the code under test on one line and asserts on the next, so that line alone names nothing."""
     if not 0 < line <= len(lines):
         return []
     indent = len(lines[line - 1]) - len(lines[line - 1].lstrip())
     start = line - 1
-    while indent and start > 0:
+    while indent and start > max(0, line - 1 - LEADING):
         start -= 1
         text = lines[start]
-        if DEF.match(text) and len(text) - len(text.lstrip()) < indent:
-            return lines[start + 1:line]
+        if text.strip() and len(text) - len(text.lstrip()) < indent and (BLOCK.match(text) or not text[0].isspace()):
+            return lines[start + 1:line]  # the enclosing def/class, or a module-level statement
     return lines[start:line]
 
 
@@ -151,7 +160,8 @@ async def assemble(request: ProposalRequest, root: Path, token_budget: int = 50_
     regressed = ""
     if request.strategy.shape == "minimal" and request.regression:
         before, after = request.regression
-        change = await git_diff(root, before, after)
+        # only a change on the way to `after`: a commit explore never merged, or one rolled back, is not one
+        change = await git_diff(root, before, after) if await is_ancestor(root, before, after) else ""
         if change:
             regressed = (f"### The change that regressed ({before[:10]}..{after[:10]}, after which the pass rate fell)\n"
                          f"```diff\n{change}```\n\n")

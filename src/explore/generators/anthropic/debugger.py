@@ -11,7 +11,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from .diagnosis import Diagnosis, submit_diagnosis_tool
-from .session import Session, Transcript, answer_tools
+from .session import ReAsk, Session, Transcript, answer_tools
 from .tools import READ_TOOLS, ToolError, Workspace
 
 SYSTEM = """You are the debugger of explore, a tool that repairs failing test suites.
@@ -56,22 +56,18 @@ async def diagnose(session: Session, workspace: Workspace, context_text: str, ta
         {"type": "text", "text": task},
     ]}]
     result = DebugResult()
-    invalid_on_model = 0
+    reask = ReAsk(session, "submit_diagnosis")
     nudged = False
 
     async def run(name: str, args: dict[str, Any]) -> tuple[str, bool]:
-        nonlocal invalid_on_model
         if name == "submit_diagnosis":
             try:
                 diagnosis = Diagnosis.model_validate(args)
             except ValidationError as exc:
-                invalid_on_model += 1
-                if invalid_on_model > 1:
-                    session.fail_model(f"{session.model}: invalid submit_diagnosis twice", "output")
-                    invalid_on_model = 0
+                reask.invalid()
                 return f"invalid diagnosis, fix it and call submit_diagnosis again:\n{exc}", True
             result.diagnoses.append(diagnosis)
-            invalid_on_model = 0  # each diagnosis gets its own re-ask
+            reask.valid()  # each diagnosis gets its own re-ask
             left = wanted - len(result.diagnoses)
             return (f"recorded ({len(result.diagnoses)} of {wanted}); submit the next distinct one" if left > 0
                     else "recorded; you are done"), False
@@ -86,7 +82,7 @@ async def diagnose(session: Session, workspace: Workspace, context_text: str, ta
         message = await session.turn(messages)
         results = await answer_tools(message, run, transcript)
         if session.model != model_before:
-            invalid_on_model, nudged = 0, False
+            nudged = False
         done = len(result.diagnoses) >= wanted or (not results and bool(result.diagnoses))
         if done and weak(result) and not low_retried and session.index + 1 < len(session.chain):
             # low confidence falls back: the next model reviews with everything seen so far

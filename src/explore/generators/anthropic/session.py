@@ -91,6 +91,30 @@ class Session:
             return message
 
 
+class ReAsk:
+    """An invalid answer is sent back once with its error; a second one on the same model counts
+    as a failure of that model (the next one takes over). `last_keeps_going`: on the last model,
+    keep re-asking rather than end the conversation (the turn bound still holds)."""
+
+    def __init__(self, session: Session, what: str, last_keeps_going: bool = False) -> None:
+        self.session, self.what, self.last_keeps_going = session, what, last_keeps_going
+        self.count, self.model = 0, session.model
+
+    def invalid(self) -> None:
+        if self.model != self.session.model:
+            self.count, self.model = 0, self.session.model
+        self.count += 1
+        if self.count < 2:
+            return
+        self.count = 0
+        if self.last_keeps_going and self.session.index + 1 >= len(self.session.chain):
+            return
+        self.session.fail_model(f"{self.session.model}: invalid {self.what} twice", "output")
+
+    def valid(self) -> None:
+        self.count = 0
+
+
 ToolRunner = Callable[[str, dict[str, Any]], Awaitable[tuple[str, bool]]]
 
 

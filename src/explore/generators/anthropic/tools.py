@@ -174,9 +174,10 @@ class Workspace:
                 text = handle.read()
         except UnicodeDecodeError:
             raise ToolError(f"{path!r} is not a UTF-8 text file: replace_in_file cannot edit it") from None
-        if "\r\n" in text and "\r\n" not in old:
-            old, new = old.replace("\n", "\r\n"), new.replace("\n", "\r\n")
         count = text.count(old)
+        if count == 0 and "\r\n" in text and "\n" in old and "\r" not in old:  # read_file showed CRLF as \n
+            old, new = old.replace("\n", "\r\n"), new.replace("\n", "\r\n")
+            count = text.count(old)
         if count != 1:
             raise ToolError(f"`old` occurs {count} times in {self.rel(target)}; it must occur exactly once — "
                             "include more surrounding lines")
