@@ -208,8 +208,8 @@ class CountingAPI(ScriptedAPI):
         super().__init__(on_reply=agent)
         self.agent, self.tally = agent, tally
 
-    def _reply(self, data: dict[str, Any]) -> dict[str, Any]:
-        reply = super()._reply(data)
+    def _reply(self, data: dict[str, Any], step: Step | None = None) -> dict[str, Any]:
+        reply = super()._reply(data, step)
         case = self.agent.case_of(data)
         self.tally.add(case.name if case else "(unknown)", self.role(data), str(data.get("model")), reply["usage"])
         return reply

@@ -5,6 +5,10 @@ the same seam gateways and proxies use, so nothing in explore is patched."""
 from __future__ import annotations
 
 import json
+import signal
+import subprocess
+import sys
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -160,3 +164,34 @@ def test_prices_from_the_repository_config_price_the_run(tmp_path: Path, api: Sc
     expected = sum(cost_of(model, usage, prices) for model, usage in api.served)
     assert summary["usage"]["cost_usd"] == pytest.approx(expected, abs=1e-5)
     assert expected > 5 * expected_cost(api)  # the configured table, not the built-in one
+
+
+def test_interrupted_mid_conversation_the_run_keeps_what_its_coders_spent(tmp_path: Path, api: ScriptedAPI) -> None:
+    """Ctrl-C while the three coders wait for their second reply: the calls they completed are in
+    the saved usage (a resumed run's budget counts them), not only the debugger's."""
+    waiting = threading.Semaphore(0)
+    release = threading.Event()
+
+    def hold_second_coder_turn(role: str, turn: int, body: dict) -> None:
+        if role == "coder" and turn == 1:
+            waiting.release()
+            release.wait(60)
+        return None
+
+    api.on_reply = hold_second_coder_turn
+    root = make_repo(tmp_path / "repo", FILES)
+    try:
+        proc = subprocess.Popen([sys.executable, "-m", "explore", "run", str(root), "--agent", "anthropic", "--parallel", "3",
+                                 "--json"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        for _ in range(3):
+            assert waiting.acquire(timeout=60), "the coders never reached their second turn"
+        proc.send_signal(signal.SIGINT)
+        stdout, stderr = proc.communicate(timeout=60)
+        served = list(api.served)
+    finally:
+        release.set()
+    assert proc.returncode == 130, stderr
+    summary = json.loads(stdout.strip().splitlines()[-1])
+    assert len(served) == 2 + 3  # the debugger's two calls and each coder's first
+    assert summary["usage"]["calls"] == 5 and summary["usage"]["cost_usd"] == pytest.approx(expected_cost(api), abs=1e-5)
+    assert_no_debris(root)

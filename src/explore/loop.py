@@ -329,6 +329,15 @@ class Runner:
                     patches.append(Path(candidate.patch_path).read_text(encoding="utf-8", errors="replace"))
         return patches
 
+    def book_unrecorded_usage(self) -> None:
+        """Calls of candidates cancelled mid-conversation (Ctrl-C) are in the generator's own
+        run total only: keep the larger figure, so a resumed run's budget counts them."""
+        total = getattr(self.generator, "usage", None)
+        if isinstance(total, dict):
+            for key, value in total.items():
+                if not key.endswith("_per_s") and value > self.run.usage.get(key, 0):
+                    self.run.usage[key] = value
+
     def _escalate_from(self, ctx: FanOut, plans: list[CandidatePlan]) -> None:
         if ctx.stop is not None:
             raise ctx.stop
@@ -436,6 +445,7 @@ async def run_repair(
     except SetupFailed as exc:
         runner.escalate("infrastructure", str(exc), escalation.INFRASTRUCTURE_ACTION)
     finally:
+        runner.book_unrecorded_usage()
         redaction.scrub_tree(state.run_dir(info.root, run.run_id))
     finish(info, run, options, display)
     run.finished = run.status != "interrupted"

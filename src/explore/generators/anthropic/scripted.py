@@ -67,18 +67,23 @@ class ScriptedAPI:
                             529: "overloaded_error"}.get(failure.status, "api_error")
                     payload = {"type": "error", "error": {"type": kind, "message": f"scripted {failure.status}"}}
                     return failure.status, failure.headers, json.dumps(payload).encode()
-            reply = self._reply(data)
+        # outside the lock: an override may block one conversation while the others go on
+        step = self.on_reply(self.role(data), self.turn(data), data) if self.on_reply else None
+        with self._lock:
+            reply = self._reply(data, step)
         return 200, {"content-type": "application/json"}, json.dumps(reply).encode()
 
     def role(self, data: dict[str, Any]) -> str:
         names = {t.get("name") for t in data.get("tools", [])}
         return "debugger" if "submit_diagnosis" in names else "coder"
 
-    def _reply(self, data: dict[str, Any]) -> dict[str, Any]:
-        role = self.role(data)
-        turn = sum(1 for m in data.get("messages", []) if m.get("role") == "assistant")
-        script = self.debugger if role == "debugger" else self.coder
-        step = self.on_reply(role, turn, data) if self.on_reply else None
+    @staticmethod
+    def turn(data: dict[str, Any]) -> int:
+        return sum(1 for m in data.get("messages", []) if m.get("role") == "assistant")
+
+    def _reply(self, data: dict[str, Any], step: Step | None = None) -> dict[str, Any]:
+        turn = self.turn(data)
+        script = self.debugger if self.role(data) == "debugger" else self.coder
         if step is None:
             step = script[turn] if turn < len(script) else "nothing more to do"
         content: list[dict[str, Any]] = []
