@@ -81,14 +81,15 @@ async def test_auth_errors_escalate_without_retry(status: int) -> None:
 
 
 @pytest.mark.anyio
-async def test_connection_errors_are_retried() -> None:
+@pytest.mark.parametrize("error", [httpx2.ConnectError("refused"), httpx2.ReadTimeout("timed out")], ids=["refused", "timeout"])
+async def test_connection_errors_and_timeouts_are_retried(error: Exception) -> None:
     calls = []
     api = ScriptedAPI(coder=["ok"])
 
     def handler(request: httpx2.Request) -> httpx2.Response:
         calls.append(1)
         if len(calls) == 1:
-            raise httpx2.ConnectError("refused")
+            raise error
         return api.handle_httpx(request)
 
     client = ModelClient(Ledger(), RetryPolicy(base_delay=0.001), lambda: httpx2.AsyncClient(transport=httpx2.MockTransport(handler)))
