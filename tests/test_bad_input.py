@@ -288,3 +288,16 @@ def test_non_utf8_text_file_in_a_candidate_diff(tmp_path: Path) -> None:
         assert blob == latin1
     finally:
         kill_everything_under(tmp_path / "worktrees")
+
+
+@pytest.mark.parametrize("command", [["run", "{repo}", "--agent", "anthropic"], ["bench", "{cases}", "--agent", "anthropic"]])
+def test_anthropic_without_a_key_is_refused_before_anything_runs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                                  command: list[str]) -> None:
+    for name in ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN"):
+        monkeypatch.delenv(name, raising=False)
+    repo = make_repo(tmp_path / "repo", ONE_BUG)
+    args = [a.format(repo=repo, cases=Path(__file__).parent.parent / "benchmarks" / "cases") for a in command]
+    code, _, err = run_cli(args, cwd=tmp_path)
+    assert_one_line_error(code, err, 2, "--agent anthropic needs ANTHROPIC_API_KEY", "--agent mutate")
+    assert_nothing_started(repo)
+    assert not (tmp_path / ".explore").exists()  # bench wrote no result folder either

@@ -285,7 +285,7 @@ class Runner:
             self.run.iterations.append(record)  # before the merge's checkpoint, so a kill keeps it
             self._merge_best(record, ctx, n)
         record.pass_rate, record.failed_tests = self.run.current.pass_rate, list(self.run.current_failing)
-        if record.usage:
+        if any(record.usage.values()):
             self.display.note(f"usage: iteration {n} {reports.usage_text(record.usage)}; run {reports.usage_text(self.run.usage)}")
         if not any(r is record for r in self.run.iterations):
             self.run.iterations.append(record)

@@ -37,6 +37,7 @@ def bench(
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     from ..errors import ExploreError
+    from ..generators import resolve_agent
     from . import compare as comparing
     from . import render
     from .corpus import load_corpus
@@ -54,6 +55,7 @@ def bench(
     if parallel < 1 or (jobs is not None and jobs < 1):
         _usage("--parallel and --jobs must be at least 1", as_json)
     try:
+        resolve_agent(agent, agent_cmd)  # a missing key or agent command: say so once, not once per case
         cases = load_corpus(cases_dir, list(only))
     except ExploreError as exc:
         _usage(str(exc), as_json)
