@@ -18,7 +18,7 @@ from . import criticality, escalation, generators, gitrepo, history, procs, reda
 from .affected import ImportMap
 from .config import Options, parse_size
 from .errors import BudgetExhausted, Escalation, UsageError
-from .models import PASSING, CandidatePlan, Counts, IterationRecord, Proposal, RunState, TestRun
+from .models import PASSING, CandidatePlan, IterationRecord, Proposal, RunState, TestRun
 from .progress import Display
 from .scheduler import FanOut, fan_out
 from .testing import make_command, run_tests

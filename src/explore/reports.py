@@ -101,7 +101,7 @@ def markdown(run: RunState) -> str:
                 lines.append(f"| {c.id} | {c.status.value} | {c.pass_rate:.1f}% | {c.confidence:.2f} | {', '.join(c.files_changed)} | {tried} | {why[:200]} |")
         lines.append("")
         lines.append(f"After: {record.pass_rate:.1f}%" + (f", merged {record.winner} as `{record.commit[:10]}`" if record.commit else ", nothing merged"))
-        if record.usage:
+        if any(record.usage.values()):
             per_candidate = ", ".join(f"{c.id} ${c.usage['cost_usd']:.4f}" for c in record.candidates if "cost_usd" in c.usage)
             lines.append(f"Usage: {usage_text(record.usage)}" + (f" — candidates: {per_candidate}" if per_candidate else ""))
     if run.flaky:

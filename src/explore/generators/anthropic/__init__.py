@@ -8,7 +8,7 @@ from typing import Any
 
 import anyio
 
-from ...errors import BudgetExhausted, Escalation
+from ...errors import Escalation
 from ...models import CandidatePlan, Proposal, Realised
 from ...redaction import redact
 from ..base import CandidateContext, ProposalRequest
