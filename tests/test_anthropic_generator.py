@@ -16,7 +16,7 @@ from explore.generators.anthropic import AnthropicGenerator
 from explore.generators.anthropic.context import assemble
 from explore.generators.anthropic.scripted import Failure, ScriptedAPI
 from explore.generators.base import CandidateContext, ProposalRequest
-from explore.models import TestOutcome
+from explore.models import Realised, TestOutcome
 from explore.strategy import load_strategies
 from explore.testing import TestCommand
 
@@ -87,6 +87,17 @@ def generator(api: ScriptedAPI, **options: object) -> AnthropicGenerator:
 CODER = [[("read_file", {"path": "calc.py"})],
          [("replace_in_file", {"path": "calc.py", "old": "a - b", "new": "a + b"})],
          [("finish", {"summary": "add adds", "confidence": 0.9})]]
+
+
+async def realise(api: ScriptedAPI, repo: tuple[Path, Path, str], **options: object) -> Realised:
+    """One coder on the top diagnosis in the fixture's worktree (files in root.parent/files)."""
+    root, wt, head = repo
+    req = request(root, wt, head)
+    files = root.parent / "files"
+    files.mkdir()
+    plan = (await generator(ScriptedAPI(debugger=[[("submit_diagnosis", diagnosis())]])).propose(req)).plans[0]
+    return await generator(api, **options).realise(
+        plan, CandidateContext(workdir=wt, candidate_id="a", iteration=1, strategy=req.strategy, files_dir=files, request=req))
 
 
 @pytest.mark.anyio
@@ -196,19 +207,13 @@ async def test_coder_refused_paths_and_continues(repo: tuple[Path, Path, str]) -
         [("write_file", {"path": "../outside.py", "content": "x"}), ("write_file", {"path": "/etc/hosts", "content": "x"})],
         [("replace_in_file", {"path": "tests/test_calc.py", "old": "5", "new": "-1"})],
         *CODER[1:]])
-    gen = generator(api)
-    req = request(root, wt, head)
-    files = root.parent / "files"
-    files.mkdir()
-    plan = (await generator(ScriptedAPI(debugger=[[("submit_diagnosis", diagnosis())]])).propose(req)).plans[0]
-    realised = await gen.realise(plan, CandidateContext(workdir=wt, candidate_id="a", iteration=1, strategy=req.strategy,
-                                                        files_dir=files, request=req))
+    realised = await realise(api, repo)
     assert not (root.parent / "outside.py").exists() and "x" != Path("/etc/hosts").read_text()
     results = api.requests[1]["body"]["messages"][-1]["content"]
     assert [r["is_error"] for r in results] == [True, True] and "refused" in results[0]["content"]
     assert api.requests[2]["body"]["messages"][-1]["content"][0]["is_error"] is True  # test files are read-only
     assert realised.confidence == 0.9 and "a + b" in (wt / "calc.py").read_text()
-    assert "refused" in (files / "anthropic-coder.jsonl").read_text()
+    assert "refused" in (root.parent / "files" / "anthropic-coder.jsonl").read_text()
 
 
 @pytest.mark.anyio
@@ -272,14 +277,8 @@ async def test_surgical_context_starts_from_the_change_that_regressed(repo: tupl
 
 @pytest.mark.anyio
 async def test_coder_turns_are_bounded(repo: tuple[Path, Path, str]) -> None:
-    root, wt, head = repo
     api = ScriptedAPI(coder=[[("read_file", {"path": "calc.py"})]] * 30)  # never finishes
-    req = request(root, wt, head)
-    files = root.parent / "files"
-    files.mkdir()
-    plan = (await generator(ScriptedAPI(debugger=[[("submit_diagnosis", diagnosis())]])).propose(req)).plans[0]
-    realised = await generator(api, anthropic={"debugger": ["d1"], "coder": ["c1"], "max_turns": 3}).realise(
-        plan, CandidateContext(workdir=wt, candidate_id="a", iteration=1, strategy=req.strategy, files_dir=files, request=req))
+    realised = await realise(api, repo, anthropic={"debugger": ["d1"], "coder": ["c1"], "max_turns": 3})
     assert len(api.requests) == 3
     assert realised.confidence == 0.2 and "stopped without finish after 3 turn(s)" in (realised.hypothesis or "")
 
@@ -301,15 +300,9 @@ async def test_context_tells_what_earlier_iterations_tried(repo: tuple[Path, Pat
 
 @pytest.mark.anyio
 async def test_invalid_finish_is_reasked_once_then_the_next_coder_model_takes_over(repo: tuple[Path, Path, str]) -> None:
-    root, wt, head = repo
     bad = [("finish", {"summary": "done", "confidence": 7})]
     api = ScriptedAPI(coder=[bad, bad, [("finish", {"summary": "done", "confidence": 0.7})]])
-    req = request(root, wt, head)
-    files = root.parent / "files"
-    files.mkdir()
-    plan = (await generator(ScriptedAPI(debugger=[[("submit_diagnosis", diagnosis())]])).propose(req)).plans[0]
-    realised = await generator(api).realise(
-        plan, CandidateContext(workdir=wt, candidate_id="a", iteration=1, strategy=req.strategy, files_dir=files, request=req))
+    realised = await realise(api, repo)
     assert [r["model"] for r in api.requests] == ["c1", "c1", "c2"] and realised.confidence == 0.7
     assert "call finish again" in json.dumps(api.requests[1]["body"]["messages"][-1])
 
@@ -319,12 +312,7 @@ async def test_invalid_finish_on_the_last_coder_model_keeps_the_edits(repo: tupl
     root, wt, head = repo
     bad = [("finish", {"summary": "done", "confidence": 7})]
     api = ScriptedAPI(coder=[CODER[1], bad, bad, bad])
-    req = request(root, wt, head)
-    files = root.parent / "files"
-    files.mkdir()
-    plan = (await generator(ScriptedAPI(debugger=[[("submit_diagnosis", diagnosis())]])).propose(req)).plans[0]
-    realised = await generator(api, anthropic={"debugger": ["d1"], "coder": ["c1"], "max_turns": 4}).realise(
-        plan, CandidateContext(workdir=wt, candidate_id="a", iteration=1, strategy=req.strategy, files_dir=files, request=req))
+    realised = await realise(api, repo, anthropic={"debugger": ["d1"], "coder": ["c1"], "max_turns": 4})
     assert len(api.requests) == 4 and realised.confidence == 0.2  # judged by its tests, not thrown away
     assert "a + b" in (wt / "calc.py").read_text()
 
