@@ -166,3 +166,11 @@ def fast_forward(info: RepoInfo, start_commit: str, target: str) -> tuple[bool, 
     repo.git.merge("--ff-only", "--quiet", target, env=identity_env(repo))
     return True, ""
 
+
+
+def resolve_commit(repo: git.Repo, ref: str) -> str | None:
+    """The commit a revision (sha, branch, tag, HEAD~2…) names, or None when it names none."""
+    try:
+        return repo.git.rev_parse("--verify", "--quiet", f"{ref}^{{commit}}") or None
+    except git.GitCommandError:
+        return None
