@@ -136,3 +136,16 @@ def test_targets_that_match_nothing_unknown_refs_and_no_green_run_are_usage_erro
     assert_refused(repo, ["--tests", "*::test_nothing*"], "'*::test_nothing*'")
     assert_refused(repo, ["--since", "no-such-branch"], "'no-such-branch' is not a commit")
     assert_refused(repo, ["--since", "last-green"], "no green run is recorded")
+
+
+def test_resume_keeps_the_targets_chosen_at_the_baseline(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    repo = make_repo(tmp_path / "repo", PROJECT)
+    monkeypatch.setenv("EXPLORE_FAULT_AT", "saved:iterating")  # SIGKILLed right after the baseline's checkpoint
+    code, _, err = run_cli(["run", str(repo), "--agent", "mutate", "--tests", "*::test_add", "--tests", "*::test_add_negative"])
+    assert code == -9, err
+    monkeypatch.delenv("EXPLORE_FAULT_AT")
+    code, summary, err = run_cli(["resume", "--path", str(repo), "--json"])
+    assert code == 0, err
+    assert summary is not None and summary["status"] == "succeeded"
+    assert summary["targets"] == ADD_TESTS and summary["preexisting_failures"] == [ENV_TEST]
+    assert_no_debris(repo)

@@ -260,7 +260,7 @@ class Runner:
         repair = targets.to_repair(self.run.current_failing, self.run.targets)
         failing = [self.current_run.outcomes[i] for i in repair if i in self.current_run.outcomes]
         detection = history.detect(
-            records, [o.message for o in failing if o.id not in flaky], flaky=flaky,
+            records, [o.message for o in failing if o.id not in flaky], flaky=flaky | frozenset(self.run.preexisting_failures),
             stuck_threshold=self._threshold("exploratory", "stuck_iterations", 3),
             regression_points=self._threshold("surgical", "regression_drop", 10.0),
         )
