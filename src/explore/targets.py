@@ -78,7 +78,10 @@ def protected(baseline_ids: Iterable[str], targets: Collection[str] | None, pree
 
 def to_repair(current_failing: list[str], targets: Collection[str] | None) -> list[str]:
     """What the generators are told is failing."""
-    return list(current_failing) if targets is None else [i for i in current_failing if i in set(targets)]
+    if targets is None:
+        return list(current_failing)
+    chosen = set(targets)
+    return [i for i in current_failing if i in chosen]
 
 
 def blocking(current_failing: list[str], targets: Collection[str] | None, preexisting_failures: Collection[str]) -> list[str]:
@@ -86,4 +89,5 @@ def blocking(current_failing: list[str], targets: Collection[str] | None, preexi
     failing targets and any other test that did not fail at the baseline."""
     if targets is None:
         return list(current_failing)
-    return [i for i in current_failing if i in set(targets) or i not in set(preexisting_failures)]
+    chosen, left_alone = set(targets), set(preexisting_failures)
+    return [i for i in current_failing if i in chosen or i not in left_alone]
