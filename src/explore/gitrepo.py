@@ -168,9 +168,10 @@ def fast_forward(info: RepoInfo, start_commit: str, target: str) -> tuple[bool, 
 
 
 
-def resolve_commit(repo: git.Repo, ref: str) -> str | None:
-    """The commit a revision (sha, branch, tag, HEAD~2…) names, or None when it names none."""
+def resolve_commit(root: Path, ref: str) -> str | None:
+    """The commit a revision (sha, branch, tag, HEAD~2…) names in the repository at root, or None."""
     try:
-        return repo.git.rev_parse("--verify", "--quiet", f"{ref}^{{commit}}") or None
+        with git.Repo(root) as repo:
+            return repo.git.rev_parse("--verify", "--quiet", f"{ref}^{{commit}}") or None
     except git.GitCommandError:
         return None

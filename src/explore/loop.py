@@ -176,8 +176,9 @@ class Runner:
             self.display.phase(f"targets: running the tests at {o.since} ({commit[:10]}) to see which went red since")
             path, _ = await anyio.to_thread.run_sync(self.pool.acquire, "a", commit)
             then = await self._full_run(path, self.run_dir / "since.log")
-            if then.infra_error:
-                raise UsageError(f"--since {o.since}: the tests could not run at {commit[:10]} ({then.infra_error}); "
+            if then.infra_error or not then.per_test:
+                why = then.infra_error or "the test command gives no per-test results (see --junit-xml)"
+                raise UsageError(f"--since {o.since}: cannot tell which tests passed at {commit[:10]}: {why}; "
                                  "name the targets with -- IDS or --tests instead")
             chosen |= set(targets.went_red(failing, then))
         self.run.targets = sorted(chosen)
@@ -422,7 +423,7 @@ def check_options(root: Path, options: Options) -> None:
 def since_commit(root: Path, since: str) -> str:
     """The commit `--since REF|last-green` names; a usage error when it names none."""
     ref = targets.since_ref(since, history.load(state.explore_dir(root) / "history.jsonl"))
-    commit = gitrepo.resolve_commit(gitrepo.git.Repo(root), ref)
+    commit = gitrepo.resolve_commit(root, ref)
     if commit is None:
         what = f"the last green run's commit {ref[:10]}" if since == targets.LAST_GREEN else repr(ref)
         raise UsageError(f"--since {since}: {what} is not a commit of this repository (a branch, tag or sha)")
