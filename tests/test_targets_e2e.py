@@ -124,7 +124,8 @@ def assert_refused(repo: Path, args: list[str], *needles: str) -> None:
     for needle in needles:
         assert needle in summary["error"], (needle, summary["error"])
     # nothing left: no run folder, no run branch
-    assert not any((repo / ".explore" / "runs").glob("*")) if (repo / ".explore" / "runs").exists() else True
+    runs = repo / ".explore" / "runs"
+    assert not runs.exists() or not any(runs.iterdir())
     assert subprocess.run(["git", "branch", "--list", "explore/*"], cwd=repo, capture_output=True, text=True).stdout.strip() == ""
     assert_no_debris(repo)
 
