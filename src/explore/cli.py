@@ -55,11 +55,31 @@ def run_options(func: Any) -> Any:
     return func
 
 
-@main.command()
+class _RunCommand(click.Command):
+    """`explore run [PATH] [-- TEST_IDS…]`: what follows `--` are target test ids, never PATH."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        if "--" in args:
+            at = args.index("--")
+            args, ctx.meta["explore_test_ids"] = args[:at], args[at + 1 :]
+        return super().parse_args(ctx, args)
+
+    def collect_usage_pieces(self, ctx: click.Context) -> list[str]:
+        return super().collect_usage_pieces(ctx) + ["[-- TEST_IDS]..."]
+
+
+@main.command(cls=_RunCommand)
 @click.argument("path", default=".", type=click.Path(path_type=Path))
 @run_options
-def run(path: Path, as_json: bool, junit_out: Path | None, **flags: Any) -> None:
-    """Repair the failing tests of the git repository at PATH (default: here)."""
+@click.option("--tests", "tests", multiple=True, metavar="PATTERN",
+              help="Target tests by glob over node ids (repeatable); only targets are repaired, no other test may break.")
+@click.option("--since", metavar="REF|last-green",
+              help="Targets = tests failing now that passed at REF, or at the last green run in .explore/history.jsonl.")
+def run(path: Path, as_json: bool, junit_out: Path | None, tests: tuple[str, ...], **flags: Any) -> None:
+    """Repair the failing tests of the git repository at PATH (default: here); with TEST_IDS after
+    `--`, --tests or --since, only those target tests."""
+    flags["tests"] = list(tests) or None
+    flags["test_ids"] = click.get_current_context().meta.get("explore_test_ids") or None
     _execute(path, flags, as_json, resume_id=None, hint=None, junit_out=junit_out)
 
 

@@ -58,6 +58,20 @@ class Options(BaseModel):
     budget_tokens: int | None = None
     mutate: dict[str, Any] = Field(default_factory=dict)
     anthropic: dict[str, Any] = Field(default_factory=dict)
+    test_ids: list[str] = Field(default_factory=list)
+    """Target tests named on the command line after `--` (ids, files or classes)."""
+    tests: list[str] = Field(default_factory=list)
+    """Target tests by glob over node ids; with test_ids and since, only targets are repaired."""
+    since: str | None = None
+    """Targets = tests failing now that passed at this git revision, or at `last-green`."""
+
+    @field_validator("tests", "test_ids", mode="before")
+    @classmethod
+    def _one_or_many(cls, value: Any) -> Any:
+        return [value] if isinstance(value, str) else value
+
+    def has_targets(self) -> bool:
+        return bool(self.test_ids or self.tests or self.since)
 
     @field_validator("parallel")
     @classmethod

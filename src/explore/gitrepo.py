@@ -166,3 +166,12 @@ def fast_forward(info: RepoInfo, start_commit: str, target: str) -> tuple[bool, 
     repo.git.merge("--ff-only", "--quiet", target, env=identity_env(repo))
     return True, ""
 
+
+
+def resolve_commit(root: Path, ref: str) -> str | None:
+    """The commit a revision (sha, branch, tag, HEAD~2…) names in the repository at root, or None."""
+    try:
+        with git.Repo(root) as repo:
+            return repo.git.rev_parse("--verify", "--quiet", f"{ref}^{{commit}}") or None
+    except git.GitCommandError:
+        return None

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import anyio
 
-from . import criticality, escalation, generators, gitrepo, history, procs, redaction, reports, scoring, state, strategy
+from . import criticality, escalation, generators, gitrepo, history, procs, redaction, reports, scoring, state, strategy, targets
 from .affected import ImportMap
 from .config import Options, parse_size
 from .errors import BudgetExhausted, Escalation, UsageError
@@ -36,6 +36,8 @@ class Runner:
     tracker: procs.ProcessTracker = field(default_factory=procs.ProcessTracker)
     current_run: TestRun | None = None
     interrupted: bool = False
+    refused: UsageError | None = None
+    """Input found wrong once the baseline ran (targets matching no test): raised after cleanup."""
 
     def __post_init__(self) -> None:
         self.root = self.info.root
@@ -84,6 +86,8 @@ class Runner:
                     await self._main()
                 finally:
                     group.cancel_scope.cancel()
+        if self.refused:
+            raise self.refused
         if self.interrupted:
             self.run.status = "interrupted"
             self.run.stop_reason = "interrupted by a signal; `explore resume` continues"
@@ -113,6 +117,8 @@ class Runner:
             self.run.status, self.run.stop_reason = "failed", f"budget: {exc}"
         except SetupFailed as exc:
             self.escalate("infrastructure", str(exc), escalation.INFRASTRUCTURE_ACTION)
+        except UsageError as exc:
+            self.refused = exc
         finally:
             with anyio.CancelScope(shield=True):
                 self.tracker.kill_all()
@@ -145,6 +151,8 @@ class Runner:
                                         tracker=self.tracker, memory_limit=self.memory_limit)
                 flaky |= {i for i in failing if i in rerun.outcomes and rerun.outcomes[i].outcome in PASSING}
             self.run.flaky = sorted(flaky)
+        if self.options.has_targets():
+            await self.choose_targets(run)
         self.current_run = run
         self._set_current(run)
         self.run.baseline = self.run.current.model_copy()
@@ -156,6 +164,27 @@ class Runner:
         self.display.phase(f"baseline: {b.passed}/{b.total} passed ({b.pass_rate:.1f}%){flaky}")
         self._check_gate()
         self.save("iterating")
+
+    async def choose_targets(self, run: TestRun) -> None:
+        """The tests this run repairs, fixed once at the baseline (kept in the state for resume):
+        named ones, matched ones, and with --since those that went red after REF."""
+        o = self.options
+        chosen = set(targets.select(self.run.baseline_ids, o.test_ids, o.tests))
+        failing = sorted(set(run.failing()) - set(self.run.flaky))
+        if o.since:
+            commit = since_commit(self.root, o.since)
+            self.display.phase(f"targets: running the tests at {o.since} ({commit[:10]}) to see which went red since")
+            path, _ = await anyio.to_thread.run_sync(self.pool.acquire, "a", commit)
+            then = await self._full_run(path, self.run_dir / "since.log")
+            if then.infra_error or not then.per_test:
+                why = then.infra_error or "the test command gives no per-test results (see --junit-xml)"
+                raise UsageError(f"--since {o.since}: cannot tell which tests passed at {commit[:10]}: {why}; "
+                                 "name the targets with -- IDS or --tests instead")
+            chosen |= set(targets.went_red(failing, then))
+        self.run.targets = sorted(chosen)
+        self.run.preexisting_failures = targets.preexisting(failing, chosen)
+        left = f"; left alone: {len(self.run.preexisting_failures)} other failing test(s)" if self.run.preexisting_failures else ""
+        self.display.phase(f"targets: {len(chosen)} test(s), {len(set(failing) & chosen)} failing{left}")
 
     def adopt_branch(self) -> None:
         """A run killed between its merge commit and its state write left the commit on the run
@@ -215,19 +244,24 @@ class Runner:
 
     def _check_gate(self) -> None:
         self.run.criticality = self.criticality_of(self.run.current_failing)
-        verdict = criticality.gate(self.run.current.pass_rate, self.run.criticality, self.options.target_pass_rate)
+        blocking = targets.blocking(self.run.current_failing, self.run.targets, self.run.preexisting_failures)
+        verdict = criticality.gate(self.run.current.pass_rate, {t: self.run.criticality[t] for t in blocking}, self.options.target_pass_rate)
         if verdict:
             self.run.status = verdict
             self.run.stop_reason = "the quality gate is met" + (" (the whole suite is green)" if verdict == "succeeded" else "")
+            if verdict == "succeeded" and self.run.current_failing:
+                self.run.stop_reason = (f"the quality gate is met (every target passes; {len(self.run.current_failing)} "
+                                        "pre-existing failure(s) outside the targets left alone)")
 
     async def iteration(self) -> None:
         n = len(self.run.iterations) + 1
         records = [r for r in history.load(self.history_path)]
         flaky = frozenset(self.run.flaky)
         assert self.current_run is not None
-        failing = [self.current_run.outcomes[i] for i in self.run.current_failing if i in self.current_run.outcomes]
+        repair = targets.to_repair(self.run.current_failing, self.run.targets)
+        failing = [self.current_run.outcomes[i] for i in repair if i in self.current_run.outcomes]
         detection = history.detect(
-            records, [o.message for o in failing if o.id not in flaky], flaky=flaky,
+            records, [o.message for o in failing if o.id not in flaky], flaky=flaky | frozenset(self.run.preexisting_failures),
             stuck_threshold=self._threshold("exploratory", "stuck_iterations", 3),
             regression_points=self._threshold("surgical", "regression_drop", 10.0),
         )
@@ -276,6 +310,7 @@ class Runner:
                 tracker=self.tracker, progress=self._candidate_progress(n),
                 progressive=chosen.tests.get("mode", "affected-then-full") != "full",
                 memory_limit=self.memory_limit, import_map=self.import_map(scratch),
+                protected=targets.protected(self.run.baseline_ids, self.run.targets, self.run.preexisting_failures, flaky),
             )
             record.candidates = await fan_out(plans, ctx, self.options.parallel)
             for candidate in record.candidates:
@@ -381,6 +416,18 @@ def check_options(root: Path, options: Options) -> None:
     if options.strategy != "auto" and options.strategy not in known:
         raise UsageError(f"unknown strategy {options.strategy!r}: choose auto or one of {', '.join(sorted(known))}")
     generators.resolve_agent(options.agent, options.agent_cmd)
+    if options.since:
+        since_commit(root, options.since)
+
+
+def since_commit(root: Path, since: str) -> str:
+    """The commit `--since REF|last-green` names; a usage error when it names none."""
+    ref = targets.since_ref(since, history.load(state.explore_dir(root) / "history.jsonl"))
+    commit = gitrepo.resolve_commit(root, ref)
+    if commit is None:
+        what = f"the last green run's commit {ref[:10]}" if since == targets.LAST_GREEN else repr(ref)
+        raise UsageError(f"--since {since}: {what} is not a commit of this repository (a branch, tag or sha)")
+    return commit
 
 
 def prepare_new(info: gitrepo.RepoInfo, options: Options, run_id: str) -> RunState:
@@ -394,6 +441,16 @@ def prepare_new(info: gitrepo.RepoInfo, options: Options, run_id: str) -> RunSta
     )
     gitrepo.set_branch(info.repo, run.branch, base)
     return run
+
+
+def discard(info: gitrepo.RepoInfo, run: RunState) -> None:
+    """A run refused for its input at the baseline (targets that match no test) leaves nothing:
+    no branch, no run folder — as if refused before it started."""
+    import shutil
+
+    if run.branch and not run.iterations:
+        gitrepo.delete_branch(info.repo, run.branch)
+    shutil.rmtree(state.run_dir(info.root, run.run_id), ignore_errors=True)
 
 
 def add_usage(into: dict[str, float], usage: dict[str, float]) -> None:
@@ -444,6 +501,9 @@ async def run_repair(
         await runner.execute()
     except SetupFailed as exc:
         runner.escalate("infrastructure", str(exc), escalation.INFRASTRUCTURE_ACTION)
+    except UsageError:
+        discard(info, run)
+        raise
     finally:
         runner.book_unrecorded_usage()
         redaction.scrub_tree(state.run_dir(info.root, run.run_id))

@@ -186,6 +186,10 @@ class RunState(BaseModel):
     started_at: float = 0.0
     duration_s: float = 0.0
     usage: dict[str, float] = Field(default_factory=dict)
+    targets: list[str] | None = None
+    """The tests this run repairs (None: every failing test), chosen once at the baseline."""
+    preexisting_failures: list[str] = Field(default_factory=list)
+    """Tests failing at the baseline that are not targets: left alone."""
 
 
 class Summary(BaseModel):
@@ -208,3 +212,5 @@ class Summary(BaseModel):
     criticality: dict[str, str] = Field(default_factory=dict)
     stop_reason: str | None = None
     usage: dict[str, float] = Field(default_factory=dict)
+    targets: list[str] | None = None
+    preexisting_failures: list[str] = Field(default_factory=list)

@@ -29,6 +29,8 @@ def summary(run: RunState, report_path: Path | None) -> Summary:
         criticality=run.criticality,
         stop_reason=run.stop_reason,
         usage=run.usage,
+        targets=run.targets,
+        preexisting_failures=run.preexisting_failures,
     )
 
 
@@ -106,9 +108,24 @@ def markdown(run: RunState) -> str:
             lines.append(f"Usage: {usage_text(record.usage)}" + (f" — candidates: {per_candidate}" if per_candidate else ""))
     if run.flaky:
         lines += ["", "## Flaky tests (not counted)", *[f"- `{t}`" for t in run.flaky]]
+    lines += target_lines(run)
     if run.current_failing:
         lines += ["", "## Remaining failures", *[f"- `{t}` ({run.criticality.get(t, 'high')} criticality)" for t in run.current_failing]]
     return "\n".join(lines) + "\n"
+
+
+def target_lines(run: RunState) -> list[str]:
+    """The targets and where each stands; the failures left alone because they are not targets."""
+    if run.targets is None:
+        return []
+    failing = set(run.current_failing)
+    lines = ["", f"## Targets ({len(run.targets)})", *[f"- `{t}` — {'failing' if t in failing else 'passes'}" for t in run.targets]]
+    if not run.targets:
+        lines.append("- none: no failing test was chosen as a target")
+    if run.preexisting_failures:
+        lines += ["", "## Pre-existing failures (not targets, left alone)",
+                  *[f"- `{t}` — {'still failing' if t in failing else 'passes now'}" for t in run.preexisting_failures]]
+    return lines
 
 
 def junit(run: RunState) -> str:

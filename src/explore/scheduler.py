@@ -47,6 +47,8 @@ class FanOut:
     progressive: bool = True
     memory_limit: int | None = None
     import_map: ImportMap | None = None
+    protected: frozenset[str] = frozenset()
+    """With target tests: the other tests passing at the baseline, which no candidate may break."""
     estimates: set[str] = field(default_factory=set)
     runs: dict[str, TestRun] = field(default_factory=dict)
     patches: dict[str, str] = field(default_factory=dict)
@@ -286,6 +288,7 @@ def _assumed_passing(ctx: FanOut) -> dict:
 
 def _score(result: CandidateResult, run: TestRun, ctx: FanOut, files: list[str]) -> None:
     reason = scoring.tamper_reason(files, run, ctx.yardstick, ctx.test_patterns, ctx.allow_test_edits)
+    reason = reason or scoring.outside_targets_reason(run, ctx.protected)
     counts = ctx.yardstick.counts(run)
     result.pass_rate = counts.pass_rate
     result.failed_tests = ctx.yardstick.failing(run)

@@ -67,6 +67,15 @@ def tamper_reason(
     return None
 
 
+def outside_targets_reason(run: TestRun, protected: frozenset[str]) -> str | None:
+    """With target tests, every other test passing at the baseline is held to "no new failures":
+    a candidate that breaks one is never merged, whatever it does for the targets."""
+    broken = sorted(i for i in protected if i not in run.outcomes or run.outcomes[i].outcome not in PASSING)
+    if not broken:
+        return None
+    return f"breaks {len(broken)} test(s) outside the targets that passed at the baseline: {', '.join(broken[:3])}"
+
+
 def newly_failing(current_passing: set[str], run: TestRun) -> list[str]:
     return sorted(i for i in current_passing if i not in run.outcomes or run.outcomes[i].outcome not in PASSING)
 
