@@ -56,6 +56,10 @@ class Options(BaseModel):
     """How often failing baseline tests are rerun to tell flaky ones apart."""
     budget_usd: float | None = None
     budget_tokens: int | None = None
+    reports_dir: str | None = None
+    """Debug reports by topic, one per iteration, under this folder of the repository (e.g. debug)."""
+    commit_reports: bool = False
+    """Commit the debug reports on the run branch with each iteration's commit."""
     mutate: dict[str, Any] = Field(default_factory=dict)
     anthropic: dict[str, Any] = Field(default_factory=dict)
     test_ids: list[str] = Field(default_factory=list)

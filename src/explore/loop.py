@@ -15,6 +15,7 @@ from pathlib import Path
 import anyio
 
 from . import criticality, escalation, generators, gitrepo, history, procs, redaction, reports, scoring, state, strategy, targets
+from . import debug_reports, known_failures
 from .affected import ImportMap
 from .config import Options, parse_size
 from .errors import BudgetExhausted, Escalation, UsageError
@@ -69,7 +70,7 @@ class Runner:
 
     @property
     def yardstick(self) -> scoring.Yardstick:
-        flaky = frozenset(self.run.flaky)  # counted neither way: never a reason to merge or reject
+        flaky = frozenset(self.run.flaky) | frozenset(self.run.known_failures)  # counted neither way: never a reason to merge or reject
         return scoring.Yardstick(frozenset(self.run.baseline_ids) - flaky, frozenset(self.run.baseline_skipped) | flaky)
 
     def criticality_of(self, failing: list[str]) -> dict[str, str]:
@@ -141,6 +142,10 @@ class Runner:
         self.run.baseline_skipped = sorted(i for i, o in run.outcomes.items() if o.outcome == "skipped")
         self.run.baseline_ids = sorted(set(run.outcomes) - set(self.run.baseline_skipped))
         failing = run.failing()
+        self.run.known_failures = known_failures.leave_out(failing, known_failures.load(self.root))[1]
+        if self.run.known_failures:
+            self.display.note(f"leaving out {len(self.run.known_failures)} known failure(s) recorded in "
+                              f"{known_failures.path(self.root)}: {', '.join(self.run.known_failures)}")
         found = escalation.classify_failures([run.outcomes[i].longrepr or run.outcomes[i].message for i in failing])
         if found:
             raise Escalation(found.category, f"{found.reason} (in {len(failing)} failing test(s), e.g. {failing[0]})", found.action)
@@ -325,6 +330,7 @@ class Runner:
         if not any(r is record for r in self.run.iterations):
             self.run.iterations.append(record)
         self.run.no_progress = 0 if record.commit else self.run.no_progress + 1
+        self._debug_report(record, failing)
         history.append(self.history_path, history.HistoryRecord(
             run_id=self.run.run_id, n=n, pass_rate=record.pass_rate, failing=record.failed_tests, flaky=self.run.flaky,
             strategy=choice.name, commit=self.run.current_commit, green=not record.failed_tests))
@@ -335,6 +341,19 @@ class Runner:
             elif self.run.no_progress >= self.options.no_progress_limit:
                 self.run.status, self.run.stop_reason = "failed", f"no progress in {self.run.no_progress} iterations in a row"
         self.save(f"iteration-{n}-done")
+
+    def _debug_report(self, record: IterationRecord, failing: list) -> None:
+        """--reports-dir: the iteration's report by topic; with --commit-reports, in the run branch's commit."""
+        if not self.options.reports_dir:
+            return
+        path, tip = debug_reports.write(self.root, self.info.repo, self.options.reports_dir, self.run, record, failing,
+                                        self.options.commit_reports and bool(self.run.branch))
+        if tip and self.run.branch:
+            gitrepo.set_branch(self.info.repo, self.run.branch, tip, self.run.current_commit)
+            if record.commit == self.run.current_commit:
+                record.commit = tip
+            self.run.current_commit = self.run.merged_commit = tip
+        self.display.note(f"debug report: {path.relative_to(self.root)}" + (f" (committed as {tip[:10]})" if tip else ""))
 
     def import_map(self, worktree: Path) -> ImportMap:
         files = {i.split("::", 1)[0] for i in self.run.baseline_ids if "::" in i}
