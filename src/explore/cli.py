@@ -160,8 +160,6 @@ def _execute(
     except ExploreError as exc:
         _fail(str(exc), exc.exit_code, as_json)
         return
-    if decision is not None and decision.choice == "rollback":
-        result = state.load(info.root, result.run_id)
     report = reports.write(info.root, result)
     if junit_out is not None:
         junit_out.parent.mkdir(parents=True, exist_ok=True)
