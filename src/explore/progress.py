@@ -96,7 +96,7 @@ class RunView:
     def __rich__(self) -> Group:
         elapsed = time.monotonic() - self.started
         head = Text.assemble(("explore ", "bold"), f"iteration {self.iteration or '-'}",
-                             (f"  {self.strategy}", "cyan"), f" — {self.why}" if self.why else "")
+                             (f"  strategy {self.strategy}", "cyan"), f" — {self.why}" if self.why else "")
         facts = Text(f"pass rate {'-' if self.pass_rate is None else f'{self.pass_rate:.1f}%'}"
                      f"  ·  {elapsed:.0f}s elapsed" + (f"  ·  spent {self.spend}" if self.spend else ""), style="dim")
         table = Table(box=None, pad_edge=False, show_edge=False)
