@@ -61,3 +61,18 @@ def test_topic_comes_from_the_failures() -> None:
 def test_numbers_count_on_from_the_highest() -> None:
     assert debug_reports.next_number([]) == 1
     assert debug_reports.next_number(["001_a.md", "007_b.md", "notes.md"]) == 8
+
+
+def test_the_report_labels_a_tie_with_the_rule_that_decided() -> None:
+    from explore import reports
+    from explore.models import CandidateResult, CandidateStatus, IterationRecord, RunState
+
+    def cand(cid: str, rate: float, confidence: float) -> CandidateResult:
+        return CandidateResult(id=cid, status=CandidateStatus.ok, pass_rate=rate, confidence=confidence)
+
+    record = IterationRecord(n=1, strategy="conservative", winner="a", commit="abc1234567",
+                             candidates=[cand("a", 100.0, 0.9), cand("b", 100.0, 0.5), cand("c", 80.0, 0.9)])
+    text = reports.markdown(RunState(run_id="r", repo="/x", iterations=[record]))
+    assert "| a | ok | 100.0% | 0.90 |" in text and "| merged |" in text
+    assert "tied, lost on confidence" in text and "did not improve the pass rate" not in text
+    assert "lower pass rate than the winner" in text

@@ -200,3 +200,25 @@ def test_destructive_fix_needs_an_explicit_yes(tmp_path: Path) -> None:
     assert any("would destroy: rm -rf build/" in s for s in said) and "  not applied" in said
     answers = iter(["y", "yes"])
     assert gate.ask(run, said.append, lambda prompt: next(answers), found).choice == "apply"
+
+
+def test_a_destructive_fix_is_applied_only_after_yes_naming_what_it_destroys(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo", {**CALC, "calc.py": "def add(a, b):\n    return a - b\n\n\ndef mul(a, b):\n    return a * b\n"})
+    cmd = agent(tmp_path, 'source.write_text(text.replace("a - b", "a + b") + "\\n\\ndef reset():\\n    import shutil\\n    shutil.rmtree(\\"cache\\")\\n")\n')
+    child = spawn(run_args(cmd), repo)
+    child.expect("destructive")
+    child.expect("choose")
+    child.sendline("y")
+    child.expect(r"would destroy: shutil\.rmtree\(\"cache\"\)")
+    child.expect("type yes")
+    child.sendline("no")
+    child.expect("not applied")
+    child.expect("choose")
+    child.sendline("y")
+    child.expect("type yes")
+    child.sendline("yes")
+    code, out = finish(child)
+    assert code == 0, out
+    assert "applied candidate a" in out and "succeeded" in out
+    assert 'shutil.rmtree("cache")' in (repo / "calc.py").read_text()
+    assert_no_debris(repo)
