@@ -76,3 +76,11 @@ def test_the_report_labels_a_tie_with_the_rule_that_decided() -> None:
     assert "| a | ok | 100.0% | 0.90 |" in text and "| merged |" in text
     assert "tied, lost on confidence" in text and "did not improve the pass rate" not in text
     assert "lower pass rate than the winner" in text
+
+
+def test_commit_reports_without_a_folder_is_bad_usage(tmp_path: Path) -> None:
+    from conftest import make_repo
+
+    repo = make_repo(tmp_path / "repo", {"tests/test_ok.py": "def test_ok():\n    assert True\n"})
+    code, _, err = run_cli(["run", "--commit-reports"], cwd=repo)
+    assert code == 2 and "commit-reports" in err and "reports-dir" in err, err

@@ -9,11 +9,18 @@ import json
 import os
 import sys
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import click
 
 from .errors import ExploreError
+
+if TYPE_CHECKING:
+    from .config import Options
+    from .gate import Decision
+    from .gitrepo import RepoInfo
+    from .models import RunState
+    from .progress import Display
 
 STRATEGY_HELP = "auto | conservative | aggressive | exploratory | surgical (or one from .explore/strategies)"
 
@@ -176,7 +183,7 @@ def _execute(
     sys.exit(summary.exit_code if exit_override is None else exit_override)
 
 
-def _ask(info, result, as_json: bool, no_input: bool, display):
+def _ask(info: RepoInfo, result: RunState, as_json: bool, no_input: bool, display: Display) -> Decision | None:
     """The gate: a person at a terminal is asked what to do; anyone else gets the exit code."""
     from . import gate, state
 
@@ -190,7 +197,7 @@ def _ask(info, result, as_json: bool, no_input: bool, display):
     return gate.ask(result, say, lambda prompt: display.console.input(prompt, markup=False), destructive)
 
 
-def _go_on(info, result, decision, options, display):
+def _go_on(info: RepoInfo, result: RunState, decision: Decision, options: Options, display: Display) -> RunState:
     """Hint or an applied destructive fix: the same run resumes, with a fresh allowance of iterations."""
     from . import gate, gitrepo, state
 
@@ -207,7 +214,7 @@ def _go_on(info, result, decision, options, display):
     return result
 
 
-def _act(info, result, decision, display) -> int | None:
+def _act(info: RepoInfo, result: RunState, decision: Decision, display: Display) -> int | None:
     """Roll back, skip or abort, at once; the exit code when it differs from the run's."""
     from . import gitrepo, housekeeping, known_failures, state
 

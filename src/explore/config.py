@@ -7,7 +7,7 @@ import tomllib
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator
 
 from .errors import UsageError
 
@@ -125,6 +125,13 @@ class Options(BaseModel):
     def _rate(cls, value: float) -> float:
         if not 0 <= value <= 100:
             raise ValueError("must be a percentage between 0 and 100")
+        return value
+
+    @field_validator("commit_reports")
+    @classmethod
+    def _reports(cls, value: bool, info: ValidationInfo) -> bool:
+        if value and not info.data.get("reports_dir"):
+            raise ValueError("it needs reports-dir, the folder for the reports (e.g. --reports-dir debug)")
         return value
 
     @field_validator("strategy")

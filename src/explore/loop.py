@@ -19,7 +19,7 @@ from . import debug_reports, known_failures
 from .affected import ImportMap
 from .config import Options, parse_size
 from .errors import BudgetExhausted, Escalation, UsageError
-from .models import PASSING, CandidatePlan, IterationRecord, Proposal, RunState, TestRun
+from .models import PASSING, CandidatePlan, IterationRecord, Proposal, RunState, TestOutcome, TestRun
 from .progress import Display
 from .scheduler import FanOut, fan_out
 from .testing import make_command, run_tests
@@ -70,7 +70,8 @@ class Runner:
 
     @property
     def yardstick(self) -> scoring.Yardstick:
-        flaky = frozenset(self.run.flaky) | frozenset(self.run.known_failures)  # counted neither way: never a reason to merge or reject
+        # counted neither way: never a reason to merge or reject
+        flaky = frozenset(self.run.flaky) | frozenset(self.run.known_failures)
         return scoring.Yardstick(frozenset(self.run.baseline_ids) - flaky, frozenset(self.run.baseline_skipped) | flaky)
 
     def criticality_of(self, failing: list[str]) -> dict[str, str]:
@@ -342,7 +343,7 @@ class Runner:
                 self.run.status, self.run.stop_reason = "failed", f"no progress in {self.run.no_progress} iterations in a row"
         self.save(f"iteration-{n}-done")
 
-    def _debug_report(self, record: IterationRecord, failing: list) -> None:
+    def _debug_report(self, record: IterationRecord, failing: list[TestOutcome]) -> None:
         """--reports-dir: the iteration's report by topic; with --commit-reports, in the run branch's commit."""
         if not self.options.reports_dir:
             return
