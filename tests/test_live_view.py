@@ -117,6 +117,8 @@ def test_quiet_prints_only_the_result_and_verbose_each_test_run(tmp_path: Path) 
     code, _, err = run_cli(["run", "--quiet"], cwd=repo)
     assert code == 0, err
     assert [line.split(":")[0] for line in err.splitlines()] == ["succeeded", "report"], err
+    code, _, err = run_cli(["run"], cwd=repo)
+    assert code == 0 and "baseline: 1/1 passed" in err and "explore.testing" not in err, err
     code, _, err = run_cli(["run", "--verbose"], cwd=repo)
     assert code == 0, err
-    assert re.search(r"INFO explore\.testing: tests: .* -m pytest .*\(log .*baseline\.log\)", err), err
+    assert re.search(r"DEBUG explore\.testing: tests: .* -m pytest .*\(log .*baseline\.log\)", err), err

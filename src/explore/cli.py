@@ -224,12 +224,12 @@ def _act(info: RepoInfo, result: RunState, decision: Decision, display: Display)
         where = known_failures.record(info.root, {t: result.failure_messages.get(t, "") for t in result.current_failing}, result.run_id)
         display.result(f"recorded {len(result.current_failing)} known failure(s) in {where}; later runs leave them out")
     elif decision.choice == "abort":
-        if result.branch and not result.applied:
+        if result.branch:  # what was applied to your branch stays there
             gitrepo.delete_branch(info.repo, result.branch)
             result.branch = None
         for action in housekeeping.clean(info):
             display.note(f"removed {action}")
-        result.stop_reason = "aborted by a person at the gate"
+        result.status, result.stop_reason = "failed", "aborted by a person at the gate"  # not resumable
         state.save(info.root, result)
         return 3
     return None

@@ -87,7 +87,7 @@ def menu(run: RunState, destructive: Destructive | None) -> list[tuple[str, Choi
         ("s", "skip", "skip: record the remaining failures as known; later runs leave them out"),
         ("a", "abort", "abort: clean up and exit"),
     ]
-    if len(rollback_points(run)) < 2 and not run.iterations:
+    if not run.iterations:
         items = [i for i in items if i[1] != "rollback"]
     if not run.current_failing:
         items = [i for i in items if i[1] != "skip"]

@@ -3,6 +3,7 @@ stop conditions, checkpoints after every step, and cleanup whatever happens."""
 
 from __future__ import annotations
 
+import logging
 import os
 import re
 import signal
@@ -26,6 +27,7 @@ from .testing import make_command, run_tests
 from .worktrees import SetupFailed, WorktreePool, default_root
 
 LETTERS = string.ascii_lowercase
+logger = logging.getLogger("explore.loop")
 
 
 @dataclass
@@ -297,6 +299,7 @@ class Runner:
             proposal = Proposal(reason=f"the generator failed: {type(exc).__name__}: {exc} (traceback in {log})",
                                 usage=getattr(exc, "usage", None) or {})
         add_usage(self.run.usage, proposal.usage)
+        logger.debug("generator: %s", proposal.reason or "(no note)")
         plans = proposal.plans[: self.options.parallel]
         for letter, plan in zip(LETTERS, plans):
             plan.id = letter

@@ -8,7 +8,6 @@ from __future__ import annotations
 import logging
 import os
 import re
-import sys
 import time
 from dataclasses import dataclass, field
 from typing import Literal
@@ -140,7 +139,7 @@ class Display:
             root.addHandler(self._handler)
             logging.captureWarnings(True)
             verbose = self.verbosity == "verbose"
-            for name, level in (("explore", logging.DEBUG if verbose else logging.WARNING),
+            for name, level in (("explore", logging.DEBUG if verbose else logging.INFO),
                                 ("anthropic", logging.INFO), ("httpx", logging.INFO if verbose else logging.WARNING)):
                 logger = logging.getLogger(name)
                 self._levels[name] = logger.level
@@ -224,10 +223,6 @@ class _DisplayHandler(logging.Handler):
             self.display.log(f"{record.levelname} {record.name}: {record.getMessage()}")
         except Exception:  # a display failure must never take the run down
             self.handleError(record)
-
-
-def stderr_is_terminal() -> bool:
-    return sys.stderr.isatty()
 
 
 def _escape(text: str) -> str:

@@ -114,7 +114,7 @@ async def run_tests(
         cmd = (command.shell or "").replace("{junit}", shlex.quote(str(report)))
         if command.junit_xml:
             (workdir / command.junit_xml).unlink(missing_ok=True)  # never score a stale report
-    log.info("tests: %s (log %s)", cmd if isinstance(cmd, str) else shlex.join(cmd), log_path)
+    log.debug("tests: %s (log %s)", cmd if isinstance(cmd, str) else shlex.join(cmd), log_path)
     result = await procs.run(cmd, workdir, env=env, log_path=log_path, tracker=tracker, memory_limit=memory_limit, log_cap=log_cap)
     run = TestRun(exit_code=result.exit_code, log_path=str(log_path), duration_s=result.duration_s)
     if result.oom:
