@@ -102,7 +102,7 @@ class RunView:
         for name, justify in (("cand", "left"), ("phase", "left"), ("tests run", "left"), ("pass rate", "right"),
                               ("time", "right"), ("cost", "right")):
             table.add_column(name, justify=justify, no_wrap=True, overflow="ellipsis")
-        for row in self.rows.values():
+        for row in list(self.rows.values()):  # the refresh thread reads while the run writes
             table.add_row(row.cid, row.phase[:60], row.tests, "" if row.pass_rate is None else f"{row.pass_rate:.1f}%",
                           f"{row.seconds:.0f}s", "" if row.cost is None else f"${row.cost:.4f}")
         return Group(head, facts, table) if self.rows else Group(head, facts)
@@ -112,7 +112,7 @@ class RunView:
         if not self.rows:
             return None
         rows = ", ".join(f"{r.cid} {r.phase.split(':')[0]}" + (f" {r.pass_rate:.1f}%" if r.pass_rate is not None else "")
-                         for r in self.rows.values())
+                         for r in list(self.rows.values()))
         return f"  iteration {self.iteration} candidates: {rows}"
 
 
@@ -196,8 +196,11 @@ class Display:
             self._print(f"  [{cid}] {_escape(text)}".replace(f"[{cid}]", f"\\[{cid}]", 1))
 
     def result(self, text: str) -> None:
-        """The run's outcome: printed once, whatever the verbosity."""
-        self.console.print(text, markup=False, highlight=False)
+        """The run's outcome: printed once, whatever the verbosity (timestamped like the rest of the line log)."""
+        if self.mode == "lines":
+            self.console.print(Text(f"{time.monotonic() - self.started:7.1f}s ", style="dim") + Text(text))
+        else:
+            self.console.print(text, markup=False, highlight=False)
 
     def log(self, text: str) -> None:
         """A line from a library's logging or a warning: above the live view, or in the log."""
