@@ -72,8 +72,7 @@ class Runner:
 
     @property
     def yardstick(self) -> scoring.Yardstick:
-        # counted neither way: never a reason to merge or reject
-        flaky = frozenset(self.run.flaky) | frozenset(self.run.known_failures)
+        flaky = frozenset(self.run.flaky)  # counted neither way: never a reason to merge or reject
         return scoring.Yardstick(frozenset(self.run.baseline_ids) - flaky, frozenset(self.run.baseline_skipped) | flaky)
 
     def criticality_of(self, failing: list[str]) -> dict[str, str]:
@@ -145,10 +144,6 @@ class Runner:
         self.run.baseline_skipped = sorted(i for i, o in run.outcomes.items() if o.outcome == "skipped")
         self.run.baseline_ids = sorted(set(run.outcomes) - set(self.run.baseline_skipped))
         failing = run.failing()
-        self.run.known_failures = known_failures.leave_out(failing, known_failures.load(self.root))[1]
-        if self.run.known_failures:
-            self.display.note(f"leaving out {len(self.run.known_failures)} known failure(s) recorded in "
-                              f"{known_failures.path(self.root)}: {', '.join(self.run.known_failures)}")
         found = escalation.classify_failures([run.outcomes[i].longrepr or run.outcomes[i].message for i in failing])
         if found:
             raise Escalation(found.category, f"{found.reason} (in {len(failing)} failing test(s), e.g. {failing[0]})", found.action)
@@ -161,6 +156,7 @@ class Runner:
             self.run.flaky = sorted(flaky)
         if self.options.has_targets():
             await self.choose_targets(run)
+        self.leave_out_known(failing)
         self.current_run = run
         self._set_current(run)
         self.run.baseline = self.run.current.model_copy()
@@ -193,6 +189,16 @@ class Runner:
         self.run.preexisting_failures = targets.preexisting(failing, chosen)
         left = f"; left alone: {len(self.run.preexisting_failures)} other failing test(s)" if self.run.preexisting_failures else ""
         self.display.phase(f"targets: {len(chosen)} test(s), {len(set(failing) & chosen)} failing{left}")
+
+    def leave_out_known(self, failing: list[str]) -> None:
+        """Failures a person skipped at the gate (.explore/known-failures.json) are not targets:
+        left alone like pre-existing failures, and said so."""
+        chosen = self.run.targets if self.run.targets is not None else sorted(set(failing) - set(self.run.flaky))
+        kept, left = known_failures.leave_out(chosen, known_failures.load(self.root))
+        if left:
+            self.run.targets, self.run.known_failures = kept, left
+            self.run.preexisting_failures = sorted(set(self.run.preexisting_failures) | set(left))
+            self.display.note(f"leaving out {len(left)} known failure(s) recorded in {known_failures.path(self.root)}: {', '.join(left)}")
 
     def adopt_branch(self) -> None:
         """A run killed between its merge commit and its state write left the commit on the run
