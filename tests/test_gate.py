@@ -125,6 +125,10 @@ def test_skip_records_known_failures_and_the_next_run_leaves_them_out(tmp_path: 
     assert code == 0, out
     assert "leaving out 1 known failure(s)" in out and "tests/test_calc.py::test_mul" in out
     assert "choose" not in out
+    child = spawn(run_args(cmd, "--no-input", "--", "tests/test_calc.py"), repo)  # named targets: known ones left out too
+    code, out = finish(child)
+    assert code == 0, out
+    assert "leaving out 1 known failure(s)" in out and "targets: 3 test(s), 1 failing" in out
     assert_no_debris(repo)
 
 
