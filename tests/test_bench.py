@@ -199,3 +199,18 @@ def test_registers_on_the_main_group() -> None:
     group.add_command(bench)  # what `main.add_command(bench)` in cli.py does
     done = CliRunner().invoke(group, ["bench", "-h"])
     assert done.exit_code == 0 and "--compare OLD NEW" in done.output and "--jobs" in done.output
+
+
+def test_without_matplotlib_bench_says_how_to_get_the_chart(tmp_path: Path) -> None:
+    cases = tmp_path / "cases"
+    shutil.copytree(CORPUS / "prime_sieve", cases / "prime_sieve")
+    scratch = tmp_path / "scratch"
+    scratch.mkdir()
+    no_matplotlib = "import sys; sys.modules['matplotlib'] = None; from explore.cli import main; main(prog_name='explore')"
+    done = subprocess.run([PY, "-c", no_matplotlib, "bench", str(cases), "--agent", "mutate", "--strategy", "conservative",
+                           "--out", str(tmp_path / "out")], capture_output=True, text=True, timeout=600,
+                          env={**os.environ, "TMPDIR": str(scratch)})
+    assert done.returncode == 0, done.stderr[-2000:]
+    hint = [line for line in done.stderr.splitlines() if "pip install" in line or line.startswith("no chart")]
+    assert hint == ["no chart: matplotlib is not installed; get it with: pip install 'explore-runner[bench]'"], done.stderr
+    assert not (tmp_path / "out" / "bench.png").exists() and (tmp_path / "out" / "bench.md").exists()

@@ -9,11 +9,18 @@ import json
 import os
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import click
 
 from .errors import ExploreError
+
+if TYPE_CHECKING:
+    from .config import Options
+    from .gate import Decision
+    from .gitrepo import RepoInfo
+    from .models import RunState
+    from .progress import Display
 
 STRATEGY_HELP = "auto | conservative | aggressive | exploratory | surgical (or one from .explore/strategies)"
 
@@ -48,7 +55,21 @@ def run_options(func: Any) -> Any:
         click.option("--budget-usd", type=float, help="Stop before LLM calls would cost more than this."),
         click.option("--budget-tokens", type=int, help="Stop before LLM calls would use more tokens than this."),
         click.option("--junit-out", type=click.Path(path_type=Path), help="Write the final test results as JUnit XML here (for CI)."),
+        click.option("--reports-dir", help="Write a debug report per iteration to DIR/<topic>/NNN_<slug>.md (for review)."),
+        click.option("--commit-reports", is_flag=True, default=None, help="Commit the debug reports on the run branch with each iteration's commit."),
         click.option("--json", "as_json", is_flag=True, help="Print the JSON summary on stdout; progress stays on stderr."),
+    ]
+    for option in reversed(options):
+        func = option(func)
+    return person_options(func)
+
+
+def person_options(func: Any) -> Any:
+    """How explore talks to the person at the terminal (never stored with the run)."""
+    options = [
+        click.option("-q", "--quiet", is_flag=True, help="Only the result and errors on stderr."),
+        click.option("-v", "--verbose", is_flag=True, help="Also each test run's command and log, and the generator's messages."),
+        click.option("--no-input", is_flag=True, help="Never ask: an escalation or a run below the gate just exits."),
     ]
     for option in reversed(options):
         func = option(func)
@@ -75,12 +96,13 @@ class _RunCommand(click.Command):
               help="Target tests by glob over node ids (repeatable); only targets are repaired, no other test may break.")
 @click.option("--since", metavar="REF|last-green",
               help="Targets = tests failing now that passed at REF, or at the last green run in .explore/history.jsonl.")
-def run(path: Path, as_json: bool, junit_out: Path | None, tests: tuple[str, ...], **flags: Any) -> None:
+def run(path: Path, as_json: bool, junit_out: Path | None, tests: tuple[str, ...], quiet: bool, verbose: bool, no_input: bool,
+        **flags: Any) -> None:
     """Repair the failing tests of the git repository at PATH (default: here); with TEST_IDS after
     `--`, --tests or --since, only those target tests."""
     flags["tests"] = list(tests) or None
     flags["test_ids"] = click.get_current_context().meta.get("explore_test_ids") or None
-    _execute(path, flags, as_json, resume_id=None, hint=None, junit_out=junit_out)
+    _execute(path, flags, as_json, resume_id=None, hint=None, junit_out=junit_out, talk=Talk(quiet, verbose, no_input))
 
 
 @main.command()
@@ -88,21 +110,31 @@ def run(path: Path, as_json: bool, junit_out: Path | None, tests: tuple[str, ...
 @click.option("--hint", help="Guidance from a person, passed to the generator and recorded in the report.")
 @click.option("--path", "path", default=".", type=click.Path(path_type=Path), help="Repository (default: here).")
 @click.option("--json", "as_json", is_flag=True, help="Print the JSON summary on stdout.")
-def resume(run_id: str | None, hint: str | None, path: Path, as_json: bool) -> None:
+@person_options
+def resume(run_id: str | None, hint: str | None, path: Path, as_json: bool, quiet: bool, verbose: bool, no_input: bool) -> None:
     """Continue an interrupted or escalated run (the latest when RUN_ID is not given)."""
-    _execute(path, {}, as_json, resume_id=run_id or "", hint=hint)
+    _execute(path, {}, as_json, resume_id=run_id or "", hint=hint, talk=Talk(quiet, verbose, no_input))
+
+
+class Talk(NamedTuple):
+    quiet: bool = False
+    verbose: bool = False
+    no_input: bool = False
 
 
 def _execute(
-    path: Path, flags: dict[str, Any], as_json: bool, resume_id: str | None, hint: str | None, junit_out: Path | None = None
+    path: Path, flags: dict[str, Any], as_json: bool, resume_id: str | None, hint: str | None, junit_out: Path | None = None,
+    talk: Talk = Talk(),
 ) -> None:
     import anyio
 
     from . import gitrepo, loop, reports, state
     from .config import MAX_PARALLEL, Options, build_options
-    from .progress import Display
+    from .progress import Display, choose_mode
 
-    display = Display()
+    verbosity = "quiet" if talk.quiet else ("verbose" if talk.verbose else "normal")
+    display = Display(choose_mode(as_json, sys.stderr.isatty()), verbosity)
+    decision = None
     try:
         info = gitrepo.open_repo(path)
         previous = None
@@ -122,9 +154,16 @@ def _execute(
         run_id = previous.run_id if previous else state.new_run_id()
         state.acquire_lock(info.root, run_id)
         try:
-            result = anyio.run(loop.run_repair, info, options, display, previous, hint, run_id)
+            while True:
+                with display:
+                    result = anyio.run(loop.run_repair, info, options, display, previous, hint, run_id)
+                decision = _ask(info, result, as_json, talk.no_input, display)
+                if decision is None or decision.choice not in ("hint", "apply"):
+                    break
+                previous, hint = _go_on(info, result, decision, options, display), decision.hint
         finally:
             state.release_lock(info.root, run_id)
+        exit_override = _act(info, result, decision, display) if decision else None
     except ExploreError as exc:
         _fail(str(exc), exc.exit_code, as_json)
         return
@@ -133,14 +172,67 @@ def _execute(
         junit_out.parent.mkdir(parents=True, exist_ok=True)
         junit_out.write_text(reports.junit(result), encoding="utf-8")
     summary = reports.summary(result, report)
-    for line in reports.help_needed(result):
-        display.console.print(line, style="bold red" if line.startswith("HELP") else "", markup=False, highlight=False)
+    if decision is None:
+        for line in reports.help_needed(result):
+            display.console.print(line, style="bold red" if line.startswith("HELP") else "", markup=False, highlight=False)
     f = result.current
-    display.phase(f"{result.status}: {f.passed}/{f.total} passed ({f.pass_rate:.1f}%) — {result.stop_reason or ''}")
-    display.note(f"report: {report}")
+    display.result(f"{result.status}: {f.passed}/{f.total} passed ({f.pass_rate:.1f}%) — {result.stop_reason or ''}")
+    display.result(f"report: {report}")
     if as_json:
         click.echo(summary.model_dump_json())
-    sys.exit(summary.exit_code)
+    sys.exit(summary.exit_code if exit_override is None else exit_override)
+
+
+def _ask(info: RepoInfo, result: RunState, as_json: bool, no_input: bool, display: Display) -> Decision | None:
+    """The gate: a person at a terminal is asked what to do; anyone else gets the exit code."""
+    from . import gate, state
+
+    if not gate.should_ask(result, as_json=as_json, no_input=no_input, stdin_tty=sys.stdin.isatty(), stderr_tty=sys.stderr.isatty()):
+        return None
+    destructive = gate.destructive_candidate(result, state.run_dir(info.root, result.run_id))
+
+    def say(text: str) -> None:
+        display.console.print(text, markup=False, highlight=False)
+
+    return gate.ask(result, say, lambda prompt: display.console.input(prompt, markup=False), destructive)
+
+
+def _go_on(info: RepoInfo, result: RunState, decision: Decision, options: Options, display: Display) -> RunState:
+    """Hint or an applied destructive fix: the same run resumes, with a fresh allowance of iterations."""
+    from . import gate, gitrepo, state
+
+    result.branch = result.branch or f"explore/{result.run_id}"
+    if decision.choice == "apply":
+        found = gate.destructive_candidate(result, state.run_dir(info.root, result.run_id))
+        assert found is not None
+        message = f"explore: candidate {found.cid} applied by a person despite: {found.what}"
+        new = gitrepo.commit_patch(info.repo, result.current_commit, found.patch, message)
+        gitrepo.set_branch(info.repo, result.branch, new)
+        result.current_commit = result.merged_commit = new
+        display.note(f"applied candidate {found.cid} as {new[:10]} on {result.branch}; re-testing")
+    options.max_iterations = max(options.max_iterations, len(result.iterations) + options.no_progress_limit)
+    return result
+
+
+def _act(info: RepoInfo, result: RunState, decision: Decision, display: Display) -> int | None:
+    """Roll back, skip or abort, at once; the exit code when it differs from the run's."""
+    from . import gitrepo, housekeeping, known_failures, state
+
+    if decision.choice == "rollback":
+        display.result(housekeeping.rollback(info, result.run_id, decision.to))
+    elif decision.choice == "skip":
+        where = known_failures.record(info.root, {t: result.failure_messages.get(t, "") for t in result.current_failing}, result.run_id)
+        display.result(f"recorded {len(result.current_failing)} known failure(s) in {where}; later runs leave them out")
+    elif decision.choice == "abort":
+        if result.branch:  # what was applied to your branch stays there
+            gitrepo.delete_branch(info.repo, result.branch)
+            result.branch = None
+        for action in housekeeping.clean(info):
+            display.note(f"removed {action}")
+        result.status, result.stop_reason = "failed", "aborted by a person at the gate"  # not resumable
+        state.save(info.root, result)
+        return 3
+    return None
 
 
 def _resumable(root: Path, run_id: str):

@@ -7,7 +7,7 @@ import tomllib
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator
 
 from .errors import UsageError
 
@@ -56,6 +56,10 @@ class Options(BaseModel):
     """How often failing baseline tests are rerun to tell flaky ones apart."""
     budget_usd: float | None = None
     budget_tokens: int | None = None
+    reports_dir: str | None = None
+    """Debug reports by topic, one per iteration, under this folder of the repository (e.g. debug)."""
+    commit_reports: bool = False
+    """Commit the debug reports on the run branch with each iteration's commit."""
     mutate: dict[str, Any] = Field(default_factory=dict)
     anthropic: dict[str, Any] = Field(default_factory=dict)
     test_ids: list[str] = Field(default_factory=list)
@@ -121,6 +125,13 @@ class Options(BaseModel):
     def _rate(cls, value: float) -> float:
         if not 0 <= value <= 100:
             raise ValueError("must be a percentage between 0 and 100")
+        return value
+
+    @field_validator("commit_reports")
+    @classmethod
+    def _reports(cls, value: bool, info: ValidationInfo) -> bool:
+        if value and not info.data.get("reports_dir"):
+            raise ValueError("it needs reports-dir, the folder for the reports (e.g. --reports-dir debug)")
         return value
 
     @field_validator("strategy")

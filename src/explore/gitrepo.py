@@ -78,12 +78,17 @@ def _config(repo: git.Repo, key: str) -> str:
 
 def exclude_explore_dir(repo: git.Repo) -> None:
     """`.explore/` is never committed: list it in .git/info/exclude once."""
+    exclude_path(repo, ".explore/")
+
+
+def exclude_path(repo: git.Repo, entry: str) -> None:
+    """List entry in .git/info/exclude once: what explore writes there never makes the tree dirty."""
     exclude = Path(repo.common_dir) / "info" / "exclude"
     exclude.parent.mkdir(parents=True, exist_ok=True)
     current = exclude.read_text(encoding="utf-8") if exclude.exists() else ""
-    if ".explore/" not in current.split():
+    if entry not in current.split():
         with exclude.open("a", encoding="utf-8") as handle:
-            handle.write(("" if current.endswith("\n") or not current else "\n") + ".explore/\n")
+            handle.write(("" if current.endswith("\n") or not current else "\n") + entry + "\n")
 
 
 def ignores_file(repo: git.Repo) -> Path:

@@ -3,6 +3,7 @@ stop conditions, checkpoints after every step, and cleanup whatever happens."""
 
 from __future__ import annotations
 
+import logging
 import os
 import re
 import signal
@@ -15,16 +16,18 @@ from pathlib import Path
 import anyio
 
 from . import criticality, escalation, generators, gitrepo, history, procs, redaction, reports, scoring, state, strategy, targets
+from . import debug_reports, known_failures
 from .affected import ImportMap
 from .config import Options, parse_size
 from .errors import BudgetExhausted, Escalation, UsageError
-from .models import PASSING, CandidatePlan, IterationRecord, Proposal, RunState, TestRun
+from .models import PASSING, CandidatePlan, IterationRecord, Proposal, RunState, TestOutcome, TestRun
 from .progress import Display
 from .scheduler import FanOut, fan_out
 from .testing import make_command, run_tests
 from .worktrees import SetupFailed, WorktreePool, default_root
 
 LETTERS = string.ascii_lowercase
+logger = logging.getLogger("explore.loop")
 
 
 @dataclass
@@ -153,6 +156,7 @@ class Runner:
             self.run.flaky = sorted(flaky)
         if self.options.has_targets():
             await self.choose_targets(run)
+        self.leave_out_known(failing)
         self.current_run = run
         self._set_current(run)
         self.run.baseline = self.run.current.model_copy()
@@ -185,6 +189,16 @@ class Runner:
         self.run.preexisting_failures = targets.preexisting(failing, chosen)
         left = f"; left alone: {len(self.run.preexisting_failures)} other failing test(s)" if self.run.preexisting_failures else ""
         self.display.phase(f"targets: {len(chosen)} test(s), {len(set(failing) & chosen)} failing{left}")
+
+    def leave_out_known(self, failing: list[str]) -> None:
+        """Failures a person skipped at the gate (.explore/known-failures.json) are not targets:
+        left alone like pre-existing failures, and said so."""
+        chosen = self.run.targets if self.run.targets is not None else sorted(set(failing) - set(self.run.flaky))
+        kept, left = known_failures.leave_out(chosen, known_failures.load(self.root))
+        if left:
+            self.run.targets, self.run.known_failures = kept, left
+            self.run.preexisting_failures = sorted(set(self.run.preexisting_failures) | set(left))
+            self.display.note(f"leaving out {len(left)} known failure(s) recorded in {known_failures.path(self.root)}: {', '.join(left)}")
 
     def adopt_branch(self) -> None:
         """A run killed between its merge commit and its state write left the commit on the run
@@ -291,6 +305,7 @@ class Runner:
             proposal = Proposal(reason=f"the generator failed: {type(exc).__name__}: {exc} (traceback in {log})",
                                 usage=getattr(exc, "usage", None) or {})
         add_usage(self.run.usage, proposal.usage)
+        logger.debug("generator: %s", proposal.reason or "(no note)")
         plans = proposal.plans[: self.options.parallel]
         for letter, plan in zip(LETTERS, plans):
             plan.id = letter
@@ -325,6 +340,7 @@ class Runner:
         if not any(r is record for r in self.run.iterations):
             self.run.iterations.append(record)
         self.run.no_progress = 0 if record.commit else self.run.no_progress + 1
+        self._debug_report(record, failing)
         history.append(self.history_path, history.HistoryRecord(
             run_id=self.run.run_id, n=n, pass_rate=record.pass_rate, failing=record.failed_tests, flaky=self.run.flaky,
             strategy=choice.name, commit=self.run.current_commit, green=not record.failed_tests))
@@ -335,6 +351,19 @@ class Runner:
             elif self.run.no_progress >= self.options.no_progress_limit:
                 self.run.status, self.run.stop_reason = "failed", f"no progress in {self.run.no_progress} iterations in a row"
         self.save(f"iteration-{n}-done")
+
+    def _debug_report(self, record: IterationRecord, failing: list[TestOutcome]) -> None:
+        """--reports-dir: the iteration's report by topic; with --commit-reports, in the run branch's commit."""
+        if not self.options.reports_dir:
+            return
+        path, tip = debug_reports.write(self.root, self.info.repo, self.options.reports_dir, self.run, record, failing,
+                                        self.options.commit_reports and bool(self.run.branch))
+        if tip and self.run.branch:
+            gitrepo.set_branch(self.info.repo, self.run.branch, tip, self.run.current_commit)
+            if record.commit == self.run.current_commit:
+                record.commit = tip
+            self.run.current_commit = self.run.merged_commit = tip
+        self.display.note(f"debug report: {path.relative_to(self.root)}" + (f" (committed as {tip[:10]})" if tip else ""))
 
     def import_map(self, worktree: Path) -> ImportMap:
         files = {i.split("::", 1)[0] for i in self.run.baseline_ids if "::" in i}

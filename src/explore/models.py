@@ -169,6 +169,8 @@ class RunState(BaseModel):
     failure_messages: dict[str, str] = Field(default_factory=dict)
     """Short failure text of each currently failing test (for reports and JUnit output)."""
     flaky: list[str] = Field(default_factory=list)
+    known_failures: list[str] = Field(default_factory=list)
+    """Failing tests a person skipped (.explore/known-failures.json): not targets, left alone."""
     criticality: dict[str, str] = Field(default_factory=dict)
     """Remaining failing test → high | medium | low."""
     iterations: list[IterationRecord] = Field(default_factory=list)

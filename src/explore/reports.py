@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .models import RunState, Summary
+from . import scoring
+from .models import CandidateResult, IterationRecord, RunState, Summary
 
 EXIT_CODES = {"succeeded": 0, "partial": 0, "failed": 1, "escalated": 3, "interrupted": 130, "running": 1}
 
@@ -99,7 +100,7 @@ def markdown(run: RunState) -> str:
             lines += ["", "| candidate | status | pass rate | confidence | files | what it tried | why not |", "|---|---|---|---|---|---|---|"]
             for c in record.candidates:
                 tried = (c.hypothesis or c.operator or "").replace("|", "\\|").replace("\n", " ")[:160]
-                why = (c.reason or ("merged" if record.winner == c.id and record.commit else "did not improve the pass rate")).replace("|", "\\|")
+                why = (c.reason or why_not(record, c)).replace("|", "\\|")
                 lines.append(f"| {c.id} | {c.status.value} | {c.pass_rate:.1f}% | {c.confidence:.2f} | {', '.join(c.files_changed)} | {tried} | {why[:200]} |")
         lines.append("")
         lines.append(f"After: {record.pass_rate:.1f}%" + (f", merged {record.winner} as `{record.commit[:10]}`" if record.commit else ", nothing merged"))
@@ -126,6 +127,22 @@ def target_lines(run: RunState) -> list[str]:
         lines += ["", "## Pre-existing failures (not targets, left alone)",
                   *[f"- `{t}` — {'still failing' if t in failing else 'passes now'}" for t in run.preexisting_failures]]
     return lines
+
+
+def ranked(c: CandidateResult) -> scoring.Ranked:
+    return scoring.Ranked(c.id, c.pass_rate, len(c.newly_failing), c.agreement, c.confidence, c.diff_lines)
+
+
+def why_not(record: IterationRecord, c: CandidateResult) -> str:
+    """A scored candidate's fate: merged, tied with the winner and lost on a rule, or no better."""
+    winner = next((w for w in record.candidates if w.id == record.winner and record.commit), None)
+    if winner is None or c.status.value != "ok":
+        return "did not improve the pass rate"
+    if c.id == winner.id:
+        return "merged"
+    if abs(c.pass_rate - winner.pass_rate) < 1e-9:
+        return f"tied, lost on {scoring.deciding_rule(ranked(winner), ranked(c))}"
+    return "lower pass rate than the winner"
 
 
 def junit(run: RunState) -> str:

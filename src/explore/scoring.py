@@ -133,3 +133,14 @@ def patch_key(files: dict[str, str | None]) -> str:
         content = files[path]
         digest.update(path.encode() + b"\0" + (normalise_source(path, content).encode() if content is not None else b"<deleted>") + b"\0")
     return digest.hexdigest()
+
+
+RULES = ("pass rate", "fewer newly failing tests", "agreement between candidates", "confidence", "smaller diff", "candidate order")
+
+
+def deciding_rule(winner: Ranked, other: Ranked) -> str:
+    """The first rule of Ranked.key on which the winner beat a candidate."""
+    for rule, mine, theirs in zip(RULES, winner.key(), other.key()):
+        if mine != theirs:
+            return rule
+    return RULES[-1]

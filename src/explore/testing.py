@@ -7,6 +7,7 @@ collection errors, pytest's exit codes 2–4, nothing collected.
 from __future__ import annotations
 
 import json
+import logging
 import os
 import shlex
 import shutil
@@ -19,6 +20,8 @@ from pathlib import Path
 from . import procs
 from .models import TestOutcome, TestRun
 from .redaction import scrub_file
+
+log = logging.getLogger("explore.testing")
 
 SUITE_ID = "<suite>"
 """The single pseudo-test of a custom command that reports only its exit code."""
@@ -111,6 +114,7 @@ async def run_tests(
         cmd = (command.shell or "").replace("{junit}", shlex.quote(str(report)))
         if command.junit_xml:
             (workdir / command.junit_xml).unlink(missing_ok=True)  # never score a stale report
+    log.debug("tests: %s (log %s)", cmd if isinstance(cmd, str) else shlex.join(cmd), log_path)
     result = await procs.run(cmd, workdir, env=env, log_path=log_path, tracker=tracker, memory_limit=memory_limit, log_cap=log_cap)
     run = TestRun(exit_code=result.exit_code, log_path=str(log_path), duration_s=result.duration_s)
     if result.oom:

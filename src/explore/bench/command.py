@@ -86,6 +86,8 @@ def bench(
     written = render.write_all(result, folder)
     render.table(result, err if as_json else Console())
     err.print("wrote " + ", ".join(str(p) for p in written))
+    if not any(p.suffix == ".png" for p in written):
+        err.print(render.NO_CHART, markup=False, highlight=False, soft_wrap=True)
     if as_json:
         click.echo(result.model_dump_json())
     sys.exit(1 if any(r.error for r in results) else 0)

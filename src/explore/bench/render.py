@@ -139,6 +139,9 @@ def chart(bench: BenchResult, path: Path) -> Path:
     return path
 
 
+NO_CHART = "no chart: matplotlib is not installed; get it with: pip install 'explore-runner[bench]'"
+
+
 def write_all(bench: BenchResult, out: Path) -> list[Path]:
     """bench.json, bench.md and bench.png in out (the chart only when matplotlib is installed)."""
     out.mkdir(parents=True, exist_ok=True)

@@ -1,0 +1,86 @@
+"""Debug reports by topic on the README's two-iteration demo: written per iteration, numbered on
+across runs, and with --commit-reports carried by the run branch's commits."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from conftest import assert_no_debris, git, run_cli
+
+from explore import debug_reports
+from explore.demo import create_demo
+from explore.models import TestOutcome
+
+
+def test_reports_dir_writes_one_report_per_iteration_by_topic(tmp_path: Path) -> None:
+    target = create_demo(tmp_path / "demo")
+    code, summary, err = run_cli(["run", "--agent", "mutate", "--reports-dir", "debug", "--json"], cwd=target)
+    assert code == 0, err
+    assert len(summary["iterations"]) == 2
+    reports = sorted((target / "debug").rglob("*.md"))
+    assert [p.relative_to(target).as_posix() for p in reports] == [
+        "debug/assertion_pricing/001_test_discount_from_ten.md", "debug/assertion_pricing/002_test_discount_from_ten.md"]
+    first, second = (p.read_text() for p in reports)
+    assert "### `tests/test_pricing.py::test_line_total`" in first and "assert 254 == 1000" in first
+    assert "### a — ok, 71.4%: merged" in first and "Hypothesis: arithmetic at pricing.py" in first
+    assert "## Why the winner won" in second and "tied, lost on" in second
+    assert "iteration 1, a (ok, 71.4%)" in second and "001_test_discount_from_ten.md" in second
+    assert git(target, "status", "--porcelain") == ""  # local reports never make the tree dirty
+    assert_no_debris(target)
+    code, _, err = run_cli(["run", "--agent", "mutate", "--reports-dir", "debug"], cwd=target)
+    assert code == 0 and not list((target / "debug").rglob("003_*.md"))  # green: no iteration, no report
+
+
+def test_commit_reports_puts_them_in_the_run_branchs_commits(tmp_path: Path) -> None:
+    target = create_demo(tmp_path / "demo")
+    code, summary, err = run_cli(["run", "--agent", "mutate", "--reports-dir", "debug", "--commit-reports", "--no-apply", "--json"], cwd=target)
+    assert code == 0, err
+    branch = summary["branch"]
+    for n, iteration in enumerate(summary["iterations"], start=1):
+        files = git(target, "show", "--name-only", "--format=%s", iteration["commit"]).splitlines()
+        assert files[0].startswith(f"explore: iteration {n} (")
+        assert f"debug/assertion_pricing/00{n}_test_discount_from_ten.md" in files and "pricing.py" in files
+    assert git(target, "rev-parse", branch) == summary["iterations"][-1]["commit"] == summary["merged_commit"]
+    assert not (target / "debug").exists()  # on the branch, not in your tree
+    assert_no_debris(target)
+
+
+def _failing(*pairs: tuple[str, str]) -> list[TestOutcome]:
+    return [TestOutcome(id=i, outcome="failed", message=m) for i, m in pairs]
+
+
+def test_topic_comes_from_the_failures() -> None:
+    assert debug_reports.topic(_failing(("tests/test_db.py::t", "Failed: Timeout >5.0s"))) == "test_timeout"
+    assert debug_reports.topic(_failing(("tests/test_a.py::t", "ModuleNotFoundError: No module named 'x'"))) == "import_errors"
+    assert debug_reports.topic(_failing(("tests/test_pricing.py::t", "AssertionError: assert 1 == 2"),
+                                        ("tests/test_pricing.py::u", "assert 0 == 1"))) == "assertion_pricing"
+    assert debug_reports.topic(_failing(("tests/test_io.py::t", "KeyError: 'x'"))) == "keyerror_io"
+    assert debug_reports.topic(_failing(("tests/test_io.py::t", "exit code 2"))) == "failures_io"
+
+
+def test_numbers_count_on_from_the_highest() -> None:
+    assert debug_reports.next_number([]) == 1
+    assert debug_reports.next_number(["001_a.md", "007_b.md", "notes.md"]) == 8
+
+
+def test_the_report_labels_a_tie_with_the_rule_that_decided() -> None:
+    from explore import reports
+    from explore.models import CandidateResult, CandidateStatus, IterationRecord, RunState
+
+    def cand(cid: str, rate: float, confidence: float) -> CandidateResult:
+        return CandidateResult(id=cid, status=CandidateStatus.ok, pass_rate=rate, confidence=confidence)
+
+    record = IterationRecord(n=1, strategy="conservative", winner="a", commit="abc1234567",
+                             candidates=[cand("a", 100.0, 0.9), cand("b", 100.0, 0.5), cand("c", 80.0, 0.9)])
+    text = reports.markdown(RunState(run_id="r", repo="/x", iterations=[record]))
+    assert "| a | ok | 100.0% | 0.90 |" in text and "| merged |" in text
+    assert "tied, lost on confidence" in text and "did not improve the pass rate" not in text
+    assert "lower pass rate than the winner" in text
+
+
+def test_commit_reports_without_a_folder_is_bad_usage(tmp_path: Path) -> None:
+    from conftest import make_repo
+
+    repo = make_repo(tmp_path / "repo", {"tests/test_ok.py": "def test_ok():\n    assert True\n"})
+    code, _, err = run_cli(["run", "--commit-reports"], cwd=repo)
+    assert code == 2 and "commit-reports" in err and "reports-dir" in err, err

@@ -1,0 +1,124 @@
+"""The live view, seen as a person sees it: explore in a pseudo-terminal (pexpect), its output
+rendered by a terminal emulator (pyte) into screenshots. Piped, the line log is unchanged."""
+
+from __future__ import annotations
+
+import logging
+import os
+import re
+import sys
+from pathlib import Path
+
+import pexpect
+import pyte
+
+from conftest import assert_no_debris, run_cli
+
+from explore.demo import create_demo
+from explore.progress import Display, Row, RunView, choose_mode
+
+ROW = re.compile(r"^([abc])\s{2,}(\S.*?)\s{2,}")
+
+
+def screenshots(args: list[str], cwd: Path, columns: int = 140, lines: int = 40) -> tuple[int, list[list[str]]]:
+    """Run explore in a pty; a screenshot of the emulated screen after every chunk of output."""
+    environ = {k: v for k, v in os.environ.items() if k != "CI"}
+    child = pexpect.spawn(sys.executable, ["-m", "explore", *args], cwd=str(cwd), env=environ,
+                          dimensions=(lines, columns), timeout=300)
+    screen = pyte.Screen(columns, lines)
+    stream = pyte.ByteStream(screen)
+    shots: list[list[str]] = []
+    while True:
+        try:
+            chunk = child.read_nonblocking(65536, timeout=300)
+        except pexpect.EOF:
+            break
+        stream.feed(chunk)
+        shots.append([line.rstrip() for line in screen.display])
+    child.close()
+    return child.exitstatus, shots
+
+
+def test_live_view_at_parallel_3_shows_a_row_per_candidate_updated_in_place(tmp_path: Path) -> None:
+    target = create_demo(tmp_path / "demo")
+    code, shots = screenshots(["run", "--agent", "mutate", "--parallel", "3", "--no-input"], target)
+    assert code == 0, "\n".join(shots[-1])
+    with_rows = [s for s in shots if any(ROW.match(line) for line in s)]
+    assert with_rows, "\n".join(shots[-1])
+    for shot in with_rows:  # one row per candidate: updated in place, never appended
+        ids = [m.group(1) for m in (ROW.match(line) for line in shot) if m]
+        assert len(ids) == len(set(ids)), "\n".join(shot)
+    seen = {(m.group(1), m.group(2).split()[0]) for s in with_rows for m in (ROW.match(line) for line in s) if m}
+    assert {"a", "b", "c"} <= {cid for cid, _ in seen}
+    assert any(phase == "ok" for _, phase in seen) and any(phase in ("generating", "affected", "starting", "full") for _, phase in seen), seen
+    header = [s for s in with_rows if any(line.startswith("explore iteration 1") for line in s)]
+    assert header and any("pass rate 28.6%" in line for line in header[0]), "\n".join(with_rows[0])
+    final = shots[-1]
+    assert not any(re.search(r"\[[abc]\] ", line) for s in shots for line in s), "the line log leaked into the live view"
+    assert sum("succeeded: 7/7 passed" in line for line in final) == 1, "\n".join(final)
+    assert any("iteration 1 candidates:" in line for line in final)
+    assert_no_debris(target)
+
+
+def test_piped_the_line_log_is_unchanged(tmp_path: Path) -> None:
+    target = create_demo(tmp_path / "demo")
+    code, _, err = run_cli(["run", "--agent", "mutate", "--parallel", "3"], cwd=target)
+    assert code == 0, err
+    assert "\x1b[" not in err
+    lines = err.splitlines()
+    assert all(re.match(r"^\s*\d+\.\ds ", line) for line in lines), err
+    for expected in ("fan out: 3 candidate(s) a, b, c", "[a] starting", "[b] generating", "[c] ok ", "merged candidate a"):
+        assert expected in err, expected
+    assert re.match(r"^\s*\d+\.\ds succeeded: 7/7 passed", lines[-2]) and re.match(r"^\s*\d+\.\ds report: ", lines[-1])
+
+
+# ------------------------------------------------------------------------- pure parts
+
+def test_mode_is_lines_under_json_ci_or_a_pipe() -> None:
+    assert choose_mode(False, True, {}) == "live"
+    assert choose_mode(True, True, {}) == "lines"
+    assert choose_mode(False, False, {}) == "lines"
+    assert choose_mode(False, True, {"CI": "true"}) == "lines"
+
+
+def test_rows_read_the_schedulers_progress_lines() -> None:
+    row = Row("a")
+    row.apply("starting")
+    row.apply("affected tests (3 ids/files)")
+    assert (row.phase, row.tests) == ("affected tests", "affected (3)")
+    row.apply("ok 80.0% (affected 3/3 → full 4/5) — $0.0123")
+    assert (row.phase, row.pass_rate, row.tests, row.cost) == ("ok", 80.0, "affected 3/3 → full 4/5", 0.0123)
+    row.apply("timeout: exceeded --branch-timeout 5s")
+    assert row.ended is not None and row.phase.startswith("timeout")
+    view = RunView()
+    view.read("iteration 2: strategy aggressive — stuck for 3 iterations")
+    view.read("merged candidate b: 60.0% → 80.0% (abc)")
+    view.read("usage: iteration 2 $0.0100, 3 calls; run $0.0250, 7 calls")
+    assert (view.iteration, view.strategy, view.pass_rate, view.spend) == (2, "aggressive", 80.0, "$0.0250")
+
+
+def test_library_logging_goes_through_the_display(capsys) -> None:
+    display = Display("lines")
+    with display:
+        logging.getLogger("anthropic._base_client").info("Retrying request to /v1/messages in 0.5 seconds")
+        logging.getLogger("some.tool").warning("disk almost full")
+        logging.getLogger("some.tool").info("chatter")
+    logging.getLogger("some.tool").warning("after the run")
+    err = capsys.readouterr().err
+    assert "INFO anthropic._base_client: Retrying request" in err and "WARNING some.tool: disk almost full" in err
+    assert "chatter" not in err
+    assert "WARNING some.tool: after the run" not in err  # the display's handler is gone once it stops
+
+
+def test_quiet_prints_only_the_result_and_verbose_each_test_run(tmp_path: Path) -> None:
+    from conftest import make_repo
+
+    repo = make_repo(tmp_path / "repo", {"tests/test_ok.py": "def test_ok():\n    assert True\n"})
+    code, _, err = run_cli(["run", "--quiet"], cwd=repo)
+    assert code == 0, err
+    assert [line.split()[1].rstrip(":") for line in err.splitlines()] == ["succeeded", "report"], err
+    code, _, err = run_cli(["run"], cwd=repo)
+    assert code == 0 and "baseline: 1/1 passed" in err and "explore.testing" not in err, err
+    code, _, err = run_cli(["run", "--verbose"], cwd=repo)
+    assert code == 0, err
+    assert re.search(r"DEBUG explore\.testing: tests: .* -m pytest .*\(log .*baseline\.log\)", err), err
