@@ -10,7 +10,7 @@ import signal
 import string
 import time
 import traceback
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import anyio
@@ -23,7 +23,7 @@ from .errors import BudgetExhausted, Escalation, UsageError
 from .models import PASSING, CandidatePlan, IterationRecord, Proposal, RunState, TestOutcome, TestRun
 from .progress import Display
 from .scheduler import FanOut, fan_out
-from .testing import make_command, run_tests
+from .testing import BASELINE_TEST_TIMEOUT, derived_test_timeout, make_command, run_tests
 from .worktrees import SetupFailed, WorktreePool, default_root
 
 LETTERS = string.ascii_lowercase
@@ -51,7 +51,8 @@ class Runner:
         self.agent = generators.resolve_agent(self.options.agent, self.options.agent_cmd)
         # what earlier sessions of a resumed run spent counts against its budget
         self.generator = generators.create(self.agent, {**self.options.model_dump(), "spent": dict(self.run.usage)})
-        self.test_command = make_command(self.options.test_cmd, self.options.junit_xml, self.options.python)
+        self.test_command = make_command(self.options.test_cmd, self.options.junit_xml, self.options.python,
+                                         test_timeout=self.options.test_timeout or self.run.test_timeout or BASELINE_TEST_TIMEOUT)
         pool_root = Path(self.options.worktree_dir).expanduser() / self.root.name if self.options.worktree_dir else default_root(self.root)
         self.pool = WorktreePool(self.info.repo, self.root, pool_root / self.run.run_id, include=self.options.worktree_include,
                                  keep_ignored=bool(self.options.worktree_setup))
@@ -143,6 +144,9 @@ class Runner:
             raise Escalation("infrastructure", f"the baseline test run failed: {run.infra_error} (log: {run.log_path})", escalation.INFRASTRUCTURE_ACTION)
         self.run.baseline_skipped = sorted(i for i, o in run.outcomes.items() if o.outcome == "skipped")
         self.run.baseline_ids = sorted(set(run.outcomes) - set(self.run.baseline_skipped))
+        if self.test_command.is_pytest and not self.options.test_timeout:
+            self.run.test_timeout = derived_test_timeout(run)
+            self.test_command = replace(self.test_command, test_timeout=self.run.test_timeout)
         failing = run.failing()
         found = escalation.classify_failures([run.outcomes[i].longrepr or run.outcomes[i].message for i in failing])
         if found:
