@@ -153,8 +153,9 @@ class Runner:
             raise Escalation(found.category, f"{found.reason} (in {len(failing)} failing test(s), e.g. {failing[0]})", found.action)
         if failing and self.test_command.is_pytest and all("::" in i for i in failing):
             flaky = {i for record in history.load(self.history_path) for i in record.flaky} & set(failing)
-            for attempt in range(self.options.flaky_reruns):
-                rerun = await run_tests(self.test_command, path, self.run_dir / f"baseline-rerun-{attempt + 1}.log", select=failing,
+            again = [i for i in failing if run.outcomes[i].outcome != "timeout"]  # a hang would cost its whole limit again
+            for attempt in range(self.options.flaky_reruns if again else 0):
+                rerun = await run_tests(self.test_command, path, self.run_dir / f"baseline-rerun-{attempt + 1}.log", select=again,
                                         tracker=self.tracker, memory_limit=self.memory_limit)
                 flaky |= {i for i in failing if i in rerun.outcomes and rerun.outcomes[i].outcome in PASSING}
             self.run.flaky = sorted(flaky)
@@ -170,6 +171,11 @@ class Runner:
         b = self.run.baseline
         flaky = f", {len(self.run.flaky)} flaky: {', '.join(self.run.flaky)}" if self.run.flaky else ""
         self.display.phase(f"baseline: {b.passed}/{b.total} passed ({b.pass_rate:.1f}%){flaky}")
+        hung = sorted(i for i, o in run.outcomes.items() if o.outcome == "timeout")
+        if hung:
+            self.display.note(f"baseline: {len(hung)} test(s) overran the per-test limit (outcome timeout): {', '.join(hung[:5])}")
+        if self.test_command.test_timeout:
+            self.display.note(f"per-test limit from now on: {self.test_command.test_timeout:g}s")
         self._check_gate()
         self.save("iterating")
 
