@@ -88,6 +88,20 @@ async def test_without_a_limit_a_soft_hang_is_not_cut(tmp_path: Path) -> None:
     assert [o.outcome for o in run.outcomes.values()] == ["timeout"]
 
 
+@pytest.mark.anyio
+@pytest.mark.parametrize("theirs", [1, 60])
+async def test_the_projects_own_pytest_timeout_keeps_working(tmp_path: Path, theirs: int) -> None:
+    """pytest-timeout owns SIGALRM while its timer runs: the shorter limit stops the test either way."""
+    repo = make_repo(tmp_path / "repo", {
+        "pytest.ini": f"[pytest]\ntimeout = {theirs}\n",
+        "test_p.py": "def test_loop():\n    while True:\n        pass\n\n\ndef test_ok():\n    pass\n",
+    })
+    run = await run_tests(TestCommand(python=sys.executable, test_timeout=1.0 if theirs > 1 else 30.0), repo, tmp_path / "run.log")
+    assert run.outcomes["test_p.py::test_loop"].outcome == "timeout"
+    assert ("pytest-timeout" if theirs == 1 else "ignored the signal") in run.outcomes["test_p.py::test_loop"].message
+    assert run.outcomes["test_p.py::test_ok"].outcome == "passed"
+
+
 def test_derived_limit_has_a_floor_and_follows_the_slowest_passing_test() -> None:
     def run(*durations: tuple[str, float]) -> TestRun:
         return TestRun(outcomes={f"t{n}": TestOutcome(id=f"t{n}", outcome=o, duration_s=d) for n, (o, d) in enumerate(durations)})

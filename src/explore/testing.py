@@ -250,7 +250,9 @@ def outcome_of(raw: str) -> tuple[Outcome, str]:
 
 
 def _with_timeout(outcome: TestOutcome) -> TestOutcome:
-    if outcome.outcome not in PASSING and (TIMEOUT_MARK in outcome.message or TIMEOUT_MARK in outcome.longrepr[:2000]):
+    """explore's plugin's limit, or the project's own pytest-timeout, stopped the test."""
+    stopped = TIMEOUT_MARK in outcome.message or TIMEOUT_MARK in outcome.longrepr[:2000] or "from pytest-timeout" in outcome.message
+    if outcome.outcome not in PASSING and stopped:
         outcome.outcome = "timeout"
     return outcome
 
