@@ -345,7 +345,10 @@ def _read_junit(path: Path, run: TestRun, workdir: Path) -> None:
                 messages.append(child.get("message", "") or "")
         if not classname and outcome == "error":
             run.collection_errors.append(name)
-        duration = float(case.get("time") or 0.0) if (case.get("time") or "").replace(".", "", 1).isdigit() else 0.0
+        try:
+            duration = float(case.get("time") or 0.0)
+        except ValueError:
+            duration = 0.0
         if test_id in run.outcomes:  # the same id twice (pytest-subtests' reports): the worse one stands
             previous = run.outcomes[test_id]
             if outcome in PASSING or outcome == "skipped":

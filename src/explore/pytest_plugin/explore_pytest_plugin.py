@@ -131,7 +131,7 @@ class _Limiter:
         finally:
             if armed:
                 signal.setitimer(signal.ITIMER_REAL, 0)
-                signal.signal(signal.SIGALRM, previous)
+                signal.signal(signal.SIGALRM, signal.SIG_DFL if previous is None else previous)  # None: set outside Python
 
     def _alarm(self, signum, frame):
         self.fired = True
