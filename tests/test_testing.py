@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from explore.testing import SUITE_ID, TestCommand, isolation_env, make_command, run_tests
+from explore.testing import PLUGIN_DIR, SUITE_ID, TestCommand, isolation_env, make_command, run_tests
 
 PY = sys.executable
 
@@ -300,11 +300,12 @@ def test_make_command() -> None:
 
 def test_isolation_env_puts_src_first(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("PYTHONPATH", "/elsewhere")
-    assert isolation_env(tmp_path)["PYTHONPATH"] == os.pathsep.join([str(tmp_path), "/elsewhere"])
+    plugin = str(PLUGIN_DIR)
+    assert isolation_env(tmp_path)["PYTHONPATH"] == os.pathsep.join([str(tmp_path), plugin, "/elsewhere"])
     (tmp_path / "src").mkdir()
-    assert isolation_env(tmp_path)["PYTHONPATH"] == os.pathsep.join([str(tmp_path / "src"), str(tmp_path), "/elsewhere"])
+    assert isolation_env(tmp_path)["PYTHONPATH"] == os.pathsep.join([str(tmp_path / "src"), str(tmp_path), plugin, "/elsewhere"])
     monkeypatch.delenv("PYTHONPATH")
-    assert isolation_env(tmp_path)["PYTHONPATH"] == os.pathsep.join([str(tmp_path / "src"), str(tmp_path)])
+    assert isolation_env(tmp_path)["PYTHONPATH"] == os.pathsep.join([str(tmp_path / "src"), str(tmp_path), plugin])
 
 
 @pytest.mark.anyio

@@ -49,6 +49,7 @@ def run_options(func: Any) -> Any:
         click.option("--test-cmd", help="Shell command running the tests (default: pytest, auto-detected). May hold {junit}."),
         click.option("--junit-xml", help="Where --test-cmd writes JUnit XML, relative to the repository root."),
         click.option("--branch-timeout", type=float, help="Seconds per candidate, generator and tests together (default 600)."),
+        click.option("--test-timeout", type=float, help="Seconds per test, pytest only (default: 30 in the baseline, then 5x its slowest passing test, at least 10)."),
         click.option("--target-pass-rate", type=float, help="Quality gate in percent (default 100)."),
         click.option("--no-apply", is_flag=True, default=None, help="Leave the result on explore/<run-id>; do not move your branch."),
         click.option("--branch-memory", help="Memory cap per candidate's process tree, e.g. 512M (default: half the RAM / --parallel)."),

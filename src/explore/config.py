@@ -3,7 +3,12 @@
 from __future__ import annotations
 
 import os
-import tomllib
+import sys
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # Python 3.10
+    import tomli as tomllib
 from pathlib import Path
 from typing import Any
 
@@ -48,6 +53,8 @@ class Options(BaseModel):
     no_progress_limit: int = 3
     """Iterations in a row without a merged improvement that end the run."""
     baseline_timeout: float | None = None
+    test_timeout: float | None = None
+    """Seconds per test (pytest); default: BASELINE_TEST_TIMEOUT for the baseline, then derived from it."""
     branch_memory: str | None = None
     """Memory cap per candidate's process tree, e.g. 512M or 2G (default: half the RAM / parallel)."""
     disk_floor: str = "1G"
@@ -89,6 +96,13 @@ class Options(BaseModel):
     def _positive(cls, value: int) -> int:
         if value < 1:
             raise ValueError("must be at least 1")
+        return value
+
+    @field_validator("test_timeout")
+    @classmethod
+    def _test_timeout(cls, value: float | None) -> float | None:
+        if value is not None and value <= 0:
+            raise ValueError("must be a positive number of seconds")
         return value
 
     @field_validator("branch_timeout")

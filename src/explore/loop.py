@@ -10,7 +10,7 @@ import signal
 import string
 import time
 import traceback
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import anyio
@@ -23,7 +23,7 @@ from .errors import BudgetExhausted, Escalation, UsageError
 from .models import PASSING, CandidatePlan, IterationRecord, Proposal, RunState, TestOutcome, TestRun
 from .progress import Display
 from .scheduler import FanOut, fan_out
-from .testing import make_command, run_tests
+from .testing import BASELINE_TEST_TIMEOUT, derived_test_timeout, make_command, run_tests
 from .worktrees import SetupFailed, WorktreePool, default_root
 
 LETTERS = string.ascii_lowercase
@@ -51,7 +51,8 @@ class Runner:
         self.agent = generators.resolve_agent(self.options.agent, self.options.agent_cmd)
         # what earlier sessions of a resumed run spent counts against its budget
         self.generator = generators.create(self.agent, {**self.options.model_dump(), "spent": dict(self.run.usage)})
-        self.test_command = make_command(self.options.test_cmd, self.options.junit_xml, self.options.python)
+        self.test_command = make_command(self.options.test_cmd, self.options.junit_xml, self.options.python,
+                                         test_timeout=self.options.test_timeout or self.run.test_timeout or BASELINE_TEST_TIMEOUT)
         pool_root = Path(self.options.worktree_dir).expanduser() / self.root.name if self.options.worktree_dir else default_root(self.root)
         self.pool = WorktreePool(self.info.repo, self.root, pool_root / self.run.run_id, include=self.options.worktree_include,
                                  keep_ignored=bool(self.options.worktree_setup))
@@ -143,14 +144,18 @@ class Runner:
             raise Escalation("infrastructure", f"the baseline test run failed: {run.infra_error} (log: {run.log_path})", escalation.INFRASTRUCTURE_ACTION)
         self.run.baseline_skipped = sorted(i for i, o in run.outcomes.items() if o.outcome == "skipped")
         self.run.baseline_ids = sorted(set(run.outcomes) - set(self.run.baseline_skipped))
+        if self.test_command.is_pytest and not self.options.test_timeout:
+            self.run.test_timeout = derived_test_timeout(run)
+            self.test_command = replace(self.test_command, test_timeout=self.run.test_timeout)
         failing = run.failing()
         found = escalation.classify_failures([run.outcomes[i].longrepr or run.outcomes[i].message for i in failing])
         if found:
             raise Escalation(found.category, f"{found.reason} (in {len(failing)} failing test(s), e.g. {failing[0]})", found.action)
         if failing and self.test_command.is_pytest and all("::" in i for i in failing):
             flaky = {i for record in history.load(self.history_path) for i in record.flaky} & set(failing)
-            for attempt in range(self.options.flaky_reruns):
-                rerun = await run_tests(self.test_command, path, self.run_dir / f"baseline-rerun-{attempt + 1}.log", select=failing,
+            again = [i for i in failing if run.outcomes[i].outcome != "timeout"]  # a hang would cost its whole limit again
+            for attempt in range(self.options.flaky_reruns if again else 0):
+                rerun = await run_tests(self.test_command, path, self.run_dir / f"baseline-rerun-{attempt + 1}.log", select=again,
                                         tracker=self.tracker, memory_limit=self.memory_limit)
                 flaky |= {i for i in failing if i in rerun.outcomes and rerun.outcomes[i].outcome in PASSING}
             self.run.flaky = sorted(flaky)
@@ -166,6 +171,11 @@ class Runner:
         b = self.run.baseline
         flaky = f", {len(self.run.flaky)} flaky: {', '.join(self.run.flaky)}" if self.run.flaky else ""
         self.display.phase(f"baseline: {b.passed}/{b.total} passed ({b.pass_rate:.1f}%){flaky}")
+        hung = sorted(i for i, o in run.outcomes.items() if o.outcome == "timeout")
+        if hung:
+            self.display.note(f"baseline: {len(hung)} test(s) overran the per-test limit (outcome timeout): {', '.join(hung[:5])}")
+        if self.test_command.test_timeout:
+            self.display.note(f"per-test limit from now on: {self.test_command.test_timeout:g}s")
         self._check_gate()
         self.save("iterating")
 

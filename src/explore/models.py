@@ -7,7 +7,8 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
-Outcome = Literal["passed", "failed", "error", "skipped", "xfailed", "xpassed"]
+Outcome = Literal["passed", "failed", "error", "skipped", "xfailed", "xpassed", "timeout"]
+"""`timeout`: the test overran explore's per-test limit; it counts as failing."""
 PASSING: frozenset[str] = frozenset({"passed", "xfailed", "xpassed"})
 
 
@@ -25,6 +26,8 @@ class TestOutcome(BaseModel):
     file: str | None = None
     """Test file relative to the repository root, when the runner tells it."""
     markers: list[str] = Field(default_factory=list)
+    duration_s: float = 0.0
+    """Setup, call and teardown together, as the runner measured them."""
 
 
 class TestRun(BaseModel):
@@ -178,6 +181,8 @@ class RunState(BaseModel):
     escalation: EscalationInfo | None = None
     stop_reason: str | None = None
     hints: list[str] = Field(default_factory=list)
+    test_timeout: float | None = None
+    """The per-test limit derived from the baseline (when not configured), kept for `explore resume`."""
     worktrees: list[str] = Field(default_factory=list)
     pids: list[int] = Field(default_factory=list)
     merged_commit: str | None = None

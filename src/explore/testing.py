@@ -16,15 +16,29 @@ import sys
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import cast
 
 from . import procs
-from .models import TestOutcome, TestRun
+from .models import PASSING, Outcome, TestOutcome, TestRun
 from .redaction import scrub_file
 
 log = logging.getLogger("explore.testing")
 
 SUITE_ID = "<suite>"
 """The single pseudo-test of a custom command that reports only its exit code."""
+
+PLUGIN_DIR = Path(__file__).parent / "pytest_plugin"
+"""Holds explore_pytest_plugin.py (per-test limit, subtest record); put on PYTHONPATH, loaded with -p."""
+PLUGIN = "explore_pytest_plugin"
+HARD_EXIT = 86
+"""The plugin's exit code when a test ignored the time limit (kept in step with the plugin)."""
+TIMEOUT_MARK = "ExploreTestTimeout"
+MAX_HARD_RERUNS = 5
+BASELINE_TEST_TIMEOUT = 30.0
+"""Seconds per test in the baseline, when nothing is configured: a hang shows within a minute."""
+TEST_TIMEOUT_FLOOR = 10.0
+TEST_TIMEOUT_FACTOR = 5.0
+KNOWN_OUTCOMES: frozenset[str] = frozenset({"passed", "failed", "error", "skipped", "xfailed", "xpassed"})
 
 
 @dataclass
@@ -41,6 +55,8 @@ class TestCommand:
     """Where the custom command writes JUnit XML, relative to its working directory."""
     json_report: bool = True
     extra_env: dict[str, str] = field(default_factory=dict)
+    test_timeout: float | None = None
+    """Seconds per test (pytest only, through explore's plugin); None: only the whole-run limits."""
 
     @property
     def is_pytest(self) -> bool:
@@ -71,19 +87,27 @@ def has_module(python: str, module: str) -> bool:
 
 
 def make_command(
-    test_cmd: str | None, junit_xml: str | None, python: str | None, extra_env: dict[str, str] | None = None
+    test_cmd: str | None, junit_xml: str | None, python: str | None, extra_env: dict[str, str] | None = None,
+    test_timeout: float | None = BASELINE_TEST_TIMEOUT,
 ) -> TestCommand:
     if test_cmd:
         return TestCommand(shell=test_cmd, junit_xml=junit_xml, extra_env=extra_env or {})
     interpreter = find_python(python)
-    return TestCommand(python=interpreter, json_report=has_module(interpreter, "pytest_jsonreport"), extra_env=extra_env or {})
+    return TestCommand(python=interpreter, json_report=has_module(interpreter, "pytest_jsonreport"), extra_env=extra_env or {},
+                       test_timeout=test_timeout)
+
+
+def derived_test_timeout(baseline: TestRun) -> float:
+    """The per-test limit after the baseline: a multiple of its slowest passing test, with a floor."""
+    slowest = max((o.duration_s for o in baseline.outcomes.values() if o.outcome in PASSING), default=0.0)
+    return round(max(TEST_TIMEOUT_FLOOR, TEST_TIMEOUT_FACTOR * slowest), 1)
 
 
 def isolation_env(workdir: Path) -> dict[str, str]:
     """Put the worktree's own code first on sys.path: an editable install of the user's checkout
-    must not shadow the candidate's files."""
+    must not shadow the candidate's files. explore's pytest plugin comes after it."""
     paths = [str(workdir / "src")] if (workdir / "src").is_dir() else []
-    paths.append(str(workdir))
+    paths += [str(workdir), str(PLUGIN_DIR)]
     existing = os.environ.get("PYTHONPATH")
     return {"PYTHONPATH": os.pathsep.join(paths + ([existing] if existing else []))}
 
@@ -98,12 +122,49 @@ async def run_tests(
     memory_limit: int | None = None,
     log_cap: int = procs.DEFAULT_LOG_CAP,
 ) -> TestRun:
-    """Run the suite (or the selected pytest ids) in workdir; the caller bounds it in time."""
+    """Run the suite (or the selected pytest ids) in workdir; the caller bounds it in time.
+
+    A test that ignored the per-test limit ended its pytest process: it counts as `timeout`, and
+    the suite runs again without it so the other tests still count."""
+    hung: dict[str, TestOutcome] = {}
+    run = await _run_once(command, workdir, log_path, select, [], tracker, memory_limit, log_cap)
+    attempt = 0
+    while run.exit_code == HARD_EXIT and attempt < MAX_HARD_RERUNS and not run.oom:
+        stuck = {i: o for i, o in run.outcomes.items() if o.outcome == "timeout"}
+        if not stuck.keys() - hung.keys():
+            break
+        hung.update(stuck)
+        attempt += 1
+        rest_log = log_path.with_name(f"{log_path.stem}-rest-{attempt}{log_path.suffix}")
+        duration = run.duration_s
+        run = await _run_once(command, workdir, rest_log, select, sorted(hung), tracker, memory_limit, log_cap)
+        run.duration_s += duration
+    if hung:
+        run.outcomes = {**run.outcomes, **hung}
+        if run.exit_code in (0, 5, HARD_EXIT) and not run.oom:
+            run.exit_code = 1  # failing tests, and not "nothing collected" when every test hung
+            run.infra_error = f"collection errors in {', '.join(run.collection_errors[:5])}" if run.collection_errors else None
+    return run
+
+
+async def _run_once(
+    command: TestCommand,
+    workdir: Path,
+    log_path: Path,
+    select: list[str] | None,
+    deselect: list[str],
+    tracker: procs.ProcessTracker | None,
+    memory_limit: int | None,
+    log_cap: int,
+) -> TestRun:
     report = log_path.with_suffix(".report")
-    report.unlink(missing_ok=True)
+    record = log_path.with_suffix(".record")
+    for stale in (report, record):
+        stale.unlink(missing_ok=True)
     env = {**isolation_env(workdir), **command.extra_env}
     if command.is_pytest:
-        argv = [command.python or sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-rN", "-q", *(select or [])]
+        argv = [command.python or sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-rN", "-q", *plugin_args(command.test_timeout, record)]
+        argv += [f"--deselect={i}" for i in deselect] + [*(select or [])]
         if command.json_report:
             # --json-report-omit takes several values: it must come after the test ids.
             argv += ["--json-report", f"--json-report-file={report}", "--json-report-omit", "log", "streams", "warnings"]
@@ -123,7 +184,7 @@ async def run_tests(
         return run
 
     junit = report if "{junit}" in (command.shell or "") else (workdir / command.junit_xml if command.junit_xml else None)
-    for written in (report, junit):
+    for written in (report, junit, record):
         if written is not None:
             scrub_file(written)  # a test may print the environment: outcomes carry no credential
     if command.is_pytest:
@@ -131,6 +192,8 @@ async def run_tests(
             _read_json_report(report, run)
         elif report.exists():
             _read_junit(report, run, workdir)
+        if record.exists():
+            fold_record(record, run)
     else:
         if junit is not None and junit.exists():
             _read_junit(junit, run, workdir)
@@ -140,6 +203,12 @@ async def run_tests(
             run.outcomes[SUITE_ID] = TestOutcome(id=SUITE_ID, outcome=outcome, message=result.output_tail[-2000:])
     run.infra_error = classify_infra(command, result, run)
     return run
+
+
+def plugin_args(test_timeout: float | None, record: Path) -> list[str]:
+    """pytest arguments loading explore's plugin (PLUGIN_DIR must be on PYTHONPATH: isolation_env)."""
+    limit = [f"--explore-test-timeout={test_timeout:g}"] if test_timeout else []
+    return ["-p", PLUGIN, f"--explore-record={record}", *limit]
 
 
 def classify_infra(command: TestCommand, result: procs.ProcResult, run: TestRun) -> str | None:
@@ -171,6 +240,53 @@ def _last_line(text: str) -> str:
     return lines[-1][:300] if lines else "(no output)"
 
 
+def outcome_of(raw: str) -> tuple[Outcome, str]:
+    """A runner's outcome string as explore's: pytest's, and the parent of subtests ("subtests
+    passed", "subtests failed"…) as its own; an unknown one is an error that names it."""
+    base = raw.strip().removeprefix("subtests ").strip()
+    if base in KNOWN_OUTCOMES:
+        return cast(Outcome, base), ""
+    return "error", f"explore does not know the test outcome {raw!r}: counted as an error"
+
+
+def _with_timeout(outcome: TestOutcome) -> TestOutcome:
+    """explore's plugin's limit, or the project's own pytest-timeout, stopped the test."""
+    stopped = TIMEOUT_MARK in outcome.message or TIMEOUT_MARK in outcome.longrepr[:2000] or "from pytest-timeout" in outcome.message
+    if outcome.outcome not in PASSING and stopped:
+        outcome.outcome = "timeout"
+    return outcome
+
+
+def fold_record(path: Path, run: TestRun) -> None:
+    """The plugin's record: failing subtests into their parent, tests that ignored the limit."""
+    subtests: dict[str, list[dict[str, str]]] = {}
+    for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
+        try:
+            entry = json.loads(line)
+        except json.JSONDecodeError:
+            continue  # a line cut short by the watchdog's exit
+        nodeid = str(entry.get("nodeid") or "")
+        if not nodeid:
+            continue
+        if entry.get("kind") == "hard_timeout":
+            run.outcomes[nodeid] = TestOutcome(id=nodeid, outcome="timeout", message=str(entry.get("message", "")),
+                                               longrepr=str(entry.get("longrepr", "")), file=nodeid.split("::", 1)[0],
+                                               duration_s=float(entry.get("duration") or 0.0))
+        elif entry.get("kind") == "subtest":
+            subtests.setdefault(nodeid, []).append(entry)
+    for nodeid, failures in subtests.items():
+        parent = run.outcomes.get(nodeid) or TestOutcome(id=nodeid, outcome="failed", file=nodeid.split("::", 1)[0])
+        if parent.outcome in PASSING or parent.outcome == "skipped":
+            parent.outcome = "failed"  # pytest-subtests under pytest 8 says "subtests passed" here
+        parts = [f"subtest {f.get('subtest', '')}: {f.get('message', '')}" for f in failures]
+        own = [m for m in parent.message.split("; ") if m and not m.startswith("contains ") and not any(m in p for p in parts)]
+        parent.message = "; ".join(own + parts)[:2000]
+        if not all(str(f.get("message", "")) in parent.longrepr for f in failures):  # JUnit XML already has them
+            longreprs = "\n\n".join(str(f.get("longrepr", "")) for f in failures)
+            parent.longrepr = (longreprs + ("\n\n" + parent.longrepr if parent.longrepr else ""))[-6000:]
+        run.outcomes[nodeid] = _with_timeout(parent)
+
+
 def _read_json_report(path: Path, run: TestRun) -> None:
     data = json.loads(path.read_text(encoding="utf-8", errors="replace"))
     for collector in data.get("collectors", []):
@@ -178,10 +294,11 @@ def _read_json_report(path: Path, run: TestRun) -> None:
             run.collection_errors.append(collector["nodeid"])
     for test in data.get("tests", []):
         nodeid = test["nodeid"]
-        outcome = test.get("outcome", "failed")
-        message, longrepr = "", ""
+        outcome, message = outcome_of(str(test.get("outcome", "")))
+        longrepr, duration = "", 0.0
         for phase in ("setup", "call", "teardown"):
             stage = test.get(phase) or {}
+            duration += float(stage.get("duration") or 0.0)
             if stage.get("outcome") == "failed":
                 if outcome == "passed":  # a teardown error after a passing call
                     outcome = "error"
@@ -192,16 +309,15 @@ def _read_json_report(path: Path, run: TestRun) -> None:
                     outcome = "error"
             elif stage.get("outcome") == "skipped" and not message:
                 message = str(stage.get("longrepr", ""))[-300:]
-        if outcome not in ("passed", "failed", "error", "skipped", "xfailed", "xpassed"):
-            outcome = "failed"
-        run.outcomes[nodeid] = TestOutcome(
+        run.outcomes[nodeid] = _with_timeout(TestOutcome(
             id=nodeid,
             outcome=outcome,
             message=message,
             longrepr=longrepr[-6000:],
             file=nodeid.split("::", 1)[0],
             markers=[k for k in test.get("keywords", []) if k and k.isidentifier()][:20],
-        )
+            duration_s=round(duration, 4),
+        ))
 
 
 def _read_junit(path: Path, run: TestRun, workdir: Path) -> None:
@@ -214,17 +330,34 @@ def _read_junit(path: Path, run: TestRun, workdir: Path) -> None:
         classname, name = case.get("classname", ""), case.get("name", "")
         file = case.get("file")
         test_id = (_pytest_id(classname, name, workdir) if classname else None) or f"{classname}::{name}"
-        outcome, message, longrepr = "passed", "", ""
-        for child in case:
+        outcome: Outcome = "passed"
+        messages: list[str] = []
+        longreprs: list[str] = []
+        for child in case:  # several failures: a test's failing subtests, each its own element
             if child.tag in ("failure", "error"):
-                outcome = "failed" if child.tag == "failure" else "error"
-                message, longrepr = child.get("message", "") or "", (child.text or "")[-6000:]
-            elif child.tag == "skipped":
+                outcome = "error" if child.tag == "error" and outcome != "failed" else "failed"
+                text = child.get("message", "") or ""
+                if text and text not in messages and not (messages and text.startswith("contains ")):
+                    messages.append(text)
+                longreprs.append(child.text or "")
+            elif child.tag == "skipped" and outcome == "passed":
                 outcome = "skipped"
-                message = child.get("message", "") or ""
+                messages.append(child.get("message", "") or "")
         if not classname and outcome == "error":
             run.collection_errors.append(name)
-        run.outcomes[test_id] = TestOutcome(id=test_id, outcome=outcome, message=message, longrepr=longrepr, file=file)
+        try:
+            duration = float(case.get("time") or 0.0)
+        except ValueError:
+            duration = 0.0
+        if test_id in run.outcomes:  # the same id twice (pytest-subtests' reports): the worse one stands
+            previous = run.outcomes[test_id]
+            if outcome in PASSING or outcome == "skipped":
+                continue
+            messages = [m for m in [previous.message] if m and previous.outcome not in PASSING] + messages
+        run.outcomes[test_id] = _with_timeout(TestOutcome(
+            id=test_id, outcome=outcome, message="; ".join(messages)[:2000], longrepr="\n\n".join(longreprs)[-6000:],
+            file=file, duration_s=duration,
+        ))
 
 
 def _pytest_id(classname: str, name: str, workdir: Path) -> str | None:

@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
-import tomllib
+import sys
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # Python 3.10
+    import tomli as tomllib
 from dataclasses import dataclass
 from pathlib import Path
 

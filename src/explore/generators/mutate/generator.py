@@ -52,6 +52,10 @@ class MutateOptions(BaseModel):
     extra: dict[str, Any] = Field(default_factory=dict)
 
 
+HUNG_ONLY_TIMEOUT = 5.0
+"""A mutant's timeout when every test it would run hangs on the unmutated code."""
+
+
 class ApplyFailed(RuntimeError):
     """The plan's patch does not apply to the candidate's worktree."""
 
@@ -80,7 +84,8 @@ class MutateGenerator:
         python = request.test_command.python or sys.executable
         longreprs = [t.longrepr or t.message for t in request.failing]
         spectrum, coverage_s = await localise.collect(
-            python, request.scratch, run_dir, failing, request.passing, request.test_patterns, request.tracker, longreprs
+            python, request.scratch, run_dir, failing, request.passing, request.test_patterns, request.tracker, longreprs,
+            test_timeout=request.test_command.test_timeout,
         )
 
         def excluded(file: str) -> bool:
@@ -110,7 +115,7 @@ class MutateGenerator:
         preload = third_party_imports(request.scratch, list(sources) + sorted({t.split("::")[0] for t in failing}))
         async with Screener(settings.design, python, request.scratch, run_dir, lanes, preload, request.tracker) as screener:
             if prepared and not settings.mutant_timeout:
-                timeout = await calibrate(screener, prepared)
+                timeout = await calibrate(screener, prepared, frozenset(t.id for t in request.failing if t.outcome == "timeout"))
             singles = await screen_in_order(prepared, screener.slots, budget, job_for, enough)
             no_full = not any(shape.is_full(p, failing) for p in singles)
             stuck = not any(p.plausible for p in singles)  # no single edit helps: maybe two must go together
@@ -143,11 +148,15 @@ class MutateGenerator:
         return Realised(confidence=plan.confidence, hypothesis=plan.hypothesis)
 
 
-async def calibrate(screener: Screener, prepared: list[Prepared]) -> float:
+async def calibrate(screener: Screener, prepared: list[Prepared], hung: frozenset[str] = frozenset()) -> float:
     """A mutant's timeout from the unmutated code's run of the most tests any mutant gets:
-    generous for honest mutants, short for the ones that loop forever."""
+    generous for honest mutants, short for the ones that loop forever. Tests that overran their
+    limit in the last run are left out: they would only measure the hang the search must fix."""
     widest = max(prepared[:50], key=lambda p: len(p.phase1) + len(p.phase2))
-    verdict = await screener.slots[0].screen(Job({}, widest.phase1, widest.phase2, 60.0, stop=False))
+    phase1, phase2 = [t for t in widest.phase1 if t not in hung], [t for t in widest.phase2 if t not in hung]
+    if not phase1 and not phase2:
+        return HUNG_ONLY_TIMEOUT
+    verdict = await screener.slots[0].screen(Job({}, phase1, phase2, 60.0, stop=False))
     return round(min(30.0, max(0.75, 8 * verdict.duration_s + 0.5)), 2)
 
 

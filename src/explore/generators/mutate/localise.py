@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ... import procs
-from ...testing import isolation_env
+from ...testing import isolation_env, plugin_args
 
 PLUGIN_NAME = "_explore_mutate_worker"
 IMPORT_TIME = ""
@@ -151,6 +151,7 @@ async def collect(
     test_patterns: Iterable[str] = (),
     tracker: procs.ProcessTracker | None = None,
     longreprs: Iterable[str] = (),
+    test_timeout: float | None = None,
 ) -> tuple[Spectrum, float]:
     """Run the suite once with per-test coverage in workdir; the spectrum and how long it took."""
     run_dir.mkdir(parents=True, exist_ok=True)
@@ -173,7 +174,8 @@ async def collect(
         "EXPLORE_MUTATE_OMIT": json.dumps(omit),
         "COVERAGE_CORE": "ctrace",
     }
-    pytest_args = ["-m", "pytest", "-p", "no:cacheprovider", "-q", "--tb=no", "-p", PLUGIN_NAME]
+    pytest_args = ["-m", "pytest", "-p", "no:cacheprovider", "-q", "--tb=no", "-p", PLUGIN_NAME,
+                   *plugin_args(test_timeout, run_dir / "coverage.record")]  # a looping test stops at its limit
     probe = await procs.run([python, "-c", "import coverage"], workdir, tracker=tracker)
     has_coverage = probe.exit_code == 0
     cmd = [python, "-m", "coverage", "run", f"--rcfile={rc}", *pytest_args] if has_coverage else [python, *pytest_args]

@@ -1,0 +1,165 @@
+"""explore's own pytest plugin, loaded with `-p explore_pytest_plugin`.
+
+Standalone on purpose: the project's interpreter runs it, and explore may not be installed there
+(stdlib and pytest only). It writes JSON lines to `--explore-record FILE`:
+
+- every failing subtest (pytest 9's native subtests, pytest-subtests): its parent's id, which
+  subtest, the message, so explore folds it into the parent (pytest-json-report keeps neither);
+- a test that ignored the time limit (below).
+
+`--explore-test-timeout SEC` bounds each test (setup, call and teardown together):
+
+- soft limit: SIGALRM in the test's own thread raises `ExploreTestTimeout` (a BaseException, so
+  `except Exception` in the test does not swallow it); the test fails with the stack of where it
+  was stuck and the session goes on. Skipped while another timer owns SIGALRM (pytest-timeout).
+- hard limit: a watchdog thread, for a test that ignores the signal (C code, `except
+  BaseException`): past the limit plus a grace it records the test's id and stack and ends the
+  process with HARD_EXIT; explore then runs the rest of the suite without that test.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sys
+import threading
+import time
+import traceback
+
+import pytest
+
+HARD_EXIT = 86
+MARK = "ExploreTestTimeout"
+"""Named in every timed-out test's message: how explore tells a timeout from a failure."""
+
+
+class ExploreTestTimeout(BaseException):
+    """A BaseException: a test's `except Exception` does not swallow it. Its name is MARK."""
+
+
+def pytest_addoption(parser):
+    group = parser.getgroup("explore")
+    group.addoption("--explore-test-timeout", type=float, default=0.0, help="Seconds per test (0: no limit).")
+    group.addoption("--explore-record", default=None, help="JSON-lines file for failing subtests and hard timeouts.")
+
+
+def pytest_configure(config):
+    record = config.getoption("--explore-record")
+    if record:
+        config.pluginmanager.register(_Subtests(record), "explore-subtests")
+    limit = config.getoption("--explore-test-timeout") or 0.0
+    if limit > 0:
+        config.pluginmanager.register(_Limiter(limit, record), "explore-test-timeout")
+
+
+def _append(path, entry):
+    with open(path, "a", encoding="utf-8") as out:
+        out.write(json.dumps(entry) + "\n")
+
+
+class _Subtests:
+    def __init__(self, record):
+        self.record = record
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_runtest_logreport(self, report):
+        """A failing subtest: pytest 9's SubtestReport, pytest-subtests' SubTestReport."""
+        if not report.failed or type(report).__name__.lower() != "subtestreport":
+            return
+        context = getattr(report, "context", None)
+        msg, kwargs = getattr(context, "msg", None), getattr(context, "kwargs", None) or {}
+        label = " ".join(filter(None, [f"[{msg}]" if msg else "", "(" + ", ".join(f"{k}={v}" for k, v in kwargs.items()) + ")" if kwargs else ""]))
+        crash = getattr(report.longrepr, "reprcrash", None)
+        lines = str(report.longrepr).strip().splitlines()
+        message = crash.message if crash is not None else (lines[-1] if lines else "")
+        _append(self.record, {"kind": "subtest", "nodeid": report.nodeid, "subtest": label or "subtest",
+                              "message": message[:500], "longrepr": str(report.longrepr)[-3000:]})
+
+
+def grace(limit):
+    return min(max(limit / 2, 2.0), 30.0)
+
+
+class _Limiter:
+    def __init__(self, limit, record):
+        self.limit = limit
+        self.record = record
+        self.deadline = None
+        self.nodeid = None
+        self.fired = False
+        self.main = threading.main_thread().ident
+        self.wake = threading.Condition()
+        threading.Thread(target=self._watch, name="explore-test-timeout", daemon=True).start()
+
+    # -- per test ---------------------------------------------------------------------------
+    @pytest.hookimpl(hookwrapper=True, tryfirst=True)
+    def pytest_runtest_protocol(self, item, nextitem):
+        with self.wake:
+            self.nodeid, self.deadline, self.fired = item.nodeid, time.monotonic() + self.limit, False
+            self.wake.notify()
+        try:
+            yield
+        finally:
+            with self.wake:
+                self.nodeid = self.deadline = None
+                self.wake.notify()
+
+    @pytest.hookimpl(hookwrapper=True)
+    def pytest_runtest_setup(self, item):
+        yield from self._phase()
+
+    @pytest.hookimpl(hookwrapper=True)
+    def pytest_runtest_call(self, item):
+        yield from self._phase()
+
+    @pytest.hookimpl(hookwrapper=True)
+    def pytest_runtest_teardown(self, item, nextitem):
+        yield from self._phase()
+
+    def _phase(self):
+        armed = False
+        remaining = (self.deadline or 0) - time.monotonic()
+        usable = (hasattr(signal, "setitimer") and threading.get_ident() == self.main
+                  and signal.getitimer(signal.ITIMER_REAL)[0] == 0 and not self.fired)
+        if usable:
+            previous = signal.signal(signal.SIGALRM, self._alarm)
+            signal.setitimer(signal.ITIMER_REAL, max(remaining, 0.001))
+            armed = True
+        try:
+            yield
+        finally:
+            if armed:
+                signal.setitimer(signal.ITIMER_REAL, 0)
+                signal.signal(signal.SIGALRM, signal.SIG_DFL if previous is None else previous)  # None: set outside Python
+
+    def _alarm(self, signum, frame):
+        self.fired = True
+        raise ExploreTestTimeout(f"the test exceeded explore's per-test time limit of {self.limit:g}s")
+
+    # -- the watchdog ------------------------------------------------------------------------
+    def _watch(self):
+        while True:
+            with self.wake:
+                if self.deadline is None:
+                    self.wake.wait()
+                    continue
+                hard = self.deadline + grace(self.limit)
+                nodeid = self.nodeid
+                left = hard - time.monotonic()
+                if left > 0:
+                    self.wake.wait(left)
+                    continue
+            self._give_up(nodeid)
+
+    def _give_up(self, nodeid):
+        spent = self.limit + grace(self.limit)
+        frame = sys._current_frames().get(self.main)
+        stack = "".join(traceback.format_stack(frame)) if frame is not None else "(no stack)"
+        message = (f"{MARK}: the test exceeded explore's per-test time limit of {self.limit:g}s and ignored the signal; "
+                   "its process was ended")
+        if self.record:
+            _append(self.record, {"kind": "hard_timeout", "nodeid": nodeid, "message": message, "longrepr": stack[-6000:], "duration": spent})
+        sys.stderr.write(f"\n{message}: {nodeid}\n{stack}\n")
+        sys.stderr.flush()
+        os._exit(HARD_EXIT)

@@ -1,0 +1,170 @@
+"""Issue 12: every test bounded — explore's own pytest plugin, outcome `timeout`, the derived limit."""
+
+from __future__ import annotations
+
+import re
+import sys
+from pathlib import Path
+
+import psutil
+import pytest
+
+from conftest import assert_no_debris, make_repo, run_cli
+from explore.config import build_options
+from explore.models import TestOutcome, TestRun
+from explore.testing import HARD_EXIT, TestCommand, derived_test_timeout, make_command, run_tests
+
+HANGS = {
+    "tests/test_hang.py": """\
+        import signal
+
+
+        def test_before():
+            assert True
+
+
+        def test_loop():
+            while True:
+                pass
+
+
+        def test_deaf():
+            signal.signal(signal.SIGALRM, signal.SIG_IGN)  # ignores the soft limit: the watchdog ends it
+            while True:
+                pass
+
+
+        def test_after():
+            assert 1 == 2
+
+
+        def test_last():
+            assert True
+        """,
+}
+
+
+def _pytest_children(marker: str) -> list[psutil.Process]:
+    found = []
+    for proc in psutil.process_iter(["cmdline"]):
+        try:
+            if any(marker in part for part in proc.info["cmdline"] or []):
+                found.append(proc)
+        except (psutil.NoSuchProcess, psutil.AccessDenied):
+            continue
+    return found
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("json_report", [True, False], ids=["json-report", "junit"])
+async def test_a_looping_test_is_a_timeout_and_the_rest_still_counts(tmp_path: Path, json_report: bool) -> None:
+    repo = make_repo(tmp_path / "repo", HANGS)
+    command = TestCommand(python=sys.executable, json_report=json_report, test_timeout=1.0)
+    run = await run_tests(command, repo, tmp_path / "run.log")
+    outcomes = {i.split("::")[1]: o for i, o in run.outcomes.items()}
+    assert {k: o.outcome for k, o in outcomes.items()} == {
+        "test_before": "passed", "test_loop": "timeout", "test_deaf": "timeout", "test_after": "failed", "test_last": "passed",
+    }
+    assert run.infra_error is None and run.exit_code == 1
+    assert "ExploreTestTimeout" in outcomes["test_loop"].message
+    assert "test_hang.py" in outcomes["test_loop"].longrepr and "while True" in outcomes["test_loop"].longrepr  # where it was stuck
+    assert "test_deaf" in outcomes["test_deaf"].longrepr and "ignored the signal" in outcomes["test_deaf"].message
+    assert 0.9 < outcomes["test_loop"].duration_s < 10
+    assert sorted(run.failing()) == sorted(i for i in run.outcomes if i.endswith(("test_loop", "test_deaf", "test_after")))
+    assert (tmp_path / "run-rest-1.log").exists()  # the suite ran again without the deaf test
+    assert not _pytest_children(str(repo))
+
+
+@pytest.mark.anyio
+async def test_without_a_limit_a_soft_hang_is_not_cut(tmp_path: Path) -> None:
+    """The limit is what stops the loop: the same run without it is cut only by the caller."""
+    import anyio
+
+    repo = make_repo(tmp_path / "repo", {"tests/test_h.py": "def test_loop():\n    while True:\n        pass\n"})
+    with anyio.move_on_after(4) as scope:
+        await run_tests(TestCommand(python=sys.executable, test_timeout=None), repo, tmp_path / "run.log")
+    assert scope.cancelled_caught
+    run = await run_tests(TestCommand(python=sys.executable, test_timeout=1.0), repo, tmp_path / "run2.log")
+    assert [o.outcome for o in run.outcomes.values()] == ["timeout"]
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("theirs", [1, 60])
+async def test_the_projects_own_pytest_timeout_keeps_working(tmp_path: Path, theirs: int) -> None:
+    """pytest-timeout owns SIGALRM while its timer runs: the shorter limit stops the test either way."""
+    repo = make_repo(tmp_path / "repo", {
+        "pytest.ini": f"[pytest]\ntimeout = {theirs}\n",
+        "test_p.py": "def test_loop():\n    while True:\n        pass\n\n\ndef test_ok():\n    pass\n",
+    })
+    run = await run_tests(TestCommand(python=sys.executable, test_timeout=1.0 if theirs > 1 else 30.0), repo, tmp_path / "run.log")
+    assert run.outcomes["test_p.py::test_loop"].outcome == "timeout"
+    assert ("pytest-timeout" if theirs == 1 else "ignored the signal") in run.outcomes["test_p.py::test_loop"].message
+    assert run.outcomes["test_p.py::test_ok"].outcome == "passed"
+
+
+def test_derived_limit_has_a_floor_and_follows_the_slowest_passing_test() -> None:
+    def run(*durations: tuple[str, float]) -> TestRun:
+        return TestRun(outcomes={f"t{n}": TestOutcome(id=f"t{n}", outcome=o, duration_s=d) for n, (o, d) in enumerate(durations)})
+
+    assert derived_test_timeout(run()) == 10.0
+    assert derived_test_timeout(run(("passed", 0.2), ("passed", 1.0))) == 10.0
+    assert derived_test_timeout(run(("passed", 4.0), ("failed", 30.0), ("timeout", 30.0))) == 20.0
+
+
+def test_limit_options(tmp_path: Path) -> None:
+    make_repo(tmp_path / "r", {}, explore_config="test-timeout = 7\n")
+    assert build_options(tmp_path / "r", {}).test_timeout == 7
+    assert build_options(tmp_path / "r", {"test_timeout": 3.5}).test_timeout == 3.5
+    assert make_command(None, None, sys.executable, test_timeout=7).test_timeout == 7
+    assert make_command("make test", None, None, test_timeout=7).test_timeout is None  # a custom command keeps the whole-run limits only
+    code, _, err = run_cli(["run", str(tmp_path / "r"), "--test-timeout", "0"])
+    assert code == 2 and "test_timeout" in err.replace("-", "_")
+
+
+def test_a_looping_bug_is_reported_within_a_minute_and_repaired(tmp_path: Path) -> None:
+    """Acceptance: default options; the baseline names the test `timeout` within a minute, mutate
+    repairs it, exit 0, no process left behind."""
+    repo = make_repo(tmp_path / "repo", {
+        "walk.py": """\
+            def steps_to(n):
+                \"\"\"How many steps of one from 0 reach n.\"\"\"
+                i, steps = 0, 0
+                while i != n:
+                    i -= 1
+                    steps += 1
+                return steps
+
+
+            def double(x):
+                return 2 * x
+            """,
+        "tests/test_walk.py": """\
+            from walk import double, steps_to
+
+
+            def test_steps():
+                assert steps_to(3) == 3
+
+
+            def test_zero():
+                assert steps_to(0) == 0
+
+
+            def test_double():
+                assert double(4) == 8
+            """,
+    })
+    code, summary, err = run_cli(["run", str(repo), "--agent", "mutate", "--json"])
+    assert code == 0, err
+    assert summary is not None and summary["status"] == "succeeded"
+    baseline = re.search(r"([\d.]+)s baseline: 2/3 passed", err)
+    assert baseline and float(baseline.group(1)) < 60, err
+    assert "overran the per-test limit (outcome timeout): tests/test_walk.py::test_steps" in err
+    assert summary["final"]["pass_rate"] == 100.0 and "i -= 1" not in (repo / "walk.py").read_text()
+    assert_no_debris(repo)
+    assert not _pytest_children(str(repo)) and not _pytest_children(str(tmp_path / "worktrees"))
+
+
+def test_hard_exit_code_is_the_plugins() -> None:
+    plugin = (Path(__file__).parents[1] / "src/explore/pytest_plugin/explore_pytest_plugin.py").read_text()
+    assert f"HARD_EXIT = {HARD_EXIT}" in plugin
