@@ -73,7 +73,8 @@ class Runner:
     @property
     def yardstick(self) -> scoring.Yardstick:
         flaky = frozenset(self.run.flaky)  # counted neither way: never a reason to merge or reject
-        return scoring.Yardstick(frozenset(self.run.baseline_ids) - flaky, frozenset(self.run.baseline_skipped) | flaky)
+        return scoring.Yardstick(frozenset(self.run.baseline_ids) - flaky, frozenset(self.run.baseline_skipped) | flaky,
+                                 frozenset(self.run.baseline_xfailed))
 
     def criticality_of(self, failing: list[str]) -> dict[str, str]:
         outcomes = self.current_run.outcomes if self.current_run else {}
@@ -143,6 +144,7 @@ class Runner:
             raise Escalation("infrastructure", f"the baseline test run failed: {run.infra_error} (log: {run.log_path})", escalation.INFRASTRUCTURE_ACTION)
         self.run.baseline_skipped = sorted(i for i, o in run.outcomes.items() if o.outcome == "skipped")
         self.run.baseline_ids = sorted(set(run.outcomes) - set(self.run.baseline_skipped))
+        self.run.baseline_xfailed = sorted(i for i, o in run.outcomes.items() if o.outcome == "xfailed")
         failing = run.failing()
         found = escalation.classify_failures([run.outcomes[i].longrepr or run.outcomes[i].message for i in failing])
         if found:
@@ -325,7 +327,8 @@ class Runner:
                 tracker=self.tracker, progress=self._candidate_progress(n),
                 progressive=chosen.tests.get("mode", "affected-then-full") != "full",
                 memory_limit=self.memory_limit, import_map=self.import_map(scratch),
-                protected=targets.protected(self.run.baseline_ids, self.run.targets, self.run.preexisting_failures, flaky),
+                protected=targets.protected(self.run.baseline_ids, self.run.targets, self.run.preexisting_failures,
+                                            flaky | frozenset(self.run.baseline_xfailed)),  # xfail stays allowed there
             )
             record.candidates = await fan_out(plans, ctx, self.options.parallel)
             for candidate in record.candidates:
