@@ -17,7 +17,7 @@ import xml.etree.ElementTree as ET
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import procs
+from . import procs, seal
 from .models import TestOutcome, TestRun
 from .redaction import scrub_file
 
@@ -102,8 +102,13 @@ async def run_tests(
     report = log_path.with_suffix(".report")
     report.unlink(missing_ok=True)
     env = {**isolation_env(workdir), **command.extra_env}
+    key = seal.new_key() if command.is_pytest and command.json_report else None
     if command.is_pytest:
         argv = [command.python or sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-rN", "-q", *(select or [])]
+        if key:
+            plugin_dir = seal.install(log_path.with_suffix(".seal"))
+            env.update({seal.ENV: key, "PYTHONPATH": os.pathsep.join([env["PYTHONPATH"], str(plugin_dir)])})
+            argv[3:3] = ["-p", seal.PLUGIN]
         if command.json_report:
             # --json-report-omit takes several values: it must come after the test ids.
             argv += ["--json-report", f"--json-report-file={report}", "--json-report-omit", "log", "streams", "warnings"]
@@ -123,6 +128,7 @@ async def run_tests(
         return run
 
     junit = report if "{junit}" in (command.shell or "") else (workdir / command.junit_xml if command.junit_xml else None)
+    forged = key is not None and report.exists() and not seal.verify(report, key)
     for written in (report, junit):
         if written is not None:
             scrub_file(written)  # a test may print the environment: outcomes carry no credential
@@ -139,6 +145,9 @@ async def run_tests(
             outcome = "passed" if result.exit_code == 0 else "failed"
             run.outcomes[SUITE_ID] = TestOutcome(id=SUITE_ID, outcome=outcome, message=result.output_tail[-2000:])
     run.infra_error = classify_infra(command, result, run)
+    if forged:
+        run.outcomes.clear()
+        run.infra_error = "its JSON report was not written by pytest: it lacks this run's seal (a forged report)"
     return run
 
 
