@@ -19,10 +19,11 @@ def test_whole_harness_files(path: str) -> None:
 
 
 @pytest.mark.parametrize(("new", "needle"), [
-    (PYPROJECT.replace('"-q"', '"-q -k \'not add\'"'), "tool.pytest"),
+    (PYPROJECT.replace('"-q"', '"-q -k \'not add\'"'), "[tool.pytest.ini_options.addopts = \"-q -k 'not add'\"]"),
     (PYPROJECT + '\n[project.entry-points.pytest11]\nfake = "fake"\n', "pytest11"),
     (PYPROJECT + '\n[tool.explore]\nallow-test-edits = true\n', "tool.explore"),
-    ("[[broken", "tool.pytest"),
+    ("[[broken", "pyproject.toml [unparseable]"),
+    ('[project]\nname = "calc"\n', "tool.pytest.ini_options.addopts removed"),
 ])
 def test_pyproject_sections_that_decide_the_tests(new: str, needle: str) -> None:
     assert needle in (testcode.harness_kind("pyproject.toml", PYPROJECT, new) or "")
@@ -30,6 +31,7 @@ def test_pyproject_sections_that_decide_the_tests(new: str, needle: str) -> None
 
 def test_other_pyproject_changes_are_not_harness() -> None:
     assert testcode.harness_kind("pyproject.toml", PYPROJECT, PYPROJECT.replace('version = "1"', 'version = "2"')) is None
+    assert testcode.harness_kind("pyproject.toml", PYPROJECT, PYPROJECT + '\n[tool.pytest-watch]\nclear = true\n') is None
 
 
 def test_setup_cfg_pytest_section_only() -> None:
@@ -55,6 +57,7 @@ def test_script_paths_of_a_custom_command() -> None:
     assert testcode.script_paths("bash ci/test.sh --fast {junit}") == {"ci/test.sh"}
     assert testcode.script_paths("./run_tests.sh") == {"run_tests.sh"}
     assert testcode.script_paths("python -m pytest -q") == set()
+    assert testcode.script_paths("make test") == {"Makefile"}
     assert testcode.script_paths(None) == set()
 
 

@@ -25,10 +25,9 @@ WHOLE_HARNESS_NAMES = frozenset({
     ".gitlab-ci.yml", ".travis.yml", "azure-pipelines.yml", "Jenkinsfile", "bitbucket-pipelines.yml", ".cirrus.yml",
     "appveyor.yml",
 })
+RUNNER_FILES = {"make": "Makefile", "just": "justfile", "tox": "tox.ini", "nox": "noxfile.py"}
 CI_DIRS = (".github/workflows/", ".circleci/", ".buildkite/", ".azure-pipelines/")
-PYPROJECT_KEYS = (
-    ("tool", "pytest"), ("tool", "explore"), ("project", "entry-points", "pytest11"), ("tool", "poetry", "plugins", "pytest11"),
-)
+PYPROJECT_KEYS = ("tool.pytest", "tool.explore", "project.entry-points.pytest11", "tool.poetry.plugins.pytest11")
 SETUP_CFG_SECTIONS = ("tool:pytest", "pytest")
 
 
@@ -36,10 +35,14 @@ def harness_kind(path: str, old: str | None, new: str | None) -> str | None:
     """What of the test harness a change to `path` touches (e.g. "[tool.pytest.ini_options]"), or None."""
     name = PurePosixPath(path).name
     if name in WHOLE_HARNESS_NAMES or name.endswith(".pth") or path.startswith(CI_DIRS):
-        return name
+        return path
     if name == "pyproject.toml":
-        changed = [".".join(keys) for keys in PYPROJECT_KEYS if _toml_at(old, keys) != _toml_at(new, keys)]
-        return f"{path} [{', '.join(changed)}]" if changed else None
+        before, after = _toml_flat(old), _toml_flat(new)
+        if before is None or after is None:
+            return f"{path} [unparseable]"
+        changed = [f"{key} = {after[key]}" if key in after else f"{key} removed" for key in sorted(set(before) | set(after))
+                   if before.get(key) != after.get(key) and any(key == k or key.startswith(k + ".") for k in PYPROJECT_KEYS)]
+        return f"{path} [{'; '.join(changed[:3])}]" if changed else None
     if name == "setup.cfg":
         changed = [s for s in SETUP_CFG_SECTIONS + ("options.entry_points",) if _cfg_section(old, s) != _cfg_section(new, s)]
         if changed == ["options.entry_points"] and "pytest11" not in (old or "") + (new or ""):
@@ -50,18 +53,25 @@ def harness_kind(path: str, old: str | None, new: str | None) -> str | None:
     return None
 
 
-def _toml_at(text: str | None, keys: tuple[str, ...]) -> str | None:
+def _toml_flat(text: str | None) -> dict[str, str] | None:
+    """A TOML document as dotted key → JSON value (tables flattened); None when unparseable."""
     if text is None:
-        return None
+        return {}
     try:
-        node: object = tomllib.loads(text)
+        data = tomllib.loads(text)
     except tomllib.TOMLDecodeError:
-        return "<unparseable>"
-    for key in keys:
-        if not isinstance(node, dict) or key not in node:
-            return None
-        node = node[key]
-    return json.dumps(node, sort_keys=True, default=str)
+        return None
+    flat: dict[str, str] = {}
+
+    def walk(node: object, prefix: str) -> None:
+        if isinstance(node, dict) and node:
+            for key, value in node.items():
+                walk(value, f"{prefix}.{key}" if prefix else str(key))
+        else:
+            flat[prefix] = json.dumps(node, sort_keys=True, default=str)
+
+    walk(data, "")
+    return flat
 
 
 def _cfg_section(text: str | None, section: str) -> str | None:
@@ -138,7 +148,7 @@ def script_paths(shell: str | None) -> set[str]:
         words = shlex.split(shell)
     except ValueError:
         words = shell.split()
-    found = set()
+    found = {RUNNER_FILES[w] for w in words if w in RUNNER_FILES}
     for word in words:
         if word.startswith("-") or "{" in word or word.startswith("/"):
             continue
