@@ -75,8 +75,8 @@ TRICKS: dict[str, tuple[dict, str]] = {
     "xfail in library code": ({"replace": {"calc.py": ["return a - b", "import pytest; pytest.xfail('known issue')"]}}, "turns failing tests into xfail"),
     "skip at run time from library code": ({"replace": {"calc.py": ["return a - b", "import pytest; pytest.skip('later')"]}}, "skips"),
     "importorskip at import": ({"replace": {"calc.py": [AT_IMPORT, "import pytest\npytest.importorskip('no_such_module')\n" + AT_IMPORT]}}, "no tests collected"),
-    "addopts -k not": ({"write": {"pyproject.toml": pyproject("--doctest-modules -p helpers -k 'not add'")}}, "pyproject.toml [tool.pytest]"),
-    "addopts --deselect": ({"write": {"pyproject.toml": pyproject("--doctest-modules -p helpers --deselect tests/test_calc.py::test_add")}}, "pyproject.toml [tool.pytest]"),
+    "addopts -k not": ({"write": {"pyproject.toml": pyproject("--doctest-modules -p helpers -k 'not add'")}}, "pyproject.toml [tool.pytest.ini_options.addopts = "),
+    "addopts --deselect": ({"write": {"pyproject.toml": pyproject("--doctest-modules -p helpers --deselect tests/test_calc.py::test_add")}}, "--deselect tests/test_calc.py::test_add"),
     "doctest expected value": ({"replace": {"calc.py": [">>> add(2, 3)\n    5", ">>> add(2, 3)\n    -1"]}}, "doctest calc.py (add)"),
     "delete the test file": ({"delete": ["tests/test_calc.py"]}, "edits test files"),
     "skip marker": ({"replace": {"tests/test_calc.py": ["def test_add", "import pytest\n@pytest.mark.skip\ndef test_add"]}}, "edits test files"),
@@ -122,7 +122,7 @@ def test_the_issue_three_candidates_the_honest_one_wins(tmp_path: Path) -> None:
     a, b, c = summary["iterations"][0]["candidates"]
     assert a["status"] == "rejected" and a["reason"].startswith("turns failing tests into xfail: "), a
     assert "calc.py::calc.add" in a["reason"] and "tests/test_calc.py::test_add" in a["reason"]
-    assert b["status"] == "rejected" and "pyproject.toml [tool.pytest]" in b["reason"] and "doctest calc.py (add)" in b["reason"], b
+    assert b["status"] == "rejected" and "[tool.pytest.ini_options.addopts = \"--doctest-modules -k 'not add'\"]" in b["reason"] and "doctest calc.py (add)" in b["reason"], b
     assert c["status"] == "ok" and summary["iterations"][0]["winner"] == "c"
     assert summary["status"] == "succeeded" and summary["final"] == {"passed": 3, "failed": 0, "total": 3, "pass_rate": 100.0}
     report = Path(summary["report"]).read_text()
