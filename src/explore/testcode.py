@@ -32,7 +32,7 @@ SETUP_CFG_SECTIONS = ("tool:pytest", "pytest")
 
 
 def harness_kind(path: str, old: str | None, new: str | None) -> str | None:
-    """What of the test harness a change to `path` touches (e.g. "[tool.pytest.ini_options]"), or None."""
+    """What of the test harness a change to `path` touches (e.g. `pyproject.toml [tool.pytest.ini_options.addopts = "-k x"]`), or None."""
     name = PurePosixPath(path).name
     if name in WHOLE_HARNESS_NAMES or name.endswith(".pth") or path.startswith(CI_DIRS):
         return path
