@@ -130,11 +130,12 @@ def test_the_issue_three_candidates_the_honest_one_wins(tmp_path: Path) -> None:
     assert_no_debris(repo)
 
 
-def test_a_test_already_xfail_at_baseline_still_counts_as_passing(tmp_path: Path) -> None:
+@pytest.mark.parametrize("targets", [[], ["--", "tests/test_calc.py::test_add"]], ids=["whole suite", "with targets"])
+def test_a_test_already_xfail_at_baseline_still_counts_as_passing(tmp_path: Path, targets: list[str]) -> None:
     files = {**FILES, "tests/test_known.py": "import pytest\n\n@pytest.mark.xfail(reason='known', strict=True)\ndef test_known():\n    assert False\n"}
     repo = make_repo(tmp_path / "repo", {**files, "pyproject.toml": pyproject()})
     agent = scripted_agent(tmp_path, {"a": HONEST})
-    code, summary, err = run_cli(["run", str(repo), "--agent", "command", "--agent-cmd", agent, "--parallel", "1", "--max-iterations", "1", "--json"])
+    code, summary, err = run_cli(["run", str(repo), "--agent", "command", "--agent-cmd", agent, "--parallel", "1", "--max-iterations", "1", "--json", *targets])
     assert code == 0, err
     assert summary["baseline"]["passed"] == 2 and summary["final"] == {"passed": 4, "failed": 0, "total": 4, "pass_rate": 100.0}
     assert summary["iterations"][0]["winner"] == "a"
