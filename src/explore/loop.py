@@ -74,7 +74,8 @@ class Runner:
     @property
     def yardstick(self) -> scoring.Yardstick:
         flaky = frozenset(self.run.flaky)  # counted neither way: never a reason to merge or reject
-        return scoring.Yardstick(frozenset(self.run.baseline_ids) - flaky, frozenset(self.run.baseline_skipped) | flaky)
+        return scoring.Yardstick(frozenset(self.run.baseline_ids) - flaky, frozenset(self.run.baseline_skipped) | flaky,
+                                 frozenset(self.run.baseline_xfailed))
 
     def criticality_of(self, failing: list[str]) -> dict[str, str]:
         outcomes = self.current_run.outcomes if self.current_run else {}
@@ -144,6 +145,7 @@ class Runner:
             raise Escalation("infrastructure", f"the baseline test run failed: {run.infra_error} (log: {run.log_path})", escalation.INFRASTRUCTURE_ACTION)
         self.run.baseline_skipped = sorted(i for i, o in run.outcomes.items() if o.outcome == "skipped")
         self.run.baseline_ids = sorted(set(run.outcomes) - set(self.run.baseline_skipped))
+        self.run.baseline_xfailed = sorted(i for i, o in run.outcomes.items() if o.outcome == "xfailed")
         if self.test_command.is_pytest and not self.options.test_timeout:
             self.run.test_timeout = derived_test_timeout(run)
             self.test_command = replace(self.test_command, test_timeout=self.run.test_timeout)
@@ -335,7 +337,8 @@ class Runner:
                 tracker=self.tracker, progress=self._candidate_progress(n),
                 progressive=chosen.tests.get("mode", "affected-then-full") != "full",
                 memory_limit=self.memory_limit, import_map=self.import_map(scratch),
-                protected=targets.protected(self.run.baseline_ids, self.run.targets, self.run.preexisting_failures, flaky),
+                protected=targets.protected(self.run.baseline_ids, self.run.targets, self.run.preexisting_failures,
+                                            flaky | frozenset(self.run.baseline_xfailed)),  # xfail stays allowed there
             )
             record.candidates = await fan_out(plans, ctx, self.options.parallel)
             for candidate in record.candidates:

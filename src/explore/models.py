@@ -9,7 +9,8 @@ from pydantic import BaseModel, Field
 
 Outcome = Literal["passed", "failed", "error", "skipped", "xfailed", "xpassed", "timeout"]
 """`timeout`: the test overran explore's per-test limit; it counts as failing."""
-PASSING: frozenset[str] = frozenset({"passed", "xfailed", "xpassed"})
+PASSING: frozenset[str] = frozenset({"passed", "xpassed"})
+"""What passes by itself; `xfailed` passes only for a test already xfail at baseline (scoring.Yardstick)."""
 
 
 class TestOutcome(BaseModel):
@@ -49,7 +50,7 @@ class TestRun(BaseModel):
     duration_s: float = 0.0
 
     def failing(self) -> list[str]:
-        return sorted(i for i, o in self.outcomes.items() if o.outcome not in PASSING and o.outcome != "skipped")
+        return sorted(i for i, o in self.outcomes.items() if o.outcome not in PASSING and o.outcome not in ("skipped", "xfailed"))
 
     def passing(self) -> set[str]:
         return {i for i, o in self.outcomes.items() if o.outcome in PASSING}
@@ -166,6 +167,8 @@ class RunState(BaseModel):
     branch: str | None = None
     baseline_ids: list[str] = Field(default_factory=list)
     baseline_skipped: list[str] = Field(default_factory=list)
+    baseline_xfailed: list[str] = Field(default_factory=list)
+    """Expected failures at baseline: the only tests whose `xfailed` still counts as passing."""
     baseline: Counts = Field(default_factory=Counts)
     current: Counts = Field(default_factory=Counts)
     current_failing: list[str] = Field(default_factory=list)

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import anyio
 
-from . import escalation, procs, scoring
+from . import escalation, procs, scoring, testcode
 from .errors import BudgetExhausted, Escalation
 from .generators.base import CandidateContext, FixGenerator, ProposalRequest
 from .generators.command import AgentCrashed
@@ -183,6 +183,12 @@ async def _attempt(plan: CandidatePlan, ctx: FanOut, result: CandidateResult, fi
     if tests and not ctx.allow_test_edits:
         result.status, result.reason = CandidateStatus.rejected, f"edits test files: {', '.join(tests[:5])}"
         return
+    if not ctx.allow_test_edits:
+        edits = await anyio.to_thread.run_sync(
+            testcode.reason, path, ctx.commit, files, ctx.yardstick.ids | ctx.yardstick.skipped, ctx.test_command.shell)
+        if edits:
+            result.status, result.reason = CandidateStatus.rejected, edits
+            return
     key = scoring.patch_key({f: _read_or_none(path / f) for f in files})
     ctx.keys[plan.id] = key
     twin = ctx._first_by_key.setdefault(key, plan.id)
@@ -292,7 +298,7 @@ def _score(result: CandidateResult, run: TestRun, ctx: FanOut, files: list[str])
     counts = ctx.yardstick.counts(run)
     result.pass_rate = counts.pass_rate
     result.failed_tests = ctx.yardstick.failing(run)
-    result.newly_failing = scoring.newly_failing(ctx.current_passing, run)
+    result.newly_failing = scoring.newly_failing(ctx.current_passing, run, ctx.yardstick)
     if reason:
         result.status, result.reason = CandidateStatus.rejected, reason
         return

@@ -19,22 +19,29 @@ class Yardstick:
 
     ids: frozenset[str]
     skipped: frozenset[str]
+    xfailed: frozenset[str] = frozenset()
+    """Tests xfail at baseline: the only ones whose `xfailed` counts as passing."""
+
+    def passes(self, run: TestRun, test_id: str) -> bool:
+        outcome = run.outcomes[test_id].outcome if test_id in run.outcomes else None
+        return outcome in PASSING or (outcome == "xfailed" and test_id in self.xfailed)
 
     def counts(self, run: TestRun) -> Counts:
         considered = set(self.ids) | (set(run.outcomes) - self.skipped - self.ids)
-        passed = sum(1 for i in considered if i in run.outcomes and run.outcomes[i].outcome in PASSING)
+        passed = sum(1 for i in considered if self.passes(run, i))
         total = len(considered)
         rate = 100.0 * passed / total if total else 100.0
         return Counts(passed=passed, failed=total - passed, total=total, pass_rate=round(rate, 4))
 
     def failing(self, run: TestRun) -> list[str]:
         considered = set(self.ids) | (set(run.outcomes) - self.skipped - self.ids)
-        return sorted(i for i in considered if i not in run.outcomes or run.outcomes[i].outcome not in PASSING)
+        return sorted(i for i in considered if not self.passes(run, i))
 
 
 def yardstick_of(baseline: TestRun) -> Yardstick:
     skipped = frozenset(i for i, o in baseline.outcomes.items() if o.outcome == "skipped")
-    return Yardstick(ids=frozenset(baseline.outcomes) - skipped, skipped=skipped)
+    xfailed = frozenset(i for i, o in baseline.outcomes.items() if o.outcome == "xfailed")
+    return Yardstick(ids=frozenset(baseline.outcomes) - skipped, skipped=skipped, xfailed=xfailed)
 
 
 def is_test_file(path: str, patterns: list[str]) -> bool:
@@ -64,7 +71,7 @@ def tamper_reason(
     skipped = sorted(i for i in yardstick.ids if i in run.outcomes and run.outcomes[i].outcome == "skipped")
     if skipped:
         return f"skips {len(skipped)} test(s) that ran at baseline, e.g. {skipped[0]}"
-    return None
+    return xfail_reason(run, yardstick)
 
 
 def outside_targets_reason(run: TestRun, protected: frozenset[str]) -> str | None:
@@ -76,8 +83,18 @@ def outside_targets_reason(run: TestRun, protected: frozenset[str]) -> str | Non
     return f"breaks {len(broken)} test(s) outside the targets that passed at the baseline: {', '.join(broken[:3])}"
 
 
-def newly_failing(current_passing: set[str], run: TestRun) -> list[str]:
-    return sorted(i for i in current_passing if i not in run.outcomes or run.outcomes[i].outcome not in PASSING)
+def xfail_reason(run: TestRun, yardstick: Yardstick) -> str | None:
+    """A test that was not xfail at baseline and now xfails (a `pytest.xfail` call in library code,
+    a marker from a plugin) is a failure dressed as expected."""
+    xfailed = sorted(i for i, o in run.outcomes.items() if o.outcome == "xfailed" and i in yardstick.ids and i not in yardstick.xfailed)
+    if not xfailed:
+        return None
+    return f"turns failing tests into xfail: {', '.join(xfailed[:3])}" + (f" and {len(xfailed) - 3} more" if len(xfailed) > 3 else "")
+
+
+def newly_failing(current_passing: set[str], run: TestRun, yardstick: Yardstick | None = None) -> list[str]:
+    stick = yardstick or Yardstick(frozenset(), frozenset())
+    return sorted(i for i in current_passing if not stick.passes(run, i))
 
 
 @dataclass(frozen=True)

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import cast
 
-from . import procs
+from . import procs, seal
 from .models import PASSING, Outcome, TestOutcome, TestRun
 from .redaction import scrub_file
 
@@ -162,9 +162,14 @@ async def _run_once(
     for stale in (report, record):
         stale.unlink(missing_ok=True)
     env = {**isolation_env(workdir), **command.extra_env}
+    key = seal.new_key() if command.is_pytest and command.json_report else None
     if command.is_pytest:
         argv = [command.python or sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-rN", "-q", *plugin_args(command.test_timeout, record)]
         argv += [f"--deselect={i}" for i in deselect] + [*(select or [])]
+        if key:
+            plugin_dir = seal.install(log_path.with_suffix(".seal"))
+            env.update({seal.ENV: key, "PYTHONPATH": os.pathsep.join([env["PYTHONPATH"], str(plugin_dir)])})
+            argv[3:3] = ["-p", seal.PLUGIN]
         if command.json_report:
             # --json-report-omit takes several values: it must come after the test ids.
             argv += ["--json-report", f"--json-report-file={report}", "--json-report-omit", "log", "streams", "warnings"]
@@ -184,6 +189,7 @@ async def _run_once(
         return run
 
     junit = report if "{junit}" in (command.shell or "") else (workdir / command.junit_xml if command.junit_xml else None)
+    forged = key is not None and report.exists() and not seal.verify(report, key)
     for written in (report, junit, record):
         if written is not None:
             scrub_file(written)  # a test may print the environment: outcomes carry no credential
@@ -202,6 +208,9 @@ async def _run_once(
             outcome = "passed" if result.exit_code == 0 else "failed"
             run.outcomes[SUITE_ID] = TestOutcome(id=SUITE_ID, outcome=outcome, message=result.output_tail[-2000:])
     run.infra_error = classify_infra(command, result, run)
+    if forged:
+        run.outcomes.clear()
+        run.infra_error = "its JSON report was not written by pytest: it lacks this run's seal (a forged report)"
     return run
 
 

@@ -98,7 +98,7 @@ class WorktreePool:
             excludes = f"core.excludesFile={gitrepo.ignores_file(self.repo)}"
             wt.git.execute(["git", "-c", excludes, "add", "-A"])
             patch: bytes = wt.git.execute(["git", "diff", "--cached", "--binary", "HEAD"], strip_newline_in_stdout=False, stdout_as_string=False)
-            names = wt.git.execute(["git", "-c", "core.quotePath=false", "diff", "--cached", "--name-only", "-z", "HEAD"]).split("\0")
+            names = wt.git.execute(["git", "-c", "core.quotePath=false", "diff", "--cached", "--no-renames", "--name-only", "-z", "HEAD"]).split("\0")
             wt.git.reset("--quiet")
         finally:
             wt.close()
