@@ -18,7 +18,7 @@ from . import criticality, escalation, generators, gitrepo, history, procs, reda
 from .affected import ImportMap
 from .config import Options, parse_size
 from .errors import BudgetExhausted, Escalation, UsageError
-from .models import PASSING, CandidatePlan, IterationRecord, Proposal, RunState, TestRun
+from .models import PASSING, CandidatePlan, IterationRecord, PhaseTiming, Proposal, RunState, TestRun
 from .progress import Display
 from .scheduler import FanOut, fan_out
 from .testing import make_command, run_tests
@@ -38,6 +38,8 @@ class Runner:
     interrupted: bool = False
     refused: UsageError | None = None
     """Input found wrong once the baseline ran (targets matching no test): raised after cleanup."""
+    suite_s: float = 0.0
+    """Seconds of the last baseline (or resume re-test) not yet booked on an iteration's timing."""
 
     def __post_init__(self) -> None:
         self.root = self.info.root
@@ -135,7 +137,9 @@ class Runner:
         self.display.phase(f"baseline: running {self.test_command.describe()} on {self.run.base_commit[:10]}")
         path, _ = await anyio.to_thread.run_sync(self.pool.acquire, "a", self.run.base_commit)
         await self._setup_once(path)
+        started = time.monotonic()
         run = await self._full_run(path, self.run_dir / "baseline.log")
+        self.suite_s = time.monotonic() - started
         if run.infra_error:
             raise Escalation("infrastructure", f"the baseline test run failed: {run.infra_error} (log: {run.log_path})", escalation.INFRASTRUCTURE_ACTION)
         self.run.baseline_skipped = sorted(i for i, o in run.outcomes.items() if o.outcome == "skipped")
@@ -207,7 +211,9 @@ class Runner:
         self.display.phase(f"resume {self.run.run_id}: re-testing {self.run.current_commit[:10]} (iteration {len(self.run.iterations)} done)")
         path, _ = await anyio.to_thread.run_sync(self.pool.acquire, "a", self.run.current_commit)
         await self._setup_once(path)
+        started = time.monotonic()
         run = await self._full_run(path, self.run_dir / f"resume-{int(time.time())}.log")
+        self.suite_s = time.monotonic() - started
         if run.infra_error:
             raise Escalation("infrastructure", f"the test run failed on resume: {run.infra_error}", escalation.INFRASTRUCTURE_ACTION)
         self.current_run = run
@@ -280,6 +286,9 @@ class Runner:
             hint="\n".join(self.run.hints) or None, tracker=self.tracker, regression=detection.regressed,
         )
         self.save(f"iteration-{n}-propose")
+        timing = PhaseTiming(baseline=round(self.suite_s, 3))
+        self.suite_s = 0.0
+        started = time.monotonic()
         try:
             proposal = await self.generator.propose(request)
         except (Escalation, BudgetExhausted) as exc:
@@ -290,12 +299,14 @@ class Runner:
             log.write_text(traceback.format_exc(), encoding="utf-8")
             proposal = Proposal(reason=f"the generator failed: {type(exc).__name__}: {exc} (traceback in {log})",
                                 usage=getattr(exc, "usage", None) or {})
+        timing.propose = round(time.monotonic() - started, 3)
+        timing.coverage, timing.screening = proposal.timing.coverage, proposal.timing.screening
         add_usage(self.run.usage, proposal.usage)
         plans = proposal.plans[: self.options.parallel]
         for letter, plan in zip(LETTERS, plans):
             plan.id = letter
         record = IterationRecord(n=n, strategy=choice.name, strategy_reason=choice.reason, generator_note=proposal.reason,
-                                 usage=dict(proposal.usage))
+                                 usage=dict(proposal.usage), timing=timing)
         if not plans:
             self.display.note(f"no candidates: {proposal.reason or 'the generator had no idea'}")
         else:
@@ -312,13 +323,18 @@ class Runner:
                 memory_limit=self.memory_limit, import_map=self.import_map(scratch),
                 protected=targets.protected(self.run.baseline_ids, self.run.targets, self.run.preexisting_failures, flaky),
             )
+            started = time.monotonic()
             record.candidates = await fan_out(plans, ctx, self.options.parallel)
+            timing.validation = round(ctx.validation_s, 3)
+            timing.fanout = round(time.monotonic() - started - ctx.validation_s, 3)
             for candidate in record.candidates:
                 add_usage(record.usage, candidate.usage)
                 add_usage(self.run.usage, candidate.usage)
             self._escalate_from(ctx, plans)
             self.run.iterations.append(record)  # before the merge's checkpoint, so a kill keeps it
+            started = time.monotonic()
             self._merge_best(record, ctx, n)
+            timing.merge = round(time.monotonic() - started, 3)
         record.pass_rate, record.failed_tests = self.run.current.pass_rate, list(self.run.current_failing)
         if any(record.usage.values()):
             self.display.note(f"usage: iteration {n} {reports.usage_text(record.usage)}; run {reports.usage_text(self.run.usage)}")

@@ -85,11 +85,32 @@ class CandidatePlan(BaseModel):
     """Generator-private details carried from propose to realise (JSON-serialisable)."""
 
 
+class PhaseTiming(BaseModel):
+    """Seconds an iteration spent per phase (wall clock). `baseline` is the full-suite run before
+    the first iteration (or a resumed run's re-test), booked on the iteration that follows it;
+    `propose` is the generator's whole proposal, of which `coverage` and `screening` are mutate's
+    per-test coverage run and mutant screening; `fanout` is the candidates' worktrees, patches and
+    first test runs; `validation` the full-suite runs of the best candidates; `merge` the commit."""
+
+    baseline: float = 0.0
+    propose: float = 0.0
+    coverage: float = 0.0
+    screening: float = 0.0
+    fanout: float = 0.0
+    validation: float = 0.0
+    merge: float = 0.0
+
+    def total(self) -> float:
+        return self.baseline + self.propose + self.fanout + self.validation + self.merge
+
+
 class Proposal(BaseModel):
     plans: list[CandidatePlan] = Field(default_factory=list)
     reason: str | None = None
     """Why there are fewer plans than asked (or none): the generator's honest account."""
     usage: dict[str, float] = Field(default_factory=dict)
+    timing: PhaseTiming = Field(default_factory=PhaseTiming)
+    """The generator's own phases (coverage, screening); the loop adds the rest."""
 
 
 class Realised(BaseModel):
@@ -136,6 +157,7 @@ class IterationRecord(BaseModel):
     usage: dict[str, float] = Field(default_factory=dict)
     """What the generator spent this iteration: its proposal and every candidate."""
     generator_note: str | None = None
+    timing: PhaseTiming = Field(default_factory=PhaseTiming)
 
 
 class EscalationInfo(BaseModel):

@@ -19,7 +19,7 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from ... import procs
-from ...models import CandidatePlan, Proposal, Realised
+from ...models import CandidatePlan, PhaseTiming, Proposal, Realised
 from ..base import CandidateContext, ProposalRequest
 from . import localise, shape
 from .screen import Job, Screener
@@ -79,9 +79,11 @@ class MutateGenerator:
         run_dir = request.run_dir / "mutate"
         python = request.test_command.python or sys.executable
         longreprs = [t.longrepr or t.message for t in request.failing]
-        spectrum, coverage_s = await localise.collect(
+        coverage_started = time.monotonic()
+        spectrum, _ = await localise.collect(
             python, request.scratch, run_dir, failing, request.passing, request.test_patterns, request.tracker, longreprs
         )
+        coverage_s = time.monotonic() - coverage_started
 
         def excluded(file: str) -> bool:
             return localise.is_test_file(file, request.test_patterns) or not (request.scratch / file).is_file()
@@ -107,6 +109,7 @@ class MutateGenerator:
             return Job(item.files, item.phase1, item.phase2, timeout, settings.giveup, settings.memory_mb)
 
         combos: list[Prepared] = []
+        screen_started = time.monotonic()
         preload = third_party_imports(request.scratch, list(sources) + sorted({t.split("::")[0] for t in failing}))
         async with Screener(settings.design, python, request.scratch, run_dir, lanes, preload, request.tracker) as screener:
             if prepared and not settings.mutant_timeout:
@@ -117,6 +120,7 @@ class MutateGenerator:
             if (policy.max_edits >= 2 or stuck) and no_full and not budget.exhausted():
                 pairs = search.prepare(search.combine(singles), budget.mutants - budget.screened)
                 combos = await screen_in_order(pairs, screener.slots, budget, job_for, lambda done: False)
+        screening_s = time.monotonic() - screen_started
         chosen = shape.choose(request.strategy.shape, request.n, singles, combos)
         top_score = max((p.score for p in singles), default=0.0)
         plans = [shape.to_plan(item, failing, top_score) for item in chosen]
@@ -129,6 +133,7 @@ class MutateGenerator:
             plans=plans,
             reason=reason,
             usage={"mutants_screened": float(screened), "mutants_per_s": round(screened / screen_s, 2), "mutate_s": round(elapsed, 2)},
+            timing=PhaseTiming(coverage=round(coverage_s, 3), screening=round(screening_s, 3)),
         )
 
     async def realise(self, plan: CandidatePlan, context: CandidateContext) -> Realised:
