@@ -43,8 +43,11 @@ class MutateOptions(BaseModel):
     """Seconds per mutant (default: from the coverage run's duration, 2–30 s)."""
     memory_mb: int = 512
     """Address space a mutant may add before it is stopped."""
-    patience: int = 150
-    """Mutants screened past the first plausible one before settling for what was found."""
+    patience: int = 40
+    """Mutants screened past the first full fix (one that fixes every failing test) before
+    settling for what was found."""
+    partial_patience: int = 120
+    """Mutants screened past the first partial fix, when there is no full one, before settling."""
     giveup: int = 3
     """Failing tests a mutant may fail, fixing none, before it is dropped."""
     max_lines: int = 40
@@ -101,7 +104,7 @@ class MutateGenerator:
         budget = Budget(settings.budget_mutants, settings.budget_seconds)
         prepared = search.prepare(search.ranked(), settings.budget_mutants)
         lanes = settings.lanes or max(1, min(self.parallel, os.cpu_count() or 1))
-        enough = shape.stop_rule(request.strategy.shape, request.n, failing, settings.patience)
+        enough = shape.stop_rule(request.strategy.shape, request.n, failing, settings.patience, settings.partial_patience)
 
         timeout = settings.mutant_timeout or 30.0
 
@@ -127,7 +130,8 @@ class MutateGenerator:
         elapsed = time.monotonic() - started
         screened = len(singles) + len(combos)
         screen_s = max(elapsed - coverage_s, 1e-9)
-        reason = explain(chosen, singles, combos, failing, budget, search, suspects, request.n, elapsed)
+        early = len(singles) < len(prepared) and not budget.exhausted()
+        reason = explain(chosen, singles, combos, failing, budget, search, suspects, request.n, elapsed, early)
         write_log(run_dir / "search.json", settings, singles, combos, search, suspects, coverage_s, elapsed)
         return Proposal(
             plans=plans,
@@ -157,12 +161,12 @@ async def calibrate(screener: Screener, prepared: list[Prepared]) -> float:
 
 
 def explain(chosen: list[Prepared], singles: list[Prepared], combos: list[Prepared], failing: frozenset[str],
-            budget: Budget, search: Search, suspects: list, n: int, elapsed: float) -> str:
+            budget: Budget, search: Search, suspects: list, n: int, elapsed: float, early: bool = False) -> str:
     """The generator's honest account: what was searched, what was found, why fewer than n."""
     screened = len(singles) + len(combos)
     full = sum(1 for p in singles + combos if shape.is_full(p, failing))
     partial = sum(1 for p in singles + combos if p.plausible) - full
-    stop = "budget spent" if budget.exhausted() else "search complete"
+    stop = "budget spent" if budget.exhausted() else "stopped early: enough for the strategy" if early else "search complete"
     head = (f"screened {screened} mutants at {len(search.suspects)} of {len(suspects)} suspicious lines in {elapsed:.1f}s "
             f"({stop}): {full} fix all {len(failing)} failing tests, {partial} fix some")
     if not chosen:
