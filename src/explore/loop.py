@@ -3,6 +3,7 @@ stop conditions, checkpoints after every step, and cleanup whatever happens."""
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import re
 import signal
@@ -138,7 +139,7 @@ class Runner:
         path, _ = await anyio.to_thread.run_sync(self.pool.acquire, "a", self.run.base_commit)
         await self._setup_once(path)
         started = time.monotonic()
-        run = await self._full_run(path, self.run_dir / "baseline.log")
+        run = await self._full_run(path, self.run_dir / "baseline.log", self._baseline_env(path))
         self.suite_s = time.monotonic() - started
         if run.infra_error:
             raise Escalation("infrastructure", f"the baseline test run failed: {run.infra_error} (log: {run.log_path})", escalation.INFRASTRUCTURE_ACTION)
@@ -229,10 +230,19 @@ class Runner:
             if done.exit_code != 0:
                 raise Escalation("infrastructure", f"worktree_setup `{self.options.worktree_setup}` failed (exit {done.exit_code}): {done.output_tail.strip()[-300:]}", escalation.INFRASTRUCTURE_ACTION)
 
-    async def _full_run(self, path: Path, log: Path) -> TestRun:
+    def _baseline_env(self, path: Path) -> dict[str, str]:
+        """What the generator asks the baseline run to carry (mutate: per-test coverage, so its
+        first iteration needs no second run of the suite)."""
+        hook = getattr(self.generator, "baseline_env", None)
+        if hook is None or not self.test_command.is_pytest:
+            return {}
+        return hook(path, self.run_dir, self.run.base_commit, list(self.options.test_patterns))
+
+    async def _full_run(self, path: Path, log: Path, extra_env: dict[str, str] | None = None) -> TestRun:
         timeout = self.options.baseline_timeout or max(self.options.branch_timeout, 600.0)
+        command = dataclasses.replace(self.test_command, extra_env={**self.test_command.extra_env, **extra_env}) if extra_env else self.test_command
         with anyio.move_on_after(timeout) as scope:
-            run = await run_tests(self.test_command, path, log, tracker=self.tracker, memory_limit=self.memory_limit)
+            run = await run_tests(command, path, log, tracker=self.tracker, memory_limit=self.memory_limit)
             if run.oom:
                 raise Escalation("infrastructure", f"the full test suite exceeded the memory cap of {self.memory_limit / 2**20:,.0f} MiB ({run.infra_error})",
                                  "raise --branch-memory, or find what allocates without bound")

@@ -70,6 +70,27 @@ class MutateGenerator:
         if self.settings.formula not in localise.FORMULAS:
             raise ValueError(f"unknown mutate formula {self.settings.formula!r}: choose one of {', '.join(localise.FORMULAS)}")
         self.parallel = int(options.get("parallel") or 3)
+        self._baseline: tuple[str, Path] | None = None
+        """(commit, result file) of per-test coverage recorded by the loop's baseline run."""
+
+    def baseline_env(self, workdir: Path, run_dir: Path, commit: str, test_patterns: list[str]) -> dict[str, str]:
+        """Environment that makes the loop's baseline run record per-test coverage as well, so the
+        first iteration needs no second suite run (a baseline that sends its tests to other
+        processes records nothing, and propose runs its own)."""
+        folder = run_dir / "mutate-baseline"
+        result = folder / "coverage-run.json"
+        folder.mkdir(parents=True, exist_ok=True)
+        result.unlink(missing_ok=True)
+        self._baseline = (commit, result)
+        addopts = " ".join(x for x in (os.environ.get("PYTEST_ADDOPTS", ""), f"-p {localise.PLUGIN_NAME}") if x)
+        return {**localise.coverage_env(workdir, folder, "baseline", result, test_patterns), "PYTEST_ADDOPTS": addopts}
+
+    def _from_baseline(self, request: ProposalRequest, failing: frozenset[str], longreprs: list[str]) -> localise.Collected | None:
+        if self._baseline is None or self._baseline[0] != request.current_commit:
+            return None
+        found = localise.read_result(self._baseline[1], failing, request.passing, longreprs)
+        self._baseline = None  # once: a later iteration at this commit measures afresh
+        return found if found.measured and found.spectrum.lines else None
 
     async def propose(self, request: ProposalRequest) -> Proposal:
         started = time.monotonic()
@@ -83,17 +104,19 @@ class MutateGenerator:
         python = request.test_command.python or sys.executable
         longreprs = [t.longrepr or t.message for t in request.failing]
         coverage_started = time.monotonic()
-        spectrum, _ = await localise.collect(
+        collected = self._from_baseline(request, failing, longreprs) or await localise.collect(
             python, request.scratch, run_dir, failing, request.passing, request.test_patterns, request.tracker, longreprs
         )
         coverage_s = time.monotonic() - coverage_started
+        spectrum = collected.spectrum
+        overridden = list(collected.overridden)
 
         def excluded(file: str) -> bool:
             return localise.is_test_file(file, request.test_patterns) or not (request.scratch / file).is_file()
 
         suspects = localise.rank(spectrum, settings.formula, excluded)
         if not suspects:
-            return Proposal(reason="no source line outside the tests is run by the failing tests: nothing to mutate")
+            return Proposal(reason="no source line outside the tests is run by the failing tests: nothing to mutate" + overrides_note(overridden))
         sources = {s.file: (request.scratch / s.file).read_text(encoding="utf-8") for s in suspects}
         policy = request.strategy.mutation
         changed = await changed_lines(request) if policy.single_token else {}
@@ -123,6 +146,7 @@ class MutateGenerator:
             if (policy.max_edits >= 2 or stuck) and no_full and not budget.exhausted():
                 pairs = search.prepare(search.combine(singles), budget.mutants - budget.screened)
                 combos = await screen_in_order(pairs, screener.slots, budget, job_for, lambda done: False)
+            overridden += [o for o in screener.overridden() if o not in overridden]
         screening_s = time.monotonic() - screen_started
         chosen = shape.choose(request.strategy.shape, request.n, singles, combos)
         top_score = max((p.score for p in singles), default=0.0)
@@ -131,7 +155,7 @@ class MutateGenerator:
         screened = len(singles) + len(combos)
         screen_s = max(elapsed - coverage_s, 1e-9)
         early = len(singles) < len(prepared) and not budget.exhausted()
-        reason = explain(chosen, singles, combos, failing, budget, search, suspects, request.n, elapsed, early)
+        reason = explain(chosen, singles, combos, failing, budget, search, suspects, request.n, elapsed, early) + overrides_note(overridden)
         write_log(run_dir / "search.json", settings, singles, combos, search, suspects, coverage_s, elapsed)
         return Proposal(
             plans=plans,
@@ -150,6 +174,13 @@ class MutateGenerator:
         if done.exit_code != 0:
             raise ApplyFailed(f"git apply failed for {plan.location}: {done.output_tail.strip()[-300:]}")
         return Realised(confidence=plan.confidence, hypothesis=plan.hypothesis)
+
+
+def overrides_note(overridden: list[str]) -> str:
+    """The user's pytest options mutate turned off in its own runs, said so in the report."""
+    if not overridden:
+        return ""
+    return f"; overrode the project's pytest options {', '.join(overridden)} for per-test coverage and screening (they send tests elsewhere, stop or repeat them)"
 
 
 async def calibrate(screener: Screener, prepared: list[Prepared]) -> float:

@@ -84,6 +84,8 @@ class ForkWorker:
         self.process: Process | None = None
         self.reader: BufferedByteReceiveStream | None = None
         self.warm_s = 0.0
+        self.overridden: list[str] = []
+        """The user's pytest options the worker turned off (from its hello)."""
 
     async def start(self) -> None:
         env = {**os.environ, **plugin_env(self.workdir, self.run_dir), "EXPLORE_MUTATE_PRELOAD": json.dumps(self.preload)}
@@ -103,6 +105,7 @@ class ForkWorker:
         with anyio.fail_after(120):
             hello = json.loads(await self.reader.receive_until(b"\n", 2**20))
         self.warm_s = float(hello.get("warm_s", 0.0))
+        self.overridden = list(hello.get("overridden") or [])
 
     async def screen(self, job: Job) -> Verdict:
         started = time.monotonic()
@@ -192,6 +195,12 @@ class Screener:
                 await self.aclose()
                 raise
         return self
+
+    def overridden(self) -> list[str]:
+        found: list[str] = []
+        for slot in self.slots:
+            found += [o for o in getattr(slot, "overridden", []) if o not in found]
+        return found
 
     async def __aexit__(self, *exc: object) -> None:
         await self.aclose()
