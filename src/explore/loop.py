@@ -161,6 +161,8 @@ class Runner:
         self.current_run = run
         self._set_current(run)
         self.run.baseline = self.run.current.model_copy()
+        earlier = history.set_aside_before(history.load(self.history_path)) & set(self.run.current_failing)
+        self.run.unmoved_streak = {t: history.SET_ASIDE_AFTER - 1 for t in sorted(earlier)}
         history.append(self.history_path, history.HistoryRecord(
             run_id=self.run.run_id, n=0, pass_rate=self.run.current.pass_rate, failing=self.run.current_failing,
             flaky=self.run.flaky, commit=self.run.current_commit, green=not self.run.current_failing))
@@ -275,7 +277,7 @@ class Runner:
         flaky = frozenset(self.run.flaky)
         assert self.current_run is not None
         repair = targets.to_repair(self.run.current_failing, self.run.targets)
-        failing = [self.current_run.outcomes[i] for i in repair if i in self.current_run.outcomes]
+        failing = [self.current_run.outcomes[i] for i in repair if i in self.current_run.outcomes and i not in self.run.set_aside]
         detection = history.detect(
             records, [o.message for o in failing if o.id not in flaky], flaky=flaky | frozenset(self.run.preexisting_failures),
             stuck_threshold=self._threshold("exploratory", "stuck_iterations", 3),
@@ -346,6 +348,7 @@ class Runner:
             self._merge_best(record, ctx, n)
             timing.merge = round(time.monotonic() - started, 3)
         record.pass_rate, record.failed_tests = self.run.current.pass_rate, list(self.run.current_failing)
+        self._set_aside_unmoved(proposal.unmoved)
         if any(record.usage.values()):
             self.display.note(f"usage: iteration {n} {reports.usage_text(record.usage)}; run {reports.usage_text(self.run.usage)}")
         if not any(r is record for r in self.run.iterations):
@@ -353,14 +356,26 @@ class Runner:
         self.run.no_progress = 0 if record.commit else self.run.no_progress + 1
         history.append(self.history_path, history.HistoryRecord(
             run_id=self.run.run_id, n=n, pass_rate=record.pass_rate, failing=record.failed_tests, flaky=self.run.flaky,
-            strategy=choice.name, commit=self.run.current_commit, green=not record.failed_tests))
+            strategy=choice.name, commit=self.run.current_commit, green=not record.failed_tests, set_aside=list(self.run.set_aside)))
         self._check_gate()
         if self.run.status == "running":
-            if n >= self.options.max_iterations:
+            left = [t for t in targets.to_repair(self.run.current_failing, self.run.targets) if t not in self.run.set_aside and t not in flaky]
+            if not left and self.run.set_aside:
+                self.run.status, self.run.stop_reason = "failed", f"only set-aside failures remain: {', '.join(self.run.set_aside)}"
+            elif n >= self.options.max_iterations:
                 self.run.status, self.run.stop_reason = "failed", f"max iterations ({self.options.max_iterations}) spent"
             elif self.run.no_progress >= self.options.no_progress_limit:
                 self.run.status, self.run.stop_reason = "failed", f"no progress in {self.run.no_progress} iterations in a row"
         self.save(f"iteration-{n}-done")
+
+    def _set_aside_unmoved(self, unmoved: list[str]) -> None:
+        """A failing test that no edit the generator tried has moved, in two iterations running,
+        is set aside: later iterations no longer aim at it (and the history remembers it)."""
+        self.run.unmoved_streak = history.unmoved_streaks(self.run.unmoved_streak, unmoved, self.run.current_failing)
+        new = history.to_set_aside(self.run.unmoved_streak, self.run.set_aside)
+        if new:
+            self.run.set_aside += new
+            self.display.note(f"setting aside {', '.join(new)}: no edit tried in {history.SET_ASIDE_AFTER} iterations running changed its outcome")
 
     def import_map(self, worktree: Path) -> ImportMap:
         files = {i.split("::", 1)[0] for i in self.run.baseline_ids if "::" in i}

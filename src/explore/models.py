@@ -111,6 +111,8 @@ class Proposal(BaseModel):
     usage: dict[str, float] = Field(default_factory=dict)
     timing: PhaseTiming = Field(default_factory=PhaseTiming)
     """The generator's own phases (coverage, screening); the loop adds the rest."""
+    unmoved: list[str] = Field(default_factory=list)
+    """Failing tests the generator tried edits against without any making them pass."""
 
 
 class Realised(BaseModel):
@@ -195,6 +197,10 @@ class RunState(BaseModel):
     """Remaining failing test → high | medium | low."""
     iterations: list[IterationRecord] = Field(default_factory=list)
     no_progress: int = 0
+    unmoved_streak: dict[str, int] = Field(default_factory=dict)
+    """Failing test → iterations running in which no tried edit made it pass."""
+    set_aside: list[str] = Field(default_factory=list)
+    """Failing tests the run stopped spending iterations on (no edit ever moved them)."""
     escalation: EscalationInfo | None = None
     stop_reason: str | None = None
     hints: list[str] = Field(default_factory=list)
@@ -236,3 +242,4 @@ class Summary(BaseModel):
     usage: dict[str, float] = Field(default_factory=dict)
     targets: list[str] | None = None
     preexisting_failures: list[str] = Field(default_factory=list)
+    set_aside: list[str] = Field(default_factory=list)

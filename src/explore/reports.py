@@ -31,6 +31,7 @@ def summary(run: RunState, report_path: Path | None) -> Summary:
         usage=run.usage,
         targets=run.targets,
         preexisting_failures=run.preexisting_failures,
+        set_aside=run.set_aside,
     )
 
 
@@ -122,6 +123,8 @@ def markdown(run: RunState) -> str:
     if run.flaky:
         lines += ["", "## Flaky tests (not counted)", *[f"- `{t}`" for t in run.flaky]]
     lines += target_lines(run)
+    if run.set_aside:
+        lines += ["", "## Set aside (no edit ever changed their outcome)", *[f"- `{t}`" for t in run.set_aside]]
     if run.current_failing:
         lines += ["", "## Remaining failures", *[f"- `{t}` ({run.criticality.get(t, 'high')} criticality)" for t in run.current_failing]]
     return "\n".join(lines) + "\n"

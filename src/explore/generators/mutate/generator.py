@@ -162,6 +162,7 @@ class MutateGenerator:
             reason=reason,
             usage={"mutants_screened": float(screened), "mutants_per_s": round(screened / screen_s, 2), "mutate_s": round(elapsed, 2)},
             timing=PhaseTiming(coverage=round(coverage_s, 3), screening=round(screening_s, 3)),
+            unmoved=unmoved(singles + combos),
         )
 
     async def realise(self, plan: CandidatePlan, context: CandidateContext) -> Realised:
@@ -174,6 +175,20 @@ class MutateGenerator:
         if done.exit_code != 0:
             raise ApplyFailed(f"git apply failed for {plan.location}: {done.output_tail.strip()[-300:]}")
         return Realised(confidence=plan.confidence, hypothesis=plan.hypothesis)
+
+
+def unmoved(screened: list[Prepared]) -> list[str]:
+    """Failing tests that ran against at least one mutant and passed under none: the loop sets
+    aside one that stays so for two iterations running."""
+    moved: dict[str, bool] = {}
+    for item in screened:
+        if item.verdict is None or item.verdict.status != "ok":
+            continue
+        for test in item.phase1:
+            outcome = item.verdict.outcomes.get(test)
+            if outcome is not None:
+                moved[test] = moved.get(test, False) or outcome == "passed"
+    return sorted(t for t, yes in moved.items() if not yes)
 
 
 def overrides_note(overridden: list[str]) -> str:
