@@ -124,6 +124,9 @@ class Runner:
             self.refused = exc
         finally:
             with anyio.CancelScope(shield=True):
+                closer = getattr(self.generator, "aclose", None)  # a generator's warm workers (mutate)
+                if closer is not None:
+                    await closer()
                 self.tracker.kill_all()
                 await anyio.to_thread.run_sync(self.pool.remove_all)
                 self.save()

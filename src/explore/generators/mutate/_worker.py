@@ -322,6 +322,12 @@ def serve(root, preload):
         if not line.strip():
             continue
         request = json.loads(line)
+        if "changed" in request:  # a new iteration: still good unless this process imported a changed file
+            stale = prepared is not None and any(os.path.realpath(f) in prepared.imported for f in request["changed"])
+            proto.write(json.dumps({"stale": stale}) + "\n")
+            if stale:
+                return
+            continue
         answer = fork_screen(request, devnull, prepared)
         answer["id"] = request.get("id")
         proto.write(json.dumps(answer) + "\n")

@@ -72,6 +72,9 @@ class MutateGenerator:
         self.parallel = int(options.get("parallel") or 3)
         self._baseline: tuple[str, Path] | None = None
         """(commit, result file) of per-test coverage recorded by the loop's baseline run."""
+        self._screener: Screener | None = None
+        self._screener_at: tuple[tuple, str] | None = None
+        """(what the screener was opened for, the commit its workers last saw)."""
 
     def baseline_env(self, workdir: Path, run_dir: Path, commit: str, test_patterns: list[str]) -> dict[str, str]:
         """Environment that makes the loop's baseline run record per-test coverage as well, so the
@@ -137,7 +140,8 @@ class MutateGenerator:
         combos: list[Prepared] = []
         screen_started = time.monotonic()
         preload = third_party_imports(request.scratch, list(sources) + sorted({t.split("::")[0] for t in failing}))
-        async with Screener(settings.design, python, request.scratch, run_dir, lanes, preload, request.tracker) as screener:
+        screener = await self._warm_screener(request, python, run_dir, lanes, preload)
+        try:
             if prepared and not settings.mutant_timeout:
                 timeout = await calibrate(screener, prepared)
             singles = await screen_in_order(prepared, screener.slots, budget, job_for, enough)
@@ -147,6 +151,12 @@ class MutateGenerator:
                 pairs = search.prepare(search.combine(singles), budget.mutants - budget.screened)
                 combos = await screen_in_order(pairs, screener.slots, budget, job_for, lambda done: False)
             overridden += [o for o in screener.overridden() if o not in overridden]
+        except BaseException:
+            await self.aclose()  # a worker may be out of step: the next iteration starts afresh
+            raise
+        finally:
+            if request.tracker is None:  # no run to end the warm workers later: end them now
+                await self.aclose()
         screening_s = time.monotonic() - screen_started
         chosen = shape.choose(request.strategy.shape, request.n, singles, combos)
         top_score = max((p.score for p in singles), default=0.0)
@@ -164,6 +174,28 @@ class MutateGenerator:
             timing=PhaseTiming(coverage=round(coverage_s, 3), screening=round(screening_s, 3)),
             unmoved=unmoved(singles + combos),
         )
+
+    async def _warm_screener(self, request: ProposalRequest, python: str, run_dir: Path, lanes: int, preload: list[str]) -> Screener:
+        """The run's screener: kept across iterations while it screens the same worktree the same
+        way, told which files changed since (a worker restarts only when it imported one)."""
+        key = (self.settings.design, python, str(request.scratch), os.stat(request.scratch).st_ino, lanes, id(request.tracker))
+        if self._screener is not None and self._screener_at is not None and self._screener_at[0] == key:
+            changed = await changed_files(request, self._screener_at[1])
+            if changed is not None:
+                await self._screener.refresh(changed)
+                self._screener_at = (key, request.current_commit)
+                return self._screener
+        await self.aclose()
+        screener = Screener(self.settings.design, python, request.scratch, run_dir, lanes, preload, request.tracker)
+        await screener.__aenter__()
+        self._screener, self._screener_at = screener, (key, request.current_commit)
+        return screener
+
+    async def aclose(self) -> None:
+        """End the warm screening workers (the loop calls it when the run ends)."""
+        screener, self._screener, self._screener_at = self._screener, None, None
+        if screener is not None:
+            await screener.aclose()
 
     async def realise(self, plan: CandidatePlan, context: CandidateContext) -> Realised:
         if not plan.patch:
@@ -251,6 +283,17 @@ async def changed_lines(request: ProposalRequest) -> dict[str, set[int]]:
         if found:
             return found
     return {}
+
+
+async def changed_files(request: ProposalRequest, since: str) -> list[str] | None:
+    """Absolute paths of the files that differ between `since` and the current commit (None when
+    git cannot tell: the caller starts afresh)."""
+    if since == request.current_commit:
+        return []
+    done = await procs.run(["git", "diff", "--name-only", "--no-color", since, request.current_commit], request.scratch, tracker=request.tracker)
+    if done.exit_code != 0:
+        return None
+    return [str(request.scratch / name) for name in done.output_tail.splitlines() if name.strip()]
 
 
 def parse_changed(diff: str) -> dict[str, set[int]]:

@@ -124,6 +124,22 @@ class ForkWorker:
             raise
         return _verdict(answer, started)
 
+    async def refresh(self, changed: list[str]) -> None:
+        """Between iterations: the children load every project module from disk anyway, so the
+        worker stays unless it imported a changed file itself (a conftest's import): then it
+        ends and starts afresh on the next job."""
+        if self.process is None:
+            return
+        assert self.process.stdin is not None and self.reader is not None
+        try:
+            await self.process.stdin.send((json.dumps({"changed": changed}) + "\n").encode())
+            with anyio.fail_after(GUARD_S):
+                stale = bool(json.loads(await self.reader.receive_until(b"\n", 2**20)).get("stale"))
+        except (TimeoutError, anyio.EndOfStream, anyio.BrokenResourceError, anyio.IncompleteRead, OSError, ValueError):
+            stale = True
+        if stale:
+            await self.aclose()
+
     async def aclose(self) -> None:
         with anyio.CancelScope(shield=True):
             if self.process is None:
@@ -195,6 +211,16 @@ class Screener:
                 await self.aclose()
                 raise
         return self
+
+    async def refresh(self, changed: list[str]) -> None:
+        """Reuse across iterations: each worker keeps its warm state unless a changed file is
+        one it imported."""
+        for slot in self.slots:
+            if isinstance(slot, ForkWorker):
+                await slot.refresh(changed)
+
+    def pids(self) -> list[int]:
+        return [slot.process.pid for slot in self.slots if isinstance(slot, ForkWorker) and slot.process is not None]
 
     def overridden(self) -> list[str]:
         found: list[str] = []
