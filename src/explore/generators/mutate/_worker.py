@@ -343,6 +343,10 @@ _neutraliser = Neutraliser()
 _skipped = None
 """Why a baseline run measured nothing (its tests ran in other processes)."""
 _mode = os.environ.get(MODE_ENV) if __name__ != "__main__" else None
+_result_path = os.environ.get(RESULT_ENV) if __name__ != "__main__" else None
+if _mode:  # a pytest the tests start in turn inherits the -p but measures and writes nothing
+    os.environ.pop(MODE_ENV, None)
+    os.environ.pop(RESULT_ENV, None)
 if os.environ.get(REQUEST_ENV) and __name__ != "__main__":
     # At import, before conftest files load: a conftest that imports the module gets the mutant.
     with open(os.environ[REQUEST_ENV], encoding="utf-8") as _handle:
@@ -458,7 +462,7 @@ def pytest_unconfigure(config):
         sys.settrace(None)
     if _coverage is not None:
         _coverage.stop()
-    path = os.environ.get(RESULT_ENV)
+    path = _result_path
     if not path or hasattr(config, "workerinput"):
         return
     if _request is not None and _recorder is not None:
