@@ -17,6 +17,7 @@ from explore.generators.mutate.screen import Job, Screener
 from conftest import assert_no_debris, git, make_repo, run_cli
 
 needs_xdist = pytest.mark.skipif(importlib.util.find_spec("xdist") is None, reason="pytest-xdist is not installed")
+needs_forked = pytest.mark.skipif(importlib.util.find_spec("pytest_forked") is None, reason="pytest-forked is not installed")
 
 SOURCE = "def double(x):\n    return x + x\n\n\ndef half(x):\n    return x * 2\n"
 TESTS = (
@@ -42,6 +43,7 @@ def anyio_backend() -> str:
 @pytest.mark.anyio
 @pytest.mark.parametrize("addopts, named", [
     pytest.param("-n 2", "-n/--dist (pytest-xdist)", marks=needs_xdist),
+    pytest.param("--forked", "--forked (pytest-forked)", marks=needs_forked),
     ("-x", "-x/--maxfail"),
     ("--maxfail=1", "-x/--maxfail"),
 ])
