@@ -239,7 +239,8 @@ class PerTestSlot:
 @pytest.mark.anyio
 async def test_partial_fixes_wait_longer_so_a_two_location_fix_is_still_found(tmp_path: Path) -> None:
     """Two defects at two lines (as in the demo): each single mutant fixes one failing test.
-    The search stops early, yet only after both partial fixes are in; their pair fixes both."""
+    The search stops early, yet only after both partial fixes are in (each new one restarts the
+    wait); their pair fixes both."""
     text = "def f(a, b):\n    x = a - b\n    y = a * b\n    z = a + b + 1\n    w = b - a - 1\n    return x, y, z, w\n"
     lines = {("m.py", 2): frozenset({"f1"}), ("m.py", 3): frozenset({"f2"}), ("m.py", 4): frozenset({"f1", "f2"}),
              ("m.py", 5): frozenset({"f1", "f2"}), ("m.py", 6): frozenset({"f1", "f2"})}
@@ -252,7 +253,7 @@ async def test_partial_fixes_wait_longer_so_a_two_location_fix_is_still_found(tm
     gap = fixing[1] - fixing[0]
     enough = shape.stop_rule("variations", 3, failing, patience=5, partial_patience=gap)
     done = await screen_in_order(prepared, [slot], Budget(), lambda p: Job(p.files, p.phase1, p.phase2, 1.0), enough)
-    assert len(done) == fixing[1] + 1 < len(prepared)  # stopped early, right after the second partial fix
+    assert len(done) == fixing[1] + gap + 1 < len(prepared)  # stopped early, `gap` past the latest partial fix
     assert {tuple(p.fixed) for p in done if p.plausible} == {("f1",), ("f2",)}
     pairs = search.prepare(search.combine(done), 100)
     combos = await screen_in_order(pairs, [slot], Budget(), lambda p: Job(p.files, p.phase1, p.phase2, 1.0), lambda d: False)

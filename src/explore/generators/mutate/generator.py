@@ -47,7 +47,7 @@ class MutateOptions(BaseModel):
     """Mutants screened past the first full fix (one that fixes every failing test) before
     settling for what was found."""
     partial_patience: int = 120
-    """Mutants screened past the first partial fix, when there is no full one, before settling."""
+    """Mutants screened past the latest partial fix, when there is no full one, before settling."""
     giveup: int = 3
     """Failing tests a mutant may fail, fixing none, before it is dropped."""
     max_lines: int = 40

@@ -23,8 +23,9 @@ def stop_rule(shape: str, n: int, failing: frozenset[str], patience: int, partia
     """When the screened prefix holds what the strategy can use, so the rest of the budget is
     not spent: n full fixes (on n distinct lines for `distinct`); or `patience` more mutants
     screened since the first full fix without finding the others; or, with partial fixes only,
-    `partial_patience` (default 3 × patience) more since the first one — a full fix may still
-    rank lower, so partial fixes wait longer, and they are what a two-edit fix is built from.
+    `partial_patience` (default 3 × patience) more since the latest one — a full fix may still
+    rank lower, so partial fixes wait longer while they keep coming, and they are what a
+    two-edit fix is built from.
     Never before the first plausible mutant: without one, only the budget ends the search."""
     wait_partial = 3 * patience if partial_patience is None else partial_patience
 
@@ -37,8 +38,8 @@ def stop_rule(shape: str, n: int, failing: frozenset[str], patience: int, partia
             return True
         if full:
             return len(prefix) - 1 - full[0] >= patience
-        first = next((i for i, p in enumerate(prefix) if p.plausible), None)
-        return first is not None and len(prefix) - 1 - first >= wait_partial
+        last = max((i for i, p in enumerate(prefix) if p.plausible), default=None)
+        return last is not None and len(prefix) - 1 - last >= wait_partial
 
     return enough
 
