@@ -138,8 +138,8 @@ async def formulas(cases_dir: Path) -> None:
             shutil.copytree(cases_dir / name / "project", work)
             run = await run_tests(TestCommand(python=sys.executable), work, Path(tmp) / "base.log")
             failing = [i for i, o in run.outcomes.items() if o.outcome in ("failed", "error")]
-            spectrum, _ = await localise.collect(sys.executable, work, Path(tmp) / "run", failing, sorted(run.passing()),
-                                                 longreprs=[o.longrepr for o in run.outcomes.values()])
+            spectrum = (await localise.collect(sys.executable, work, Path(tmp) / "run", failing, sorted(run.passing()),
+                                               longreprs=[o.longrepr for o in run.outcomes.values()])).spectrum
             file, lines = fix_lines((cases_dir / name / "fix.patch").read_text())
             row = []
             for formula in localise.FORMULAS:

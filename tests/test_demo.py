@@ -16,6 +16,15 @@ def test_demo_is_repaired_by_mutate_in_two_iterations(tmp_path: Path) -> None:
     assert [i["winner"] for i in summary["iterations"]] == ["a", "a"]
     operators = [c["operator"] for i in summary["iterations"] for c in i["candidates"] if c["id"] == i["winner"]]
     assert operators == ["arithmetic", "comparison"], operators
+    first, second = (i["timing"] for i in summary["iterations"])
+    assert first["baseline"] > 0 and second["baseline"] == 0  # the baseline is booked once, on the first iteration
+    for timing in (first, second):  # every phase mutate and the loop go through took measurable time
+        assert timing["screening"] > 0 and timing["fanout"] > 0 and timing["merge"] > 0
+        assert timing["propose"] >= timing["coverage"] + timing["screening"]
+    # the first iteration's per-test coverage came with the baseline run; the second measures afresh
+    assert first["coverage"] < 0.2 < second["coverage"], (first, second)
+    report = Path(summary["report"]).read_text()
+    assert report.count("Time: baseline") == 1 and report.count("screening") >= 2
     source = (target / "pricing.py").read_text()
     assert "price_cents * quantity" in source and "quantity >= 10" in source
     assert git(target, "status", "--porcelain") == ""

@@ -172,3 +172,24 @@ def test_load_skips_damaged_lines(tmp_path: Path) -> None:
         handle.write(b"\xff\xfe garbage\n")
     history.append(path, later)
     assert history.load(path) == [good, later]
+
+
+def test_a_failing_test_unmoved_two_iterations_running_is_set_aside() -> None:
+    streaks = history.unmoved_streaks({}, ["t::env", "t::bug"], ["t::env", "t::bug"])
+    assert history.to_set_aside(streaks, []) == []  # one iteration is not enough
+    streaks = history.unmoved_streaks(streaks, ["t::env"], ["t::env", "t::bug"])  # t::bug moved
+    assert streaks == {"t::env": 2}
+    assert history.to_set_aside(streaks, []) == ["t::env"]
+    assert history.to_set_aside(streaks, ["t::env"]) == []  # never twice
+
+
+def test_streaks_restart_when_a_test_moves_or_passes() -> None:
+    streaks = history.unmoved_streaks({"t::a": 1, "t::b": 1}, ["t::a", "t::b"], ["t::a"])  # t::b passes now
+    assert streaks == {"t::a": 2}
+    assert history.unmoved_streaks(streaks, [], ["t::a"]) == {}  # an edit moved it: start again
+
+
+def test_earlier_runs_set_aside_is_remembered() -> None:
+    records = [history.HistoryRecord(run_id="r1", n=1, pass_rate=50.0, set_aside=["t::env"]),
+               history.HistoryRecord(run_id="r2", n=0, pass_rate=50.0)]
+    assert history.set_aside_before(records) == {"t::env"}

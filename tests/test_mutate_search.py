@@ -186,3 +186,78 @@ def test_without_partial_fixes_the_same_change_at_two_lines_pairs_first(tmp_path
         p.verdict = Verdict("ok", {"f1": "failed"})
     first = search.combine(prepared)[0][0]
     assert first.describe() == "comparison at m.py:2: `s > 90` → `s >= 90` + comparison at m.py:4: `s > 80` → `s >= 80`"
+
+
+def screened(fixes: list[set[str] | None], failing: frozenset[str] = frozenset({"f1", "f2"})) -> list:
+    """A prefix of screened mutants at lines 1, 2, …: None for one that fixes nothing, else the
+    failing tests it fixes (breaking nothing)."""
+    from explore.generators.mutate.edits import Mutant
+
+    out = []
+    for line, fixed in enumerate(fixes, start=1):
+        mutant = Mutant(file="m.py", line=line, col=0, operator="comparison", family="operator", prior=1.0, old="<", new="<=",
+                        single_token=True, edits=())
+        outcomes = {t: ("passed" if fixed and t in fixed else "failed") for t in failing}
+        item = shape.Prepared(mutant, 1.0, "", sorted(failing), [], {})
+        item.verdict = Verdict("ok", outcomes)
+        out.append(item)
+    return out
+
+
+def test_early_stop_never_before_the_first_plausible_mutant() -> None:
+    enough = shape.stop_rule("variations", 3, frozenset({"f1", "f2"}), patience=2, partial_patience=2)
+    nothing = screened([None] * 500)
+    assert not any(enough(nothing[:k]) for k in range(len(nothing) + 1))
+    assert not enough(screened([None] * 499 + [{"f1", "f2"}]))  # the first full fix: keep going for the others
+
+
+def test_early_stop_after_patience_past_the_first_full_fix_or_at_n() -> None:
+    failing = frozenset({"f1", "f2"})
+    enough = shape.stop_rule("variations", 3, failing, patience=5)
+    full = {"f1", "f2"}
+    assert not enough(screened([None, full] + [None] * 4))
+    assert enough(screened([None, full] + [None] * 5))
+    assert enough(screened([full, None, full, full]))  # n full fixes: no need to wait
+    distinct = shape.stop_rule("distinct", 2, failing, patience=100)
+    same_line = screened([full, full])
+    same_line[1].mutant = same_line[0].mutant
+    assert not distinct(same_line) and distinct(screened([full, full]))
+
+
+class PerTestSlot:
+    """Scripted screening: a failing test passes when the mutant's text contains its fix."""
+
+    def __init__(self, fixes: dict[str, str]) -> None:
+        self.fixes = fixes
+
+    async def screen(self, job: Job) -> Verdict:
+        text = next(iter(job.files.values()))
+        outcomes = {t: "passed" if self.fixes.get(t, "\0") in text else "failed" for t in job.phase1}
+        return Verdict("ok", outcomes | {t: "passed" for t in job.phase2})
+
+
+@pytest.mark.anyio
+async def test_partial_fixes_wait_longer_so_a_two_location_fix_is_still_found(tmp_path: Path) -> None:
+    """Two defects at two lines (as in the demo): each single mutant fixes one failing test.
+    The search stops early, yet only after both partial fixes are in (each new one restarts the
+    wait); their pair fixes both."""
+    text = "def f(a, b):\n    x = a - b\n    y = a * b\n    z = a + b + 1\n    w = b - a - 1\n    return x, y, z, w\n"
+    lines = {("m.py", 2): frozenset({"f1"}), ("m.py", 3): frozenset({"f2"}), ("m.py", 4): frozenset({"f1", "f2"}),
+             ("m.py", 5): frozenset({"f1", "f2"}), ("m.py", 6): frozenset({"f1", "f2"})}
+    failing = frozenset({"f1", "f2"})
+    spectrum = Spectrum(lines, failing, frozenset())
+    search = Search(tmp_path, {"m.py": text}, spectrum, localise.rank(spectrum))
+    prepared = search.prepare(search.ranked(), 1000)
+    slot = PerTestSlot({"f1": "x = a + b", "f2": "y = a + b"})
+    fixing = sorted(next(i for i, p in enumerate(prepared) if fix in next(iter(p.files.values()))) for fix in slot.fixes.values())
+    gap = fixing[1] - fixing[0]
+    enough = shape.stop_rule("variations", 3, failing, patience=5, partial_patience=gap)
+    done = await screen_in_order(prepared, [slot], Budget(), lambda p: Job(p.files, p.phase1, p.phase2, 1.0), enough)
+    assert len(done) == fixing[1] + gap + 1 < len(prepared)  # stopped early, `gap` past the latest partial fix
+    assert {tuple(p.fixed) for p in done if p.plausible} == {("f1",), ("f2",)}
+    pairs = search.prepare(search.combine(done), 100)
+    combos = await screen_in_order(pairs, [slot], Budget(), lambda p: Job(p.files, p.phase1, p.phase2, 1.0), lambda d: False)
+    assert any(shape.is_full(c, failing) for c in combos)
+    first = next(p for p in done if p.plausible)
+    never = shape.stop_rule("variations", 3, failing, patience=5, partial_patience=len(prepared))
+    assert not never(done[: done.index(first)])  # never before the first plausible mutant

@@ -24,6 +24,8 @@ class HistoryRecord(BaseModel):
     strategy: str | None = None
     commit: str | None = None
     green: bool = False
+    set_aside: list[str] = Field(default_factory=list)
+    """Failing tests the run stopped working on: no candidate edit ever changed their outcome."""
 
 
 @dataclass(frozen=True)
@@ -36,6 +38,27 @@ class Detection:
     similarity: float = 0.0
     regressed: tuple[str, str] | None = None
     """(before, after) commits of the latest drop: the change a surgical repair starts from."""
+
+
+SET_ASIDE_AFTER = 2
+"""Iterations running in which no screened edit moved a failing test before it is set aside."""
+
+
+def unmoved_streaks(streaks: dict[str, int], unmoved: list[str], failing: list[str]) -> dict[str, int]:
+    """Per failing test, iterations running in which the generator tried edits against it and
+    none made it pass; a test that moved, or passes now, starts again from nothing."""
+    still = set(failing)
+    return {t: streaks.get(t, 0) + 1 for t in unmoved if t in still}
+
+
+def to_set_aside(streaks: dict[str, int], already: list[str], after: int = SET_ASIDE_AFTER) -> list[str]:
+    """Tests whose streak reached `after` and are not set aside yet."""
+    return sorted(t for t, n in streaks.items() if n >= after and t not in already)
+
+
+def set_aside_before(records: list[HistoryRecord]) -> set[str]:
+    """Tests an earlier run set aside: a later run gives them one iteration, not two."""
+    return {t for record in records for t in record.set_aside}
 
 
 def stuck_tests(records: list[HistoryRecord], threshold: int = 3, flaky: frozenset[str] = frozenset()) -> list[str]:

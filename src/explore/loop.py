@@ -3,6 +3,7 @@ stop conditions, checkpoints after every step, and cleanup whatever happens."""
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import os
 import re
@@ -20,7 +21,7 @@ from . import debug_reports, known_failures
 from .affected import ImportMap
 from .config import Options, parse_size
 from .errors import BudgetExhausted, Escalation, UsageError
-from .models import PASSING, CandidatePlan, IterationRecord, Proposal, RunState, TestOutcome, TestRun
+from .models import PASSING, CandidatePlan, IterationRecord, PhaseTiming, Proposal, RunState, TestOutcome, TestRun
 from .progress import Display
 from .scheduler import FanOut, fan_out
 from .testing import BASELINE_TEST_TIMEOUT, derived_test_timeout, make_command, run_tests
@@ -41,6 +42,8 @@ class Runner:
     interrupted: bool = False
     refused: UsageError | None = None
     """Input found wrong once the baseline ran (targets matching no test): raised after cleanup."""
+    suite_s: float = 0.0
+    """Seconds of the last baseline (or resume re-test) not yet booked on an iteration's timing."""
 
     def __post_init__(self) -> None:
         self.root = self.info.root
@@ -126,6 +129,9 @@ class Runner:
             self.refused = exc
         finally:
             with anyio.CancelScope(shield=True):
+                closer = getattr(self.generator, "aclose", None)  # a generator's warm workers (mutate)
+                if closer is not None:
+                    await closer()
                 self.tracker.kill_all()
                 await anyio.to_thread.run_sync(self.pool.remove_all)
                 self.save()
@@ -140,7 +146,9 @@ class Runner:
         self.display.phase(f"baseline: running {self.test_command.describe()} on {self.run.base_commit[:10]}")
         path, _ = await anyio.to_thread.run_sync(self.pool.acquire, "a", self.run.base_commit)
         await self._setup_once(path)
-        run = await self._full_run(path, self.run_dir / "baseline.log")
+        started = time.monotonic()
+        run = await self._full_run(path, self.run_dir / "baseline.log", self._baseline_env(path))
+        self.suite_s = time.monotonic() - started
         if run.infra_error:
             raise Escalation("infrastructure", f"the baseline test run failed: {run.infra_error} (log: {run.log_path})", escalation.INFRASTRUCTURE_ACTION)
         self.run.baseline_skipped = sorted(i for i, o in run.outcomes.items() if o.outcome == "skipped")
@@ -167,6 +175,8 @@ class Runner:
         self.current_run = run
         self._set_current(run)
         self.run.baseline = self.run.current.model_copy()
+        earlier = history.set_aside_before(history.load(self.history_path)) & set(self.run.current_failing)
+        self.run.unmoved_streak = {t: history.SET_ASIDE_AFTER - 1 for t in sorted(earlier)}
         history.append(self.history_path, history.HistoryRecord(
             run_id=self.run.run_id, n=0, pass_rate=self.run.current.pass_rate, failing=self.run.current_failing,
             flaky=self.run.flaky, commit=self.run.current_commit, green=not self.run.current_failing))
@@ -233,7 +243,9 @@ class Runner:
         self.display.phase(f"resume {self.run.run_id}: re-testing {self.run.current_commit[:10]} (iteration {len(self.run.iterations)} done)")
         path, _ = await anyio.to_thread.run_sync(self.pool.acquire, "a", self.run.current_commit)
         await self._setup_once(path)
+        started = time.monotonic()
         run = await self._full_run(path, self.run_dir / f"resume-{int(time.time())}.log")
+        self.suite_s = time.monotonic() - started
         if run.infra_error:
             raise Escalation("infrastructure", f"the test run failed on resume: {run.infra_error}", escalation.INFRASTRUCTURE_ACTION)
         self.current_run = run
@@ -249,10 +261,19 @@ class Runner:
             if done.exit_code != 0:
                 raise Escalation("infrastructure", f"worktree_setup `{self.options.worktree_setup}` failed (exit {done.exit_code}): {done.output_tail.strip()[-300:]}", escalation.INFRASTRUCTURE_ACTION)
 
-    async def _full_run(self, path: Path, log: Path) -> TestRun:
+    def _baseline_env(self, path: Path) -> dict[str, str]:
+        """What the generator asks the baseline run to carry (mutate: per-test coverage, so its
+        first iteration needs no second run of the suite)."""
+        hook = getattr(self.generator, "baseline_env", None)
+        if hook is None or not self.test_command.is_pytest:
+            return {}
+        return hook(path, self.run_dir, self.run.base_commit, list(self.options.test_patterns))
+
+    async def _full_run(self, path: Path, log: Path, extra_env: dict[str, str] | None = None) -> TestRun:
         timeout = self.options.baseline_timeout or max(self.options.branch_timeout, 600.0)
+        command = dataclasses.replace(self.test_command, extra_env={**self.test_command.extra_env, **extra_env}) if extra_env else self.test_command
         with anyio.move_on_after(timeout) as scope:
-            run = await run_tests(self.test_command, path, log, tracker=self.tracker, memory_limit=self.memory_limit)
+            run = await run_tests(command, path, log, tracker=self.tracker, memory_limit=self.memory_limit)
             if run.oom:
                 raise Escalation("infrastructure", f"the full test suite exceeded the memory cap of {self.memory_limit / 2**20:,.0f} MiB ({run.infra_error})",
                                  "raise --branch-memory, or find what allocates without bound")
@@ -285,7 +306,7 @@ class Runner:
         flaky = frozenset(self.run.flaky)
         assert self.current_run is not None
         repair = targets.to_repair(self.run.current_failing, self.run.targets)
-        failing = [self.current_run.outcomes[i] for i in repair if i in self.current_run.outcomes]
+        failing = [self.current_run.outcomes[i] for i in repair if i in self.current_run.outcomes and i not in self.run.set_aside]
         detection = history.detect(
             records, [o.message for o in failing if o.id not in flaky], flaky=flaky | frozenset(self.run.preexisting_failures),
             stuck_threshold=self._threshold("exploratory", "stuck_iterations", 3),
@@ -306,6 +327,9 @@ class Runner:
             hint="\n".join(self.run.hints) or None, tracker=self.tracker, regression=detection.regressed,
         )
         self.save(f"iteration-{n}-propose")
+        timing = PhaseTiming(baseline=round(self.suite_s, 3))
+        self.suite_s = 0.0
+        started = time.monotonic()
         try:
             proposal = await self.generator.propose(request)
         except (Escalation, BudgetExhausted) as exc:
@@ -316,13 +340,15 @@ class Runner:
             log.write_text(traceback.format_exc(), encoding="utf-8")
             proposal = Proposal(reason=f"the generator failed: {type(exc).__name__}: {exc} (traceback in {log})",
                                 usage=getattr(exc, "usage", None) or {})
+        timing.propose = round(time.monotonic() - started, 3)
+        timing.coverage, timing.screening = proposal.timing.coverage, proposal.timing.screening
         add_usage(self.run.usage, proposal.usage)
         logger.debug("generator: %s", proposal.reason or "(no note)")
         plans = proposal.plans[: self.options.parallel]
         for letter, plan in zip(LETTERS, plans):
             plan.id = letter
         record = IterationRecord(n=n, strategy=choice.name, strategy_reason=choice.reason, generator_note=proposal.reason,
-                                 usage=dict(proposal.usage))
+                                 usage=dict(proposal.usage), timing=timing)
         if not plans:
             self.display.note(f"no candidates: {proposal.reason or 'the generator had no idea'}")
         else:
@@ -340,14 +366,20 @@ class Runner:
                 protected=targets.protected(self.run.baseline_ids, self.run.targets, self.run.preexisting_failures,
                                             flaky | frozenset(self.run.baseline_xfailed)),  # xfail stays allowed there
             )
+            started = time.monotonic()
             record.candidates = await fan_out(plans, ctx, self.options.parallel)
+            timing.validation = round(ctx.validation_s, 3)
+            timing.fanout = round(time.monotonic() - started - ctx.validation_s, 3)
             for candidate in record.candidates:
                 add_usage(record.usage, candidate.usage)
                 add_usage(self.run.usage, candidate.usage)
             self._escalate_from(ctx, plans)
             self.run.iterations.append(record)  # before the merge's checkpoint, so a kill keeps it
+            started = time.monotonic()
             self._merge_best(record, ctx, n)
+            timing.merge = round(time.monotonic() - started, 3)
         record.pass_rate, record.failed_tests = self.run.current.pass_rate, list(self.run.current_failing)
+        self._set_aside_unmoved(proposal.unmoved)
         if any(record.usage.values()):
             self.display.note(f"usage: iteration {n} {reports.usage_text(record.usage)}; run {reports.usage_text(self.run.usage)}")
         if not any(r is record for r in self.run.iterations):
@@ -356,10 +388,13 @@ class Runner:
         self._debug_report(record, failing)
         history.append(self.history_path, history.HistoryRecord(
             run_id=self.run.run_id, n=n, pass_rate=record.pass_rate, failing=record.failed_tests, flaky=self.run.flaky,
-            strategy=choice.name, commit=self.run.current_commit, green=not record.failed_tests))
+            strategy=choice.name, commit=self.run.current_commit, green=not record.failed_tests, set_aside=list(self.run.set_aside)))
         self._check_gate()
         if self.run.status == "running":
-            if n >= self.options.max_iterations:
+            left = [t for t in targets.to_repair(self.run.current_failing, self.run.targets) if t not in self.run.set_aside and t not in flaky]
+            if not left and self.run.set_aside:
+                self.run.status, self.run.stop_reason = "failed", f"only set-aside failures remain: {', '.join(self.run.set_aside)}"
+            elif n >= self.options.max_iterations:
                 self.run.status, self.run.stop_reason = "failed", f"max iterations ({self.options.max_iterations}) spent"
             elif self.run.no_progress >= self.options.no_progress_limit:
                 self.run.status, self.run.stop_reason = "failed", f"no progress in {self.run.no_progress} iterations in a row"
@@ -377,6 +412,15 @@ class Runner:
                 record.commit = tip
             self.run.current_commit = self.run.merged_commit = tip
         self.display.note(f"debug report: {path.relative_to(self.root)}" + (f" (committed as {tip[:10]})" if tip else ""))
+
+    def _set_aside_unmoved(self, unmoved: list[str]) -> None:
+        """A failing test that no edit the generator tried has moved, in two iterations running,
+        is set aside: later iterations no longer aim at it (and the history remembers it)."""
+        self.run.unmoved_streak = history.unmoved_streaks(self.run.unmoved_streak, unmoved, self.run.current_failing)
+        new = history.to_set_aside(self.run.unmoved_streak, self.run.set_aside)
+        if new:
+            self.run.set_aside += new
+            self.display.note(f"setting aside {', '.join(new)}: no edit tried in {history.SET_ASIDE_AFTER} iterations running changed its outcome")
 
     def import_map(self, worktree: Path) -> ImportMap:
         files = {i.split("::", 1)[0] for i in self.run.baseline_ids if "::" in i}

@@ -89,11 +89,34 @@ class CandidatePlan(BaseModel):
     """Generator-private details carried from propose to realise (JSON-serialisable)."""
 
 
+class PhaseTiming(BaseModel):
+    """Seconds an iteration spent per phase (wall clock). `baseline` is the full-suite run before
+    the first iteration (or a resumed run's re-test), booked on the iteration that follows it;
+    `propose` is the generator's whole proposal, of which `coverage` and `screening` are mutate's
+    per-test coverage run and mutant screening; `fanout` is the candidates' worktrees, patches and
+    first test runs; `validation` the full-suite runs of the best candidates; `merge` the commit."""
+
+    baseline: float = 0.0
+    propose: float = 0.0
+    coverage: float = 0.0
+    screening: float = 0.0
+    fanout: float = 0.0
+    validation: float = 0.0
+    merge: float = 0.0
+
+    def total(self) -> float:
+        return self.baseline + self.propose + self.fanout + self.validation + self.merge
+
+
 class Proposal(BaseModel):
     plans: list[CandidatePlan] = Field(default_factory=list)
     reason: str | None = None
     """Why there are fewer plans than asked (or none): the generator's honest account."""
     usage: dict[str, float] = Field(default_factory=dict)
+    timing: PhaseTiming = Field(default_factory=PhaseTiming)
+    """The generator's own phases (coverage, screening); the loop adds the rest."""
+    unmoved: list[str] = Field(default_factory=list)
+    """Failing tests the generator tried edits against without any making them pass."""
 
 
 class Realised(BaseModel):
@@ -140,6 +163,7 @@ class IterationRecord(BaseModel):
     usage: dict[str, float] = Field(default_factory=dict)
     """What the generator spent this iteration: its proposal and every candidate."""
     generator_note: str | None = None
+    timing: PhaseTiming = Field(default_factory=PhaseTiming)
 
 
 class EscalationInfo(BaseModel):
@@ -181,6 +205,10 @@ class RunState(BaseModel):
     """Remaining failing test → high | medium | low."""
     iterations: list[IterationRecord] = Field(default_factory=list)
     no_progress: int = 0
+    unmoved_streak: dict[str, int] = Field(default_factory=dict)
+    """Failing test → iterations running in which no tried edit made it pass."""
+    set_aside: list[str] = Field(default_factory=list)
+    """Failing tests the run stopped spending iterations on (no edit ever moved them)."""
     escalation: EscalationInfo | None = None
     stop_reason: str | None = None
     hints: list[str] = Field(default_factory=list)
@@ -224,3 +252,4 @@ class Summary(BaseModel):
     usage: dict[str, float] = Field(default_factory=dict)
     targets: list[str] | None = None
     preexisting_failures: list[str] = Field(default_factory=list)
+    set_aside: list[str] = Field(default_factory=list)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from . import scoring
-from .models import CandidateResult, IterationRecord, RunState, Summary
+from .models import CandidateResult, IterationRecord, PhaseTiming, RunState, Summary
 
 EXIT_CODES = {"succeeded": 0, "partial": 0, "failed": 1, "escalated": 3, "interrupted": 130, "running": 1}
 
@@ -32,6 +32,7 @@ def summary(run: RunState, report_path: Path | None) -> Summary:
         usage=run.usage,
         targets=run.targets,
         preexisting_failures=run.preexisting_failures,
+        set_aside=run.set_aside,
     )
 
 
@@ -46,6 +47,17 @@ def usage_text(usage: dict[str, float]) -> str:
     cached = int(usage.get("cache_read_input_tokens", 0))
     return (f"${usage.get('cost_usd', 0):.4f}, {usage.get('calls', 0):g} calls, {tokens_in:,} tokens in "
             f"({cached:,} cache reads), {int(usage['output_tokens']):,} out")
+
+
+def timing_text(timing: PhaseTiming) -> str:
+    """`baseline 3.4s · coverage 1.2s · screening 4.0s · …`: the phases that took any time (a
+    generator that does not split its proposal shows it whole)."""
+    split = timing.coverage + timing.screening > 0
+    phases = [("baseline", timing.baseline), ("coverage", timing.coverage), ("screening", timing.screening),
+              ("other proposal" if split else "proposal", timing.propose - (timing.coverage + timing.screening)),
+              ("fan-out", timing.fanout), ("validation", timing.validation), ("merge", timing.merge)]
+    shown = [f"{name} {seconds:.1f}s" for name, seconds in phases if seconds >= 0.05]
+    return " · ".join(shown) + f" (total {timing.total():.1f}s)"
 
 
 def help_needed(run: RunState) -> list[str]:
@@ -107,9 +119,13 @@ def markdown(run: RunState) -> str:
         if any(record.usage.values()):
             per_candidate = ", ".join(f"{c.id} ${c.usage['cost_usd']:.4f}" for c in record.candidates if "cost_usd" in c.usage)
             lines.append(f"Usage: {usage_text(record.usage)}" + (f" — candidates: {per_candidate}" if per_candidate else ""))
+        if record.timing.total():
+            lines.append(f"Time: {timing_text(record.timing)}")
     if run.flaky:
         lines += ["", "## Flaky tests (not counted)", *[f"- `{t}`" for t in run.flaky]]
     lines += target_lines(run)
+    if run.set_aside:
+        lines += ["", "## Set aside (no edit ever changed their outcome)", *[f"- `{t}`" for t in run.set_aside]]
     if run.current_failing:
         lines += ["", "## Remaining failures", *[f"- `{t}` ({run.criticality.get(t, 'high')} criticality)" for t in run.current_failing]]
     return "\n".join(lines) + "\n"

@@ -54,6 +54,8 @@ class FanOut:
     patches: dict[str, str] = field(default_factory=dict)
     keys: dict[str, str] = field(default_factory=dict)
     infra_error: str | None = None
+    validation_s: float = 0.0
+    """Wall time of `validate`: the full-suite runs of the best candidates (for the timing)."""
     stop: Exception | None = None
     """An escalation or budget stop raised inside a candidate: ends the run after the fan-out."""
     destructive: dict[str, escalation.Pattern] = field(default_factory=dict)
@@ -256,6 +258,14 @@ async def validate(results: list[CandidateResult], ctx: FanOut) -> None:
     """Full-suite validation of the candidates selection made look best, best first, until one
     holds up or none can still beat what is validated: a selection miss costs time, never a
     wrong merge."""
+    started = time.monotonic()
+    try:
+        await _validate(results, ctx)
+    finally:
+        ctx.validation_s += time.monotonic() - started
+
+
+async def _validate(results: list[CandidateResult], ctx: FanOut) -> None:
     floor = max([ctx.current_rate] + [r.pass_rate for r in results if r.status == CandidateStatus.ok and r.validated])
     pending = [r for r in results if r.status == CandidateStatus.ok and not r.validated and r.id in ctx.runs]
     for result in sorted(pending, key=_rank_key, reverse=True):

@@ -7,8 +7,16 @@ Three uses:
   its timeout and answers one JSON line per request.
 - `-p <this module>` with EXPLORE_MUTATE_REQUEST set: the same screening in a fresh
   `python -m pytest` (the baseline design the benchmark compares against).
-- `-p <this module>` with EXPLORE_MUTATE_MODE=coverage: per-test coverage contexts (node ids)
-  under `coverage run`, or a line tracer when coverage is not installed.
+- `-p <this module>` with EXPLORE_MUTATE_MODE=coverage: per-test lines (contexts named by node
+  ids) measured through coverage's Python API, read back with `CoverageData.contexts_by_lineno`
+  in this process (no `coverage json`), or a line tracer when coverage is not installed;
+  EXPLORE_MUTATE_MODE=baseline: the same, riding along the run's baseline, when that run keeps
+  every test in this process.
+
+Wherever it needs per-test data, it neutralises the options of the user's configuration that
+move tests out of this process or stop or repeat them (`-n`/`--dist`, `--forked`, `-x`/`--maxfail`,
+`--lf`/`--ff`/`--sw`, `--reruns`) and reports which it overrode; plugins that reorder tests are
+accommodated (the screening's own order is applied last).
 """
 
 from __future__ import annotations
@@ -113,6 +121,51 @@ class Recorder:
 
 PYTEST_ARGS = ["-q", "-p", "no:cacheprovider", "--tb=no", "-rN", "--no-header", "-s"]
 
+# (option dest, value that turns it off, how the user writes it)
+NEUTRAL = (
+    ("numprocesses", 0, "-n/--dist (pytest-xdist)"),
+    ("dist", "no", "-n/--dist (pytest-xdist)"),
+    ("tx", [], "-n/--dist (pytest-xdist)"),
+    ("looponfail", False, "--looponfail (pytest-xdist)"),
+    ("forked", False, "--forked (pytest-forked)"),
+    ("maxfail", 0, "-x/--maxfail"),
+    ("lf", False, "--lf"),
+    ("failedfirst", False, "--ff"),
+    ("newfirst", False, "--nf"),
+    ("stepwise", False, "--sw"),
+    ("stepwise_skip", False, "--sw-skip"),
+    ("reruns", 0, "--reruns (pytest-rerunfailures)"),
+)
+
+
+def distributed(config):
+    """True when this run sends its tests elsewhere (xdist workers, forked children)."""
+    option = config.option
+    dist = getattr(option, "dist", "no")
+    return bool(getattr(option, "numprocesses", None) or (dist not in (None, "no") and getattr(option, "tx", None))
+                or getattr(option, "forked", False))
+
+
+class Neutraliser:
+    """Turns off, before any plugin acts on them, the options that would hide per-test data from
+    this process; `overridden` says which were on (for the report)."""
+
+    def __init__(self):
+        self.overridden = []
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_configure(self, config):
+        self.apply(config)
+
+    def apply(self, config):
+        option = config.option
+        for dest, off, text in NEUTRAL:
+            value = getattr(option, dest, off)
+            if value and value != off:
+                setattr(option, dest, off)
+                if text not in self.overridden:
+                    self.overridden.append(text)
+
 
 class Warm:
     """pytest configured and its session started once, in the parent: every fork only collects
@@ -120,6 +173,7 @@ class Warm:
 
     def __init__(self):
         self.recorder = Recorder([], [], 10**6)
+        self.neutraliser = Neutraliser()
         self.config = None
         self.session = None
         self.imported = set()
@@ -128,7 +182,7 @@ class Warm:
         from _pytest.config import _prepareconfig
         from _pytest.main import Session
 
-        config = _prepareconfig(list(PYTEST_ARGS), plugins=[self.recorder])
+        config = _prepareconfig(list(PYTEST_ARGS), plugins=[self.recorder, self.neutraliser])
         session = Session.from_config(config)
         config._do_configure()
         config.hook.pytest_sessionstart(session=session)
@@ -169,7 +223,7 @@ def screen(request, prepared=None):
     sys.meta_path.insert(0, MutantFinder(files))
     recorder = Recorder(request["phase1"], request["phase2"], request.get("giveup", 10**6), request.get("stop", True))
     started = time.monotonic()
-    code = pytest.main([*PYTEST_ARGS, *request["phase1"], *request["phase2"]], plugins=[recorder])
+    code = pytest.main([*PYTEST_ARGS, *request["phase1"], *request["phase2"]], plugins=[recorder, Neutraliser()])
     return {"status": "ok", "exit": int(code), "outcomes": recorder.outcomes, "duration": time.monotonic() - started}
 
 
@@ -261,22 +315,38 @@ def serve(root, preload):
     except BaseException as exc:  # an unusual pytest: every fork runs a whole pytest.main instead
         prepared = None
         note = f"plain pytest.main per mutant ({type(exc).__name__}: {exc})"[:300]
-    hello = {"ready": True, "pid": os.getpid(), "warm_s": time.monotonic() - started, "mode": note}
+    hello = {"ready": True, "pid": os.getpid(), "warm_s": time.monotonic() - started, "mode": note,
+             "overridden": prepared.neutraliser.overridden if prepared is not None else []}
     proto.write(json.dumps(hello) + "\n")
     for line in sys.stdin:
         if not line.strip():
             continue
         request = json.loads(line)
+        if "changed" in request:  # a new iteration: still good unless this process imported a changed file
+            stale = prepared is not None and any(os.path.realpath(f) in prepared.imported for f in request["changed"])
+            proto.write(json.dumps({"stale": stale}) + "\n")
+            if stale:
+                return
+            continue
         answer = fork_screen(request, devnull, prepared)
         answer["id"] = request.get("id")
         proto.write(json.dumps(answer) + "\n")
 
 
-# --- as a pytest plugin (`-p`): fresh-process screening, or coverage contexts ----------------
+# --- as a pytest plugin (`-p`): fresh-process screening, or per-test coverage ----------------
 
 _recorder = None
 _tracer = None
+_coverage = None
 _request = None
+_neutraliser = Neutraliser()
+_skipped = None
+"""Why a baseline run measured nothing (its tests ran in other processes)."""
+_mode = os.environ.get(MODE_ENV) if __name__ != "__main__" else None
+_result_path = os.environ.get(RESULT_ENV) if __name__ != "__main__" else None
+if _mode:  # a pytest the tests start in turn inherits the -p but measures and writes nothing
+    os.environ.pop(MODE_ENV, None)
+    os.environ.pop(RESULT_ENV, None)
 if os.environ.get(REQUEST_ENV) and __name__ != "__main__":
     # At import, before conftest files load: a conftest that imports the module gets the mutant.
     with open(os.environ[REQUEST_ENV], encoding="utf-8") as _handle:
@@ -284,6 +354,38 @@ if os.environ.get(REQUEST_ENV) and __name__ != "__main__":
     sys.meta_path.insert(0, MutantFinder(_request["files"]))
 
 
+def _start_coverage():
+    """Coverage through its API from this import on (before conftest files import the project),
+    measuring the project's files only; None when coverage is not installed or already running."""
+    try:
+        import coverage
+    except ImportError:
+        return None
+    if coverage.Coverage.current() is not None:
+        return None
+    cov = coverage.Coverage(data_file=None, source=[os.getcwd()], omit=json.loads(os.environ.get(OMIT_ENV, "[]")),
+                            branch=False, config_file=False)
+    cov.start()
+    return cov
+
+
+if _mode in ("coverage", "baseline") and _request is None:
+    _coverage = _start_coverage()
+
+
+def coverage_report(cov, root):
+    """`{"files": {relative path: {"contexts": {line: [node ids]}}}}` from coverage's data, read
+    in this process."""
+    data = cov.get_data()
+    root = os.path.realpath(root) + os.sep
+    files = {}
+    for path in data.measured_files():
+        real = os.path.realpath(path)
+        if not real.startswith(root):
+            continue
+        by_line = data.contexts_by_lineno(path)
+        files[real[len(root):]] = {"contexts": {str(n): sorted(c) for n, c in by_line.items()}}
+    return {"files": files}
 class LineTracer:
     """Per-test executed lines without coverage.py: a settrace fallback, same output shape."""
 
@@ -323,56 +425,58 @@ class LineTracer:
 def _switch(context):
     if _tracer is not None:
         _tracer.context = context
-        return
-    try:
-        import coverage
-
-        current = coverage.Coverage.current()
-    except ImportError:
-        current = None
-    if current is not None:
-        current.switch_context(context)
+    elif _coverage is not None:
+        _coverage.switch_context(context)
 
 
+@pytest.hookimpl(tryfirst=True)
 def pytest_configure(config):
-    global _recorder, _tracer
+    global _recorder, _tracer, _coverage, _skipped
     if _request is not None:
+        _neutraliser.apply(config)
         _recorder = Recorder(_request["phase1"], _request["phase2"], _request.get("giveup", 10**6), _request.get("stop", True))
         config.pluginmanager.register(_recorder, "explore-mutate-recorder")
-    elif os.environ.get(MODE_ENV) == "coverage":
-        _recorder = Recorder([], [], 10**6)
-        config.pluginmanager.register(_recorder, "explore-mutate-recorder")
-        try:
-            import coverage
-
-            active = coverage.Coverage.current() is not None
-        except ImportError:
-            active = False
-        if not active:
+    elif _mode == "baseline" and (hasattr(config, "workerinput") or distributed(config)):
+        # the user's run sends tests to other processes: this run measures nothing, mutate will
+        if _coverage is not None:
+            _coverage.stop()
+            _coverage = None
+        _skipped = "the baseline ran its tests in other processes (xdist or --forked)"
+    elif _mode == "coverage":
+        _neutraliser.apply(config)
+        if _coverage is None:
             _tracer = LineTracer(os.getcwd(), json.loads(os.environ.get(OMIT_ENV, "[]")))
             sys.settrace(_tracer.trace)
 
 
 def pytest_runtest_logstart(nodeid, location):
-    if os.environ.get(MODE_ENV) == "coverage":
-        _switch(nodeid)
+    _switch(nodeid)
 
 
 def pytest_runtest_logfinish(nodeid, location):
-    if os.environ.get(MODE_ENV) == "coverage":
-        _switch("")
+    _switch("")
 
 
 def pytest_unconfigure(config):
     if _tracer is not None:
         sys.settrace(None)
-    path = os.environ.get(RESULT_ENV)
-    if path and _recorder is not None:
+    if _coverage is not None:
+        _coverage.stop()
+    path = _result_path
+    if not path or hasattr(config, "workerinput"):
+        return
+    if _request is not None and _recorder is not None:
         data = {"status": "ok", "outcomes": _recorder.outcomes}
+    elif _mode in ("coverage", "baseline"):
+        data = {"status": "skipped", "reason": _skipped} if _skipped else {"status": "ok", "overridden": _neutraliser.overridden}
         if _tracer is not None:
             data["trace"] = _tracer.report()
-        with open(path, "w", encoding="utf-8") as handle:
-            json.dump(data, handle)
+        elif _coverage is not None:
+            data["trace"] = coverage_report(_coverage, os.getcwd())
+    else:
+        return
+    with open(path, "w", encoding="utf-8") as handle:
+        json.dump(data, handle)
 
 
 if __name__ == "__main__":

@@ -19,7 +19,7 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from ... import procs
-from ...models import CandidatePlan, Proposal, Realised
+from ...models import CandidatePlan, PhaseTiming, Proposal, Realised
 from ..base import CandidateContext, ProposalRequest
 from . import localise, shape
 from .screen import Job, Screener
@@ -43,8 +43,11 @@ class MutateOptions(BaseModel):
     """Seconds per mutant (default: from the coverage run's duration, 2–30 s)."""
     memory_mb: int = 512
     """Address space a mutant may add before it is stopped."""
-    patience: int = 150
-    """Mutants screened past the first plausible one before settling for what was found."""
+    patience: int = 40
+    """Mutants screened past the first full fix (one that fixes every failing test) before
+    settling for what was found."""
+    partial_patience: int = 120
+    """Mutants screened past the latest partial fix, when there is no full one, before settling."""
     giveup: int = 3
     """Failing tests a mutant may fail, fixing none, before it is dropped."""
     max_lines: int = 40
@@ -71,6 +74,30 @@ class MutateGenerator:
         if self.settings.formula not in localise.FORMULAS:
             raise ValueError(f"unknown mutate formula {self.settings.formula!r}: choose one of {', '.join(localise.FORMULAS)}")
         self.parallel = int(options.get("parallel") or 3)
+        self._baseline: tuple[str, Path] | None = None
+        """(commit, result file) of per-test coverage recorded by the loop's baseline run."""
+        self._screener: Screener | None = None
+        self._screener_at: tuple[tuple, str] | None = None
+        """(what the screener was opened for, the commit its workers last saw)."""
+
+    def baseline_env(self, workdir: Path, run_dir: Path, commit: str, test_patterns: list[str]) -> dict[str, str]:
+        """Environment that makes the loop's baseline run record per-test coverage as well, so the
+        first iteration needs no second suite run (a baseline that sends its tests to other
+        processes records nothing, and propose runs its own)."""
+        folder = run_dir / "mutate-baseline"
+        result = folder / "coverage-run.json"
+        folder.mkdir(parents=True, exist_ok=True)
+        result.unlink(missing_ok=True)
+        self._baseline = (commit, result)
+        addopts = " ".join(x for x in (os.environ.get("PYTEST_ADDOPTS", ""), f"-p {localise.PLUGIN_NAME}") if x)
+        return {**localise.coverage_env(workdir, folder, "baseline", result, test_patterns), "PYTEST_ADDOPTS": addopts}
+
+    def _from_baseline(self, request: ProposalRequest, failing: frozenset[str], longreprs: list[str]) -> localise.Collected | None:
+        if self._baseline is None or self._baseline[0] != request.current_commit:
+            return None
+        found = localise.read_result(self._baseline[1], failing, request.passing, longreprs)
+        self._baseline = None  # once: a later iteration at this commit measures afresh
+        return found if found.measured and found.spectrum.lines else None
 
     async def propose(self, request: ProposalRequest) -> Proposal:
         started = time.monotonic()
@@ -83,17 +110,21 @@ class MutateGenerator:
         run_dir = request.run_dir / "mutate"
         python = request.test_command.python or sys.executable
         longreprs = [t.longrepr or t.message for t in request.failing]
-        spectrum, coverage_s = await localise.collect(
+        coverage_started = time.monotonic()
+        collected = self._from_baseline(request, failing, longreprs) or await localise.collect(
             python, request.scratch, run_dir, failing, request.passing, request.test_patterns, request.tracker, longreprs,
             test_timeout=request.test_command.test_timeout,
         )
+        coverage_s = time.monotonic() - coverage_started
+        spectrum = collected.spectrum
+        overridden = list(collected.overridden)
 
         def excluded(file: str) -> bool:
             return localise.is_test_file(file, request.test_patterns) or not (request.scratch / file).is_file()
 
         suspects = localise.rank(spectrum, settings.formula, excluded)
         if not suspects:
-            return Proposal(reason="no source line outside the tests is run by the failing tests: nothing to mutate")
+            return Proposal(reason="no source line outside the tests is run by the failing tests: nothing to mutate" + overrides_note(overridden))
         sources = {s.file: (request.scratch / s.file).read_text(encoding="utf-8") for s in suspects}
         policy = request.strategy.mutation
         changed = await changed_lines(request) if policy.single_token else {}
@@ -104,7 +135,7 @@ class MutateGenerator:
         budget = Budget(settings.budget_mutants, settings.budget_seconds)
         prepared = search.prepare(search.ranked(), settings.budget_mutants)
         lanes = settings.lanes or max(1, min(self.parallel, os.cpu_count() or 1))
-        enough = shape.stop_rule(request.strategy.shape, request.n, failing, settings.patience)
+        enough = shape.stop_rule(request.strategy.shape, request.n, failing, settings.patience, settings.partial_patience)
 
         timeout = settings.mutant_timeout or 30.0
 
@@ -112,8 +143,10 @@ class MutateGenerator:
             return Job(item.files, item.phase1, item.phase2, timeout, settings.giveup, settings.memory_mb)
 
         combos: list[Prepared] = []
+        screen_started = time.monotonic()
         preload = third_party_imports(request.scratch, list(sources) + sorted({t.split("::")[0] for t in failing}))
-        async with Screener(settings.design, python, request.scratch, run_dir, lanes, preload, request.tracker) as screener:
+        screener = await self._warm_screener(request, python, run_dir, lanes, preload)
+        try:
             if prepared and not settings.mutant_timeout:
                 timeout = await calibrate(screener, prepared, frozenset(t.id for t in request.failing if t.outcome == "timeout"))
             singles = await screen_in_order(prepared, screener.slots, budget, job_for, enough)
@@ -122,19 +155,52 @@ class MutateGenerator:
             if (policy.max_edits >= 2 or stuck) and no_full and not budget.exhausted():
                 pairs = search.prepare(search.combine(singles), budget.mutants - budget.screened)
                 combos = await screen_in_order(pairs, screener.slots, budget, job_for, lambda done: False)
+            overridden += [o for o in screener.overridden() if o not in overridden]
+        except BaseException:
+            await self.aclose()  # a worker may be out of step: the next iteration starts afresh
+            raise
+        finally:
+            if request.tracker is None:  # no run to end the warm workers later: end them now
+                await self.aclose()
+        screening_s = time.monotonic() - screen_started
         chosen = shape.choose(request.strategy.shape, request.n, singles, combos)
         top_score = max((p.score for p in singles), default=0.0)
         plans = [shape.to_plan(item, failing, top_score) for item in chosen]
         elapsed = time.monotonic() - started
         screened = len(singles) + len(combos)
         screen_s = max(elapsed - coverage_s, 1e-9)
-        reason = explain(chosen, singles, combos, failing, budget, search, suspects, request.n, elapsed)
+        early = len(singles) < len(prepared) and not budget.exhausted()
+        reason = explain(chosen, singles, combos, failing, budget, search, suspects, request.n, elapsed, early) + overrides_note(overridden)
         write_log(run_dir / "search.json", settings, singles, combos, search, suspects, coverage_s, elapsed)
         return Proposal(
             plans=plans,
             reason=reason,
             usage={"mutants_screened": float(screened), "mutants_per_s": round(screened / screen_s, 2), "mutate_s": round(elapsed, 2)},
+            timing=PhaseTiming(coverage=round(coverage_s, 3), screening=round(screening_s, 3)),
+            unmoved=unmoved(singles + combos),
         )
+
+    async def _warm_screener(self, request: ProposalRequest, python: str, run_dir: Path, lanes: int, preload: list[str]) -> Screener:
+        """The run's screener: kept across iterations while it screens the same worktree the same
+        way, told which files changed since (a worker restarts only when it imported one)."""
+        key = (self.settings.design, python, str(request.scratch), os.stat(request.scratch).st_ino, lanes, id(request.tracker))
+        if self._screener is not None and self._screener_at is not None and self._screener_at[0] == key:
+            changed = await changed_files(request, self._screener_at[1])
+            if changed is not None:
+                await self._screener.refresh(changed)
+                self._screener_at = (key, request.current_commit)
+                return self._screener
+        await self.aclose()
+        screener = Screener(self.settings.design, python, request.scratch, run_dir, lanes, preload, request.tracker)
+        await screener.__aenter__()
+        self._screener, self._screener_at = screener, (key, request.current_commit)
+        return screener
+
+    async def aclose(self) -> None:
+        """End the warm screening workers (the loop calls it when the run ends)."""
+        screener, self._screener, self._screener_at = self._screener, None, None
+        if screener is not None:
+            await screener.aclose()
 
     async def realise(self, plan: CandidatePlan, context: CandidateContext) -> Realised:
         if not plan.patch:
@@ -146,6 +212,27 @@ class MutateGenerator:
         if done.exit_code != 0:
             raise ApplyFailed(f"git apply failed for {plan.location}: {done.output_tail.strip()[-300:]}")
         return Realised(confidence=plan.confidence, hypothesis=plan.hypothesis)
+
+
+def unmoved(screened: list[Prepared]) -> list[str]:
+    """Failing tests that ran against at least one mutant and passed under none: the loop sets
+    aside one that stays so for two iterations running."""
+    moved: dict[str, bool] = {}
+    for item in screened:
+        if item.verdict is None or item.verdict.status != "ok":
+            continue
+        for test in item.phase1:
+            outcome = item.verdict.outcomes.get(test)
+            if outcome is not None:
+                moved[test] = moved.get(test, False) or outcome == "passed"
+    return sorted(t for t, yes in moved.items() if not yes)
+
+
+def overrides_note(overridden: list[str]) -> str:
+    """The user's pytest options mutate turned off in its own runs, said so in the report."""
+    if not overridden:
+        return ""
+    return f"; overrode the project's pytest options {', '.join(overridden)} for per-test coverage and screening (they send tests elsewhere, stop or repeat them)"
 
 
 async def calibrate(screener: Screener, prepared: list[Prepared], hung: frozenset[str] = frozenset()) -> float:
@@ -161,12 +248,12 @@ async def calibrate(screener: Screener, prepared: list[Prepared], hung: frozense
 
 
 def explain(chosen: list[Prepared], singles: list[Prepared], combos: list[Prepared], failing: frozenset[str],
-            budget: Budget, search: Search, suspects: list, n: int, elapsed: float) -> str:
+            budget: Budget, search: Search, suspects: list, n: int, elapsed: float, early: bool = False) -> str:
     """The generator's honest account: what was searched, what was found, why fewer than n."""
     screened = len(singles) + len(combos)
     full = sum(1 for p in singles + combos if shape.is_full(p, failing))
     partial = sum(1 for p in singles + combos if p.plausible) - full
-    stop = "budget spent" if budget.exhausted() else "search complete"
+    stop = "budget spent" if budget.exhausted() else "stopped early: enough for the strategy" if early else "search complete"
     head = (f"screened {screened} mutants at {len(search.suspects)} of {len(suspects)} suspicious lines in {elapsed:.1f}s "
             f"({stop}): {full} fix all {len(failing)} failing tests, {partial} fix some")
     if not chosen:
@@ -205,6 +292,17 @@ async def changed_lines(request: ProposalRequest) -> dict[str, set[int]]:
         if found:
             return found
     return {}
+
+
+async def changed_files(request: ProposalRequest, since: str) -> list[str] | None:
+    """Absolute paths of the files that differ between `since` and the current commit (None when
+    git cannot tell: the caller starts afresh)."""
+    if since == request.current_commit:
+        return []
+    done = await procs.run(["git", "diff", "--name-only", "--no-color", since, request.current_commit], request.scratch, tracker=request.tracker)
+    if done.exit_code != 0:
+        return None
+    return [str(request.scratch / name) for name in done.output_tail.splitlines() if name.strip()]
 
 
 def parse_changed(diff: str) -> dict[str, set[int]]:

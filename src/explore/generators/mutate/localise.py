@@ -1,10 +1,11 @@
 """Spectrum-based fault localisation: per-test line coverage, then a suspiciousness per line.
 
-One pytest run under `coverage run` in the scratch worktree with the project's interpreter; a
-small plugin (_worker.py) switches coverage's dynamic context to each test's node id, so every
-test's lines come out of one run with exact pytest ids (coverage's own `test_function` contexts
-lose parametrisation and classes). Without coverage in the project's interpreter the same plugin
-traces lines itself.
+One pytest run in the scratch worktree with the project's interpreter — or the loop's baseline
+itself, when it can carry the measurement — where a small plugin (_worker.py) starts coverage
+through its API, switches its dynamic context to each test's node id, and reads the data back
+in the same process (`contexts_by_lineno`), so every test's lines come out of one run with exact
+pytest ids (coverage's own `test_function` contexts lose parametrisation and classes). Without
+coverage in the project's interpreter the same plugin traces lines itself.
 """
 
 from __future__ import annotations
@@ -142,6 +143,50 @@ def plugin_env(workdir: Path, run_dir: Path) -> dict[str, str]:
     return env
 
 
+def omit_patterns(test_patterns: Iterable[str] = ()) -> list[str]:
+    return [f"*/{p}" if not p.startswith("*") else p for p in (*DEFAULT_TEST_PATTERNS, *NEVER_SOURCE, *test_patterns)]
+
+
+def coverage_env(workdir: Path, run_dir: Path, mode: str, result_path: Path, test_patterns: Iterable[str] = ()) -> dict[str, str]:
+    """What a pytest run needs to load the plugin and record per-test lines into result_path
+    (mode `coverage`: mutate's own run; `baseline`: riding along the loop's baseline)."""
+    return {
+        **plugin_env(workdir, run_dir),
+        "EXPLORE_MUTATE_MODE": mode,
+        "EXPLORE_MUTATE_RESULT": str(result_path),
+        "EXPLORE_MUTATE_OMIT": json.dumps(omit_patterns(test_patterns)),
+        "COVERAGE_CORE": "ctrace",
+    }
+
+
+@dataclass
+class Collected:
+    """What a per-test coverage run gave: the spectrum, its seconds, the user's pytest options
+    it had to override, and whether the run measured anything at all."""
+
+    spectrum: Spectrum
+    seconds: float = 0.0
+    overridden: list[str] = field(default_factory=list)
+    measured: bool = True
+
+
+def read_result(result_path: Path, failing: Iterable[str], passing: Iterable[str], longreprs: Iterable[str] = ()) -> Collected:
+    """The plugin's result file as a spectrum; `measured` False when it holds no per-test lines."""
+    try:
+        raw = json.loads(result_path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        raw = {}
+    report = raw.get("trace") if raw.get("status") == "ok" else None
+    lines: dict[tuple[str, int], frozenset[str]] = {}
+    for file, info in (report or {}).get("files", {}).items():
+        rel = Path(file).as_posix()
+        for number, contexts in (info.get("contexts") or {}).items():
+            if int(number) >= 1:
+                lines[(rel, int(number))] = frozenset(c.split("|")[0] for c in contexts)
+    spectrum = Spectrum(lines, frozenset(failing), frozenset(passing), crash_lines(longreprs))
+    return Collected(spectrum, overridden=list(raw.get("overridden") or []), measured=report is not None)
+
+
 async def collect(
     python: str,
     workdir: Path,
@@ -152,54 +197,21 @@ async def collect(
     tracker: procs.ProcessTracker | None = None,
     longreprs: Iterable[str] = (),
     test_timeout: float | None = None,
-) -> tuple[Spectrum, float]:
-    """Run the suite once with per-test coverage in workdir; the spectrum and how long it took."""
+) -> Collected:
+    """Run the suite once with per-test coverage in workdir (the plugin measures through
+    coverage's API and reads the data back in the same process)."""
     run_dir.mkdir(parents=True, exist_ok=True)
-    omit = [f"*/{p}" if not p.startswith("*") else p for p in (*DEFAULT_TEST_PATTERNS, *NEVER_SOURCE, *test_patterns)]
-    rc = run_dir / "coveragerc"
-    data = run_dir / "coverage.data"
-    out_json = run_dir / "coverage.json"
     result_path = run_dir / "coverage-run.json"
-    for stale in (data, out_json, result_path):
-        stale.unlink(missing_ok=True)
-    rc.write_text(
-        "[run]\nsource = .\nrelative_files = True\nbranch = False\n"
-        f"data_file = {data}\nomit =\n" + "".join(f"    {p}\n" for p in omit),
-        encoding="utf-8",
-    )
-    env = {
-        **plugin_env(workdir, run_dir),
-        "EXPLORE_MUTATE_MODE": "coverage",
-        "EXPLORE_MUTATE_RESULT": str(result_path),
-        "EXPLORE_MUTATE_OMIT": json.dumps(omit),
-        "COVERAGE_CORE": "ctrace",
-    }
-    pytest_args = ["-m", "pytest", "-p", "no:cacheprovider", "-q", "--tb=no", "-p", PLUGIN_NAME,
-                   *plugin_args(test_timeout, run_dir / "coverage.record")]  # a looping test stops at its limit
-    probe = await procs.run([python, "-c", "import coverage"], workdir, tracker=tracker)
-    has_coverage = probe.exit_code == 0
-    cmd = [python, "-m", "coverage", "run", f"--rcfile={rc}", *pytest_args] if has_coverage else [python, *pytest_args]
+    result_path.unlink(missing_ok=True)
+    env = coverage_env(workdir, run_dir, "coverage", result_path, test_patterns)
+    cmd = [python, "-m", "pytest", "-p", "no:cacheprovider", "-q", "--tb=no", "-p", PLUGIN_NAME,
+           *plugin_args(test_timeout, run_dir / "coverage.record")]  # a looping test stops at its limit
     done = await procs.run(cmd, workdir, env=env, log_path=run_dir / "coverage.log", tracker=tracker)
-    if has_coverage:
-        await procs.run(
-            [python, "-m", "coverage", "json", f"--rcfile={rc}", "--show-contexts", "-o", str(out_json)],
-            workdir, env=env, log_path=run_dir / "coverage-json.log", tracker=tracker,
-        )
-        report = json.loads(out_json.read_text(encoding="utf-8")) if out_json.exists() else {"files": {}}
-    else:
-        raw = json.loads(result_path.read_text(encoding="utf-8")) if result_path.exists() else {}
-        report = raw.get("trace", {"files": {}})
-    if not report.get("files") and done.exit_code not in (0, 1):
+    found = read_result(result_path, failing, passing, longreprs)
+    if not found.measured and done.exit_code not in (0, 1):
         raise RuntimeError(f"per-test coverage run failed (exit {done.exit_code}); see {run_dir / 'coverage.log'}")
-    lines: dict[tuple[str, int], frozenset[str]] = {}
-    for file, info in report.get("files", {}).items():
-        rel = Path(file).as_posix()
-        for number, contexts in (info.get("contexts") or {}).items():
-            if int(number) < 1:
-                continue
-            lines[(rel, int(number))] = frozenset(c.split("|")[0] for c in contexts)
-    spectrum = Spectrum(lines, frozenset(failing), frozenset(passing), crash_lines(longreprs))
-    return spectrum, done.duration_s
+    found.seconds = done.duration_s
+    return found
 
 
 def interpreter(python: str | None) -> str:

@@ -84,6 +84,8 @@ class ForkWorker:
         self.process: Process | None = None
         self.reader: BufferedByteReceiveStream | None = None
         self.warm_s = 0.0
+        self.overridden: list[str] = []
+        """The user's pytest options the worker turned off (from its hello)."""
 
     async def start(self) -> None:
         env = {**os.environ, **plugin_env(self.workdir, self.run_dir), "EXPLORE_MUTATE_PRELOAD": json.dumps(self.preload)}
@@ -103,6 +105,7 @@ class ForkWorker:
         with anyio.fail_after(120):
             hello = json.loads(await self.reader.receive_until(b"\n", 2**20))
         self.warm_s = float(hello.get("warm_s", 0.0))
+        self.overridden = list(hello.get("overridden") or [])
 
     async def screen(self, job: Job) -> Verdict:
         started = time.monotonic()
@@ -120,6 +123,22 @@ class ForkWorker:
             await self.aclose()  # cancelled mid-answer: the stream is out of step, start afresh
             raise
         return _verdict(answer, started)
+
+    async def refresh(self, changed: list[str]) -> None:
+        """Between iterations: the children load every project module from disk anyway, so the
+        worker stays unless it imported a changed file itself (a conftest's import): then it
+        ends and starts afresh on the next job."""
+        if self.process is None:
+            return
+        assert self.process.stdin is not None and self.reader is not None
+        try:
+            await self.process.stdin.send((json.dumps({"changed": changed}) + "\n").encode())
+            with anyio.fail_after(GUARD_S):
+                stale = bool(json.loads(await self.reader.receive_until(b"\n", 2**20)).get("stale"))
+        except (TimeoutError, anyio.EndOfStream, anyio.BrokenResourceError, anyio.IncompleteRead, OSError, ValueError):
+            stale = True
+        if stale:
+            await self.aclose()
 
     async def aclose(self) -> None:
         with anyio.CancelScope(shield=True):
@@ -192,6 +211,22 @@ class Screener:
                 await self.aclose()
                 raise
         return self
+
+    async def refresh(self, changed: list[str]) -> None:
+        """Reuse across iterations: each worker keeps its warm state unless a changed file is
+        one it imported."""
+        for slot in self.slots:
+            if isinstance(slot, ForkWorker):
+                await slot.refresh(changed)
+
+    def pids(self) -> list[int]:
+        return [slot.process.pid for slot in self.slots if isinstance(slot, ForkWorker) and slot.process is not None]
+
+    def overridden(self) -> list[str]:
+        found: list[str] = []
+        for slot in self.slots:
+            found += [o for o in getattr(slot, "overridden", []) if o not in found]
+        return found
 
     async def __aexit__(self, *exc: object) -> None:
         await self.aclose()

@@ -19,10 +19,15 @@ def is_full(item: Prepared, failing: frozenset[str]) -> bool:
     return item.plausible and failing <= set(item.fixed)
 
 
-def stop_rule(shape: str, n: int, failing: frozenset[str], patience: int) -> Callable[[list[Prepared]], bool]:
-    """When the screened prefix has enough: n full fixes (on n lines for `distinct`), or
-    `patience` more mutants screened since the first full fix without finding the others.
-    Partial fixes alone never stop the search: a full fix may still rank lower."""
+def stop_rule(shape: str, n: int, failing: frozenset[str], patience: int, partial_patience: int | None = None) -> Callable[[list[Prepared]], bool]:
+    """When the screened prefix holds what the strategy can use, so the rest of the budget is
+    not spent: n full fixes (on n distinct lines for `distinct`); or `patience` more mutants
+    screened since the first full fix without finding the others; or, with partial fixes only,
+    `partial_patience` (default 3 × patience) more since the latest one — a full fix may still
+    rank lower, so partial fixes wait longer while they keep coming, and they are what a
+    two-edit fix is built from.
+    Never before the first plausible mutant: without one, only the budget ends the search."""
+    wait_partial = 3 * patience if partial_patience is None else partial_patience
 
     def enough(prefix: list[Prepared]) -> bool:
         full = [i for i, p in enumerate(prefix) if is_full(p, failing)]
@@ -31,7 +36,10 @@ def stop_rule(shape: str, n: int, failing: frozenset[str], patience: int) -> Cal
                 return True
         elif len(full) >= n:
             return True
-        return bool(full) and len(prefix) - full[0] > patience
+        if full:
+            return len(prefix) - 1 - full[0] >= patience
+        last = max((i for i, p in enumerate(prefix) if p.plausible), default=None)
+        return last is not None and len(prefix) - 1 - last >= wait_partial
 
     return enough
 

@@ -1,0 +1,106 @@
+"""The user's pytest configuration never blinds mutate: options that send tests to other
+processes (xdist's -n, --forked), stop the run (-x) or repeat tests are turned off in mutate's
+own runs (per-test coverage, screening) and named; the loop's baseline keeps them. Real pytest
+subprocesses on tiny real projects."""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+
+import pytest
+
+from explore.generators.mutate import localise
+from explore.generators.mutate.screen import Job, Screener
+
+from conftest import assert_no_debris, git, make_repo, run_cli
+
+needs_xdist = pytest.mark.skipif(importlib.util.find_spec("xdist") is None, reason="pytest-xdist is not installed")
+needs_forked = pytest.mark.skipif(importlib.util.find_spec("pytest_forked") is None, reason="pytest-forked is not installed")
+
+SOURCE = "def double(x):\n    return x + x\n\n\ndef half(x):\n    return x * 2\n"
+TESTS = (
+    "from calc import double, half\n\n\n"
+    "def test_half():\n    assert half(8) == 4\n\n\n"
+    "def test_double():\n    assert double(3) == 6\n\n\n"
+    "def test_double_zero():\n    assert double(0) == 0\n"
+)
+FAILING = ["tests/test_calc.py::test_half"]
+PASSING = ["tests/test_calc.py::test_double", "tests/test_calc.py::test_double_zero"]
+
+
+def project(root: Path, addopts: str) -> Path:
+    pyproject = f'[tool.pytest.ini_options]\npythonpath = ["."]\naddopts = "{addopts}"\n\n[tool.explore]\npython = "{sys.executable}"\n'
+    return make_repo(root, {"calc.py": SOURCE, "tests/test_calc.py": TESTS, "pyproject.toml": pyproject})
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("addopts, named", [
+    pytest.param("-n 2", "-n/--dist (pytest-xdist)", marks=needs_xdist),
+    pytest.param("--forked", "--forked (pytest-forked)", marks=needs_forked),
+    ("-x", "-x/--maxfail"),
+    ("--maxfail=1", "-x/--maxfail"),
+])
+async def test_per_test_coverage_sees_every_test_whatever_the_addopts(tmp_path: Path, addopts: str, named: str) -> None:
+    """Under -n the tests ran in xdist workers, out of the controller's sight; under -x the run
+    stopped at the failing test (first in the file) and no passing test was measured."""
+    root = project(tmp_path / "p", addopts)
+    found = await localise.collect(sys.executable, root, tmp_path / "run", FAILING, PASSING)
+    assert found.measured and named in found.overridden
+    assert found.spectrum.lines[("calc.py", 6)] == frozenset(FAILING)  # half's body: the failing test only
+    assert found.spectrum.lines[("calc.py", 2)] == frozenset(PASSING)
+    top = localise.rank(found.spectrum)[0]
+    assert (top.file, top.line) == ("calc.py", 6)
+
+
+@pytest.mark.anyio
+async def test_per_test_coverage_without_overrides_names_none(tmp_path: Path) -> None:
+    root = project(tmp_path / "p", "-q")
+    found = await localise.collect(sys.executable, root, tmp_path / "run", FAILING, PASSING)
+    assert found.measured and found.overridden == []
+    assert found.spectrum.lines[("calc.py", 6)] == frozenset(FAILING)
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("design", ["fork", "fresh"])
+@pytest.mark.parametrize("addopts", [pytest.param("-n 2 -x", marks=needs_xdist), "-x"])
+async def test_screening_runs_every_selected_test_in_its_own_process(tmp_path: Path, design: str, addopts: str) -> None:
+    """A mutant that fixes the failing test: with -x, the giveup rule, not the user's option,
+    decides when to stop; with -n the outcomes come back at all."""
+    root = project(tmp_path / "p", addopts)
+    fixed = SOURCE.replace("x * 2", "x // 2")
+    broken = SOURCE.replace("x * 2", "x - 2").replace("x + x", "x * x")
+    async with Screener(design, sys.executable, root, tmp_path / "run", 1) as screener:
+        good = await screener.slots[0].screen(Job({str(root / "calc.py"): fixed}, FAILING, PASSING, 30.0))
+        bad = await screener.slots[0].screen(Job({str(root / "calc.py"): broken}, FAILING + PASSING, [], 30.0, giveup=3, stop=True))
+    assert good.status == "ok" and good.fixed(FAILING) == FAILING and good.broken(PASSING) == []
+    assert bad.status == "ok" and [bad.outcomes.get(t) for t in FAILING + PASSING] == ["failed", "failed", "passed"]
+    if design == "fork":
+        assert "-x/--maxfail" in screener.overridden()
+
+
+@needs_xdist
+def test_demo_with_xdist_addopts_is_repaired_as_without_it(tmp_path: Path) -> None:
+    """The issue's acceptance: `addopts = "-n 2"` with pytest-xdist installed; the baseline runs
+    under xdist (the user's choice), mutate's own runs do not, and the report says so."""
+    from explore import demo
+
+    root = tmp_path / "demo"
+    files = {**demo.FILES, "pyproject.toml": demo.FILES["pyproject.toml"].replace("[tool.explore]", 'addopts = "-n 2"\n\n[tool.explore]').format(python=sys.executable)}
+    make_repo(root, files)
+    code, summary, err = run_cli(["run", str(root), "--agent", "mutate", "--json"])
+    assert code == 0, err
+    assert summary is not None and summary["status"] == "succeeded" and summary["final"]["pass_rate"] == 100.0
+    assert [i["winner"] for i in summary["iterations"]] == ["a", "a"]
+    source = (root / "pricing.py").read_text()
+    assert "price_cents * quantity" in source and "quantity >= 10" in source
+    assert all("-n/--dist (pytest-xdist)" in (i["generator_note"] or "") for i in summary["iterations"])
+    assert "-n/--dist (pytest-xdist)" in Path(summary["report"]).read_text()
+    assert git(root, "status", "--porcelain") == ""
+    assert_no_debris(root)
