@@ -51,7 +51,10 @@ def test_wrap_call_leaves_alone_targets_callees_recursion_and_module_level() -> 
 def test_add_condition_guards_a_dereference() -> None:
     code = "def c(s):\n    stack = []\n    for ch in s:\n        if stack.pop() != P[ch]:\n            return False\n    return True\n"
     out = lines_of(code, "add_condition", 4)
-    assert "if not stack or stack.pop() != P[ch]:" in out and "if stack and stack.pop() != P[ch]:" in out
+    assert out[:2] == ["if not stack or stack.pop() != P[ch]:", "if stack is None or stack.pop() != P[ch]:"]  # exit first
+    assert "if stack and stack.pop() != P[ch]:" in out
+    out = lines_of(code.replace("return False", "total += 1"), "add_condition", 4)
+    assert out[0] == "if stack and stack.pop() != P[ch]:"  # no early exit: the conjunct first
     assert "if ch is not None and stack.pop() != P[ch]:" in out
     assert "if ch and stack.pop() != P[ch]:" not in out  # ch is read, not dereferenced: no emptiness guard
     out = lines_of("def c(xs, i):\n    while xs[i] > 0 or i:\n        i += 1\n", "add_condition", 2)

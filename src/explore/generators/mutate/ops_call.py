@@ -197,7 +197,8 @@ def _dereferenced(test: ast.expr, module: ModuleInfo) -> tuple[list[str], set[st
 
 def add_condition(node: ast.AST, module: ModuleInfo) -> Iterator[Change]:
     """A guard conjunct or disjunct put before a condition, built from the names it reads: a
-    None check, an emptiness check, a bound check (`stack[-1] == c` → `stack and stack[-1] == c`)."""
+    None check, an emptiness check, a bound check (`stack[-1] == c` → `stack and stack[-1] == c`;
+    before an early exit the disjunct first: `not stack or stack.pop() != c`)."""
     parent = module.parent(node)
     is_test = isinstance(parent, (ast.If, ast.While, ast.IfExp)) and parent.test is node
     is_test = is_test or (isinstance(parent, ast.comprehension) and node in parent.ifs)
@@ -208,9 +209,12 @@ def add_condition(node: ast.AST, module: ModuleInfo) -> Iterator[Change]:
     visible = set(module.scope(node).values_at(node.lineno + 1)) | set(module.module_scope.locals)
     text = _guard_text(source, node)
     start, end = source.span(node)
+    exits = isinstance(parent, ast.If) and isinstance(parent.body[0], (ast.Return, ast.Raise, ast.Continue, ast.Break))
     guards = [f"{index} < len({seq}) and " for index, seq in bounds[:2] if index in visible and seq in visible]
     for var in [n for n in names if n in visible][:3]:
-        emptiness = [f"{var} and ", f"not {var} or "] if var in derefs else []
-        guards += [*emptiness, f"{var} is not None and ", f"{var} is None or "]
+        conjuncts = [f"{var} and ", f"{var} is not None and "] if var in derefs else [f"{var} is not None and "]
+        disjuncts = [f"not {var} or ", f"{var} is None or "] if var in derefs else [f"{var} is None or "]
+        # a test that leads to an early exit takes the exit when it cannot look: `if not xs or xs[0] …: return`
+        guards += [*disjuncts, *conjuncts] if exits else [*conjuncts, *disjuncts]
     for guard in guards:
         yield Change((Edit(start, end, guard + text),), source.segment(node), guard + text)
