@@ -45,6 +45,8 @@ def test_wrap_call_leaves_alone_targets_callees_recursion_and_module_level() -> 
     assert all("fact(fact" not in o and "abs(abs" not in o and "abs(fact)" not in o for o in out)
     assert all(o.splitlines()[1] == "    m = abs(n)" for o in out)  # n is already abs's argument
     assert mutate("x = len(y)\nz = x\n", "wrap_call") == []  # outside a function: no
+    code = "def f(xs):\n    if not xs:\n        raise ValueError(xs)\n    for i in range(xs):\n        y = xs\n    return y\n"
+    assert mutate(code, "wrap_call") == []  # classes, exceptions and range transform nothing
     assert all("(d)[" not in o for o in mutate("def h(d):\n    d[0] = str(d)\n", "wrap_call"))
 
 

@@ -16,7 +16,9 @@ from .ops_expr import LOW_PRECEDENCE, _swap_pairs, _token_change
 
 BUILTINS = frozenset(dir(builtins))
 WRAP_SITES = (ast.Assign, ast.AnnAssign, ast.AugAssign, ast.Return, ast.Call, ast.keyword, ast.Compare)
-WRAP_LIMIT = 5
+WRAP_LIMIT = 3
+NOT_WRAPPERS = frozenset({"range", "print", "iter", "next", "enumerate", "zip", "isinstance", "type", "id", "hash",
+                          "callable", "vars", "dir", "open", "input", "super", "exit", "repr", "getattr", "hasattr"})
 
 
 @dataclass
@@ -25,8 +27,6 @@ class FileIndex:
 
     unary_callees: dict[int, list[str]] = field(default_factory=dict)
     """id(function) (0 for module level) → names called with exactly one positional argument there."""
-    file_callees: list[str] = field(default_factory=list)
-    """Every name the file calls with one positional argument (builtins included)."""
     attrs_by_base: dict[str, list[str]] = field(default_factory=dict)
     """Base text (`self.box`, `items[0]`, `a`) → attributes read from it, in order."""
     methods: dict[str, set[int]] = field(default_factory=dict)
@@ -45,9 +45,8 @@ def index_of(module: ModuleInfo) -> FileIndex:
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and len(node.args) == 1 and not node.keywords:
             func = module.function_of.get(id(node))
             names = index.unary_callees.setdefault(id(func) if func is not None else 0, [])
-            for bucket in (names, index.file_callees):
-                if node.func.id not in bucket:
-                    bucket.append(node.func.id)
+            if node.func.id not in names:
+                names.append(node.func.id)
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
             index.methods.setdefault(node.func.attr, set()).add(len(node.args))
         elif isinstance(node, ast.Attribute):
@@ -71,9 +70,8 @@ def _value_site(node: ast.AST, module: ModuleInfo) -> bool:
 
 
 def wrap_call(node: ast.AST, module: ModuleInfo) -> Iterator[Change]:
-    """`x` → `f(x)` for a function the file calls with one argument (the enclosing function's
-    callees first, then the module's one-parameter functions, then builtins it calls);
-    `a - b` → `max(0, a - b)`."""
+    """`x` → `f(x)` for a function or builtin the enclosing function calls with one argument,
+    or a one-parameter function of the module; `a - b` → `max(0, a - b)`."""
     if not isinstance(node, ast.expr) or module.function_of.get(id(node)) is None or not _value_site(node, module):
         return
     source = module.source
@@ -94,8 +92,11 @@ def wrap_call(node: ast.AST, module: ModuleInfo) -> Iterator[Change]:
     one_param = [f for f, n in module.callables.items() if n == 1]
     parent = module.parent(node)
     outer = parent.func.id if isinstance(parent, ast.Call) and isinstance(parent.func, ast.Name) else None
-    options = [*index.unary_callees.get(id(func), []), *one_param, *(f for f in index.file_callees if f in BUILTINS)]
-    chosen = [f for f in dict.fromkeys(options) if f in visible and f not in (own, outer) and f != text][:WRAP_LIMIT]
+    options = [*index.unary_callees.get(id(func), []), *one_param]
+    chosen = [
+        f for f in dict.fromkeys(options)
+        if f in visible and f not in (own, outer) and f != text and f not in NOT_WRAPPERS and not f[:1].isupper()  # classes, exceptions
+    ][:WRAP_LIMIT]
     for callee in chosen:
         yield replace(source, node, f"{callee}({text})")
 
