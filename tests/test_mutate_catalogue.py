@@ -77,6 +77,10 @@ def test_sibling_attribute_from_other_objects_of_the_file() -> None:
     code = "def dur(iv):\n    return iv.end - iv.start\ndef inside(o, i):\n    return o.start <= i.start and i.end <= o.start\n"
     out = lines_of(code, "sibling_attribute", 4)
     assert out == ["return o.end <= i.start and i.end <= o.start", "return o.start <= i.start and i.end <= o.end"]
+    code = "def f(self, xs):\n    xs.append(1)\n    return self.box.width + self.box.height + xs.size\n"
+    out = lines_of(code, "sibling_attribute", 3)
+    assert "return self.box.height + self.box.height + xs.size" in out  # a base that is not a name
+    assert not any("append" in o for o in out)  # a method is not a sibling of a data attribute
     code = "def f(s):\n    s.push(1)\n    s.drop(2, 3)\n    return s.pop(4)\n"
     assert [o for o in lines_of(code, "sibling_attribute", 4) if o != "return s.pop(4)"] == ["return s.push(4)"]  # a method with as many arguments
 

@@ -49,7 +49,7 @@ def index_of(module: ModuleInfo) -> FileIndex:
                 names.append(node.func.id)
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
             index.methods.setdefault(node.func.attr, set()).add(len(node.args))
-        elif isinstance(node, ast.Attribute):
+        elif isinstance(node, ast.Attribute) and not (isinstance(module.parent(node), ast.Call) and module.parent(node).func is node):
             attrs = index.attrs_by_base.setdefault(ast.unparse(node.value), [])
             if node.attr not in attrs:
                 attrs.append(node.attr)
@@ -114,13 +114,11 @@ def sibling_attribute(node: ast.AST, module: ModuleInfo) -> Iterator[Change]:
         arity = len(parent.args)
         options = [m for m, counts in index.methods.items() if arity in counts and m != node.attr]
     else:
-        base = ast.unparse(node.value)
-        covered = set(module.attrs_by_base.get(base, [])) if isinstance(node.value, ast.Name) else set()
-        covered |= set(index.attrs_by_base.get(base, []))
+        covered = set(module.attrs_by_base.get(node.value.id, [])) if isinstance(node.value, ast.Name) else set()
         options = []
         for attrs in index.attrs_by_base.values():
             if node.attr in attrs:
-                options += [a for a in attrs if a not in covered and a not in options]
+                options += [a for a in attrs if a not in covered and a not in options and a != node.attr]
     value_end = source.span(node.value)[1]
     start, end = source.span(node)
     at = source.text.rfind(node.attr, value_end, end)
