@@ -100,3 +100,13 @@ def test_swap_subscripts_and_far_or_keyword_arguments() -> None:
     assert changed_lines("v = lerp(t, hi, lo)\n", "swap_keywords") == ["v = lerp(lo, hi, t)"]
     assert changed_lines("v = f(x=a, y=b)\n", "swap_keywords") == ["v = f(x=b, y=a)"]
     assert changed_lines("v = f(a, b)\n", "swap_keywords") == []  # neighbours are swap_args' job
+
+
+def test_insert_statement_renames_a_sibling_methods_parameters() -> None:
+    code = (
+        "class W:\n    def receive(self, sku, qty):\n        self.log.append(('receive', sku, qty))\n\n"
+        "    def ship(self, item, count):\n        self.level -= count\n"
+    )
+    out = [o.splitlines()[6].strip() for o in mutate(code, "insert_statement") if len(o.splitlines()) > 6]
+    assert "self.log.append(('ship', item, count))" in out
+    assert not any("sku" in o or "qty" in o for o in out)  # names not in scope are never inserted

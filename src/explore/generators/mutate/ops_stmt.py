@@ -164,6 +164,17 @@ def _analogues(donor: ast.stmt, func: ast.AST) -> list[dict[str, str]]:
     return maps[:3]
 
 
+def _params(func: ast.AST) -> list[str]:
+    args = func.args  # type: ignore[attr-defined]
+    return [a.arg for a in [*args.posonlyargs, *args.args]]
+
+
+def _by_position(donor_func: ast.AST, target_func: ast.AST) -> dict[str, str]:
+    """A sibling method's parameters renamed to the target's, position by position
+    (`receive(self, sku, qty)` → `ship(self, item, count)`: {sku: item, qty: count})."""
+    return {a: b for a, b in zip(_params(donor_func), _params(target_func)) if a != b}
+
+
 def _copy_text(source: Source, donor: ast.stmt, mapping: dict[str, str], rename_str: tuple[str, str] | None) -> str:
     start, _ = source.span(donor)
     edits = []
@@ -183,7 +194,8 @@ def _copy_text(source: Source, donor: ast.stmt, mapping: dict[str, str], rename_
 
 def insert_statement(node: ast.AST, module: ModuleInfo) -> Iterator[Change]:
     """Insert after a statement a copy of another statement of the function (or a sibling
-    method), its names renamed by analogy: the fix's ingredients are usually already there."""
+    method, its parameters renamed to this one's), its names renamed by analogy: the fix's
+    ingredients are usually already there."""
     if not isinstance(node, ast.stmt) or _block_of(node, module) is None or module.function_of.get(id(node)) is None:
         return
     source = module.source
@@ -198,7 +210,8 @@ def insert_statement(node: ast.AST, module: ModuleInfo) -> Iterator[Change]:
     following = _next_statement(node, module)
     for donor, func in _donors(node, module):
         rename = (func.name, target_func.name) if func is not target_func and hasattr(target_func, "name") else None
-        for mapping in [{}, *(_analogues(donor, func) if func is target_func else [])]:
+        mappings = _analogues(donor, func) if func is target_func else [_by_position(func, target_func)]
+        for mapping in [{}, *mappings]:
             text = _copy_text(source, donor, mapping, rename)
             if text in seen or "\n" in text or text == source.segment(node) or text == following:
                 continue
