@@ -285,15 +285,9 @@ def accumulate(node: ast.AST, module: ModuleInfo) -> Iterator[Change]:
     if isinstance(target, ast.Name) and target.id not in module.scope(node).values_at(node.lineno):
         return  # first binding: nothing to accumulate into
     source = module.source
-    start, _ = source.span(target)
-    end = source.span(node.value)[0]
-    gap = source.text[source.span(target)[1] : end]
-    at = source.span(target)[1] + gap.index("=")
-    for op in ("+=", "-="):
-        yield _eq_change(source, node, at, op)
-
-
-def _eq_change(source: Source, node: ast.AST, at: int, op: str) -> Change:
+    target_end = source.span(target)[1]
+    at = target_end + source.text[target_end : source.span(node.value)[0]].index("=")
     start, end = source.span(node)
     text = source.text[start:end]
-    return Change((Edit(at, at + 1, op),), text, text[: at - start] + op + text[at - start + 1 :])
+    for op in ("+=", "-="):
+        yield Change((Edit(at, at + 1, op),), text, text[: at - start] + op + text[at - start + 1 :])
