@@ -91,6 +91,7 @@ def test_accumulate_only_rebinding_inside_a_loop() -> None:
     assert mutate("def f(xs):\n    for x in xs:\n        y = x\n", "accumulate") == []  # first binding
     assert mutate("def f(t, xs):\n    for x in xs:\n        t = t + x\n", "accumulate") == []
     assert mutate("def f(t, x):\n    t = x\n    return t\n", "accumulate") == []  # not in a loop
+    assert lines_of("def f(b, xs):\n    for x in xs:\n        b = []\n        b = 0\n        b = 2\n", "accumulate", 5) == ["b += 2", "b -= 2"]
 
 
 def test_swap_subscripts_and_far_or_keyword_arguments() -> None:

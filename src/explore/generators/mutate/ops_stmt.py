@@ -282,6 +282,8 @@ def accumulate(node: ast.AST, module: ModuleInfo) -> Iterator[Change]:
     target_text = module.source.segment(target)
     if any(module.source.segment(sub) == target_text for sub in ast.walk(node.value) if isinstance(sub, type(target))):
         return  # `x = x + 1`: already an accumulation
+    if _is_literal(node.value) and not (isinstance(node.value, ast.Constant) and node.value.value):
+        return  # `buf += []`, `n += 0`: a deletion in disguise (delete_statement makes the honest one)
     if isinstance(target, ast.Name) and target.id not in module.scope(node).values_at(node.lineno):
         return  # first binding: nothing to accumulate into
     source = module.source
