@@ -11,7 +11,7 @@ import ast
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 
-from . import ops_expr, ops_stmt
+from . import ops_call, ops_expr, ops_stmt
 from .edits import Change, Mutant, Source
 from .module import ModuleInfo
 
@@ -41,12 +41,20 @@ REGISTRY: tuple[Operator, ...] = (
     Operator("name", "name", 0.70, True, ops_expr.name),
     Operator("swap_args", "swap", 0.70, False, ops_expr.swap_args),
     Operator("swap_operands", "swap", 0.65, False, ops_expr.swap_operands),
+    Operator("swap_subscripts", "swap", 0.60, False, ops_call.swap_subscripts),
+    Operator("sibling_attribute", "name", 0.55, True, ops_call.sibling_attribute),
+    Operator("accumulate", "operator", 0.55, True, ops_stmt.accumulate),
+    Operator("swap_keywords", "swap", 0.50, False, ops_call.swap_keywords),
     Operator("jump", "control", 0.60, True, ops_stmt.jump),
     Operator("return_value", "return", 0.50, False, ops_stmt.return_value),
+    Operator("return_literal", "return", 0.45, False, ops_stmt.return_literal),
     Operator("guard", "guard", 0.45, False, ops_stmt.guard),
+    Operator("add_condition", "guard", 0.45, False, ops_call.add_condition),
     Operator("division_guard", "guard", 0.40, False, ops_expr.division_guard),
     Operator("delete_statement", "statement", 0.40, False, ops_stmt.delete_statement),
     Operator("insert_statement", "statement", 0.35, False, ops_stmt.insert_statement),
+    Operator("wrap_call", "call", 0.30, False, ops_call.wrap_call),
+    Operator("swap_commutative", "swap", 0.30, False, ops_call.swap_commutative),
 )
 BY_NAME = {op.name: op for op in REGISTRY}
 

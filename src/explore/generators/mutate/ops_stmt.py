@@ -164,6 +164,17 @@ def _analogues(donor: ast.stmt, func: ast.AST) -> list[dict[str, str]]:
     return maps[:3]
 
 
+def _params(func: ast.AST) -> list[str]:
+    args = func.args  # type: ignore[attr-defined]
+    return [a.arg for a in [*args.posonlyargs, *args.args]]
+
+
+def _by_position(donor_func: ast.AST, target_func: ast.AST) -> dict[str, str]:
+    """A sibling method's parameters renamed to the target's, position by position
+    (`receive(self, sku, qty)` → `ship(self, item, count)`: {sku: item, qty: count})."""
+    return {a: b for a, b in zip(_params(donor_func), _params(target_func)) if a != b}
+
+
 def _copy_text(source: Source, donor: ast.stmt, mapping: dict[str, str], rename_str: tuple[str, str] | None) -> str:
     start, _ = source.span(donor)
     edits = []
@@ -183,7 +194,8 @@ def _copy_text(source: Source, donor: ast.stmt, mapping: dict[str, str], rename_
 
 def insert_statement(node: ast.AST, module: ModuleInfo) -> Iterator[Change]:
     """Insert after a statement a copy of another statement of the function (or a sibling
-    method), its names renamed by analogy: the fix's ingredients are usually already there."""
+    method, its parameters renamed to this one's), its names renamed by analogy: the fix's
+    ingredients are usually already there."""
     if not isinstance(node, ast.stmt) or _block_of(node, module) is None or module.function_of.get(id(node)) is None:
         return
     source = module.source
@@ -198,7 +210,8 @@ def insert_statement(node: ast.AST, module: ModuleInfo) -> Iterator[Change]:
     following = _next_statement(node, module)
     for donor, func in _donors(node, module):
         rename = (func.name, target_func.name) if func is not target_func and hasattr(target_func, "name") else None
-        for mapping in [{}, *(_analogues(donor, func) if func is target_func else [])]:
+        mappings = _analogues(donor, func) if func is target_func else [_by_position(func, target_func)]
+        for mapping in [{}, *mappings]:
             text = _copy_text(source, donor, mapping, rename)
             if text in seen or "\n" in text or text == source.segment(node) or text == following:
                 continue
@@ -216,3 +229,67 @@ def _next_statement(node: ast.stmt, module: ModuleInfo) -> str | None:
         if a is node:
             return module.source.segment(b)
     return None
+
+
+SENTINELS = ("None", "-1", "0", "False", "[]", '""')
+
+
+def _is_literal(node: ast.AST) -> bool:
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+        node = node.operand
+    if isinstance(node, (ast.List, ast.Tuple, ast.Dict, ast.Set)):
+        return not getattr(node, "elts", None) and not getattr(node, "keys", None)
+    return isinstance(node, ast.Constant)
+
+
+def _returns(tree: ast.AST, module: ModuleInfo, func: ast.AST | None) -> list[ast.Return]:
+    """Return statements with a value, of one function (or of the whole file when func is None)."""
+    return [
+        r for r in ast.walk(tree)
+        if isinstance(r, ast.Return) and r.value is not None and (func is None or module.function_of.get(id(r)) is func)
+    ]
+
+
+def return_literal(node: ast.AST, module: ModuleInfo) -> Iterator[Change]:
+    """`return -1` → an expression another `return` of the function gives; and the reverse,
+    `return e` → a literal (one the file returns elsewhere, or a usual sentinel) when the
+    function has other returns (so it never becomes a constant)."""
+    if not isinstance(node, ast.Return) or node.value is None:
+        return
+    func = module.function_of.get(id(node))
+    if func is None:
+        return
+    source = module.source
+    current = source.segment(node.value)
+    siblings = [r for r in _returns(func, module, func) if r is not node]
+    if _is_literal(node.value):
+        expressions = [source.segment(r.value) for r in siblings if not _is_literal(r.value)]  # type: ignore[arg-type]
+        for option in [e for e in dict.fromkeys(expressions) if "\n" not in e][:4]:
+            yield replace(source, node.value, option)
+    elif siblings:
+        literals = [source.segment(r.value) for r in _returns(source.tree, module, None) if _is_literal(r.value)]  # type: ignore[arg-type]
+        for option in [o for o in dict.fromkeys([*literals, *SENTINELS]) if o != current][:6]:
+            yield replace(source, node.value, option)
+
+
+def accumulate(node: ast.AST, module: ModuleInfo) -> Iterator[Change]:
+    """`total = x` inside a loop → `total += x` / `total -= x`: an accumulation that overwrites."""
+    if not isinstance(node, ast.Assign) or len(node.targets) != 1 or not module.in_loop(node):
+        return
+    target = node.targets[0]
+    if not isinstance(target, (ast.Name, ast.Attribute, ast.Subscript)) or module.function_of.get(id(node)) is None:
+        return
+    target_text = module.source.segment(target)
+    if any(module.source.segment(sub) == target_text for sub in ast.walk(node.value) if isinstance(sub, type(target))):
+        return  # `x = x + 1`: already an accumulation
+    if _is_literal(node.value) and not (isinstance(node.value, ast.Constant) and node.value.value):
+        return  # `buf += []`, `n += 0`: a deletion in disguise (delete_statement makes the honest one)
+    if isinstance(target, ast.Name) and target.id not in module.scope(node).values_at(node.lineno):
+        return  # first binding: nothing to accumulate into
+    source = module.source
+    target_end = source.span(target)[1]
+    at = target_end + source.text[target_end : source.span(node.value)[0]].index("=")
+    start, end = source.span(node)
+    text = source.text[start:end]
+    for op in ("+=", "-="):
+        yield Change((Edit(at, at + 1, op),), text, text[: at - start] + op + text[at - start + 1 :])
