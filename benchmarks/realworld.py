@@ -25,6 +25,7 @@ import argparse
 import json
 import os
 import shutil
+import signal
 import statistics
 import subprocess
 import sys
@@ -65,7 +66,7 @@ def phases_from_logs(run_dir: Path) -> dict[str, float]:
     candidates' fan-out and validation, which main does not tell apart) is what remains."""
     state = json.loads((run_dir / "state.json").read_text())
     started = state["started_at"]
-    baseline_end = max(p.stat().st_mtime for p in run_dir.glob("baseline*.log"))
+    baseline_end = max((p.stat().st_mtime for p in run_dir.glob("baseline*.log")), default=started)
     out = dict.fromkeys(PHASES, 0.0)
     out["baseline"] = baseline_end - started
     for search in run_dir.glob("iteration-*/mutate/search.json"):
@@ -111,23 +112,30 @@ def run_case(folder: Path, parallel: int, timeout: float, keep: Path | None) -> 
         venv = str(Path(case["python"]).parent.parent)
         env = {**os.environ, "VIRTUAL_ENV": venv, "PATH": f"{venv}/bin{os.pathsep}{os.environ.get('PATH', '')}"}
         start = time.monotonic()
+        process = subprocess.Popen([explore_bin(), "run", "--agent", "mutate", "--parallel", str(parallel), "--json", str(repo)],
+                                   env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
         try:
-            done = subprocess.run([explore_bin(), "run", "--agent", "mutate", "--parallel", str(parallel), "--json", str(repo)],
-                                  env=env, capture_output=True, text=True, timeout=timeout)
-            wall, exit_code, stdout, stderr = time.monotonic() - start, done.returncode, done.stdout, done.stderr
-        except subprocess.TimeoutExpired as exc:
-            wall, exit_code = time.monotonic() - start, None
-            stdout, stderr = "", (exc.stderr or b"").decode(errors="replace") if isinstance(exc.stderr, bytes) else (exc.stderr or "")
+            stdout, stderr = process.communicate(timeout=timeout)
+            exit_code: int | None = process.returncode
+        except subprocess.TimeoutExpired:
+            os.killpg(process.pid, signal.SIGKILL)  # explore and its workers, tests and worktree processes
+            stdout, stderr = process.communicate()
+            exit_code = None
+        wall = time.monotonic() - start
         suite_after = suite_seconds(case["python"], timing_copy)
         suite = (suite_before + suite_after) / 2
         try:
             summary = json.loads(stdout)
         except json.JSONDecodeError:
             summary = {}
-        run_dir = repo / ".explore" / "runs" / summary["run_id"] if summary.get("run_id") else None
+        runs = sorted((repo / ".explore" / "runs").glob("*/state.json"))
+        run_dir = repo / ".explore" / "runs" / summary["run_id"] if summary.get("run_id") else (runs[-1].parent if runs else None)
         phases, source = phases_from_summary(summary), "timing"
-        if phases is None and run_dir and (run_dir / "state.json").exists():
-            phases, source = phases_from_logs(run_dir), "logs"
+        if phases is None and run_dir and (run_dir / "state.json").exists():  # a killed run: its state holds the same
+            state = json.loads((run_dir / "state.json").read_text())
+            phases = phases_from_summary(state) if state.get("iterations") else None
+            if phases is None:
+                phases, source = phases_from_logs(run_dir), "logs"
         repaired, exact, touched = judge(case, repo, initial)
         report = (run_dir / "report.md").read_text() if run_dir and (run_dir / "report.md").exists() else ""
         if keep:
@@ -153,7 +161,7 @@ def run_case(folder: Path, parallel: int, timeout: float, keep: Path | None) -> 
 
 def render(results: list[dict]) -> str:
     head = "| case | tests | broken | repaired | exact | iters | suite s | explore s | × suite | " + " | ".join(PHASES) + " |"
-    rows = [head, "|" + "---|" * 3 + ":-:|:-:|" + "---:|" * (5 + len(PHASES))]
+    rows = [head, "|" + "---|" * 3 + ":-:|:-:|" + "---:|" * (4 + len(PHASES))]
     for r in results:
         ph = r["phases"] or {}
         mark = "" if r["phases_from"] != "logs" else "*"
@@ -199,10 +207,9 @@ def main() -> int:
         results.append(r)
         print(f"{r['case']}: {'repaired' if r['repaired'] else 'NOT repaired'} ({r['status']}), explore {r['explore_s']:.1f} s "
               f"= {r['ratio']}× the suite's {r['suite_s']:.1f} s; phases {r['phases']} ({r['phases_from']})", file=sys.stderr, flush=True)
+        if args.json:  # after every case: a run cut short keeps what it measured
+            args.json.write_text(json.dumps({"load_average": os.getloadavg(), "parallel": args.parallel, "results": results}, indent=2) + "\n")
     print(render(results))
-    if args.json:
-        load = os.getloadavg()
-        args.json.write_text(json.dumps({"load_average_at_end": load, "parallel": args.parallel, "results": results}, indent=2) + "\n")
     return 0
 
 
