@@ -55,13 +55,17 @@ def run(argv: list[str], cwd: Path | None = None, env: dict[str, str] | None = N
 def fetch_sdist(case: Case, cache: Path) -> Path:
     folder = cache / "sdists"
     folder.mkdir(parents=True, exist_ok=True)
-    stem = f"{case.library.replace('-', '_')}-{case.version}".lower()
-    found = [p for p in folder.glob("*.tar.gz") if p.name.lower().replace("-", "_").startswith(stem.replace("-", "_"))]
-    if found:
-        return found[0]
-    run([sys.executable, "-m", "pip", "download", "--no-binary", case.library, "--no-deps",
-         "-d", str(folder), f"{case.library}=={case.version}"])
-    return fetch_sdist(case, cache)
+    stem = f"{case.library}_{case.version}".lower().replace("-", "_")
+
+    def cached() -> list[Path]:
+        return [p for p in folder.glob("*.tar.gz") if p.name.lower().replace("-", "_").startswith(stem)]
+
+    if not cached():
+        run([sys.executable, "-m", "pip", "download", "--no-binary", case.library, "--no-deps",
+             "-d", str(folder), f"{case.library}=={case.version}"])
+    if not cached():
+        raise BuildError(f"{case.name}: pip downloaded no sdist named {stem}*.tar.gz into {folder}")
+    return cached()[0]
 
 
 def ensure_venv(case: Case, cache: Path) -> Path:
