@@ -218,9 +218,13 @@ class Runner:
             add_usage(self.run.usage, attempt.usage)
         self.run.reproduction = result
         if not result.kept:
+            self.run.baseline_ids = sorted(i for i, o in run.outcomes.items() if o.outcome != "skipped")
+            self._set_current(run)
+            self.run.baseline = self.run.current.model_copy()
             raise Escalation("ambiguous_requirements", reproduce.escalation_reason(result.samples), reproduce.AMBIGUOUS_ACTION)
         assert result.chosen and self.run.branch
-        commit = await anyio.to_thread.run_sync(reproduce.commit, self.pool, paths[result.chosen], result, self.run.current_commit,
+        # on the base commit: a run killed after this commit redoes iteration 0 from the baseline
+        commit = await anyio.to_thread.run_sync(reproduce.commit, self.pool, paths[result.chosen], result, self.run.base_commit,
                                                 self.options.issue or "", self.run_dir / "reproduce")
         gitrepo.set_branch(self.info.repo, self.run.branch, commit, self.run.current_commit)
         self.run.current_commit = result.commit = commit
