@@ -411,7 +411,7 @@ class Runner:
         """An `--agent A,B,C` chain: why it moved on, and which generator proposed."""
         for why in proposal.fallbacks:
             self.display.note(f"fallback: {why}")
-        if proposal.fallbacks and plans:
+        if plans and "," in self.generator.name:
             self.display.note(f"candidates by {plans[0].generator}")
 
     def import_map(self, worktree: Path) -> ImportMap:
