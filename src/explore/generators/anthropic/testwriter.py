@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ...redaction import redact
 from ..base import TestWriteRequest, WrittenTests
 from .session import Session, Transcript, answer_tools
 from .tools import READ_TOOLS, ToolError, Workspace
@@ -46,7 +47,7 @@ def task_text(request: TestWriteRequest) -> str:
 async def write(session: Session, request: TestWriteRequest, max_turns: int, transcript: Transcript) -> WrittenTests:
     workspace = Workspace(request.workdir, writable=True, allow_test_edits=True, test_patterns=request.test_patterns)
     written = WrittenTests()
-    messages: list[dict[str, Any]] = [{"role": "user", "content": task_text(request)}]
+    messages: list[dict[str, Any]] = [{"role": "user", "content": redact(task_text(request))}]
     finished = False
 
     async def run(name: str, args: dict[str, Any]) -> tuple[str, bool]:
