@@ -44,7 +44,7 @@ def run_options(func: Any) -> Any:
         click.option("--parallel", type=int, help="Candidates explored concurrently per iteration (default 3)."),
         click.option("--max-iterations", type=int, help="Iterations before giving up (default 10)."),
         click.option("--strategy", help=f"Force a strategy: {STRATEGY_HELP} (default auto)."),
-        click.option("--agent", help="auto | mutate | anthropic | command (default auto: anthropic with ANTHROPIC_API_KEY, else mutate)."),
+        click.option("--agent", help="auto | mutate | anthropic | command, or a fallback chain A,B,C (default auto: anthropic with ANTHROPIC_API_KEY, else mutate)."),
         click.option("--agent-cmd", help="For --agent command: a shell command run in each candidate's worktree."),
         click.option("--test-cmd", help="Shell command running the tests (default: pytest, auto-detected). May hold {junit}."),
         click.option("--junit-xml", help="Where --test-cmd writes JUnit XML, relative to the repository root."),
@@ -97,13 +97,32 @@ class _RunCommand(click.Command):
               help="Target tests by glob over node ids (repeatable); only targets are repaired, no other test may break.")
 @click.option("--since", metavar="REF|last-green",
               help="Targets = tests failing now that passed at REF, or at the last green run in .explore/history.jsonl.")
+@click.option("--issue", "issue_file", metavar="FILE|-",
+              help="A bug report (markdown or text; - reads stdin): tests reproducing it are written and committed first, then repaired.")
 def run(path: Path, as_json: bool, junit_out: Path | None, tests: tuple[str, ...], quiet: bool, verbose: bool, no_input: bool,
-        **flags: Any) -> None:
+        issue_file: str | None, **flags: Any) -> None:
     """Repair the failing tests of the git repository at PATH (default: here); with TEST_IDS after
-    `--`, --tests or --since, only those target tests."""
+    `--`, --tests or --since, only those target tests; with --issue, the bug a report describes."""
+    if issue_file is not None:
+        try:
+            flags["issue"] = _read_issue(issue_file)
+        except ExploreError as exc:
+            _fail(str(exc), exc.exit_code, as_json)
     flags["tests"] = list(tests) or None
     flags["test_ids"] = click.get_current_context().meta.get("explore_test_ids") or None
     _execute(path, flags, as_json, resume_id=None, hint=None, junit_out=junit_out, talk=Talk(quiet, verbose, no_input))
+
+
+def _read_issue(source: str) -> str:
+    from .errors import UsageError
+
+    try:
+        text = sys.stdin.read() if source == "-" else Path(source).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise UsageError(f"--issue {source}: cannot read the bug report: {getattr(exc, 'strerror', None) or exc}") from None
+    if not text.strip():
+        raise UsageError(f"--issue {source}: the bug report is empty")
+    return text
 
 
 @main.command()

@@ -75,6 +75,8 @@ class Options(BaseModel):
     """Target tests by glob over node ids; with test_ids and since, only targets are repaired."""
     since: str | None = None
     """Targets = tests failing now that passed at this git revision, or at `last-green`."""
+    issue: str | None = None
+    """`--issue`: the text of a bug report; reproduction tests are written and committed first."""
 
     @field_validator("tests", "test_ids", mode="before")
     @classmethod

@@ -4,6 +4,7 @@
     ├── UsageError          bad usage or input: exit 2
     ├── LockedError         another run holds the repository: exit 2
     ├── Escalation          a person is needed: exit 3
+    │   └── Unavailable     a service past its retries (a chain falls back)
     └── BudgetExhausted     the LLM budget is spent: the run ends `failed`, exit 1
 
 An interrupted run (SIGINT/SIGTERM) is not an exception: it ends with status `interrupted`
@@ -37,6 +38,15 @@ class Escalation(ExploreError):
         self.category = category
         self.reason = reason
         self.suggested_action = suggested_action
+
+
+class Unavailable(Escalation):
+    """A service could not serve the call past its retries (rate limit, overload, unreachable):
+    alone it escalates as external_service; in an `--agent A,B,C` chain the next generator takes over.
+    A refused key (401/403) is a plain Escalation: falling back would hide it."""
+
+    def __init__(self, reason: str, suggested_action: str) -> None:
+        super().__init__("external_service", reason, suggested_action)
 
 
 class BudgetExhausted(ExploreError):

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import anyio
 
-from . import criticality, escalation, generators, gitrepo, history, procs, redaction, reports, scoring, state, strategy, targets
+from . import criticality, escalation, generators, gitrepo, history, procs, redaction, reports, reproduce, scoring, state, strategy, targets
 from . import debug_reports, known_failures
 from .affected import ImportMap
 from .config import Options, parse_size
@@ -151,6 +151,8 @@ class Runner:
         self.suite_s = time.monotonic() - started
         if run.infra_error:
             raise Escalation("infrastructure", f"the baseline test run failed: {run.infra_error} (log: {run.log_path})", escalation.INFRASTRUCTURE_ACTION)
+        if self.options.issue:
+            run = await self.reproduce_issue(run)
         self.run.baseline_skipped = sorted(i for i, o in run.outcomes.items() if o.outcome == "skipped")
         self.run.baseline_ids = sorted(set(run.outcomes) - set(self.run.baseline_skipped))
         self.run.baseline_xfailed = sorted(i for i, o in run.outcomes.items() if o.outcome == "xfailed")
@@ -171,6 +173,8 @@ class Runner:
             self.run.flaky = sorted(flaky)
         if self.options.has_targets():
             await self.choose_targets(run)
+        if self.run.reproduction:
+            self.target_reproduction(run)
         self.leave_out_known(failing)
         self.current_run = run
         self._set_current(run)
@@ -221,6 +225,42 @@ class Runner:
             self.run.targets, self.run.known_failures = kept, left
             self.run.preexisting_failures = sorted(set(self.run.preexisting_failures) | set(left))
             self.display.note(f"leaving out {len(left)} known failure(s) recorded in {known_failures.path(self.root)}: {', '.join(left)}")
+
+    async def reproduce_issue(self, run: TestRun) -> TestRun:
+        """`--issue`, iteration 0 (reproduce.py): test-writer samples, the kept tests committed as
+        "reproduce: …" on the run branch; the suite re-run on that commit is the baseline."""
+        writer = generators.test_writer(self.generator)
+        self.display.phase(f"reproduce: {self.options.parallel} test-writer sample(s) ({writer.name}) write tests from the report")
+        samples = reproduce.Samples(
+            writer=writer, issue=self.options.issue or "", pool=self.pool, commit=self.run.base_commit, test_command=self.test_command,
+            test_patterns=self.options.test_patterns, run_dir=self.run_dir, timeout=self.options.branch_timeout, tracker=self.tracker,
+            memory_limit=self.memory_limit, setup=self.options.worktree_setup, progress=self.display.candidate)
+        result, paths = await reproduce.run_samples(samples, self.options.parallel)
+        for attempt in result.samples:
+            add_usage(self.run.usage, attempt.usage)
+        self.run.reproduction = result
+        if not result.kept:
+            self.run.baseline_ids = sorted(i for i, o in run.outcomes.items() if o.outcome != "skipped")
+            self._set_current(run)
+            self.run.baseline = self.run.current.model_copy()
+            raise Escalation("ambiguous_requirements", reproduce.escalation_reason(result.samples), reproduce.AMBIGUOUS_ACTION)
+        assert result.chosen and self.run.branch
+        # on the base commit: a run killed after this commit redoes iteration 0 from the baseline
+        commit = await anyio.to_thread.run_sync(reproduce.commit, self.pool, paths[result.chosen], result, self.run.base_commit,
+                                                self.options.issue or "", self.run_dir / "reproduce")
+        gitrepo.set_branch(self.info.repo, self.run.branch, commit, self.run.current_commit)
+        self.run.current_commit = result.commit = commit
+        self.display.note(f"reproduce: kept {', '.join(result.kept)} (sample {result.chosen}) as {commit[:10]}")
+        self.save("baseline")
+        path, _ = await anyio.to_thread.run_sync(self.pool.acquire, "a", commit)
+        return await self._full_run(path, self.run_dir / "baseline-reproduced.log")
+
+    def target_reproduction(self, run: TestRun) -> None:
+        """The reproduction tests join the targets; other failures are left alone."""
+        assert self.run.reproduction
+        self.run.targets = sorted(set(self.run.targets or []) | set(self.run.reproduction.kept))
+        failing = sorted(set(run.failing()) - set(self.run.flaky))
+        self.run.preexisting_failures = targets.preexisting(failing, self.run.targets)
 
     def adopt_branch(self) -> None:
         """A run killed between its merge commit and its state write left the commit on the run
@@ -346,9 +386,10 @@ class Runner:
         logger.debug("generator: %s", proposal.reason or "(no note)")
         plans = proposal.plans[: self.options.parallel]
         for letter, plan in zip(LETTERS, plans):
-            plan.id = letter
+            plan.id, plan.generator = letter, plan.generator or self.generator.name
         record = IterationRecord(n=n, strategy=choice.name, strategy_reason=choice.reason, generator_note=proposal.reason,
-                                 usage=dict(proposal.usage), timing=timing)
+                                 usage=dict(proposal.usage), timing=timing, fallbacks=list(proposal.fallbacks))
+        self.note_chain(proposal, plans)
         if not plans:
             self.display.note(f"no candidates: {proposal.reason or 'the generator had no idea'}")
         else:
@@ -365,6 +406,7 @@ class Runner:
                 memory_limit=self.memory_limit, import_map=self.import_map(scratch),
                 protected=targets.protected(self.run.baseline_ids, self.run.targets, self.run.preexisting_failures,
                                             flaky | frozenset(self.run.baseline_xfailed)),  # xfail stays allowed there
+                frozen=frozenset(self.run.reproduction.files if self.run.reproduction else ()),
             )
             started = time.monotonic()
             record.candidates = await fan_out(plans, ctx, self.options.parallel)
@@ -421,6 +463,13 @@ class Runner:
         if new:
             self.run.set_aside += new
             self.display.note(f"setting aside {', '.join(new)}: no edit tried in {history.SET_ASIDE_AFTER} iterations running changed its outcome")
+
+    def note_chain(self, proposal: Proposal, plans: list[CandidatePlan]) -> None:
+        """An `--agent A,B,C` chain: why it moved on, and which generator proposed."""
+        for why in proposal.fallbacks:
+            self.display.note(f"fallback: {why}")
+        if plans and "," in self.generator.name:
+            self.display.note(f"candidates by {plans[0].generator}")
 
     def import_map(self, worktree: Path) -> ImportMap:
         files = {i.split("::", 1)[0] for i in self.run.baseline_ids if "::" in i}
@@ -501,7 +550,11 @@ def check_options(root: Path, options: Options) -> None:
     known = strategy.load_strategies(extra)
     if options.strategy != "auto" and options.strategy not in known:
         raise UsageError(f"unknown strategy {options.strategy!r}: choose auto or one of {', '.join(sorted(known))}")
-    generators.resolve_agent(options.agent, options.agent_cmd)
+    agent = generators.resolve_agent(options.agent, options.agent_cmd)
+    if options.issue is not None:
+        generators.check_issue(agent)
+        if not make_command(options.test_cmd, options.junit_xml, options.python).is_pytest:
+            raise UsageError("--issue runs each reproduction test on its own: it needs the default pytest command, not --test-cmd")
     if options.since:
         since_commit(root, options.since)
 

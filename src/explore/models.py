@@ -87,6 +87,8 @@ class CandidatePlan(BaseModel):
     """file:line the candidate changes, when the generator knows it."""
     data: dict = Field(default_factory=dict)
     """Generator-private details carried from propose to realise (JSON-serialisable)."""
+    generator: str | None = None
+    """The generator that proposed it (a member of an `--agent A,B,C` chain)."""
 
 
 class PhaseTiming(BaseModel):
@@ -117,6 +119,8 @@ class Proposal(BaseModel):
     """The generator's own phases (coverage, screening); the loop adds the rest."""
     unmoved: list[str] = Field(default_factory=list)
     """Failing tests the generator tried edits against without any making them pass."""
+    fallbacks: list[str] = Field(default_factory=list)
+    """An `--agent A,B,C` chain: why each generator before the one that proposed was passed over."""
 
 
 class Realised(BaseModel):
@@ -149,6 +153,8 @@ class CandidateResult(BaseModel):
     """False while its pass rate is an estimate from its affected tests (never merged so)."""
     progress: str | None = None
     """Human account of its test runs, e.g. "affected 12/12 → full 198/200"."""
+    generator: str | None = None
+    """The generator that produced it."""
 
 
 class IterationRecord(BaseModel):
@@ -164,6 +170,42 @@ class IterationRecord(BaseModel):
     """What the generator spent this iteration: its proposal and every candidate."""
     generator_note: str | None = None
     timing: PhaseTiming = Field(default_factory=PhaseTiming)
+    fallbacks: list[str] = Field(default_factory=list)
+    """Why the `--agent` chain moved past each generator it passed over this iteration."""
+
+
+class SampleAttempt(BaseModel):
+    """What one test-writer sample of `--issue` wrote, and whether its tests reproduce the report."""
+
+    sample: str
+    generator: str
+    summary: str = ""
+    files: list[str] = Field(default_factory=list)
+    """Test files it wrote (kept from its diff)."""
+    discarded: list[str] = Field(default_factory=list)
+    """Writes refused or files dropped because they are not test files."""
+    predicted: dict[str, str] = Field(default_factory=dict)
+    """Test file → the failure message the writer predicted."""
+    reproducing: list[str] = Field(default_factory=list)
+    """Test ids that fail on today's code with the predicted message."""
+    signature: str = ""
+    """The failure messages of its reproducing tests, normalised: equal signatures agree."""
+    why_not: str | None = None
+    """Why none of its tests was kept (or why it lost the vote)."""
+    usage: dict[str, float] = Field(default_factory=dict)
+
+
+class Reproduction(BaseModel):
+    """Iteration 0 of `--issue`: the tests reproducing the report, committed before any repair."""
+
+    samples: list[SampleAttempt] = Field(default_factory=list)
+    kept: list[str] = Field(default_factory=list)
+    """Test ids kept (and made targets)."""
+    files: list[str] = Field(default_factory=list)
+    """Their files, which no later candidate may edit."""
+    chosen: str | None = None
+    """The sample whose tests were kept (the first of the largest agreeing group)."""
+    commit: str | None = None
 
 
 class EscalationInfo(BaseModel):
@@ -228,6 +270,8 @@ class RunState(BaseModel):
     """The tests this run repairs (None: every failing test), chosen once at the baseline."""
     preexisting_failures: list[str] = Field(default_factory=list)
     """Tests failing at the baseline that are not targets: left alone."""
+    reproduction: Reproduction | None = None
+    """`--issue`: the reproduction tests of iteration 0."""
 
 
 class Summary(BaseModel):
@@ -253,3 +297,4 @@ class Summary(BaseModel):
     targets: list[str] | None = None
     preexisting_failures: list[str] = Field(default_factory=list)
     set_aside: list[str] = Field(default_factory=list)
+    reproduction: Reproduction | None = None

@@ -33,6 +33,7 @@ def summary(run: RunState, report_path: Path | None) -> Summary:
         targets=run.targets,
         preexisting_failures=run.preexisting_failures,
         set_aside=run.set_aside,
+        reproduction=run.reproduction,
     )
 
 
@@ -104,10 +105,15 @@ def markdown(run: RunState) -> str:
         lines += ["", "## Guidance given", *[f"- {h}" for h in run.hints]]
     if run.escalation:
         lines += ["", "## Help needed", "", "```", *help_needed(run), "```"]
+    lines += reproduction_lines(run)
     for record in run.iterations:
         lines += ["", f"## Iteration {record.n} — {record.strategy}", "", f"Why this strategy: {record.strategy_reason}."]
         if record.generator_note:
             lines.append(f"Generator: {record.generator_note}")
+        lines += [f"Fallback: {why}" for why in record.fallbacks]
+        by = sorted({c.generator for c in record.candidates if c.generator})
+        if record.fallbacks and by:
+            lines.append(f"Candidates by: {', '.join(by)}")
         if record.candidates:
             lines += ["", "| candidate | status | pass rate | confidence | files | what it tried | why not |", "|---|---|---|---|---|---|---|"]
             for c in record.candidates:
@@ -129,6 +135,22 @@ def markdown(run: RunState) -> str:
     if run.current_failing:
         lines += ["", "## Remaining failures", *[f"- `{t}` ({run.criticality.get(t, 'high')} criticality)" for t in run.current_failing]]
     return "\n".join(lines) + "\n"
+
+
+def reproduction_lines(run: RunState) -> list[str]:
+    """Iteration 0 of `--issue`: what each test-writer sample tried and what was kept."""
+    r = run.reproduction
+    if r is None:
+        return []
+    kept = (f"kept {', '.join(f'`{t}`' for t in r.kept)} from sample {r.chosen}" + (f", committed as `{r.commit[:10]}`" if r.commit else "")
+            if r.kept else "no test reproduces the report")
+    lines = ["", "## Iteration 0 — reproduce the report", "", f"Result: {kept}.", "",
+             "| sample | generator | files | predicted failure | reproducing | why not kept |", "|---|---|---|---|---|---|"]
+    for a in r.samples:
+        predicted = "; ".join(a.predicted.values()).replace("|", "\\|").replace("\n", " ")[:120]
+        why = "; ".join([a.why_not or "kept"] + a.discarded).replace("|", "\\|").replace("\n", " ")[:300]
+        lines.append(f"| {a.sample} | {a.generator} | {', '.join(a.files) or '-'} | {predicted} | {', '.join(a.reproducing) or '-'} | {why} |")
+    return lines
 
 
 def target_lines(run: RunState) -> list[str]:

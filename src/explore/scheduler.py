@@ -49,6 +49,8 @@ class FanOut:
     import_map: ImportMap | None = None
     protected: frozenset[str] = frozenset()
     """With target tests: the other tests passing at the baseline, which no candidate may break."""
+    frozen: frozenset[str] = frozenset()
+    """`--issue`: the reproduction test files of iteration 0, which no candidate may edit."""
     estimates: set[str] = field(default_factory=set)
     runs: dict[str, TestRun] = field(default_factory=dict)
     patches: dict[str, str] = field(default_factory=dict)
@@ -97,6 +99,7 @@ async def run_candidate(plan: CandidatePlan, ctx: FanOut) -> CandidateResult:
         hypothesis=plan.hypothesis,
         operator=plan.operator,
         location=plan.location,
+        generator=plan.generator,
     )
     files_dir = ctx.iteration_dir / f"candidate-{plan.id}"
     files_dir.mkdir(parents=True, exist_ok=True)
@@ -181,6 +184,10 @@ async def _attempt(plan: CandidatePlan, ctx: FanOut, result: CandidateResult, fi
     if destructive:
         ctx.destructive[plan.id] = destructive
         result.status, result.reason = CandidateStatus.rejected, f"destructive: {destructive.reason}"
+        return
+    frozen = [f for f in files if f in ctx.frozen]
+    if frozen:
+        result.status, result.reason = CandidateStatus.rejected, f"edits the reproduction tests of the issue: {', '.join(frozen)}"
         return
     if tests and not ctx.allow_test_edits:
         result.status, result.reason = CandidateStatus.rejected, f"edits test files: {', '.join(tests[:5])}"

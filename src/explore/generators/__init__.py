@@ -7,15 +7,25 @@ from typing import Any
 
 from ..errors import UsageError
 from ..redaction import SECRET_VARS
-from .base import CandidateContext, FixGenerator, ProposalRequest
+from .base import CandidateContext, FixGenerator, ProposalRequest, TestWriter
 
 NAMES = ("mutate", "anthropic", "command")
+TEST_WRITERS = ("anthropic", "command")
+"""Generators that can write reproduction tests from a bug report (`--issue`)."""
 
-__all__ = ["CandidateContext", "FixGenerator", "ProposalRequest", "NAMES", "resolve_agent", "create"]
+__all__ = ["CandidateContext", "FixGenerator", "ProposalRequest", "NAMES", "TEST_WRITERS", "resolve_agent", "create",
+           "check_issue"]
 
 
 def resolve_agent(agent: str, agent_cmd: str | None) -> str:
-    """DESIGN §2: auto means command when --agent-cmd is given, anthropic with a key, else mutate."""
+    """DESIGN §2: auto means command when --agent-cmd is given, anthropic with a key, else mutate.
+    `A,B,C` is a fallback chain: each member resolved alike, `auto` and repeats refused."""
+    if "," in agent:
+        members = [m.strip() for m in agent.split(",")]
+        if "auto" in members or "" in members or len(set(members)) != len(members):
+            raise UsageError(f"--agent {agent!r}: a chain names each generator once, without auto "
+                             f"(e.g. anthropic,command,mutate; generators: {', '.join(NAMES)})")
+        return ",".join(resolve_agent(m, agent_cmd) for m in members)
     if agent == "auto":
         if agent_cmd:
             return "command"
@@ -35,7 +45,27 @@ def has_anthropic_credentials() -> bool:
     return any(os.environ.get(name) for name in SECRET_VARS)
 
 
+def check_issue(agent: str) -> None:
+    """`--issue` needs a generator that writes tests; mutate cannot."""
+    if not any(m in TEST_WRITERS for m in agent.split(",")):
+        raise UsageError(f"--issue needs a generator that can write tests from the report: {' or '.join(TEST_WRITERS)} "
+                         f"(e.g. --agent anthropic, --agent command --agent-cmd CMD, or a chain such as "
+                         f"--agent anthropic,mutate); --agent {agent} cannot")
+
+
+def test_writer(generator: FixGenerator) -> TestWriter:
+    """The generator itself, or the first member of a chain, that writes tests for `--issue`."""
+    found = generator if hasattr(generator, "write_tests") else getattr(generator, "test_writer", lambda: None)()
+    if found is None:
+        check_issue(generator.name)
+    return found  # type: ignore[return-value]
+
+
 def create(name: str, options: dict[str, Any]) -> FixGenerator:
+    if "," in name:
+        from .chain import ChainGenerator
+
+        return ChainGenerator([create(member, options) for member in name.split(",")])
     if name == "command":
         from .command import CommandGenerator
 

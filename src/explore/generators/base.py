@@ -67,3 +67,44 @@ class FixGenerator(Protocol):
     async def realise(self, plan: CandidatePlan, context: CandidateContext) -> Realised:
         """Make the plan's change in context.workdir (and only there)."""
         ...
+
+
+@dataclass
+class TestWriteRequest:
+    """One test-writer sample of `explore run --issue`: write tests reproducing the report in workdir."""
+
+    __test__ = False  # not a pytest test class
+
+    issue: str
+    workdir: Path
+    sample: str
+    index: int
+    of: int
+    files_dir: Path
+    """Outside the worktree: prompt, result and transcript files live here."""
+    test_patterns: list[str]
+    test_command: TestCommand
+    tracker: ProcessTracker | None = None
+
+
+@dataclass
+class WrittenTests:
+    """What a test writer says about the tests it wrote (the files themselves are in the worktree)."""
+
+    __test__ = False
+
+    predicted: dict[str, str] = field(default_factory=dict)
+    """Test file → the failure message it predicts on today's code ("*": every file it wrote)."""
+    summary: str = ""
+    refused: list[str] = field(default_factory=list)
+    """Writes refused (paths outside the test patterns), with why."""
+    usage: dict[str, float] = field(default_factory=dict)
+
+
+class TestWriter(Protocol):
+    """A generator that can also write tests from a bug report (the test-writer role)."""
+
+    __test__ = False
+    name: str
+
+    async def write_tests(self, request: TestWriteRequest) -> WrittenTests: ...

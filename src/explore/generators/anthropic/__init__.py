@@ -8,11 +8,11 @@ from typing import Any
 
 import anyio
 
-from ...errors import Escalation
+from ...errors import Escalation, Unavailable
 from ...models import CandidatePlan, Proposal, Realised
 from ...redaction import redact
-from ..base import CandidateContext, ProposalRequest
-from . import coder, debugger
+from ..base import CandidateContext, ProposalRequest, TestWriteRequest, WrittenTests
+from . import coder, debugger, testwriter
 from .client import ChainExhausted, HttpClientFactory, ModelClient, RetryPolicy
 from .context import assemble
 from .cost import Ledger
@@ -130,6 +130,24 @@ class AnthropicGenerator:
         return Realised(confidence=done.confidence, hypothesis=done.summary or plan.hypothesis, usage=session.usage)
 
 
+    async def write_tests(self, request: TestWriteRequest) -> WrittenTests:
+        """One test-writer sample of `--issue` (its own conversation, the coder's models)."""
+        transcript = Transcript(request.files_dir / "anthropic-test-writer.jsonl")
+        async with self.client.open() as api:
+            session = Session(self.client, api, "test-writer", self.settings.coder,
+                              self._params(testwriter.SYSTEM, testwriter.TOOLS), transcript)
+            try:
+                written = await testwriter.write(session, request, self.settings.max_turns, transcript)
+            except ChainExhausted as exc:
+                raise charged(unavailable(exc) if exc.api_only else RuntimeError(f"test writer: {exc}"), session) from None
+            except Exception as exc:
+                raise charged(exc, session)
+        if written.refused:
+            transcript.write(event="refused", paths=written.refused)
+        written.usage = dict(session.usage)
+        return written
+
+
 def charged(exc: Exception, session: Session) -> Exception:
     """The exception, carrying what the conversation spent: the run books it even when it fails."""
     exc.usage = dict(session.usage)  # type: ignore[attr-defined]
@@ -172,7 +190,7 @@ def escalate(diagnosis: Diagnosis) -> None:
                          "or give a hint with `explore resume --hint '…'`.")
 
 
-def unavailable(exc: ChainExhausted) -> Escalation:
-    return Escalation("external_service", f"The Anthropic API could not serve the request on any configured model: "
+def unavailable(exc: ChainExhausted) -> Unavailable:
+    return Unavailable(f"The Anthropic API could not serve the request on any configured model: "
                       f"{'; '.join(exc.reasons)[:600]}.", "Wait and `explore resume`; check ANTHROPIC_BASE_URL or "
                       "your gateway; or run with --agent mutate.")

@@ -36,6 +36,7 @@ class Failure:
 class ScriptedAPI:
     debugger: list[Step] = field(default_factory=list)
     coder: list[Step] = field(default_factory=list)
+    test_writer: list[Step] = field(default_factory=list)
     failures: list[Failure] = field(default_factory=list)
     """HTTP errors served, in order, before scripted replies (matching model only)."""
     requests: list[dict[str, Any]] = field(default_factory=list)
@@ -75,6 +76,8 @@ class ScriptedAPI:
 
     def role(self, data: dict[str, Any]) -> str:
         names = {t.get("name") for t in data.get("tools", [])}
+        if "write_test" in names:
+            return "test_writer"
         return "debugger" if "submit_diagnosis" in names else "coder"
 
     @staticmethod
@@ -83,7 +86,7 @@ class ScriptedAPI:
 
     def _reply(self, data: dict[str, Any], step: Step | None = None) -> dict[str, Any]:
         turn = self.turn(data)
-        script = self.debugger if self.role(data) == "debugger" else self.coder
+        script = {"debugger": self.debugger, "test_writer": self.test_writer}.get(self.role(data), self.coder)
         if step is None:
             step = script[turn] if turn < len(script) else "nothing more to do"
         content: list[dict[str, Any]] = []
