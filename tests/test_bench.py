@@ -214,3 +214,37 @@ def test_without_matplotlib_bench_says_how_to_get_the_chart(tmp_path: Path) -> N
     hint = [line for line in done.stderr.splitlines() if "pip install" in line or line.startswith("no chart")]
     assert hint == ["no chart: matplotlib is not installed; get it with: pip install 'explore-runner[bench]'"], done.stderr
     assert not (tmp_path / "out" / "bench.png").exists() and (tmp_path / "out" / "bench.md").exists()
+
+
+STUBBORN = Path(__file__).resolve().parent.parent / "benchmarks" / "stubborn"
+
+
+def test_stubborn_corpus_has_every_family_and_history_runs_twice() -> None:
+    cases = load_corpus(STUBBORN)
+    assert len(cases) >= 20
+    families = {c.family for c in cases}
+    assert families == {"multi_bug", "masked", "two_location", "regression_trap", "history", "flaky"}
+    assert {c.name for c in cases if c.runs == 2} == {c.name for c in cases if c.family == "history"}
+
+
+def test_per_family_table_and_each_iterations_strategy(tmp_path: Path) -> None:
+    def result(case: str, family: str, strategy: str, trail: list[str], correct: bool) -> CaseResult:
+        return CaseResult(case=case, defect_class="k", family=family, strategy=strategy, status="succeeded", exit_code=0,
+                          repaired=True, iterations=len(trail), candidates=3 * len(trail), iteration_strategies=trail,
+                          duration_s=2.0, verdict=Verdict(plausible=correct, correct=correct))
+
+    results = [result("m1", "multi_bug", "auto", ["conservative", "conservative", "exploratory"], True),
+               result("m1", "multi_bug", "aggressive", ["aggressive"], True),
+               result("t1", "two_location", "auto", ["conservative"], False),
+               result("t1", "two_location", "aggressive", ["aggressive", "aggressive"], True)]
+    bench = BenchResult(cases_dir="x", agent="mutate", parallel=3, jobs=1, strategies=["auto", "aggressive"],
+                        started_at="now", results=results, summary=aggregate(results, ["auto", "aggressive"]))
+    multi = bench.summary["auto"].by_family["multi_bug"]
+    assert (multi.runs, multi.correct, multi.iterations, multi.candidates) == (1, 1, 3, 9)
+    assert bench.summary["aggressive"].by_family["two_location"].correct == 1
+    assert render.iteration_trail(results[0].iteration_strategies) == "CCE"
+    text = render.markdown(bench)
+    assert "## Per family" in text and "| multi_bug | 1 / 1 / 1 · 3 it · 9 c · 2s | 1 / 1 / 1 · 1 it · 3 c · 2s |" in text
+    assert "| m1 | multi_bug | correct, 3 it CCE, 2s | correct, 1 it A, 2s |" in text
+    assert {p.name for p in render.write_all(bench, tmp_path)} == {"bench.json", "bench.md", "bench.png"}
+    assert BenchResult.load(tmp_path / "bench.json").results[0].iteration_strategies == results[0].iteration_strategies

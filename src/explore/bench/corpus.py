@@ -26,6 +26,10 @@ class Case:
     defect_class: str = "unlabelled"
     description: str = ""
     edits: int = 1
+    family: str = ""
+    """The stubborn corpus' family (multi_bug, masked, ...); empty for the original corpus."""
+    runs: int = 1
+    """explore runs in a row on the same repo (history cases: the second run starts from the first's records)."""
     fix_patch: Path | None = None
     checks: Path | None = None
 
@@ -46,6 +50,8 @@ def load_case(folder: Path) -> Case:
         defect_class=str(meta.get("class", "unlabelled")),
         description=str(meta.get("description", "")),
         edits=int(meta.get("edits", 1)),
+        family=str(meta.get("family", "")),
+        runs=max(1, int(meta.get("runs", 1))),
         fix_patch=fix if fix.is_file() else None,
         checks=checks if checks.is_dir() and project != folder else None,
     )

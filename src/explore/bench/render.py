@@ -56,6 +56,32 @@ def table(bench: BenchResult, console: Console) -> None:
             cells = [bench.summary[n].by_class.get(klass) for n in bench.summary]
             c.add_row(klass, *[f"{s.correct}/{s.runs}" if s else "-" for s in cells])
         console.print(c)
+    families = _families(bench)
+    if families:
+        f = Table(box=box.SIMPLE_HEAD, padding=(0, 0), show_edge=False, title="per family: correct / runs · iterations · candidates · total s")
+        f.add_column("family", style="bold", no_wrap=True)
+        for name in bench.summary:
+            f.add_column(name, justify="right")
+        for family in families:
+            cells = [bench.summary[n].by_family.get(family) for n in bench.summary]
+            f.add_row(family, *[_family_cell(s) if s else "-" for s in cells])
+        console.print(f)
+
+
+def _families(bench: BenchResult) -> list[str]:
+    return sorted({k for s in bench.summary.values() for k in s.by_family})
+
+
+def _family_cell(s: Stats) -> str:
+    return f"{s.correct}/{s.runs} · {s.iterations} it · {s.candidates} c · {s.total_s:.0f}s"
+
+
+STRATEGY_LETTER = {"conservative": "C", "aggressive": "A", "exploratory": "E", "surgical": "S"}
+
+
+def iteration_trail(strategies: list[str]) -> str:
+    """Each iteration's strategy as one letter (C A E S), e.g. `CCE`: to see `auto` switching."""
+    return "".join(STRATEGY_LETTER.get(s, "?") for s in strategies)
 
 
 def markdown(bench: BenchResult, chart: str | None = "bench.png") -> str:
@@ -86,14 +112,27 @@ def markdown(bench: BenchResult, chart: str | None = "bench.png") -> str:
     for klass in classes:
         cells = [bench.summary[n].by_class.get(klass) for n in names]
         lines.append(f"| {klass} | " + " | ".join(f"{s.correct} / {s.plausible} / {s.runs}" if s else "-" for s in cells) + " |")
-    lines += ["", "## Per case", "", "| case | class | " + " | ".join(names) + " |", "|---|---|" + "---|" * len(names)]
+    families = _families(bench)
+    if families:
+        lines += ["", "## Per family (repaired / correct / runs · iterations · candidates · total s)", "",
+                  "| family | " + " | ".join(names) + " |", "|---|" + "---:|" * len(names)]
+        for family in families:
+            cells = [bench.summary[n].by_family.get(family) for n in names]
+            lines.append(f"| {family} | " + " | ".join(
+                f"{s.repaired} / {s.correct} / {s.runs} · {s.iterations} it · {s.candidates} c · {s.total_s:.0f}s" if s else "-"
+                for s in cells) + " |")
+    lines += ["", "## Per case", "", "Each cell: grade, iterations, the strategy of each iteration (C conservative, A aggressive, "
+              "E exploratory, S surgical), wall time.", "",
+              "| case | class | " + " | ".join(names) + " |", "|---|---|" + "---|" * len(names)]
     by_key = {(r.case, r.strategy): r for r in bench.results}
     for case in dict.fromkeys(r.case for r in bench.results):
-        klass = next(r.defect_class for r in bench.results if r.case == case)
+        first = next(r for r in bench.results if r.case == case)
+        klass = first.family or first.defect_class
         cells = []
         for n in names:
             r = by_key.get((case, n))
-            cells.append("-" if r is None else f"{r.grade}, {r.iterations} it, {r.duration_s:.0f}s" + (" ⚠" if not r.agrees or r.error else ""))
+            cells.append("-" if r is None else f"{r.grade}, {r.iterations} it {iteration_trail(r.iteration_strategies)}, {r.duration_s:.0f}s"
+                         + (" ⚠" if not r.agrees or r.error else ""))
         lines.append(f"| {case} | {klass} | " + " | ".join(cells) + " |")
     problems = [r for r in bench.results if r.error or r.verdict.debris or not r.agrees or r.verdict.tests_touched]
     if problems:
@@ -117,7 +156,12 @@ def chart(bench: BenchResult, path: Path) -> Path:
     stats = [bench.summary[n] for n in names]
     xs = list(range(len(names)))
     width = 0.26
-    fig, left = plt.subplots(figsize=(max(6.0, 1.8 * len(names) + 2), 4.5), dpi=120)
+    families = _families(bench)
+    if families:
+        fig, (left, fam) = plt.subplots(2, 1, figsize=(max(7.0, 1.8 * len(names) + 2), 8.5), dpi=120)
+        family_panel(fam, bench, names, families)
+    else:
+        fig, left = plt.subplots(figsize=(max(6.0, 1.8 * len(names) + 2), 4.5), dpi=120)
     right = left.twinx()
     b1 = left.bar([x - width for x in xs], [s.plausible_rate for s in stats], width, label="plausible (suite green) %", color="#9ecae1")
     b2 = left.bar(xs, [s.rate for s in stats], width, label="correct (checks pass) %", color="#3182bd")
@@ -137,6 +181,21 @@ def chart(bench: BenchResult, path: Path) -> Path:
     fig.savefig(path)
     plt.close(fig)
     return path
+
+
+def family_panel(ax, bench: BenchResult, names: list[str], families: list[str]) -> None:
+    """Correct repairs per family (groups) and strategy (bars), iterations as the bar label."""
+    width = 0.8 / max(1, len(names))
+    for k, name in enumerate(names):
+        cells = [bench.summary[name].by_family.get(f) for f in families]
+        rates = [100.0 * s.correct / s.runs if s and s.runs else 0.0 for s in cells]
+        bars = ax.bar([i - 0.4 + width * (k + 0.5) for i in range(len(families))], rates, width, label=name)
+        ax.bar_label(bars, labels=[f"{s.iterations}it" if s else "" for s in cells], fontsize=6)
+    ax.set_xticks(range(len(families)), families)
+    ax.set_ylim(0, 115)
+    ax.set_ylabel("correct (% of the family's cases)")
+    ax.set_title("per family: correct repairs (bar) and iterations spent (label)")
+    ax.legend(fontsize=7, ncol=len(names), loc="upper center", frameon=False)
 
 
 NO_CHART = "no chart: matplotlib is not installed; get it with: pip install 'explore-runner[bench]'"

@@ -36,6 +36,7 @@ class CaseResult(BaseModel):
     case: str
     defect_class: str
     strategy: str
+    family: str = ""
     status: str
     """explore's own status, or `error` when its output could not be read."""
     exit_code: int | None
@@ -45,6 +46,9 @@ class CaseResult(BaseModel):
     iterations: int = 0
     candidates: int = 0
     strategies_used: list[str] = Field(default_factory=list)
+    iteration_strategies: list[str] = Field(default_factory=list)
+    """The strategy of each iteration in order, over every run of the case (to see `auto` switching)."""
+    runs: int = 1
     duration_s: float = 0.0
     """Wall time of the explore process."""
     usage: dict[str, float] = Field(default_factory=dict)
@@ -91,6 +95,7 @@ class Stats(BaseModel):
 
 class StrategyStats(Stats):
     by_class: dict[str, Stats] = Field(default_factory=dict)
+    by_family: dict[str, Stats] = Field(default_factory=dict)
 
 
 class BenchResult(BaseModel):
@@ -135,7 +140,7 @@ def _stats(results: list[CaseResult], into: Stats) -> Stats:
 
 
 def aggregate(results: list[CaseResult], strategies: list[str]) -> dict[str, StrategyStats]:
-    """Per strategy (in the order asked), each with its per-defect-class breakdown."""
+    """Per strategy (in the order asked), each with its per-defect-class and per-family breakdown."""
     out: dict[str, StrategyStats] = {}
     for strategy in strategies:
         mine = [r for r in results if r.strategy == strategy]
@@ -143,5 +148,7 @@ def aggregate(results: list[CaseResult], strategies: list[str]) -> dict[str, Str
         assert isinstance(stats, StrategyStats)
         for klass in sorted({r.defect_class for r in mine}):
             stats.by_class[klass] = _stats([r for r in mine if r.defect_class == klass], Stats())
+        for family in sorted({r.family for r in mine if r.family}):
+            stats.by_family[family] = _stats([r for r in mine if r.family == family], Stats())
         out[strategy] = stats
     return out

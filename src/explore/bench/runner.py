@@ -63,7 +63,8 @@ def explore_command(repo: Path, strategy: str, config: BenchConfig) -> list[str]
 def run_case(case: Case, strategy: str, config: BenchConfig) -> CaseResult:
     """One case under one strategy, from scratch copy to verdict; the scratch folder is removed."""
     scratch = Path(tempfile.mkdtemp(prefix=f"explore-bench-{case.name}-"))
-    result = CaseResult(case=case.name, defect_class=case.defect_class, strategy=strategy, status="error", exit_code=None)
+    result = CaseResult(case=case.name, defect_class=case.defect_class, family=case.family, strategy=strategy,
+                        status="error", exit_code=None, runs=case.runs)
     try:
         repo, initial = prepare(case, scratch)
         worktrees = scratch / "worktrees"
@@ -71,17 +72,20 @@ def run_case(case: Case, strategy: str, config: BenchConfig) -> CaseResult:
                # the case's tests run on the interpreter the judge uses: first `python` on PATH
                "PATH": os.pathsep.join([str(Path(config.python).parent), os.environ.get("PATH", "")])}
         started = time.monotonic()
-        proc = subprocess.Popen(
-            explore_command(repo, strategy, config), cwd=scratch, env=env, start_new_session=True,
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-        )
-        try:
-            stdout, stderr = proc.communicate(timeout=config.case_timeout)
-            result.exit_code = proc.returncode
-            _read_summary(result, stdout, stderr)
-        except subprocess.TimeoutExpired:
-            _kill_group(proc)
-            result.error = f"explore did not finish within {config.case_timeout:.0f}s"
+        for run in range(case.runs):  # a history case: the next run starts from the records the last one left
+            if run and (result.error or result.status == "succeeded"):
+                break
+            proc = subprocess.Popen(
+                explore_command(repo, strategy, config), cwd=scratch, env=env, start_new_session=True,
+                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+            )
+            try:
+                stdout, stderr = proc.communicate(timeout=config.case_timeout)
+                result.exit_code = proc.returncode
+                _read_summary(result, stdout, stderr)
+            except subprocess.TimeoutExpired:
+                _kill_group(proc)
+                result.error = f"explore did not finish within {config.case_timeout:.0f}s"
         result.duration_s = round(time.monotonic() - started, 2)
         result.repaired = result.exit_code == 0 and result.status in ("succeeded", "partial")
         result.verdict = judge(repo, initial, case, config.python, BRANCH, scratch, worktrees)
@@ -102,7 +106,8 @@ def _kill_group(proc: subprocess.Popen) -> None:
 
 
 def _read_summary(result: CaseResult, stdout: str, stderr: str) -> None:
-    """Fill result from explore's JSON summary (or record why it could not be read)."""
+    """Fill result from explore's JSON summary (or record why it could not be read); a later run of
+    the same case adds its iterations, candidates and usage to the earlier ones'."""
     line = next((l for l in reversed(stdout.strip().splitlines()) if l.startswith("{")), "")
     try:
         data = json.loads(line)
@@ -119,10 +124,11 @@ def _read_summary(result: CaseResult, stdout: str, stderr: str) -> None:
         return
     result.status = summary.status
     result.stop_reason = summary.stop_reason
-    result.iterations = len(summary.iterations)
-    result.candidates = sum(len(i.candidates) for i in summary.iterations)
-    result.strategies_used = sorted({i.strategy for i in summary.iterations})
-    result.usage = dict(summary.usage)
+    result.iterations += len(summary.iterations)
+    result.candidates += sum(len(i.candidates) for i in summary.iterations)
+    result.iteration_strategies += [i.strategy for i in summary.iterations]
+    result.strategies_used = sorted(set(result.iteration_strategies))
+    result.usage = {k: result.usage.get(k, 0.0) + v for k, v in summary.usage.items()}
 
 
 def run_all(

@@ -1,10 +1,12 @@
 """How a strategy turns screened mutants into candidates — pure functions over the results.
 
-conservative (variations): the best plausible mutants, most failing tests fixed first;
-exploratory (distinct): one per line, then one per operator family;
-aggressive (batched): two-edit combinations first when they fix more;
+conservative (variations): the best-ranked plausible single fixes, most failing tests fixed first;
+exploratory (distinct): distinct lines and distinct operator families first, never more than two
+candidates at one line;
+aggressive (batched): combinations of partial fixes at different lines first when they fix more
+than any single; its search stops once partial fixes together cover every failing test;
 surgical (minimal): single-token mutants, nearest the lines changed since the last green record
-(the ranking already put them first).
+(the ranking already put them first), the smallest edit first among equally good ones.
 """
 
 from __future__ import annotations
@@ -31,6 +33,8 @@ def stop_rule(shape: str, n: int, failing: frozenset[str], patience: int, partia
 
     def enough(prefix: list[Prepared]) -> bool:
         full = [i for i, p in enumerate(prefix) if is_full(p, failing)]
+        if shape == "batched" and not full and covers(prefix, failing):
+            return True
         if shape == "distinct":
             if len({prefix[i].mutant.lines for i in full}) >= n:
                 return True
@@ -42,6 +46,20 @@ def stop_rule(shape: str, n: int, failing: frozenset[str], patience: int, partia
         return last is not None and len(prefix) - 1 - last >= wait_partial
 
     return enough
+
+
+def covers(screened: list[Prepared], failing: frozenset[str]) -> bool:
+    """Plausible partial fixes at two or more different lines that together fix every failing
+    test: enough to batch them into one candidate."""
+    partial = [p for p in screened if p.plausible]
+    lines = {p.mutant.lines for p in partial}
+    fixed = {t for p in partial for t in p.fixed}
+    return len(lines) >= 2 and bool(failing) and failing <= fixed
+
+
+def edit_size(item: Prepared) -> int:
+    """Characters removed plus characters inserted: how big the diff is."""
+    return sum((e.end - e.start) + len(e.text) for _, e in item.mutant.edits)
 
 
 def order(screened: list[Prepared]) -> list[Prepared]:
@@ -59,16 +77,41 @@ def choose(shape: str, n: int, singles: list[Prepared], combos: list[Prepared]) 
         better = [c for c in order(combos) if len(c.fixed) > best_single]
         return (better + ranked_singles)[:n]
     if shape == "distinct":
-        chosen: list[Prepared] = []
-        for p in ranked_singles:  # different lines first
-            if len(chosen) < n and all(p.mutant.lines != c.mutant.lines for c in chosen):
+        return distinct(n, ranked_singles, order(combos))
+    if shape == "minimal":
+        ranked = sorted(enumerate(ranked_singles), key=lambda ip: (-len(ip[1].fixed), edit_size(ip[1]), ip[0]))
+        return ([p for _, p in ranked] + order(combos))[:n]
+    return (ranked_singles + order(combos))[:n]
+
+
+PER_LINE = 2
+"""Most exploratory candidates at one line: never three variations of one line."""
+
+
+def distinct(n: int, singles: list[Prepared], combos: list[Prepared]) -> list[Prepared]:
+    """Different lines with different operator families first, then different lines, then a second
+    candidate at a line already used (another family only), then combinations touching a new line."""
+    chosen: list[Prepared] = []
+
+    def lines(p: Prepared) -> set:
+        return set(p.mutant.lines)
+
+    def used(p: Prepared) -> int:
+        return max((sum(1 for c in chosen if line in lines(c)) for line in lines(p)), default=0)
+
+    passes = (
+        lambda p: used(p) == 0 and all(p.mutant.family != c.mutant.family for c in chosen),
+        lambda p: used(p) == 0,
+        lambda p: used(p) < PER_LINE and all(p.mutant.family != c.mutant.family for c in chosen if lines(c) & lines(p)),
+    )
+    for accept in passes:
+        for p in singles:
+            if len(chosen) < n and p not in chosen and accept(p):
                 chosen.append(p)
-        for p in ranked_singles:  # then different operator families at a line already used
-            if len(chosen) < n and p not in chosen and all(p.mutant.family != c.mutant.family for c in chosen):
-                chosen.append(p)
-        return (chosen + order(combos))[:n]
-    pool = ranked_singles + [c for c in order(combos)]
-    return pool[:n]
+    for p in combos:
+        if len(chosen) < n and any(all(line not in lines(c) for c in chosen) for line in lines(p)):
+            chosen.append(p)
+    return chosen
 
 
 def confidence(item: Prepared, failing: frozenset[str], top_score: float) -> float:
