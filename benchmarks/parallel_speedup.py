@@ -83,7 +83,8 @@ pathlib.Path("calc.py").write_text(value + "\\n\\n" + other)
 '''
 
 
-def make_sleep_project(root: Path, sleep_s: float) -> None:
+def make_sleep_project(root: Path, sleep_s: float, slow_files: int = 1) -> None:
+    """slow_files > 1 spreads the same sleep over that many test files (what sharding can split)."""
     root.mkdir(parents=True)
     (root / "calc.py").write_text("def value():\n    return 1\n\n\ndef other():\n    return 10\n")
     (root / "test_calc.py").write_text(textwrap.dedent(f"""\
@@ -98,11 +99,10 @@ def make_sleep_project(root: Path, sleep_s: float) -> None:
 
         def test_other():
             assert other() == 10
-
-
-        def test_slow():
-            time.sleep({sleep_s})
-        """))
+        """) + ("" if slow_files > 1 else f"\n\ndef test_slow():\n    time.sleep({sleep_s})\n"))
+    if slow_files > 1:
+        for k in range(slow_files):
+            (root / f"test_slow_{k}.py").write_text(f"import time\n\n\ndef test_slow():\n    time.sleep({sleep_s / slow_files})\n")
     (root / "agent.py").write_text(AGENT)
     (root / "pyproject.toml").write_text(f'[tool.explore]\npython = "{sys.executable}"\n')
     (root / ".gitignore").write_text("__pycache__/\n")
@@ -185,9 +185,9 @@ def explore_run(project: Path, parallel: int) -> dict:
     }
 
 
-def speedup(tmp: Path, sleep_s: float) -> list[tuple[str, str, str]]:
+def speedup(tmp: Path, sleep_s: float, slow_files: int = 1) -> list[tuple[str, str, str]]:
     template = tmp / "sleep-template"
-    make_sleep_project(template, sleep_s)
+    make_sleep_project(template, sleep_s, slow_files)
     affected_s, full_s = measure_candidate_tests(template)
     results, troubles = {}, []
     for parallel in (1, 3):

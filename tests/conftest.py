@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import textwrap
+import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -68,3 +71,43 @@ def assert_no_debris(root: Path) -> None:
     worktrees = git(root, "worktree", "list", "--porcelain").count("worktree ")
     assert worktrees == 1, git(root, "worktree", "list")
     assert not (root / ".explore" / "lock").exists()
+
+
+@pytest.fixture(scope="module")
+def ray_address(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """One real local Ray per test module (`ray start --head --block`), its whole tree killed after."""
+    import socket
+
+    from explore import procs
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    temp = tmp_path_factory.mktemp("ray")
+    ray_cli = Path(sys.executable).with_name("ray")
+    previous = os.environ.get("RAY_AUTH_MODE")
+    os.environ["RAY_AUTH_MODE"] = "disabled"  # no token file in $HOME; drivers and CLI runs inherit it
+    head = subprocess.Popen(
+        [str(ray_cli), "start", "--head", f"--port={port}", "--num-cpus=2", f"--temp-dir={temp}", "--include-dashboard=false",
+         "--disable-usage-stats", "--object-store-memory=100000000", "--block"],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
+    )
+    address = f"127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 120
+        while True:  # the GCS port answers once the head is up
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=1).close()
+                break
+            except OSError:
+                if head.poll() is not None or time.monotonic() > deadline:
+                    raise RuntimeError(f"ray start --head did not come up (exit {head.poll()})")
+                time.sleep(0.2)
+        yield address
+    finally:
+        procs.kill_tree(head.pid)
+        head.wait(timeout=10)
+        if previous is None:
+            os.environ.pop("RAY_AUTH_MODE", None)
+        else:
+            os.environ["RAY_AUTH_MODE"] = previous

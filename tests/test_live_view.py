@@ -15,6 +15,8 @@ import pyte
 from conftest import assert_no_debris, run_cli
 
 from explore.demo import create_demo
+from explore.events import CandidateEvent, Phase
+from explore.models import CandidateResult, CandidateStatus
 from explore.progress import Display, Row, RunView, choose_mode
 
 ROW = re.compile(r"^([abc])\s{2,}(\S.*?)\s{2,}")
@@ -81,15 +83,17 @@ def test_mode_is_lines_under_json_ci_or_a_pipe() -> None:
     assert choose_mode(False, True, {"CI": "true"}) == "lines"
 
 
-def test_rows_read_the_schedulers_progress_lines() -> None:
+def test_rows_follow_the_schedulers_typed_events() -> None:
     row = Row("a")
-    row.apply("starting")
-    row.apply("affected tests (3 ids/files)")
+    row.apply(CandidateEvent("a", Phase.starting))
+    row.apply(CandidateEvent("a", Phase.affected, "3"))
     assert (row.phase, row.tests) == ("affected tests", "affected (3)")
-    row.apply("ok 80.0% (affected 3/3 → full 4/5) — $0.0123")
+    done = CandidateResult(id="a", status=CandidateStatus.ok, pass_rate=80.0, progress="affected 3/3 → full 4/5", usage={"cost_usd": 0.0123})
+    row.apply(CandidateEvent("a", Phase.finished, result=done))
     assert (row.phase, row.pass_rate, row.tests, row.cost) == ("ok", 80.0, "affected 3/3 → full 4/5", 0.0123)
-    row.apply("timeout: exceeded --branch-timeout 5s")
-    assert row.ended is not None and row.phase.startswith("timeout")
+    late = CandidateResult(id="a", status=CandidateStatus.timeout, reason="exceeded --branch-timeout 5s")
+    row.apply(CandidateEvent("a", Phase.finished, result=late))
+    assert row.ended is not None and row.phase == "timeout: exceeded --branch-timeout 5s"
     view = RunView()
     view.read("iteration 2: strategy aggressive — stuck for 3 iterations")
     view.read("merged candidate b: 60.0% → 80.0% (abc)")

@@ -8,12 +8,12 @@ import pytest
 
 from explore import config
 from explore.models import TestOutcome, TestRun
+from explore.testfiles import is_test_file
 from explore.scoring import (
     Ranked,
     Yardstick,
     diff_size,
     is_improvement,
-    is_test_file,
     newly_failing,
     normalise_source,
     patch_key,

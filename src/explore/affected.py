@@ -12,7 +12,7 @@ import ast
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .scoring import is_test_file
+from .testfiles import is_test_file
 
 
 def module_names(path: str) -> set[str]:

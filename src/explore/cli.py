@@ -55,6 +55,8 @@ def run_options(func: Any) -> Any:
         click.option("--branch-memory", help="Memory cap per candidate's process tree, e.g. 512M (default: half the RAM / --parallel)."),
         click.option("--budget-usd", type=float, help="Stop before LLM calls would cost more than this."),
         click.option("--budget-tokens", type=int, help="Stop before LLM calls would use more tokens than this."),
+        click.option("--executor", type=click.Choice(["local", "ray"]), help="Where test jobs run: local worktrees (default) or Ray (RAY_ADDRESS, else a local Ray)."),
+        click.option("--shards", type=int, help="Split full-suite runs over N shards by test file (1 = off; default: the free slots the suite's time fills)."),
         click.option("--junit-out", type=click.Path(path_type=Path), help="Write the final test results as JUnit XML here (for CI)."),
         click.option("--reports-dir", help="Write a debug report per iteration to DIR/<topic>/NNN_<slug>.md (for review)."),
         click.option("--commit-reports", is_flag=True, default=None, help="Commit the debug reports on the run branch with each iteration's commit."),

@@ -10,13 +10,13 @@ if sys.version_info >= (3, 11):
 else:  # Python 3.10
     import tomli as tomllib
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator
 
 from .errors import UsageError
+from .testfiles import DEFAULT_TEST_PATTERNS
 
-DEFAULT_TEST_PATTERNS = ["tests/**", "test/**", "**/test_*.py", "**/*_test.py", "**/conftest.py", "test_*.py", "*_test.py", "conftest.py"]
 MAX_PARALLEL = 64
 
 
@@ -78,6 +78,17 @@ class Options(BaseModel):
     issue: str | None = None
     """`--issue`: the text of a bug report; reproduction tests are written and committed first."""
 
+    executor: Literal["local", "ray"] = "local"
+    """Where test jobs run: this machine's worktrees, or a Ray cluster (RAY_ADDRESS, else a local Ray)."""
+    shards: int | None = None
+    """Full-suite runs split over this many shards by test file (1 = off; default: the free slots the suite's time fills)."""
+    ray_num_cpus: float = 1.0
+    """CPUs a Ray test job asks for."""
+    ray_memory: str | None = None
+    """Memory a Ray test job asks for (Ray's scheduling resource), e.g. 2G."""
+    ray_runtime_env: dict[str, Any] = Field(default_factory=dict)
+    """Ray runtime_env for the workers (pip, py_modules, env_vars…) when no image provides the project."""
+
     @field_validator("tests", "test_ids", mode="before")
     @classmethod
     def _one_or_many(cls, value: Any) -> Any:
@@ -114,7 +125,21 @@ class Options(BaseModel):
             raise ValueError("must be a positive number of seconds")
         return value
 
-    @field_validator("branch_memory", "disk_floor")
+    @field_validator("shards")
+    @classmethod
+    def _shards(cls, value: int | None) -> int | None:
+        if value is not None and value < 1:
+            raise ValueError("must be at least 1 (1 turns sharding off)")
+        return value
+
+    @field_validator("ray_num_cpus")
+    @classmethod
+    def _cpus(cls, value: float) -> float:
+        if value <= 0:
+            raise ValueError("must be a positive number of CPUs")
+        return value
+
+    @field_validator("branch_memory", "disk_floor", "ray_memory")
     @classmethod
     def _size(cls, value: str | None) -> str | None:
         if value is not None:

@@ -5,6 +5,7 @@
     ├── LockedError         another run holds the repository: exit 2
     ├── Escalation          a person is needed: exit 3
     │   └── Unavailable     a service past its retries (a chain falls back)
+    │   └── SetupFailed     the environment cannot be provided (worktree_setup, disk, Ray cluster)
     └── BudgetExhausted     the LLM budget is spent: the run ends `failed`, exit 1
 
 An interrupted run (SIGINT/SIGTERM) is not an exception: it ends with status `interrupted`
@@ -54,3 +55,11 @@ class BudgetExhausted(ExploreError):
     with status `failed` and stop reason `budget`."""
 
     exit_code = 1
+
+
+class SetupFailed(Escalation):
+    """The environment for a test job cannot be provided (worktree_setup failed, the disk is full,
+    the Ray cluster is gone): an infrastructure escalation, never a candidate's fault."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__("infrastructure", reason, "fix the environment (see the reason), then `explore resume`")

@@ -3,11 +3,8 @@ stop conditions, checkpoints after every step, and cleanup whatever happens."""
 
 from __future__ import annotations
 
-import dataclasses
 import logging
 import os
-import re
-import signal
 import string
 import time
 import traceback
@@ -16,16 +13,18 @@ from pathlib import Path
 
 import anyio
 
-from . import criticality, escalation, generators, gitrepo, history, procs, redaction, reports, reproduce, scoring, state, strategy, targets
-from . import debug_reports, known_failures
+from . import (adoption, reproduce, criticality, debug_reports, escalation, executors, generators, gitrepo, history, merging, procs,
+               redaction, reports, scoring, shards, signals, state, strategy, targeting, targets, usage)
 from .affected import ImportMap
 from .config import Options, parse_size
 from .errors import BudgetExhausted, Escalation, UsageError
-from .models import PASSING, CandidatePlan, IterationRecord, PhaseTiming, Proposal, RunState, TestOutcome, TestRun
+from .events import CandidateEvent, Phase
+from .models import CandidatePlan, IterationRecord, PhaseTiming, Proposal, RunState, TestOutcome, TestRun
 from .progress import Display
-from .scheduler import FanOut, fan_out
-from .testing import BASELINE_TEST_TIMEOUT, derived_test_timeout, make_command, run_tests
-from .worktrees import SetupFailed, WorktreePool, default_root
+from .scheduler import FanOutConfig, FanOutResult, fan_out
+from .suite import Suite, weights_of
+from .testing import BASELINE_TEST_TIMEOUT, derived_test_timeout, make_command
+from .worktrees import WorktreePool, default_root
 
 LETTERS = string.ascii_lowercase
 logger = logging.getLogger("explore.loop")
@@ -63,6 +62,8 @@ class Runner:
         self.pool.disk_floor = parse_size(self.options.disk_floor)
         self.history_path = state.explore_dir(self.root) / "history.jsonl"
         self.run_dir = state.run_dir(self.root, self.run.run_id)
+        self.executor = executors.create(self.options, root=self.root, run_id=self.run.run_id, pool=self.pool, tracker=self.tracker)
+        self.suite = Suite(self.executor, self.test_command, self.options, self.run_dir, self.display, self.tracker, self.memory_limit)
 
     # ------------------------------------------------------------------ helpers
 
@@ -89,7 +90,7 @@ class Runner:
     async def execute(self) -> RunState:
         with anyio.CancelScope() as scope:
             async with anyio.create_task_group() as group:
-                group.start_soon(self._watch_signals, scope)
+                group.start_soon(signals.watch, scope, self._interrupt)
                 try:
                     await self._main()
                 finally:
@@ -101,15 +102,12 @@ class Runner:
             self.run.stop_reason = "interrupted by a signal; `explore resume` continues"
         return self.run
 
-    async def _watch_signals(self, scope: anyio.CancelScope) -> None:
-        with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
-            async for _ in signals:
-                if self.interrupted:  # second signal: force it
-                    self.tracker.kill_all()
-                    os._exit(130)
-                self.interrupted = True
-                self.display.note("interrupted: stopping candidates and cleaning up (Ctrl-C again to force)")
-                scope.cancel()
+    def _interrupt(self, again: bool) -> None:
+        if again:  # second signal: force it
+            self.tracker.kill_all()
+            os._exit(130)
+        self.interrupted = True
+        self.display.note("interrupted: stopping candidates and cleaning up (Ctrl-C again to force)")
 
     async def _main(self) -> None:
         try:
@@ -123,8 +121,6 @@ class Runner:
             self.escalate(exc.category, exc.reason, exc.suggested_action)
         except BudgetExhausted as exc:
             self.run.status, self.run.stop_reason = "failed", f"budget: {exc}"
-        except SetupFailed as exc:
-            self.escalate("infrastructure", str(exc), escalation.INFRASTRUCTURE_ACTION)
         except UsageError as exc:
             self.refused = exc
         finally:
@@ -132,6 +128,7 @@ class Runner:
                 closer = getattr(self.generator, "aclose", None)  # a generator's warm workers (mutate)
                 if closer is not None:
                     await closer()
+                await self.executor.close()
                 self.tracker.kill_all()
                 await anyio.to_thread.run_sync(self.pool.remove_all)
                 self.save()
@@ -145,10 +142,13 @@ class Runner:
         self.save("baseline")
         self.display.phase(f"baseline: running {self.test_command.describe()} on {self.run.base_commit[:10]}")
         path, _ = await anyio.to_thread.run_sync(self.pool.acquire, "a", self.run.base_commit)
-        await self._setup_once(path)
+        await self.suite.setup_once(path)
+        groups = await self.suite.first_plan(path, self.run.base_commit)
         started = time.monotonic()
-        run = await self._full_run(path, self.run_dir / "baseline.log", self._baseline_env(path))
+        run = await self.suite.full_run(path, "baseline", self.run.base_commit, groups, self._baseline_env(path))
         self.suite_s = time.monotonic() - started
+        if not groups:
+            self.suite.overhead_s = shards.process_overhead(run)
         if run.infra_error:
             raise Escalation("infrastructure", f"the baseline test run failed: {run.infra_error} (log: {run.log_path})", escalation.INFRASTRUCTURE_ACTION)
         if self.options.issue:
@@ -158,24 +158,20 @@ class Runner:
         self.run.baseline_xfailed = sorted(i for i, o in run.outcomes.items() if o.outcome == "xfailed")
         if self.test_command.is_pytest and not self.options.test_timeout:
             self.run.test_timeout = derived_test_timeout(run)
-            self.test_command = replace(self.test_command, test_timeout=self.run.test_timeout)
+            self.test_command = self.suite.command = replace(self.test_command, test_timeout=self.run.test_timeout)
         failing = run.failing()
         found = escalation.classify_failures([run.outcomes[i].longrepr or run.outcomes[i].message for i in failing])
         if found:
             raise Escalation(found.category, f"{found.reason} (in {len(failing)} failing test(s), e.g. {failing[0]})", found.action)
         if failing and self.test_command.is_pytest and all("::" in i for i in failing):
-            flaky = {i for record in history.load(self.history_path) for i in record.flaky} & set(failing)
+            known = {i for record in history.load(self.history_path) for i in record.flaky} & set(failing)
             again = [i for i in failing if run.outcomes[i].outcome != "timeout"]  # a hang would cost its whole limit again
-            for attempt in range(self.options.flaky_reruns if again else 0):
-                rerun = await run_tests(self.test_command, path, self.run_dir / f"baseline-rerun-{attempt + 1}.log", select=again,
-                                        tracker=self.tracker, memory_limit=self.memory_limit)
-                flaky |= {i for i in failing if i in rerun.outcomes and rerun.outcomes[i].outcome in PASSING}
-            self.run.flaky = sorted(flaky)
+            self.run.flaky = sorted(known | (await self.suite.flaky(path, self.run.base_commit, again) if again else set()))
         if self.options.has_targets():
-            await self.choose_targets(run)
+            await targeting.choose(self.run, self.options, run, self.suite, self.pool, self.display, self.root)
         if self.run.reproduction:
-            self.target_reproduction(run)
-        self.leave_out_known(failing)
+            targeting.target_reproduction(self.run, run)
+        targeting.leave_out_known(self.run, failing, self.root, self.display)
         self.current_run = run
         self._set_current(run)
         self.run.baseline = self.run.current.model_copy()
@@ -195,37 +191,6 @@ class Runner:
         self._check_gate()
         self.save("iterating")
 
-    async def choose_targets(self, run: TestRun) -> None:
-        """The tests this run repairs, fixed once at the baseline (kept in the state for resume):
-        named ones, matched ones, and with --since those that went red after REF."""
-        o = self.options
-        chosen = set(targets.select(self.run.baseline_ids, o.test_ids, o.tests))
-        failing = sorted(set(run.failing()) - set(self.run.flaky))
-        if o.since:
-            commit = since_commit(self.root, o.since)
-            self.display.phase(f"targets: running the tests at {o.since} ({commit[:10]}) to see which went red since")
-            path, _ = await anyio.to_thread.run_sync(self.pool.acquire, "a", commit)
-            then = await self._full_run(path, self.run_dir / "since.log")
-            if then.infra_error or not then.per_test:
-                why = then.infra_error or "the test command gives no per-test results (see --junit-xml)"
-                raise UsageError(f"--since {o.since}: cannot tell which tests passed at {commit[:10]}: {why}; "
-                                 "name the targets with -- IDS or --tests instead")
-            chosen |= set(targets.went_red(failing, then))
-        self.run.targets = sorted(chosen)
-        self.run.preexisting_failures = targets.preexisting(failing, chosen)
-        left = f"; left alone: {len(self.run.preexisting_failures)} other failing test(s)" if self.run.preexisting_failures else ""
-        self.display.phase(f"targets: {len(chosen)} test(s), {len(set(failing) & chosen)} failing{left}")
-
-    def leave_out_known(self, failing: list[str]) -> None:
-        """Failures a person skipped at the gate (.explore/known-failures.json) are not targets:
-        left alone like pre-existing failures, and said so."""
-        chosen = self.run.targets if self.run.targets is not None else sorted(set(failing) - set(self.run.flaky))
-        kept, left = known_failures.leave_out(chosen, known_failures.load(self.root))
-        if left:
-            self.run.targets, self.run.known_failures = kept, left
-            self.run.preexisting_failures = sorted(set(self.run.preexisting_failures) | set(left))
-            self.display.note(f"leaving out {len(left)} known failure(s) recorded in {known_failures.path(self.root)}: {', '.join(left)}")
-
     async def reproduce_issue(self, run: TestRun) -> TestRun:
         """`--issue`, iteration 0 (reproduce.py): test-writer samples, the kept tests committed as
         "reproduce: …" on the run branch; the suite re-run on that commit is the baseline."""
@@ -234,10 +199,10 @@ class Runner:
         samples = reproduce.Samples(
             writer=writer, issue=self.options.issue or "", pool=self.pool, commit=self.run.base_commit, test_command=self.test_command,
             test_patterns=self.options.test_patterns, run_dir=self.run_dir, timeout=self.options.branch_timeout, tracker=self.tracker,
-            memory_limit=self.memory_limit, setup=self.options.worktree_setup, progress=self.display.candidate)
+            memory_limit=self.memory_limit, setup=self.options.worktree_setup, progress=self._reproduce_progress)
         result, paths = await reproduce.run_samples(samples, self.options.parallel)
         for attempt in result.samples:
-            add_usage(self.run.usage, attempt.usage)
+            usage.add(self.run.usage, attempt.usage)
         self.run.reproduction = result
         if not result.kept:
             self.run.baseline_ids = sorted(i for i, o in run.outcomes.items() if o.outcome != "skipped")
@@ -253,53 +218,11 @@ class Runner:
         self.display.note(f"reproduce: kept {', '.join(result.kept)} (sample {result.chosen}) as {commit[:10]}")
         self.save("baseline")
         path, _ = await anyio.to_thread.run_sync(self.pool.acquire, "a", commit)
-        return await self._full_run(path, self.run_dir / "baseline-reproduced.log")
+        return await self.suite.full_run(path, "baseline-reproduced", commit, [])
 
-    def target_reproduction(self, run: TestRun) -> None:
-        """The reproduction tests join the targets; other failures are left alone."""
-        assert self.run.reproduction
-        self.run.targets = sorted(set(self.run.targets or []) | set(self.run.reproduction.kept))
-        failing = sorted(set(run.failing()) - set(self.run.flaky))
-        self.run.preexisting_failures = targets.preexisting(failing, self.run.targets)
-
-    def adopt_branch(self) -> None:
-        """A run killed between its merge commit and its state write left the commit on the run
-        branch only: take it, so merged work is never redone or lost."""
-        if not self.run.branch:
-            return
-        tip = gitrepo.branch_commit(self.info.repo, self.run.branch)
-        if tip and tip != self.run.current_commit and self.info.repo.git.rev_parse(f"{tip}^") == self.run.current_commit:
-            self.display.note(f"adopting {tip[:10]}, merged on {self.run.branch} just before the run stopped")
-            self.run.current_commit = self.run.merged_commit = tip
-            subject = self.info.repo.git.log("-1", "--format=%s", tip)
-            found = re.match(r"explore: iteration \d+ \((\w+)\) candidate (\w+)", subject)
-            self.run.iterations.append(IterationRecord(
-                n=len(self.run.iterations) + 1, strategy=found.group(1) if found else "unknown", winner=found.group(2) if found else None,
-                strategy_reason="recovered after a crash", commit=tip, generator_note=f"adopted from the run branch: {subject}"))
-
-    async def retest_current(self) -> None:
-        """On resume: the failures at the current commit, to hand the generator fresh details."""
-        self.adopt_branch()
-        self.display.phase(f"resume {self.run.run_id}: re-testing {self.run.current_commit[:10]} (iteration {len(self.run.iterations)} done)")
-        path, _ = await anyio.to_thread.run_sync(self.pool.acquire, "a", self.run.current_commit)
-        await self._setup_once(path)
-        started = time.monotonic()
-        run = await self._full_run(path, self.run_dir / f"resume-{int(time.time())}.log")
-        self.suite_s = time.monotonic() - started
-        if run.infra_error:
-            raise Escalation("infrastructure", f"the test run failed on resume: {run.infra_error}", escalation.INFRASTRUCTURE_ACTION)
-        self.current_run = run
-        self._set_current(run)
-        last = self.run.iterations[-1] if self.run.iterations else None
-        if last and last.strategy_reason == "recovered after a crash" and not last.failed_tests and last.pass_rate == 0:
-            last.pass_rate, last.failed_tests = self.run.current.pass_rate, list(self.run.current_failing)
-        self._check_gate()
-
-    async def _setup_once(self, path: Path) -> None:
-        if self.options.worktree_setup:
-            done = await procs.run(self.options.worktree_setup, path, log_path=self.run_dir / "setup.log", tracker=self.tracker)
-            if done.exit_code != 0:
-                raise Escalation("infrastructure", f"worktree_setup `{self.options.worktree_setup}` failed (exit {done.exit_code}): {done.output_tail.strip()[-300:]}", escalation.INFRASTRUCTURE_ACTION)
+    def _reproduce_progress(self, cid: str, text: str) -> None:
+        """reproduce.py words its samples' progress as text (it is not a candidate fan-out)."""
+        self.display.note(f"  [{cid}] {text}")
 
     def _baseline_env(self, path: Path) -> dict[str, str]:
         """What the generator asks the baseline run to carry (mutate: per-test coverage, so its
@@ -309,17 +232,23 @@ class Runner:
             return {}
         return hook(path, self.run_dir, self.run.base_commit, list(self.options.test_patterns))
 
-    async def _full_run(self, path: Path, log: Path, extra_env: dict[str, str] | None = None) -> TestRun:
-        timeout = self.options.baseline_timeout or max(self.options.branch_timeout, 600.0)
-        command = dataclasses.replace(self.test_command, extra_env={**self.test_command.extra_env, **extra_env}) if extra_env else self.test_command
-        with anyio.move_on_after(timeout) as scope:
-            run = await run_tests(command, path, log, tracker=self.tracker, memory_limit=self.memory_limit)
-            if run.oom:
-                raise Escalation("infrastructure", f"the full test suite exceeded the memory cap of {self.memory_limit / 2**20:,.0f} MiB ({run.infra_error})",
-                                 "raise --branch-memory, or find what allocates without bound")
-            return run
-        assert scope.cancelled_caught
-        raise Escalation("infrastructure", f"the full test suite did not finish within {timeout:g}s", "raise --branch-timeout or baseline-timeout, or make the suite faster")
+    async def retest_current(self) -> None:
+        """On resume: the failures at the current commit, to hand the generator fresh details."""
+        adoption.adopt_branch(self.info.repo, self.run, self.display)
+        self.display.phase(f"resume {self.run.run_id}: re-testing {self.run.current_commit[:10]} (iteration {len(self.run.iterations)} done)")
+        path, _ = await anyio.to_thread.run_sync(self.pool.acquire, "a", self.run.current_commit)
+        await self.suite.setup_once(path)
+        started = time.monotonic()
+        run = await self.suite.full_run(path, f"resume-{int(time.time())}", self.run.current_commit, self.suite.plan(None, self.run.baseline_ids))
+        self.suite_s = time.monotonic() - started
+        if run.infra_error:
+            raise Escalation("infrastructure", f"the test run failed on resume: {run.infra_error}", escalation.INFRASTRUCTURE_ACTION)
+        self.current_run = run
+        self._set_current(run)
+        last = self.run.iterations[-1] if self.run.iterations else None
+        if last and last.strategy_reason == adoption.RECOVERED and not last.failed_tests and last.pass_rate == 0:
+            last.pass_rate, last.failed_tests = self.run.current.pass_rate, list(self.run.current_failing)
+        self._check_gate()
 
     def _set_current(self, run: TestRun) -> None:
         yard = self.yardstick
@@ -373,7 +302,7 @@ class Runner:
         try:
             proposal = await self.generator.propose(request)
         except (Escalation, BudgetExhausted) as exc:
-            add_usage(self.run.usage, getattr(exc, "usage", None) or {})
+            usage.add(self.run.usage, getattr(exc, "usage", None) or {})
             raise
         except Exception as exc:  # a generator bug costs an iteration, never the run
             log = iteration_dir / "generator-error.txt"
@@ -382,7 +311,7 @@ class Runner:
                                 usage=getattr(exc, "usage", None) or {})
         timing.propose = round(time.monotonic() - started, 3)
         timing.coverage, timing.screening = proposal.timing.coverage, proposal.timing.screening
-        add_usage(self.run.usage, proposal.usage)
+        usage.add(self.run.usage, proposal.usage)
         logger.debug("generator: %s", proposal.reason or "(no note)")
         plans = proposal.plans[: self.options.parallel]
         for letter, plan in zip(LETTERS, plans):
@@ -395,30 +324,36 @@ class Runner:
         else:
             self.display.candidates([p.id for p in plans])
             self.save(f"iteration-{n}-fanout")
-            ctx = FanOut(
-                generator=self.generator, request=request, pool=self.pool, commit=self.run.current_commit,
+            await self.executor.prepare(self.run.current_commit)
+            config = FanOutConfig(
+                generator=self.generator, request=request, pool=self.pool, executor=self.executor, commit=self.run.current_commit,
                 iteration_dir=iteration_dir, test_command=self.test_command, yardstick=self.yardstick,
-                current_passing=self.current_run.passing() - flaky, current_rate=self.run.current.pass_rate,
+                current_passing=frozenset(self.current_run.passing() - flaky), current_rate=self.run.current.pass_rate,
                 test_patterns=self.options.test_patterns, allow_test_edits=self.options.allow_test_edits,
                 branch_timeout=self.options.branch_timeout, worktree_setup=self.options.worktree_setup,
-                tracker=self.tracker, progress=self._candidate_progress(n),
+                tracker=self.tracker, listener=self._candidate_events(n),
                 progressive=chosen.tests.get("mode", "affected-then-full") != "full",
                 memory_limit=self.memory_limit, import_map=self.import_map(scratch),
+                shard_weights=shards.file_weights(self.current_run.outcomes, weights_of(self.current_run)), shards=self.options.shards,
+                overhead_s=self.suite.overhead_s,
                 protected=targets.protected(self.run.baseline_ids, self.run.targets, self.run.preexisting_failures,
                                             flaky | frozenset(self.run.baseline_xfailed)),  # xfail stays allowed there
                 frozen=frozenset(self.run.reproduction.files if self.run.reproduction else ()),
             )
             started = time.monotonic()
-            record.candidates = await fan_out(plans, ctx, self.options.parallel)
-            timing.validation = round(ctx.validation_s, 3)
-            timing.fanout = round(time.monotonic() - started - ctx.validation_s, 3)
+            outcome = await fan_out(plans, config, self.options.parallel)
+            timing.validation = round(outcome.validation_s, 3)
+            timing.fanout = round(time.monotonic() - started - outcome.validation_s, 3)
+            record.candidates = outcome.candidates
             for candidate in record.candidates:
-                add_usage(record.usage, candidate.usage)
-                add_usage(self.run.usage, candidate.usage)
-            self._escalate_from(ctx, plans)
+                usage.add(record.usage, candidate.usage)
+                usage.add(self.run.usage, candidate.usage)
+            stop = outcome.findings.escalation(len(plans))
+            if stop is not None:
+                raise stop
             self.run.iterations.append(record)  # before the merge's checkpoint, so a kill keeps it
             started = time.monotonic()
-            self._merge_best(record, ctx, n)
+            self._merge_best(record, outcome, n)
             timing.merge = round(time.monotonic() - started, 3)
         record.pass_rate, record.failed_tests = self.run.current.pass_rate, list(self.run.current_failing)
         self._set_aside_unmoved(proposal.unmoved)
@@ -480,11 +415,11 @@ class Runner:
         value = getattr(found.trigger, field) if found else None
         return default if value is None else value
 
-    def _candidate_progress(self, n: int):
-        def report(cid: str, text: str) -> None:
-            self.display.candidate(cid, text)
-            if text.startswith(("ok", "rejected", "crashed", "timeout", "oom", "apply_failed")):
-                self.save(f"iteration-{n}-scored-{cid}")
+    def _candidate_events(self, n: int):
+        def report(event: CandidateEvent) -> None:
+            self.display.candidate(event)
+            if event.phase == Phase.finished:
+                self.save(f"iteration-{n}-scored-{event.candidate}")
 
         return report
 
@@ -499,47 +434,17 @@ class Runner:
                     patches.append(Path(candidate.patch_path).read_text(encoding="utf-8", errors="replace"))
         return patches
 
-    def book_unrecorded_usage(self) -> None:
-        """Calls of candidates cancelled mid-conversation (Ctrl-C) are in the generator's own
-        run total only: keep the larger figure, so a resumed run's budget counts them."""
-        total = getattr(self.generator, "usage", None)
-        if isinstance(total, dict):
-            for key, value in total.items():
-                if not key.endswith("_per_s") and value > self.run.usage.get(key, 0):
-                    self.run.usage[key] = value
-
-    def _escalate_from(self, ctx: FanOut, plans: list[CandidatePlan]) -> None:
-        if ctx.stop is not None:
-            raise ctx.stop
-        if ctx.infra_error:
-            raise Escalation("infrastructure", ctx.infra_error, escalation.INFRASTRUCTURE_ACTION)
-        for cid, found in sorted(ctx.destructive.items()):
-            raise Escalation("destructive", f"candidate {cid}: {found.reason}", found.action)
-        if ctx.agent_escalation and len(ctx.agent_escalation) == len(plans):
-            cid, found = sorted(ctx.agent_escalation.items())[0]
-            raise Escalation(found.category, f"the agent failed: {found.reason} (candidate {cid})", found.action)
-
-    def _merge_best(self, record: IterationRecord, ctx: FanOut, n: int) -> None:
-        ok = [c for c in record.candidates if c.status.value == "ok" and c.validated]
-        ranked = scoring.rank([scoring.Ranked(c.id, c.pass_rate, len(c.newly_failing), c.agreement, c.confidence, c.diff_lines) for c in ok])
-        if not ranked:
+    def _merge_best(self, record: IterationRecord, outcome: FanOutResult, n: int) -> None:
+        best = outcome.best()
+        if best is None:
             return
-        best = next(c for c in ok if c.id == ranked[0].id)
-        if not scoring.is_improvement(best.pass_rate, self.run.current.pass_rate):
-            self.display.note(f"best candidate {best.id} ({best.pass_rate:.1f}%) does not improve on {self.run.current.pass_rate:.1f}%")
-            return
-        twin = ctx._first_by_key.get(ctx.keys.get(best.id, ""), best.id)
         before = self.run.current.pass_rate
-        message = (f"explore: iteration {n} ({record.strategy}) candidate {best.id}: "
-                   f"pass rate {before:.1f}% -> {best.pass_rate:.1f}%\n\n{best.hypothesis}".strip())
-        new = gitrepo.commit_patch(self.info.repo, self.run.current_commit, Path(best.patch_path or ""), message)
-        assert self.run.branch
-        gitrepo.set_branch(self.info.repo, self.run.branch, new, self.run.current_commit)
-        state.fault_point("merged-before-save")
-        self.run.current_commit, self.run.merged_commit = new, new
-        self.current_run = ctx.runs[twin]
+        if not scoring.is_improvement(best.pass_rate, before):
+            self.display.note(f"best candidate {best.id} ({best.pass_rate:.1f}%) does not improve on {before:.1f}%")
+            return
+        new = merging.commit_winner(self.info.repo, self.run, record, best)
+        self.current_run = outcome.runs[best.id]
         self._set_current(self.current_run)
-        record.winner, record.commit = best.id, new
         self.display.note(f"merged candidate {best.id}: {before:.1f}% → {self.run.current.pass_rate:.1f}% ({new[:10]})")
         self.save(f"iteration-{n}-merged")
 
@@ -550,81 +455,17 @@ def check_options(root: Path, options: Options) -> None:
     known = strategy.load_strategies(extra)
     if options.strategy != "auto" and options.strategy not in known:
         raise UsageError(f"unknown strategy {options.strategy!r}: choose auto or one of {', '.join(sorted(known))}")
-    agent = generators.resolve_agent(options.agent, options.agent_cmd)
-    if options.issue is not None:
-        generators.check_issue(agent)
-        if not make_command(options.test_cmd, options.junit_xml, options.python).is_pytest:
-            raise UsageError("--issue runs each reproduction test on its own: it needs the default pytest command, not --test-cmd")
+    generators.resolve_agent(options.agent, options.agent_cmd)
     if options.since:
-        since_commit(root, options.since)
+        targeting.since_commit(root, options.since)
 
-
-def since_commit(root: Path, since: str) -> str:
-    """The commit `--since REF|last-green` names; a usage error when it names none."""
-    ref = targets.since_ref(since, history.load(state.explore_dir(root) / "history.jsonl"))
-    commit = gitrepo.resolve_commit(root, ref)
-    if commit is None:
-        what = f"the last green run's commit {ref[:10]}" if since == targets.LAST_GREEN else repr(ref)
-        raise UsageError(f"--since {since}: {what} is not a commit of this repository (a branch, tag or sha)")
-    return commit
-
-
-def prepare_new(info: gitrepo.RepoInfo, options: Options, run_id: str) -> RunState:
-    """A new run: snapshot of a dirty tree, the run branch, state on disk."""
-    dirty = gitrepo.is_dirty(info.repo)
-    base = gitrepo.snapshot(info.repo, info.head) if dirty else info.head
-    run = RunState(
-        run_id=run_id, repo=str(info.root), pid=os.getpid(), options=options.model_dump(), start_branch=info.branch,
-        start_commit=info.head, base_commit=base, current_commit=base, dirty=dirty, branch=f"explore/{run_id}",
-        started_at=time.time(),
-    )
-    gitrepo.set_branch(info.repo, run.branch, base)
-    return run
-
-
-def discard(info: gitrepo.RepoInfo, run: RunState) -> None:
-    """A run refused for its input at the baseline (targets that match no test) leaves nothing:
-    no branch, no run folder — as if refused before it started."""
-    import shutil
-
-    if run.branch and not run.iterations:
-        gitrepo.delete_branch(info.repo, run.branch)
-    shutil.rmtree(state.run_dir(info.root, run.run_id), ignore_errors=True)
-
-
-def add_usage(into: dict[str, float], usage: dict[str, float]) -> None:
-    for key, value in usage.items():
-        # rates are not additive: keep the latest; counts, tokens and dollars add up
-        into[key] = value if key.endswith("_per_s") else into.get(key, 0) + value
-
-
-def finish(info: gitrepo.RepoInfo, run: RunState, options: Options, display: Display) -> None:
-    """Fast-forward the user's branch when safe; otherwise say how to take the result."""
-    merged = run.current_commit != run.base_commit
-    if not merged:
-        if run.branch and run.status not in ("interrupted", "escalated"):
-            gitrepo.delete_branch(info.repo, run.branch)
-            run.branch = None
-        run.merged_commit = None
-        return
-    run.merged_commit = run.current_commit
-    if options.no_apply or run.dirty or run.status in ("interrupted", "escalated"):
-        why = "--no-apply" if options.no_apply else ("the tree had uncommitted changes" if run.dirty else f"the run is {run.status}")
-        display.note(f"result left on {run.branch} ({why}); take it with: git merge --ff-only {run.branch}")
-        return
-    applied, why = gitrepo.fast_forward(info, run.start_commit, run.branch or run.current_commit)
-    run.applied = applied
-    if applied:
-        display.note(f"fast-forwarded {info.branch} to {run.current_commit[:10]}")
-    else:
-        display.note(f"result left on {run.branch} ({why}); take it with: git merge --ff-only {run.branch}")
 
 
 async def run_repair(
     info: gitrepo.RepoInfo, options: Options, display: Display, resume: RunState | None = None,
     hint: str | None = None, run_id: str | None = None,
 ) -> RunState:
-    run = resume or prepare_new(info, options, run_id or state.new_run_id())
+    run = resume or merging.prepare_new(info, options, run_id or state.new_run_id())
     if resume:
         from .housekeeping import kill_strays
 
@@ -635,18 +476,19 @@ async def run_repair(
     if hint:
         run.hints.append(hint)
     runner = Runner(info=info, options=options, run=run, display=display)
-    runner.save()
+    runner.save()  # before any ref: a run killed from here on is found by `resume` and `clean`
+    if not resume:
+        assert run.branch
+        gitrepo.set_branch(info.repo, run.branch, run.base_commit)
     try:
         await runner.execute()
-    except SetupFailed as exc:
-        runner.escalate("infrastructure", str(exc), escalation.INFRASTRUCTURE_ACTION)
     except UsageError:
-        discard(info, run)
+        merging.discard(info, run)
         raise
     finally:
-        runner.book_unrecorded_usage()
+        usage.book_unrecorded(runner.generator, run)
         redaction.scrub_tree(state.run_dir(info.root, run.run_id))
-    finish(info, run, options, display)
+    merging.finish(info, run, options, display)
     run.finished = run.status != "interrupted"
     runner.save(run.status)
     return run

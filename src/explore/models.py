@@ -155,6 +155,8 @@ class CandidateResult(BaseModel):
     """Human account of its test runs, e.g. "affected 12/12 → full 198/200"."""
     generator: str | None = None
     """The generator that produced it."""
+    executor: str | None = None
+    """Where its test jobs ran: local | ray."""
 
 
 class IterationRecord(BaseModel):

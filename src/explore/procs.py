@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
+import sys
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -134,11 +135,16 @@ async def run(
     log_cap: int = DEFAULT_LOG_CAP,
     memory_limit: int | None = None,
     tracker: ProcessTracker | None = None,
+    die_with_parent: bool = False,
 ) -> ProcResult:
     """Run cmd (a shell string or an argv list) to completion; cancellation kills its tree.
 
     A missing program is reported as exit code 127 with the shell's wording, as a shell would.
+    die_with_parent: the child is SIGKILLed by the kernel when this process dies, even by SIGKILL
+    (a Ray worker killed mid-job must not orphan its test run).
     """
+    if die_with_parent:
+        cmd = with_parent_death_signal(cmd)
     started = time.monotonic()
     log = CappedLog(log_cap)
     full_env = {**os.environ, **(env or {})}
@@ -203,6 +209,19 @@ async def run(
         log_path=log_path,
         truncated_bytes=log.dropped,
     )
+
+
+_PDEATHSIG = (
+    "import ctypes, os, signal, sys; parent = int(sys.argv[1]); "
+    "ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL); "  # PR_SET_PDEATHSIG, kept across exec
+    "os.getppid() == parent or os._exit(137); os.execvp(sys.argv[2], sys.argv[2:])"
+)
+
+
+def with_parent_death_signal(cmd: Sequence[str] | str) -> list[str]:
+    """cmd behind a tiny exec trampoline that asks Linux to kill it when its parent dies."""
+    argv = ["/bin/sh", "-c", cmd] if isinstance(cmd, str) else list(cmd)
+    return [sys.executable, "-c", _PDEATHSIG, str(os.getpid()), *argv]
 
 
 async def _drain(process: Process, log: CappedLog) -> None:

@@ -17,6 +17,9 @@ from rich.live import Live
 from rich.table import Table
 from rich.text import Text
 
+from .events import CandidateEvent, Phase, describe
+from .models import CandidateStatus
+
 Mode = Literal["live", "lines"]
 Verbosity = Literal["quiet", "normal", "verbose"]
 
@@ -41,27 +44,24 @@ class Row:
     started: float = field(default_factory=time.monotonic)
     ended: float | None = None
 
-    def apply(self, text: str) -> None:
-        """Read a candidate's progress line (as the scheduler words it) into the row."""
-        if text == "starting":
-            self.started, self.phase = time.monotonic(), "starting"
-            return
-        cost = re.search(r" — \$(\d+\.\d+)$", text)
-        if cost:
-            self.cost, text = float(cost.group(1)), text[: cost.start()]
-        done = re.match(r"ok (\d+\.\d)%(?: \((.*)\))?$", text)
-        affected = re.match(r"affected tests \((\d+) ids/files\)", text)
-        if done:
-            self.phase, self.pass_rate, self.ended = "ok", float(done.group(1)), time.monotonic()
-            self.tests = done.group(2) or self.tests
-        elif re.match(r"(rejected|crashed|timeout|oom|apply_failed)\b", text):
-            self.phase, self.ended = text, time.monotonic()
-        elif affected:
-            self.phase, self.tests = "affected tests", f"affected ({affected.group(1)})"
-        elif text == "full suite":
+    def apply(self, event: CandidateEvent) -> None:
+        """A candidate's typed progress event, into the row."""
+        now = time.monotonic()
+        if event.phase == Phase.starting:
+            self.started, self.phase = now, "starting"
+        elif event.phase == Phase.finished and event.result is not None:
+            result = event.result
+            self.cost, self.ended = result.usage.get("cost_usd") or self.cost, now
+            if result.status == CandidateStatus.ok:
+                self.phase, self.pass_rate, self.tests = "ok", result.pass_rate, result.progress or self.tests
+            else:
+                self.phase = f"{result.status.value}: {result.reason or ''}"
+        elif event.phase == Phase.affected:
+            self.phase, self.tests = "affected tests", f"affected ({event.detail})"
+        elif event.phase in (Phase.full, Phase.validating):
             self.phase, self.tests = "full suite", (self.tests + " → full").lstrip(" →")
         else:
-            self.phase = text
+            self.phase = describe(event)
 
     @property
     def seconds(self) -> float:
@@ -190,10 +190,11 @@ class Display:
         if self.mode == "lines":
             self._print(f"  fan out: {len(ids)} candidate(s) {', '.join(ids)}")
 
-    def candidate(self, cid: str, text: str) -> None:
-        self.view.rows.setdefault(cid, Row(cid)).apply(text)
+    def candidate(self, event: CandidateEvent) -> None:
+        cid = event.candidate
+        self.view.rows.setdefault(cid, Row(cid)).apply(event)
         if self.mode == "lines" or self.verbosity == "verbose":
-            self._print(f"  [{cid}] {_escape(text)}".replace(f"[{cid}]", f"\\[{cid}]", 1))
+            self._print(f"  [{cid}] {_escape(describe(event))}".replace(f"[{cid}]", f"\\[{cid}]", 1))
 
     def result(self, text: str) -> None:
         """The run's outcome: printed once, whatever the verbosity (timestamped like the rest of the line log)."""

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import ast
-import fnmatch
 import hashlib
 import io
 import re
@@ -11,6 +10,7 @@ import tokenize
 from dataclasses import dataclass
 
 from .models import PASSING, Counts, TestRun
+from .testfiles import is_test_file
 
 
 @dataclass(frozen=True)
@@ -42,11 +42,6 @@ def yardstick_of(baseline: TestRun) -> Yardstick:
     skipped = frozenset(i for i, o in baseline.outcomes.items() if o.outcome == "skipped")
     xfailed = frozenset(i for i, o in baseline.outcomes.items() if o.outcome == "xfailed")
     return Yardstick(ids=frozenset(baseline.outcomes) - skipped, skipped=skipped, xfailed=xfailed)
-
-
-def is_test_file(path: str, patterns: list[str]) -> bool:
-    name = path.rsplit("/", 1)[-1]
-    return any(fnmatch.fnmatch(path, pattern) or fnmatch.fnmatch(name, pattern) for pattern in patterns)
 
 
 def tamper_reason(

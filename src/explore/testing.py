@@ -121,13 +121,18 @@ async def run_tests(
     tracker: procs.ProcessTracker | None = None,
     memory_limit: int | None = None,
     log_cap: int = procs.DEFAULT_LOG_CAP,
+    ignore: list[str] | None = None,
+    die_with_parent: bool = False,
 ) -> TestRun:
     """Run the suite (or the selected pytest ids) in workdir; the caller bounds it in time.
+    ignore: test files left out (pytest --ignore), for the shard that runs "everything else";
+    die_with_parent: the run dies with this process (a Ray worker), see procs.run.
 
     A test that ignored the per-test limit ended its pytest process: it counts as `timeout`, and
     the suite runs again without it so the other tests still count."""
     hung: dict[str, TestOutcome] = {}
-    run = await _run_once(command, workdir, log_path, select, [], tracker, memory_limit, log_cap)
+    limits = _Limits(tracker, memory_limit, log_cap, ignore or [], die_with_parent)
+    run = await _run_once(command, workdir, log_path, select, [], limits)
     attempt = 0
     while run.exit_code == HARD_EXIT and attempt < MAX_HARD_RERUNS and not run.oom:
         stuck = {i: o for i, o in run.outcomes.items() if o.outcome == "timeout"}
@@ -137,7 +142,7 @@ async def run_tests(
         attempt += 1
         rest_log = log_path.with_name(f"{log_path.stem}-rest-{attempt}{log_path.suffix}")
         duration = run.duration_s
-        run = await _run_once(command, workdir, rest_log, select, sorted(hung), tracker, memory_limit, log_cap)
+        run = await _run_once(command, workdir, rest_log, select, sorted(hung), limits)
         run.duration_s += duration
     if hung:
         run.outcomes = {**run.outcomes, **hung}
@@ -147,16 +152,17 @@ async def run_tests(
     return run
 
 
-async def _run_once(
-    command: TestCommand,
-    workdir: Path,
-    log_path: Path,
-    select: list[str] | None,
-    deselect: list[str],
-    tracker: procs.ProcessTracker | None,
-    memory_limit: int | None,
-    log_cap: int,
-) -> TestRun:
+@dataclass(frozen=True)
+class _Limits:
+    tracker: procs.ProcessTracker | None
+    memory_limit: int | None
+    log_cap: int
+    ignore: list[str]
+    die_with_parent: bool
+
+
+async def _run_once(command: TestCommand, workdir: Path, log_path: Path, select: list[str] | None, deselect: list[str],
+                    limits: _Limits) -> TestRun:
     report = log_path.with_suffix(".report")
     record = log_path.with_suffix(".record")
     for stale in (report, record):
@@ -165,7 +171,7 @@ async def _run_once(
     key = seal.new_key() if command.is_pytest and command.json_report else None
     if command.is_pytest:
         argv = [command.python or sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-rN", "-q", *plugin_args(command.test_timeout, record)]
-        argv += [f"--deselect={i}" for i in deselect] + [*(select or [])]
+        argv += [f"--deselect={i}" for i in deselect] + [*(select or [])] + [f"--ignore={path}" for path in limits.ignore]
         if key:
             plugin_dir = seal.install(log_path.with_suffix(".seal"))
             env.update({seal.ENV: key, "PYTHONPATH": os.pathsep.join([env["PYTHONPATH"], str(plugin_dir)])})
@@ -181,7 +187,8 @@ async def _run_once(
         if command.junit_xml:
             (workdir / command.junit_xml).unlink(missing_ok=True)  # never score a stale report
     log.debug("tests: %s (log %s)", cmd if isinstance(cmd, str) else shlex.join(cmd), log_path)
-    result = await procs.run(cmd, workdir, env=env, log_path=log_path, tracker=tracker, memory_limit=memory_limit, log_cap=log_cap)
+    result = await procs.run(cmd, workdir, env=env, log_path=log_path, tracker=limits.tracker, memory_limit=limits.memory_limit,
+                             log_cap=limits.log_cap, die_with_parent=limits.die_with_parent)
     run = TestRun(exit_code=result.exit_code, log_path=str(log_path), duration_s=result.duration_s)
     if result.oom:
         run.oom = True
@@ -377,3 +384,17 @@ def _pytest_id(classname: str, name: str, workdir: Path) -> str | None:
         if (workdir / candidate).is_file():
             return "::".join([candidate.as_posix(), *parts[cut:], name])
     return None
+
+
+async def collect_ids(
+    command: TestCommand, workdir: Path, log_path: Path, *, tracker: procs.ProcessTracker | None = None,
+    die_with_parent: bool = False,
+) -> tuple[list[str], procs.ProcResult]:
+    """The pytest node ids of the suite (`--collect-only -q`): what a first shard plan balances."""
+    argv = [command.python or sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "--collect-only", "-q"]
+    env = {**isolation_env(workdir), **command.extra_env}
+    result = await procs.run(argv, workdir, env=env, log_path=log_path, tracker=tracker, die_with_parent=die_with_parent,
+                             log_cap=64 * 1024 * 1024)
+    text = log_path.read_text(encoding="utf-8", errors="replace") if log_path.exists() else result.output_tail
+    ids = [line.strip() for line in text.splitlines() if "::" in line and not line.startswith((" ", "<", "="))]
+    return ids, result

@@ -17,6 +17,7 @@ from pathlib import Path
 import git
 
 from . import gitrepo
+from .errors import SetupFailed
 
 
 def default_root(repo_root: Path) -> Path:
@@ -26,10 +27,6 @@ def default_root(repo_root: Path) -> Path:
     )
     digest = hashlib.sha1(str(repo_root).encode()).hexdigest()[:10]
     return Path(base) / f"{repo_root.name}-{digest}"
-
-
-class SetupFailed(Exception):
-    """`worktree_setup` failed: an infrastructure problem, not a candidate's fault."""
 
 
 class DiskFull(SetupFailed):

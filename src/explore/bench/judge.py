@@ -15,10 +15,11 @@ import tarfile
 import tempfile
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 
 import psutil
 
+from ..testfiles import CONVENTIONS, is_test_file
 from .corpus import Case
 from .results import Verdict
 
@@ -27,14 +28,7 @@ PYTEST_TIMEOUT = 180.0
 
 def is_test_path(path: str) -> bool:
     """Test files by the usual conventions: under a tests/ folder, test_*.py, *_test.py, conftest.py."""
-    p = PurePosixPath(path)
-    name = p.name
-    return (
-        any(part in ("tests", "test") for part in p.parts[:-1])
-        or (name.startswith("test_") and name.endswith(".py"))
-        or name.endswith("_test.py")
-        or name == "conftest.py"
-    )
+    return is_test_file(path, CONVENTIONS)
 
 
 def git(repo: Path, *args: str) -> str:

@@ -10,7 +10,6 @@ coverage in the project's interpreter the same plugin traces lines itself.
 
 from __future__ import annotations
 
-import fnmatch
 import json
 import math
 import re
@@ -20,13 +19,13 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ... import procs
+from ... import procs, testfiles
 from ...testing import isolation_env, plugin_args
 
 PLUGIN_NAME = "_explore_mutate_worker"
 IMPORT_TIME = ""
 """Coverage's context for lines run outside any test (imports): they count for every test."""
-DEFAULT_TEST_PATTERNS = ("tests/*", "*/tests/*", "test/*", "*/test/*", "test_*.py", "*/test_*.py", "*_test.py", "conftest.py", "*/conftest.py")
+DEFAULT_TEST_PATTERNS = (*testfiles.CONVENTIONS, "*/test_*.py", "*/conftest.py")  # the */ forms for coverage's omit
 NEVER_SOURCE = ("*/site-packages/*", ".venv/*", "venv/*", "*/.venv/*", ".explore/*", ".git/*", "setup.py", "noxfile.py")
 
 
@@ -116,7 +115,7 @@ def position_of(suspects: list[Suspect], file: str, lines: Iterable[int]) -> flo
 # --- test files --------------------------------------------------------------------------------
 def is_test_file(path: str, patterns: Iterable[str] = ()) -> bool:
     """Test files (and tooling) are never mutation targets."""
-    return any(fnmatch.fnmatch(path, p) for p in (*DEFAULT_TEST_PATTERNS, *NEVER_SOURCE, *patterns))
+    return testfiles.is_test_file(path, (*DEFAULT_TEST_PATTERNS, *NEVER_SOURCE, *patterns))
 
 
 def crash_lines(longreprs: Iterable[str]) -> frozenset[tuple[str, int]]:

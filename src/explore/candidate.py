@@ -1,0 +1,286 @@
+"""One candidate: its worktree, its generator step, the checks on its patch, its test jobs.
+
+Generation needs the local worktree (an agent or a coder edits files there); the patch it leaves
+is what travels to the executor, which runs the candidate's tests wherever it runs them.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import anyio
+
+from . import escalation, procs, scoring, shards, testcode
+from .affected import ImportMap
+from .errors import BudgetExhausted, Escalation, SetupFailed
+from .events import CandidateEvent, Listener, Phase
+from .generators.base import CandidateContext, FixGenerator, ProposalRequest
+from .generators.command import AgentCrashed
+from .jobs import Executor, JobResult, JobStatus, TestJob
+from .models import PASSING, CandidatePlan, CandidateResult, CandidateStatus, TestOutcome, TestRun
+from .shards import DEFAULT_OVERHEAD_S
+from .testfiles import is_test_file
+from .testing import TestCommand
+from .worktrees import WorktreePool
+
+
+@dataclass(frozen=True)
+class FanOutConfig:
+    """What every candidate of one iteration shares: read-only inputs."""
+
+    generator: FixGenerator
+    request: ProposalRequest
+    pool: WorktreePool
+    executor: Executor
+    commit: str
+    iteration_dir: Path
+    test_command: TestCommand
+    yardstick: scoring.Yardstick
+    current_passing: frozenset[str]
+    current_rate: float
+    test_patterns: list[str]
+    allow_test_edits: bool
+    branch_timeout: float
+    worktree_setup: str | None
+    tracker: procs.ProcessTracker
+    listener: Listener = lambda _event: None
+    progressive: bool = True
+    memory_limit: int | None = None
+    import_map: ImportMap | None = None
+    shard_weights: dict[str, float] = field(default_factory=dict)
+    """Seconds (or test counts) per test file of the current run: what full-suite shards balance."""
+    shards: int | None = None
+    """--shards; None: the free slots the current run's test time fills (shards.worthwhile)."""
+    overhead_s: float = DEFAULT_OVERHEAD_S
+    protected: frozenset[str] = frozenset()
+    """With target tests: the other tests passing at the baseline, which no candidate may break."""
+    frozen: frozenset[str] = frozenset()
+    """`--issue`: the reproduction test files of iteration 0, which no candidate may edit."""
+
+    def emit(self, cid: str, phase: Phase, detail: str = "", result: CandidateResult | None = None) -> None:
+        self.listener(CandidateEvent(cid, phase, detail, result))
+
+    def shard_groups(self, busy: int) -> list[list[str]]:
+        """The file groups of a full-suite run while `busy` candidates share the executor's slots."""
+        slots = max(1, self.executor.slots // max(1, busy))
+        count = self.shards if self.shards is not None else shards.worthwhile(slots, sum(self.shard_weights.values()), self.overhead_s)
+        return shards.plan(self.shard_weights, count) if self.test_command.is_pytest else []
+
+
+@dataclass
+class Board:
+    """The fan-out's own bookkeeping while candidates run (never read outside the scheduler)."""
+
+    runs: dict[str, TestRun] = field(default_factory=dict)
+    patches: dict[str, str] = field(default_factory=dict)
+    keys: dict[str, str] = field(default_factory=dict)
+    first_by_key: dict[str, str] = field(default_factory=dict)
+    estimates: set[str] = field(default_factory=set)
+    done: dict[str, anyio.Event] = field(default_factory=dict)
+    running: int = 0
+    infra_error: str | None = None
+    stop: Exception | None = None
+    destructive: dict[str, escalation.Pattern] = field(default_factory=dict)
+    agent_escalation: dict[str, escalation.Pattern] = field(default_factory=dict)
+
+    def twin_of(self, cid: str) -> str | None:
+        twin = self.first_by_key.get(self.keys.get(cid, ""))
+        return twin if twin and twin != cid else None
+
+
+async def run_candidate(plan: CandidatePlan, config: FanOutConfig, board: Board) -> CandidateResult:
+    result = CandidateResult(id=plan.id, status=CandidateStatus.crashed, confidence=plan.confidence,
+                             hypothesis=plan.hypothesis, operator=plan.operator, location=plan.location,
+                             executor=config.executor.name.value, generator=plan.generator)
+    files_dir = config.iteration_dir / f"candidate-{plan.id}"
+    files_dir.mkdir(parents=True, exist_ok=True)
+    started = time.monotonic()
+    config.emit(plan.id, Phase.starting)
+    board.running += 1
+    try:
+        with anyio.fail_after(config.branch_timeout):
+            await _attempt(plan, config, board, result, files_dir)
+    except TimeoutError:
+        result.status = CandidateStatus.timeout
+        result.reason = f"exceeded --branch-timeout {config.branch_timeout:g}s; its process tree was killed"
+    except SetupFailed as exc:
+        board.infra_error = str(exc)
+        result.status, result.reason = CandidateStatus.crashed, str(exc)
+    except (Escalation, BudgetExhausted) as exc:  # the run stops after this fan-out
+        board.stop = board.stop or exc
+        _crashed(result, exc)
+    except Exception as exc:  # a crashing branch never takes the run down
+        _crashed(result, exc)
+    finally:
+        board.running -= 1
+        board.done[plan.id].set()
+    result.duration_s = round(time.monotonic() - started, 3)
+    if result.status != CandidateStatus.ok:
+        result.score = 0.0
+    config.emit(plan.id, Phase.finished, result=result)
+    return result
+
+
+def _crashed(result: CandidateResult, exc: Exception) -> None:
+    result.status, result.reason = CandidateStatus.crashed, f"{type(exc).__name__}: {exc}"[:500]
+    result.usage = dict(getattr(exc, "usage", None) or result.usage)  # what a generator spent before failing
+
+
+async def _attempt(plan: CandidatePlan, config: FanOutConfig, board: Board, result: CandidateResult, files_dir: Path) -> None:
+    path, fresh = await anyio.to_thread.run_sync(config.pool.acquire, plan.id, config.commit)
+    if fresh and config.worktree_setup:
+        config.emit(plan.id, Phase.setup)
+        done = await procs.run(config.worktree_setup, path, log_path=files_dir / "setup.log", tracker=config.tracker)
+        if done.exit_code != 0:
+            raise SetupFailed(f"worktree_setup `{config.worktree_setup}` failed with exit {done.exit_code}: {done.output_tail.strip()[-300:]}")
+    config.emit(plan.id, Phase.generating)
+    context = CandidateContext(
+        workdir=path, candidate_id=plan.id, iteration=config.request.iteration, strategy=config.request.strategy,
+        files_dir=files_dir, request=config.request, tracker=config.tracker,
+    )
+    try:
+        realised = await config.generator.realise(plan, context)
+    except AgentCrashed as exc:
+        agent_log = files_dir / "agent.log"
+        found = escalation.classify_agent_output(agent_log.read_text(errors="replace")) if agent_log.exists() else None
+        if found:
+            board.agent_escalation[plan.id] = found
+        result.status, result.reason = CandidateStatus.crashed, str(exc)
+        return
+    except Exception as exc:
+        if plan.patch is not None:
+            result.status, result.reason = CandidateStatus.apply_failed, f"{type(exc).__name__}: {exc}"[:500]
+            return
+        raise
+    result.usage = realised.usage
+    if realised.confidence is not None:
+        result.confidence = realised.confidence
+    if realised.hypothesis:
+        result.hypothesis = realised.hypothesis
+    patch_file = files_dir / "candidate.diff"
+    files = await anyio.to_thread.run_sync(config.pool.capture_patch, path, patch_file)
+    patch = patch_file.read_text(encoding="utf-8", errors="replace")
+    result.files_changed, result.patch_path, result.diff_lines = files, str(patch_file), scoring.diff_size(patch)
+    if not files:
+        result.status, result.reason = CandidateStatus.rejected, "empty: the generator made no change"
+        return
+    board.patches[plan.id] = patch
+    tests = tuple(f for f in files if is_test_file(f, config.test_patterns))
+    destructive = escalation.classify_patch(patch, tests)
+    if destructive:
+        board.destructive[plan.id] = destructive
+        result.status, result.reason = CandidateStatus.rejected, f"destructive: {destructive.reason}"
+        return
+    frozen = [f for f in files if f in config.frozen]
+    if frozen:
+        result.status, result.reason = CandidateStatus.rejected, f"edits the reproduction tests of the issue: {', '.join(frozen)}"
+        return
+    if tests and not config.allow_test_edits:
+        result.status, result.reason = CandidateStatus.rejected, f"edits test files: {', '.join(tests[:5])}"
+        return
+    if not config.allow_test_edits:
+        edits = await anyio.to_thread.run_sync(
+            testcode.reason, path, config.commit, files, config.yardstick.ids | config.yardstick.skipped, config.test_command.shell)
+        if edits:
+            result.status, result.reason = CandidateStatus.rejected, edits
+            return
+    key = scoring.patch_key({f: _read_or_none(path / f) for f in files})
+    board.keys[plan.id] = key
+    twin = board.first_by_key.setdefault(key, plan.id)
+    if twin != plan.id:
+        config.emit(plan.id, Phase.shared, twin)
+        await board.done[twin].wait()
+        if twin in board.runs:
+            score(result, board.runs[twin], config, files)
+            result.validated = twin not in board.estimates
+            result.progress = f"same normalised patch as candidate {twin}"
+        else:
+            result.status, result.reason = CandidateStatus.crashed, f"same patch as candidate {twin}, which did not finish"
+        return
+    job = await _test(plan.id, path, config, board, result, files_dir)
+    if job.status != JobStatus.ok:
+        result.status, result.reason = _job_failure(job)
+        return
+    board.runs[plan.id] = job.run
+    score(result, job.run, config, files)
+
+
+def _job_failure(job: JobResult) -> tuple[CandidateStatus, str]:
+    status = {JobStatus.timeout: CandidateStatus.timeout, JobStatus.oom: CandidateStatus.oom}.get(job.status, CandidateStatus.crashed)
+    if job.status == JobStatus.oom:
+        return status, f"its tests exceeded the memory cap ({job.run.infra_error or job.reason})"
+    return status, job.reason or f"its test job {job.status.value}"
+
+
+def candidate_job(config: FanOutConfig, board: Board, cid: str, path: Path, kind: str, select: list[str] | None = None) -> TestJob:
+    return TestJob(id=f"{config.request.iteration}{cid}-{kind}", command=config.test_command, commit=config.commit, patch=board.patches.get(cid, ""),
+                   select=select, timeout_s=config.branch_timeout, memory_limit=config.memory_limit,
+                   log_name="affected.log" if kind == "affected" else "tests.log", workdir=path)
+
+
+async def _test(cid: str, path: Path, config: FanOutConfig, board: Board, result: CandidateResult, files_dir: Path) -> JobResult:
+    """Affected tests first (failing now + test files importing a changed module); the full suite
+    runs now only when selection cannot tell, otherwise later in validation for the best."""
+    failing_now = sorted(config.yardstick.ids - config.current_passing)
+    selection = _selection(config, result.files_changed, failing_now)
+    if selection is not None:
+        config.emit(cid, Phase.affected, str(len(selection)))
+        first = await config.executor.run(candidate_job(config, board, cid, path, "affected", selection), files_dir)
+        if first.status != JobStatus.ok:
+            return first
+        if not first.run.infra_error:
+            assumed = {i: TestOutcome(id=i, outcome="passed") for i in config.current_passing}
+            ran = [o for o in first.run.outcomes.values() if o.id in config.yardstick.ids or o.id not in config.yardstick.skipped]
+            passed = sum(1 for o in ran if o.outcome in PASSING)
+            result.progress = f"affected {passed:,}/{len(ran):,}"
+            result.validated = False
+            board.estimates.add(cid)
+            estimate = TestRun(outcomes={**assumed, **first.run.outcomes}, exit_code=first.run.exit_code, log_path=first.run.log_path)
+            return first.model_copy(update={"run": estimate})
+    groups = config.shard_groups(board.running)
+    config.emit(cid, Phase.full, f"{len(groups)} shards" if groups else "")
+    return await full_suite(cid, path, config, board, result, files_dir, groups)
+
+
+async def full_suite(cid: str, path: Path, config: FanOutConfig, board: Board, result: CandidateResult, files_dir: Path,
+                     groups: list[list[str]]) -> JobResult:
+    full = await shards.run_sharded(config.executor, candidate_job(config, board, cid, path, "full"), groups, files_dir)
+    if full.status == JobStatus.ok:
+        counts = config.yardstick.counts(full.run)
+        result.progress = f"{result.progress + ' → ' if result.progress else ''}full {counts.passed:,}/{counts.total:,}"
+        result.validated = True
+    return full
+
+
+def _selection(config: FanOutConfig, changed: list[str], failing_now: list[str]) -> list[str] | None:
+    if not (config.progressive and config.test_command.is_pytest and config.import_map is not None and failing_now):
+        return None
+    if len(failing_now) > 500 or not all("::" in i for i in failing_now):
+        return None
+    files = config.import_map.affected_files(changed, config.test_patterns)
+    if files is None:
+        return None
+    return sorted(files) + [i for i in failing_now if i.split("::", 1)[0] not in files]
+
+
+def score(result: CandidateResult, run: TestRun, config: FanOutConfig, files: list[str]) -> None:
+    reason = scoring.tamper_reason(files, run, config.yardstick, config.test_patterns, config.allow_test_edits)
+    reason = reason or scoring.outside_targets_reason(run, config.protected)
+    counts = config.yardstick.counts(run)
+    result.pass_rate = counts.pass_rate
+    result.failed_tests = config.yardstick.failing(run)
+    result.newly_failing = scoring.newly_failing(set(config.current_passing), run, config.yardstick)
+    if reason:
+        result.status, result.reason = CandidateStatus.rejected, reason
+        return
+    result.status = CandidateStatus.ok
+    result.score = counts.pass_rate
+
+
+def _read_or_none(path: Path) -> str | None:
+    try:
+        return path.read_text(encoding="utf-8", errors="replace")
+    except (FileNotFoundError, IsADirectoryError):
+        return None

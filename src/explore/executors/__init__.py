@@ -1,0 +1,25 @@
+"""Executors: where test jobs run (see jobs.Executor). A registry from the option's name."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from .. import procs
+from ..config import Options, parse_size
+from ..jobs import Executor
+from ..worktrees import WorktreePool
+
+
+def create(options: Options, *, root: Path, run_id: str, pool: WorktreePool, tracker: procs.ProcessTracker) -> Executor:
+    """The executor the options name; `ray` connects (or starts a local Ray) now, so a bad address
+    or a missing extra is a usage error before the baseline."""
+    if options.executor == "ray":
+        from .ray import RayExecutor
+
+        return RayExecutor.connect(root, run_id, num_cpus=options.ray_num_cpus,
+                                   memory=parse_size(options.ray_memory) if options.ray_memory else None,
+                                   worktree_setup=options.worktree_setup, runtime_env=options.ray_runtime_env)
+    from .local import LocalExecutor
+
+    return LocalExecutor(pool=pool, tracker=tracker, parallel=options.parallel,
+                         worktree_setup=options.worktree_setup)

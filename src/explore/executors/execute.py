@@ -1,0 +1,56 @@
+"""Run one test job in a directory that holds its tree: the part every executor shares.
+
+Local worktrees and Ray workers both end here, so a job runs under the same per-job time
+limit, the same memory cap and the same reading of the results wherever it runs.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import anyio
+
+from .. import procs
+from ..jobs import ExecutorName, JobMode, JobResult, JobStatus, TestJob
+from ..models import TestRun
+from ..testing import collect_ids, run_tests
+
+
+async def execute(
+    job: TestJob, workdir: Path, log_path: Path, executor: ExecutorName, *,
+    tracker: procs.ProcessTracker | None = None, die_with_parent: bool = False,
+) -> JobResult:
+    started = time.monotonic()
+    result = JobResult(job_id=job.id, status=JobStatus.ok, executor=executor)
+    with anyio.move_on_after(job.timeout_s) as scope:
+        if job.mode == JobMode.collect:
+            result.collected, done = await collect_ids(job.command, workdir, log_path, tracker=tracker, die_with_parent=die_with_parent)
+            result.run = TestRun(exit_code=done.exit_code, log_path=str(log_path), duration_s=done.duration_s)
+            if done.exit_code not in (0, 5):
+                result.run.infra_error = f"pytest --collect-only exited with {done.exit_code}"
+        else:
+            select = _present(job.select, workdir)
+            if select == []:  # every file of this shard is gone (a candidate deleted them): their tests are missing
+                result.run = TestRun(exit_code=5, log_path=str(log_path))
+                log_path.parent.mkdir(parents=True, exist_ok=True)
+                log_path.write_text(f"none of the files of {job.id} exists: {', '.join(job.select or [])}\n", encoding="utf-8")
+                return result
+            result.run = await run_tests(job.command, workdir, log_path, select=select, ignore=job.ignore, tracker=tracker,
+                                         memory_limit=job.memory_limit, die_with_parent=die_with_parent)
+    if scope.cancelled_caught:
+        result.status = JobStatus.timeout
+        result.reason = f"{job.id}: the test run exceeded its {job.timeout_s:g}s limit; its process tree was killed"
+        result.run = TestRun(log_path=str(log_path))
+    elif result.run.oom:
+        result.status, result.reason = JobStatus.oom, f"{job.id}: {result.run.infra_error}"
+    result.log = log_path.read_text(encoding="utf-8", errors="replace")[-8000:] if log_path.exists() else ""
+    result.duration_s = round(time.monotonic() - started, 3)
+    return result
+
+
+def _present(select: list[str] | None, workdir: Path) -> list[str] | None:
+    """A shard's files that exist in this tree (test ids and non-file selections pass through)."""
+    if select is None:
+        return None
+    return [item for item in select if "::" in item or (workdir / item).exists()]

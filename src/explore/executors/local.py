@@ -1,0 +1,73 @@
+"""The local executor: test jobs in the run's pool of git worktrees, as process trees on this machine.
+
+A job that names a workdir (a candidate's worktree, which already holds its patch) runs there;
+any other job (a shard, the baseline) takes an idle job slot of the pool, reset to the job's
+commit, with the patch applied. `slots` is --parallel: the cores the user gave the run.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import anyio
+
+from .. import procs
+from ..errors import SetupFailed
+from ..jobs import ExecutorName, JobResult, JobStatus, TestJob
+from ..worktrees import WorktreePool
+from .execute import execute
+
+
+@dataclass
+class LocalExecutor:
+    pool: WorktreePool
+    tracker: procs.ProcessTracker
+    parallel: int
+    worktree_setup: str | None = None
+    name: ExecutorName = ExecutorName.local
+    _idle: list[str] = field(default_factory=list)
+    _made: int = 0
+
+    @property
+    def slots(self) -> int:
+        return self.parallel
+
+    async def prepare(self, commit: str) -> None:
+        """Worktrees are made from the repository itself: nothing to send."""
+
+    async def run(self, job: TestJob, log_dir: Path) -> JobResult:
+        log_path = log_dir / job.log_name
+        if job.workdir is not None:
+            return await execute(job, job.workdir, log_path, self.name, tracker=self.tracker)
+        slot = self._take_slot()
+        try:
+            path = await self._tree(slot, job, log_dir)
+            if isinstance(path, JobResult):
+                return path
+            return await execute(job, path, log_path, self.name, tracker=self.tracker)
+        finally:
+            self._idle.append(slot)
+
+    def _take_slot(self) -> str:
+        if self._idle:
+            return self._idle.pop()
+        self._made += 1
+        return f"job{self._made}"
+
+    async def _tree(self, slot: str, job: TestJob, log_dir: Path) -> Path | JobResult:
+        path, fresh = await anyio.to_thread.run_sync(self.pool.acquire, slot, job.commit)
+        if fresh and self.worktree_setup:
+            done = await procs.run(self.worktree_setup, path, log_path=log_dir / f"setup-{slot}.log", tracker=self.tracker)
+            if done.exit_code != 0:
+                raise SetupFailed(f"worktree_setup `{self.worktree_setup}` failed with exit {done.exit_code}: {done.output_tail.strip()[-300:]}")
+        if job.patch:
+            done = await procs.run(["git", "apply", "--binary", "--whitespace=nowarn", "-"], path, stdin=job.patch.encode(),
+                                   tracker=self.tracker)
+            if done.exit_code != 0:
+                return JobResult(job_id=job.id, status=JobStatus.crashed, executor=self.name,
+                                 reason=f"{job.id}: the patch does not apply on {job.commit[:10]}: {done.output_tail.strip()[-300:]}")
+        return path
+
+    async def close(self) -> None:
+        """The pool's worktrees are removed with the run's (WorktreePool.remove_all)."""

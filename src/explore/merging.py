@@ -1,0 +1,75 @@
+"""The run's git results: the run's state before any ref, one commit per improving iteration on
+the run branch, and the fast-forward of the user's branch at the end."""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+
+import git
+
+from . import gitrepo, state
+from .config import Options
+from .models import CandidateResult, IterationRecord, RunState
+from .progress import Display
+
+
+def prepare_new(info: gitrepo.RepoInfo, options: Options, run_id: str) -> RunState:
+    """A new run: a snapshot of a dirty tree and the state; the run branch is created only once the
+    state is on disk (run_repair), so a run killed at any point is found by `resume` and `clean`."""
+    dirty = gitrepo.is_dirty(info.repo)
+    base = gitrepo.snapshot(info.repo, info.head) if dirty else info.head
+    run = RunState(
+        run_id=run_id, repo=str(info.root), pid=os.getpid(), options=options.model_dump(), start_branch=info.branch,
+        start_commit=info.head, base_commit=base, current_commit=base, dirty=dirty, branch=f"explore/{run_id}",
+        started_at=time.time(),
+    )
+    return run
+
+
+
+def discard(info: gitrepo.RepoInfo, run: RunState) -> None:
+    """A run refused for its input at the baseline (targets that match no test) leaves nothing:
+    no branch, no run folder — as if refused before it started."""
+    import shutil
+
+    if run.branch and not run.iterations:
+        gitrepo.delete_branch(info.repo, run.branch)
+    shutil.rmtree(state.run_dir(info.root, run.run_id), ignore_errors=True)
+
+
+def commit_winner(repo: git.Repo, run: RunState, record: IterationRecord, best: CandidateResult) -> str:
+    """best's patch as one commit on the run branch; the run and the record point at it."""
+    before = run.current.pass_rate
+    message = (f"explore: iteration {record.n} ({record.strategy}) candidate {best.id}: "
+               f"pass rate {before:.1f}% -> {best.pass_rate:.1f}%\n\n{best.hypothesis}".strip())
+    new = gitrepo.commit_patch(repo, run.current_commit, Path(best.patch_path or ""), message)
+    assert run.branch
+    gitrepo.set_branch(repo, run.branch, new, run.current_commit)
+    state.fault_point("merged-before-save")
+    run.current_commit, run.merged_commit = new, new
+    record.winner, record.commit = best.id, new
+    return new
+
+
+def finish(info: gitrepo.RepoInfo, run: RunState, options: Options, display: Display) -> None:
+    """Fast-forward the user's branch when safe; otherwise say how to take the result."""
+    merged = run.current_commit != run.base_commit
+    if not merged:
+        if run.branch and run.status not in ("interrupted", "escalated"):
+            gitrepo.delete_branch(info.repo, run.branch)
+            run.branch = None
+        run.merged_commit = None
+        return
+    run.merged_commit = run.current_commit
+    if options.no_apply or run.dirty or run.status in ("interrupted", "escalated"):
+        why = "--no-apply" if options.no_apply else ("the tree had uncommitted changes" if run.dirty else f"the run is {run.status}")
+        display.note(f"result left on {run.branch} ({why}); take it with: git merge --ff-only {run.branch}")
+        return
+    applied, why = gitrepo.fast_forward(info, run.start_commit, run.branch or run.current_commit)
+    run.applied = applied
+    if applied:
+        display.note(f"fast-forwarded {info.branch} to {run.current_commit[:10]}")
+    else:
+        display.note(f"result left on {run.branch} ({why}); take it with: git merge --ff-only {run.branch}")

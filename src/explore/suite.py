@@ -1,0 +1,99 @@
+"""Full-suite runs of the run's own commits — the baseline, its flaky reruns, the re-test on
+resume — through the executor, sharded over its free slots."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from . import escalation, procs, shards
+from .config import Options
+from .errors import Escalation
+from .jobs import Executor, JobMode, JobStatus, TestJob
+from .models import PASSING, TestRun
+from .progress import Display
+from .testing import TestCommand
+
+
+@dataclass
+class Suite:
+    executor: Executor
+    command: TestCommand
+    options: Options
+    run_dir: Path
+    display: Display
+    tracker: procs.ProcessTracker
+    memory_limit: int | None
+    overhead_s: float = shards.DEFAULT_OVERHEAD_S
+    """One test process's cost beyond its tests, measured on the unsharded baseline."""
+
+    def timeout(self) -> float:
+        return self.options.baseline_timeout or max(self.options.branch_timeout, 600.0)
+
+    def shard_count(self, run: TestRun | None) -> int:
+        """--shards, else as many of the free slots as the last full run's test time fills."""
+        if self.options.shards is not None:
+            return self.options.shards
+        return shards.worthwhile(self.executor.slots, shards.test_seconds(run) if run else 0.0, self.overhead_s)
+
+    def plan(self, run: TestRun | None, baseline_ids: list[str]) -> list[list[str]]:
+        """Shards by the last full run's per-test durations, else by the baseline's test counts."""
+        if not self.command.is_pytest:
+            return []
+        if run is not None:
+            return shards.plan(shards.file_weights(run.outcomes, weights_of(run)), self.shard_count(run))
+        return shards.plan(shards.file_weights(baseline_ids), self.shard_count(None))
+
+    async def first_plan(self, path: Path, commit: str) -> list[list[str]]:
+        """The first baseline knows no durations: with --shards, its shards balance the collected
+        tests' count; by default it runs whole (and measures what sharding later runs is worth)."""
+        if not self.command.is_pytest or self.shard_count(None) < 2:
+            return []
+        listed = await self.executor.run(TestJob(id="collect", command=self.command, commit=commit, mode=JobMode.collect, workdir=path,
+                                                 timeout_s=self.timeout(), log_name="collect.log"), self.run_dir)
+        if listed.status != JobStatus.ok or listed.run.infra_error:
+            return []  # the unsharded baseline reports what is wrong in its own words
+        return shards.plan(shards.file_weights(listed.collected), self.shard_count(None))
+
+    async def full_run(self, path: Path, name: str, commit: str, groups: list[list[str]],
+                       extra_env: dict[str, str] | None = None) -> TestRun:
+        """The whole suite at commit; an overrun, a memory cap or a job that cannot run escalates.
+        extra_env: what the generator asks the baseline to carry (mutate's per-test coverage)."""
+        timeout = self.timeout()
+        await self.executor.prepare(commit)
+        command = replace(self.command, extra_env={**self.command.extra_env, **extra_env}) if extra_env else self.command
+        job = TestJob(id=name, command=command, commit=commit, timeout_s=timeout, memory_limit=self.memory_limit, log_name=f"{name}.log", workdir=path)
+        if groups:
+            self.display.note(f"{name}: the suite split into {len(groups)} shards ({self.executor.name.value})")
+        done = await shards.run_sharded(self.executor, job, groups, self.run_dir)
+        if done.status == JobStatus.oom:
+            cap = f" of {self.memory_limit / 2**20:,.0f} MiB" if self.memory_limit else ""
+            raise Escalation("infrastructure", f"the full test suite exceeded the memory cap{cap} ({done.reason})",
+                             "raise --branch-memory, or find what allocates without bound")
+        if done.status == JobStatus.timeout:
+            raise Escalation("infrastructure", f"the full test suite did not finish within {timeout:g}s ({done.reason})",
+                             "raise --branch-timeout or baseline-timeout, or make the suite faster")
+        if done.status == JobStatus.crashed:
+            raise Escalation("infrastructure", f"the full test suite could not run: {done.reason}", escalation.INFRASTRUCTURE_ACTION)
+        return done.run
+
+    async def flaky(self, path: Path, commit: str, failing: list[str]) -> set[str]:
+        """Failing tests that pass when rerun (`flaky-reruns` times)."""
+        found: set[str] = set()
+        for attempt in range(self.options.flaky_reruns):
+            name = f"baseline-rerun-{attempt + 1}"
+            rerun = await self.executor.run(TestJob(id=name, command=self.command, commit=commit, select=failing, workdir=path, timeout_s=self.timeout(),
+                                                    memory_limit=self.memory_limit, log_name=f"{name}.log"), self.run_dir)
+            found |= {i for i in failing if i in rerun.run.outcomes and rerun.run.outcomes[i].outcome in PASSING}
+        return found
+
+    async def setup_once(self, path: Path) -> None:
+        if self.options.worktree_setup:
+            done = await procs.run(self.options.worktree_setup, path, log_path=self.run_dir / "setup.log", tracker=self.tracker)
+            if done.exit_code != 0:
+                raise Escalation("infrastructure", f"worktree_setup `{self.options.worktree_setup}` failed (exit {done.exit_code}): "
+                                 f"{done.output_tail.strip()[-300:]}", escalation.INFRASTRUCTURE_ACTION)
+
+
+def weights_of(run: TestRun) -> dict[str, float]:
+    return {i: o.duration_s for i, o in run.outcomes.items()}

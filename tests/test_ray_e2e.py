@@ -1,0 +1,121 @@
+"""Issue 15's acceptance: `explore run --executor ray` end to end on a real local Ray (one
+`ray start --head` for the module): the two-bug repository repaired as locally, a worker killed
+mid-run, and Ctrl-C."""
+
+from __future__ import annotations
+
+import signal
+import time
+from pathlib import Path
+
+import psutil
+import pytest
+
+from conftest import assert_no_debris, git, make_repo, run_cli
+from explore.executors.ray import scratch_root
+from test_run_e2e import BREAK, CALC, FIX_ADD, FIX_MUL, scripted_agent
+from test_safety_signals import Ready, explore_process, gone
+
+VOLATILE = {"run_id", "duration_s", "branch", "merged_commit", "commit", "report", "executor", "timing", "patch_path"}
+
+
+def _stable(value):
+    """The summary without what differs between any two runs (ids, times, paths) or names the executor."""
+    if isinstance(value, dict):
+        return {k: _stable(v) for k, v in value.items() if k not in VOLATILE}
+    if isinstance(value, list):
+        return [_stable(v) for v in value]
+    return value
+
+
+def _differences(a, b, where: str = "") -> list[str]:
+    if isinstance(a, dict) and isinstance(b, dict):
+        return [d for k in sorted(set(a) | set(b)) for d in _differences(a.get(k), b.get(k), f"{where}.{k}")]
+    if isinstance(a, list) and isinstance(b, list) and len(a) == len(b):
+        return [d for i, (x, y) in enumerate(zip(a, b)) for d in _differences(x, y, f"{where}[{i}]")]
+    return [] if a == b else [f"{where}: {a!r} != {b!r}"]
+
+
+def _workers_running_jobs() -> list[str]:
+    found = []
+    for proc in psutil.process_iter(["cmdline"]):
+        line = " ".join(proc.info["cmdline"] or [])
+        if "run_on_worker" in line:
+            found.append(line)
+    return found
+
+
+def _no_scratch_left() -> None:
+    root = scratch_root("x").parent
+    assert not root.exists() or not any(root.iterdir()), list(root.iterdir())
+
+
+def test_the_two_bug_repository_is_repaired_on_ray_as_it_is_locally(tmp_path: Path, ray_address: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("RAY_ADDRESS", ray_address)
+    agent = scripted_agent(tmp_path, {"a": {"replace": FIX_ADD}, "b": {"replace": FIX_MUL}, "c": BREAK})
+    summaries = {}
+    for executor in ("local", "ray"):
+        repo = make_repo(tmp_path / executor, CALC)
+        code, summary, err = run_cli(["run", str(repo), "--parallel", "3", "--agent-cmd", agent, "--json", "--executor", executor])
+        assert code == 0, err
+        summaries[executor] = summary
+        assert "return a * b" in (repo / "calc.py").read_text()
+        assert_no_debris(repo)
+    local, ray = summaries["local"], summaries["ray"]
+    assert [[c["executor"] for c in it["candidates"]] for it in ray["iterations"]] == [["ray"] * 3] * 2
+    assert [[c["executor"] for c in it["candidates"]] for it in local["iterations"]] == [["local"] * 3] * 2
+    assert _differences(_stable(ray), _stable(local)) == []
+    assert ray["status"] == "succeeded" and [it["winner"] for it in ray["iterations"]] == ["a", "b"]
+    _no_scratch_left()
+    assert not _workers_running_jobs()
+
+
+KILLER = "import os, pathlib, signal\n\nif pathlib.Path('kill-worker').exists():\n    os.kill(os.getppid(), signal.SIGKILL)\n"
+
+
+def test_a_ray_worker_killed_mid_run_makes_its_candidate_crashed_and_the_run_goes_on(
+    tmp_path: Path, ray_address: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("RAY_ADDRESS", ray_address)
+    repo = make_repo(tmp_path / "repo", {**CALC, "conftest.py": KILLER})
+    # b's patch carries the trigger: any pytest session of b kills the worker running it
+    agent = scripted_agent(tmp_path, {"a": {"replace": FIX_ADD}, "b": {"replace": FIX_MUL, "write": {"kill-worker": "now\n"}}})
+    code, summary, err = run_cli(["run", str(repo), "--parallel", "2", "--agent-cmd", agent, "--json", "--executor", "ray",
+                                  "--max-iterations", "1"])
+    assert code == 1, err
+    a, b = summary["iterations"][0]["candidates"]
+    assert b["status"] == "crashed" and "the Ray worker died" in b["reason"], b
+    assert a["status"] == "ok" and summary["iterations"][0]["winner"] == "a"
+    assert summary["final"]["passed"] == 2
+    assert_no_debris(repo)
+    _no_scratch_left()
+    assert not _workers_running_jobs()
+
+
+def test_ctrl_c_while_a_ray_job_runs_exits_130_and_leaves_no_task(tmp_path: Path, ray_address: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("RAY_ADDRESS", ray_address)
+    ready = Ready(tmp_path)
+    files = dict(CALC)
+    files["tests/test_block.py"] = (
+        "import os\n\n"
+        "def test_block():\n"
+        f"    fd = os.open({str(ready.path)!r}, os.O_WRONLY)\n"
+        "    os.write(fd, f'test {os.getpid()}\\n'.encode())\n"
+        f"    open({str(ready.gate)!r}).read()\n"
+    )
+    repo = make_repo(tmp_path / "repo", files)
+    try:
+        with explore_process(["run", str(repo), "--agent-cmd", "true", "--executor", "ray", "--shards", "1"], tmp_path) as proc:
+            pids = ready.wait(1, timeout=120)  # the baseline's test is running on a Ray worker
+            proc.send_signal(signal.SIGINT)
+            sent = time.monotonic()
+            code = proc.wait(timeout=60)
+            elapsed = time.monotonic() - sent
+        assert code == 130, (tmp_path / "first.err").read_text()
+        assert elapsed <= 30, elapsed
+        assert psutil.wait_procs([psutil.Process(pids["test"])] if not gone(pids["test"]) else [], timeout=10)[1] == []
+        assert not _workers_running_jobs()
+        _no_scratch_left()
+        assert git(repo, "worktree", "list", "--porcelain").count("worktree ") == 1
+    finally:
+        ready.close()

@@ -1,0 +1,199 @@
+"""Shard plans (pure), their merge, and sharded runs through the real local executor: real git
+repos, real worktrees, real pytest processes."""
+
+from __future__ import annotations
+
+import shutil
+import sys
+from pathlib import Path
+
+import anyio
+import git
+import pytest
+
+from explore import procs, shards
+from explore.executors.local import LocalExecutor
+from explore.jobs import ExecutorName, JobResult, JobStatus, TestJob
+from explore.models import TestOutcome, TestRun
+from explore.testing import TestCommand
+from explore.worktrees import WorktreePool
+
+from conftest import make_repo
+
+CASES = Path(__file__).resolve().parent.parent / "benchmarks" / "cases"
+PY = sys.executable
+CMD = TestCommand(python=PY)
+
+
+def test_plan_balances_recorded_durations_heaviest_first() -> None:
+    weights = {"t/a.py": 9.0, "t/b.py": 5.0, "t/c.py": 4.0, "t/d.py": 1.0, "t/e.py": 1.0}
+    groups = shards.plan(weights, 2)
+    loads = sorted(sum(weights[f] for f in g) for g in groups)
+    assert loads == [10.0, 10.0]
+    assert sorted(f for g in groups for f in g) == sorted(weights)
+
+
+def test_plan_without_durations_balances_by_test_count_and_never_splits_one_file() -> None:
+    ids = [f"t/a.py::t{i}" for i in range(4)] + [f"t/b.py::t{i}" for i in range(2)] + [f"t/c.py::t{i}" for i in range(2)]
+    weights = shards.file_weights(ids)
+    assert weights == {"t/a.py": 4, "t/b.py": 2, "t/c.py": 2}
+    assert shards.plan(weights, 2) == [["t/a.py"], ["t/b.py", "t/c.py"]]
+    assert shards.plan(weights, 8) == [["t/a.py"], ["t/b.py"], ["t/c.py"]]
+    assert shards.plan({"t/a.py": 1.0}, 4) == []  # one file: nothing to split
+    assert shards.plan(weights, 1) == []
+
+
+def test_the_default_shard_count_is_what_the_suite_time_fills() -> None:
+    assert shards.worthwhile(4, 0.0) == 1  # nothing measured yet: the first baseline runs whole
+    assert shards.worthwhile(4, 2.5, overhead_s=3.0) == 1  # a short suite is not worth another process
+    assert shards.worthwhile(4, 7.0, overhead_s=3.0) == 2
+    assert shards.worthwhile(4, 1800.0, overhead_s=3.0) == 4  # never more than the free slots
+    run = TestRun(outcomes={"a.py::x": TestOutcome(id="a.py::x", outcome="passed", duration_s=2.0)}, duration_s=3.5)
+    assert (shards.test_seconds(run), shards.process_overhead(run)) == (2.0, 1.5)
+
+
+def test_durations_weigh_files_and_all_zero_durations_fall_back_to_counts() -> None:
+    ids = ["a.py::x", "a.py::y", "b.py::z"]
+    assert shards.file_weights(ids, {"a.py::x": 1.5, "a.py::y": 0.5, "b.py::z": 3.0}) == {"a.py": 2.0, "b.py": 3.0}
+    assert shards.file_weights(ids, {"a.py::x": 0.0}) == {"a.py": 2, "b.py": 1}
+
+
+def test_the_last_shard_runs_everything_the_others_do_not() -> None:
+    job = TestJob(command=CMD, id="baseline", commit="c0ffee", log_name="baseline.log")
+    first, second, rest = shards.shard_jobs(job, [["t/a.py"], ["t/b.py", "t/c.py"], ["t/d.py"]])
+    assert (first.id, first.select, first.ignore, first.log_name) == ("baseline/shard-1", ["t/a.py"], [], "baseline.shard-1.log")
+    assert second.select == ["t/b.py", "t/c.py"]
+    assert rest.select is None and rest.ignore == ["t/a.py", "t/b.py", "t/c.py"]
+
+
+def _part(job_id: str, status: JobStatus, outcomes: dict[str, str], code: int | None, infra: str | None = None) -> JobResult:
+    run = TestRun(outcomes={i: TestOutcome(id=i, outcome=o) for i, o in outcomes.items()}, exit_code=code, infra_error=infra)
+    return JobResult(job_id=job_id, status=status, run=run, reason=None if status == JobStatus.ok else f"{job_id}: it {status.value}")
+
+
+def test_merge_unions_outcomes_and_an_empty_rest_shard_is_not_an_error(tmp_path: Path) -> None:
+    job = TestJob(command=CMD, id="full", commit="c")
+    merged = shards.merge(job, [
+        _part("full/shard-1", JobStatus.ok, {"a.py::x": "passed"}, 0),
+        _part("full/shard-2", JobStatus.ok, {"b.py::y": "failed"}, 1),
+        _part("full/shard-3", JobStatus.ok, {}, 5, "no tests collected"),
+    ], tmp_path / "full.log")
+    assert merged.status == JobStatus.ok and merged.run.infra_error is None
+    assert merged.run.exit_code == 1 and sorted(merged.run.outcomes) == ["a.py::x", "b.py::y"]
+    assert "===== full/shard-2 (ok" in (tmp_path / "full.log").read_text()
+
+
+def test_a_crashed_or_overrun_shard_is_reported_never_dropped(tmp_path: Path) -> None:
+    job = TestJob(command=CMD, id="full", commit="c")
+    merged = shards.merge(job, [
+        _part("full/shard-1", JobStatus.ok, {"a.py::x": "passed"}, 0),
+        _part("full/shard-2", JobStatus.timeout, {}, None),
+        _part("full/shard-3", JobStatus.crashed, {}, None),
+    ], tmp_path / "full.log")
+    assert merged.status == JobStatus.crashed
+    assert merged.reason == "full/shard-2: it timeout; full/shard-3: it crashed"
+    assert merged.run.exit_code is None
+    infra = shards.merge(job, [_part("full/shard-1", JobStatus.ok, {}, 2, "collection errors in t/b.py")], tmp_path / "f.log")
+    assert infra.run.infra_error == "full/shard-1: collection errors in t/b.py"
+
+
+def _executor(repo: Path, tmp_path: Path, parallel: int) -> tuple[LocalExecutor, WorktreePool]:
+    pool = WorktreePool(git.Repo(repo), repo, tmp_path / "worktrees" / "run")
+    return LocalExecutor(pool=pool, tracker=procs.ProcessTracker(), parallel=parallel), pool
+
+
+def _per_test(run: TestRun) -> dict[str, str]:
+    return {i: o.outcome for i, o in run.outcomes.items()}
+
+
+@pytest.mark.anyio
+@pytest.mark.timeout(1200)
+async def test_sharding_gives_the_unsharded_per_test_results_on_every_corpus_case(tmp_path: Path) -> None:
+    """Each corpus case has one test file: it is split into that file and the rest shard, which
+    must find nothing more — the merge of the two is the unsharded run, test by test."""
+    cases = sorted(p for p in CASES.iterdir() if (p / "project").is_dir())
+    assert len(cases) >= 40
+    compared: dict[str, tuple[JobResult, JobResult]] = {}
+
+    async def one(case: Path) -> None:
+        repo = tmp_path / case.name
+        shutil.copytree(case / "project", repo)
+        make_repo(repo, {})
+        commit = git.Repo(repo).head.commit.hexsha
+        executor, pool = _executor(repo, tmp_path / case.name, 2)
+        try:
+            whole = await executor.run(TestJob(command=CMD, id="whole", commit=commit, workdir=repo), tmp_path / "logs" / case.name)
+            groups = [sorted({f for f in map(shards.file_of, whole.run.outcomes) if f}), []]
+            split = await shards.run_sharded(executor, TestJob(command=CMD, id="split", commit=commit, log_name="split.log", workdir=repo),
+                                             groups, tmp_path / "logs" / case.name)
+        finally:
+            pool.remove_all()
+        compared[case.name] = whole, split
+
+    limiter = anyio.CapacityLimiter(4)
+
+    async def limited(case: Path) -> None:
+        async with limiter:
+            await one(case)
+
+    async with anyio.create_task_group() as group:
+        for case in cases:
+            group.start_soon(limited, case)
+    for name, (whole, split) in sorted(compared.items()):
+        assert whole.status == split.status == JobStatus.ok, (name, split.reason)
+        assert whole.run.outcomes and _per_test(split.run) == _per_test(whole.run), name
+        assert split.run.exit_code == whole.run.exit_code and split.run.infra_error is None, name
+    assert len(compared) == len(cases)
+
+
+MULTI = {
+    **{f"tests/test_m{k}.py": "".join(f"def test_{k}_{i}():\n    assert {i} % 3 != {k % 3}\n\n" for i in range(k + 1)) for k in range(5)},
+    "tests/test_broken_import.py": "import not_a_module_anywhere\n\ndef test_never():\n    pass\n",
+}
+
+
+@pytest.mark.anyio
+async def test_a_planned_multi_file_suite_matches_its_unsharded_run_and_keeps_collection_errors(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo", MULTI)
+    commit = git.Repo(repo).head.commit.hexsha
+    executor, pool = _executor(repo, tmp_path, 3)
+    try:
+        whole = await executor.run(TestJob(command=CMD, id="whole", commit=commit), tmp_path / "logs")
+        collected = await executor.run(TestJob(command=CMD, id="ids", commit=commit, mode="collect"), tmp_path / "logs")
+        groups = shards.plan(shards.file_weights(collected.collected), 3)
+        assert len(groups) == 3
+        split = await shards.run_sharded(executor, TestJob(command=CMD, id="split", commit=commit, log_name="split.log"), groups, tmp_path / "logs")
+    finally:
+        pool.remove_all()
+    assert _per_test(split.run) == _per_test(whole.run) == {}  # pytest stops at a collection error
+    assert whole.run.collection_errors == ["tests/test_broken_import.py"]
+    assert split.run.collection_errors == whole.run.collection_errors
+    assert split.run.infra_error and "collection errors in tests/test_broken_import.py" in split.run.infra_error
+    (repo / "tests" / "test_broken_import.py").unlink()
+    git.Repo(repo).git.commit("-qam", "drop it", env={"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@x", "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@x"})
+    commit = git.Repo(repo).head.commit.hexsha
+    try:
+        whole = await executor.run(TestJob(command=CMD, id="whole2", commit=commit), tmp_path / "logs")
+        split = await shards.run_sharded(executor, TestJob(command=CMD, id="split2", commit=commit, log_name="split2.log"), groups, tmp_path / "logs")
+    finally:
+        pool.remove_all()
+    assert len(whole.run.outcomes) == 15 and whole.run.infra_error is None
+    assert _per_test(split.run) == _per_test(whole.run) and split.run.exit_code == whole.run.exit_code == 1
+
+
+@pytest.mark.anyio
+async def test_an_overrunning_shard_makes_the_job_timeout_and_names_the_shard(tmp_path: Path) -> None:
+    files = {"tests/test_fast.py": "def test_fast():\n    pass\n",
+             "tests/test_slow.py": "import time\n\ndef test_slow():\n    time.sleep(600)\n"}
+    repo = make_repo(tmp_path / "repo", files)
+    commit = git.Repo(repo).head.commit.hexsha
+    executor, pool = _executor(repo, tmp_path, 2)
+    try:
+        job = TestJob(command=CMD, id="full", commit=commit, timeout_s=15.0)
+        merged = await shards.run_sharded(executor, job, [["tests/test_slow.py"], ["tests/test_fast.py"]], tmp_path / "logs")
+    finally:
+        pool.remove_all()
+    assert merged.status == JobStatus.timeout and merged.executor == ExecutorName.local
+    assert merged.reason and merged.reason.startswith("full/shard-1: the test run exceeded its 15s limit")
+    assert _per_test(merged.run) == {"tests/test_fast.py::test_fast": "passed"}
+    assert not executor.tracker.pids
