@@ -37,7 +37,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent / "realworld"))
 from build import DEFAULT_CACHE, pythonpath  # noqa: E402
 
-PHASES = ("baseline", "coverage", "screening", "fanout", "validation", "merge")
+PHASES = ("baseline", "coverage", "prepare", "screening", "fanout", "validation", "merge")
 
 
 def suite_seconds(python: str, repo: Path) -> float:

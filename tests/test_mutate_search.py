@@ -261,3 +261,14 @@ async def test_partial_fixes_wait_longer_so_a_two_location_fix_is_still_found(tm
     first = next(p for p in done if p.plausible)
     never = shape.stop_rule("variations", 3, failing, patience=5, partial_patience=len(prepared))
     assert not never(done[: done.index(first)])  # never before the first plausible mutant
+
+
+@pytest.mark.anyio
+async def test_mutants_are_prepared_as_screening_reaches_them(tmp_path: Path) -> None:
+    search = make_search(tmp_path)
+    prepared = search.prepare(search.ranked(), 1000)
+    budget = Budget(mutants=2, seconds=60)
+    done = await screen_in_order(prepared, [ScriptedSlot(set())], budget, lambda p: Job(p.files, p.phase1, p.phase2, 1.0), lambda d: False)
+    assert len(done) == 2 and len(prepared.items) == 2  # the rest were never prepared
+    assert len(prepared) > 2 and [p.mutant for p in prepared][:2] == [p.mutant for p in done]
+    assert search.prepare_s > 0

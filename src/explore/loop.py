@@ -311,6 +311,7 @@ class Runner:
                                 usage=getattr(exc, "usage", None) or {})
         timing.propose = round(time.monotonic() - started, 3)
         timing.coverage, timing.screening = proposal.timing.coverage, proposal.timing.screening
+        timing.prepare = proposal.timing.prepare
         usage.add(self.run.usage, proposal.usage)
         logger.debug("generator: %s", proposal.reason or "(no note)")
         plans = proposal.plans[: self.options.parallel]

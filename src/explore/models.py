@@ -94,14 +94,15 @@ class CandidatePlan(BaseModel):
 class PhaseTiming(BaseModel):
     """Seconds an iteration spent per phase (wall clock). `baseline` is the full-suite run before
     the first iteration (or a resumed run's re-test), booked on the iteration that follows it;
-    `propose` is the generator's whole proposal, of which `coverage` and `screening` are mutate's
-    per-test coverage run and mutant screening; `fanout` is the candidates' worktrees, patches and
+    `propose` is the generator's whole proposal, of which `coverage`, `prepare` and `screening` are
+    mutate's per-test coverage run, mutant generation and preparation, and mutant screening; `fanout` is the candidates' worktrees, patches and
     first test runs; `validation` the full-suite runs of the best candidates; `merge` the commit."""
 
     baseline: float = 0.0
     propose: float = 0.0
     coverage: float = 0.0
     screening: float = 0.0
+    prepare: float = 0.0
     fanout: float = 0.0
     validation: float = 0.0
     merge: float = 0.0

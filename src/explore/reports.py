@@ -53,9 +53,9 @@ def usage_text(usage: dict[str, float]) -> str:
 def timing_text(timing: PhaseTiming) -> str:
     """`baseline 3.4s · coverage 1.2s · screening 4.0s · …`: the phases that took any time (a
     generator that does not split its proposal shows it whole)."""
-    split = timing.coverage + timing.screening > 0
-    phases = [("baseline", timing.baseline), ("coverage", timing.coverage), ("screening", timing.screening),
-              ("other proposal" if split else "proposal", timing.propose - (timing.coverage + timing.screening)),
+    split = timing.coverage + timing.prepare + timing.screening > 0
+    phases = [("baseline", timing.baseline), ("coverage", timing.coverage), ("preparation", timing.prepare), ("screening", timing.screening),
+              ("other proposal" if split else "proposal", timing.propose - (timing.coverage + timing.prepare + timing.screening)),
               ("fan-out", timing.fanout), ("validation", timing.validation), ("merge", timing.merge)]
     shown = [f"{name} {seconds:.1f}s" for name, seconds in phases if seconds >= 0.05]
     return " · ".join(shown) + f" (total {timing.total():.1f}s)"

@@ -157,14 +157,6 @@ def normalise_patch(patch: str) -> str:
     return "\n".join(out)
 
 
-def structure_key(file: str, text: str) -> str | None:
-    """Equal for two mutants that differ only in formatting; None when the mutant does not parse."""
-    try:
-        return file + "\0" + ast.dump(ast.parse(text))
-    except (SyntaxError, ValueError):
-        return None
-
-
 @dataclass(frozen=True)
 class Change:
     """What one operator does at one node: the edits, and a short before/after for people."""

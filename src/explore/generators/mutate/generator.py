@@ -57,6 +57,8 @@ class MutateOptions(BaseModel):
 
 HUNG_ONLY_TIMEOUT = 5.0
 """A mutant's timeout when every test it would run hangs on the unmutated code."""
+CALIBRATE_FROM = 50
+"""The calibration run uses the widest of the first this many prepared mutants."""
 
 
 class ApplyFailed(RuntimeError):
@@ -132,8 +134,10 @@ class MutateGenerator:
             request.scratch, sources, spectrum, suspects, tried=request.tried_patches,
             single_token=policy.single_token, changed=changed, max_lines=settings.max_lines,
         )
-        budget = Budget(settings.budget_mutants, settings.budget_seconds)
-        prepared = search.prepare(search.ranked(), settings.budget_mutants)
+        prepare_started = time.monotonic()
+        prepared = search.prepare(search.ranked(), settings.budget_mutants)  # lazily: screening reads it as it goes
+        search.prepare_s += time.monotonic() - prepare_started
+        budget = Budget(settings.budget_mutants, settings.budget_seconds)  # after ranking: preparation does not eat it
         lanes = settings.lanes or max(1, min(self.parallel, os.cpu_count() or 1))
         enough = shape.stop_rule(request.strategy.shape, request.n, failing, settings.patience, settings.partial_patience)
 
@@ -143,12 +147,12 @@ class MutateGenerator:
             return Job(item.files, item.phase1, item.phase2, timeout, settings.giveup, settings.memory_mb)
 
         combos: list[Prepared] = []
-        screen_started = time.monotonic()
+        screen_started, prepared_before = time.monotonic(), search.prepare_s
         preload = third_party_imports(request.scratch, list(sources) + sorted({t.split("::")[0] for t in failing}))
         screener = await self._warm_screener(request, python, run_dir, lanes, preload)
         try:
             if prepared and not settings.mutant_timeout:
-                timeout = await calibrate(screener, prepared, frozenset(t.id for t in request.failing if t.outcome == "timeout"))
+                timeout = await calibrate(screener, prepared.first(CALIBRATE_FROM), frozenset(t.id for t in request.failing if t.outcome == "timeout"))
             singles = await screen_in_order(prepared, screener.slots, budget, job_for, enough)
             no_full = not any(shape.is_full(p, failing) for p in singles)
             stuck = not any(p.plausible for p in singles)  # no single edit helps: maybe two must go together
@@ -162,21 +166,21 @@ class MutateGenerator:
         finally:
             if request.tracker is None:  # no run to end the warm workers later: end them now
                 await self.aclose()
-        screening_s = time.monotonic() - screen_started
+        screening_s = time.monotonic() - screen_started - (search.prepare_s - prepared_before)  # preparation has its own line
         chosen = shape.choose(request.strategy.shape, request.n, singles, combos)
         top_score = max((p.score for p in singles), default=0.0)
         plans = [shape.to_plan(item, failing, top_score) for item in chosen]
         elapsed = time.monotonic() - started
         screened = len(singles) + len(combos)
         screen_s = max(elapsed - coverage_s, 1e-9)
-        early = len(singles) < len(prepared) and not budget.exhausted()
+        early = not budget.exhausted() and prepared.at(len(singles)) is not None
         reason = explain(chosen, singles, combos, failing, budget, search, suspects, request.n, elapsed, early) + overrides_note(overridden)
         write_log(run_dir / "search.json", settings, singles, combos, search, suspects, coverage_s, elapsed)
         return Proposal(
             plans=plans,
             reason=reason,
             usage={"mutants_screened": float(screened), "mutants_per_s": round(screened / screen_s, 2), "mutate_s": round(elapsed, 2)},
-            timing=PhaseTiming(coverage=round(coverage_s, 3), screening=round(screening_s, 3)),
+            timing=PhaseTiming(coverage=round(coverage_s, 3), screening=round(screening_s, 3), prepare=round(search.prepare_s, 3)),
             unmoved=unmoved(singles + combos),
         )
 
@@ -239,7 +243,7 @@ async def calibrate(screener: Screener, prepared: list[Prepared], hung: frozense
     """A mutant's timeout from the unmutated code's run of the most tests any mutant gets:
     generous for honest mutants, short for the ones that loop forever. Tests that overran their
     limit in the last run are left out: they would only measure the hang the search must fix."""
-    widest = max(prepared[:50], key=lambda p: len(p.phase1) + len(p.phase2))
+    widest = max(prepared[:CALIBRATE_FROM], key=lambda p: len(p.phase1) + len(p.phase2))
     phase1, phase2 = [t for t in widest.phase1 if t not in hung], [t for t in widest.phase2 if t not in hung]
     if not phase1 and not phase2:
         return HUNG_ONLY_TIMEOUT

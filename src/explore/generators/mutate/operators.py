@@ -76,6 +76,8 @@ def mutants_in(
     ops = list(operators)
     out: list[Mutant] = []
     for node in module.nodes():
+        if wanted is not None and _far(node, wanted):
+            continue
         for op in ops:
             for change in op.apply(node, module):
                 first = min(change.edits)
@@ -99,6 +101,13 @@ def mutants_in(
                     )
                 )
     return out
+
+
+def _far(node: ast.AST, wanted: set[int]) -> bool:
+    """No change at this node can land on a wanted line: changes edit the node's own lines or
+    insert right after it (ranking every node of a big module cost seconds)."""
+    first, last = getattr(node, "lineno", None), getattr(node, "end_lineno", None)
+    return first is not None and last is not None and wanted.isdisjoint(range(first, last + 2))
 
 
 def _short(text: str, limit: int = 70) -> str:

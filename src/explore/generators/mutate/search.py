@@ -8,20 +8,18 @@ the same answer (a time budget that runs out is the one thing that can cut it el
 
 from __future__ import annotations
 
-import ast
 import itertools
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import anyio
 
-from .edits import Mutant, make_patch, mutated_sources, normalise_patch, overlaps, structure_key
+from .edits import Mutant, Source, make_patch, mutated_sources, normalise_patch, overlaps
 from .localise import Spectrum, Suspect
-from .module import used_params
 from .operators import REGISTRY, mutants_in
-from .edits import Source
+from .regions import Regions
 from .screen import Job, Slot, Verdict
 
 FAR = 10**6
@@ -92,7 +90,9 @@ class Search:
         self.single_token = single_token
         self.changed = changed or {}
         self.skipped = {"duplicate": 0, "invalid": 0, "tried": 0, "unreachable": 0, "drops_parameter": 0}
-        self._params = {f: used_params(ast.parse(t)) for f, t in sources.items()}
+        self._regions: dict[str, Regions] = {}
+        self.prepare_s = 0.0
+        """Seconds spent generating and preparing mutants (ranking included), for the timing."""
 
     # --- ranking ---------------------------------------------------------------------------
     def distance(self, file: str, line: int) -> int:
@@ -123,43 +123,48 @@ class Search:
         return [(m, score) for _, m, score in found]
 
     # --- preparation -------------------------------------------------------------------------
-    def prepare(self, ranked: Iterable[tuple[Mutant, float]], limit: int) -> list[Prepared]:
+    def prepare(self, ranked: Iterable[tuple[Mutant, float]], limit: int) -> "Lazy":
         """The first `limit` mutants that parse, differ from every earlier one after
-        normalisation, were never tried, keep every parameter in use, and reach a failing test."""
-        seen: set[str] = set()
-        out: list[Prepared] = []
-        for mutant, score in ranked:
-            if len(out) >= limit:
-                break
-            prepared = self._prepare_one(mutant, score, seen)
-            if prepared is not None:
-                out.append(prepared)
-        return out
+        normalisation, were never tried, keep every parameter in use, and reach a failing test —
+        prepared on demand, in rank order, as screening asks for them."""
+        seen: set[tuple] = set()
 
-    def _prepare_one(self, mutant: Mutant, score: float, seen: set[str]) -> Prepared | None:
-        texts = mutated_sources(mutant, self.sources)
-        keys = []
-        for file, text in texts.items():
-            key = structure_key(file, text)
-            if key is None:
-                self.skipped["invalid"] += 1
-                return None
-            keys.append(key)
+        def produce() -> Iterator[Prepared]:
+            for mutant, score in ranked:
+                prepared = self._prepare_one(mutant, score, seen)
+                if prepared is not None:
+                    yield prepared
+
+        return Lazy(produce(), limit, self)
+
+    def regions(self, file: str) -> Regions:
+        if file not in self._regions:
+            self._regions[file] = Regions(self.sources[file])
+        return self._regions[file]
+
+    def _prepare_one(self, mutant: Mutant, score: float, seen: set[tuple]) -> Prepared | None:
+        by_file: dict[str, list] = {}
+        for file, edit in mutant.edits:
+            by_file.setdefault(file, []).append(edit)
+        keys: list[tuple] = []
+        for file, edits in sorted(by_file.items()):
             try:
-                after = used_params(ast.parse(text))
-                if any(not used <= after.get(key, frozenset()) for key, used in self._params[file].items()):
-                    self.skipped["drops_parameter"] += 1
-                    return None
-            except (SyntaxError, ValueError):
+                regions = self.regions(file)
+                key, dropped = regions.mutated(edits)
+            except (SyntaxError, ValueError, RecursionError):
                 self.skipped["invalid"] += 1
                 return None
-        joined = "\1".join(keys)
+            if dropped:
+                self.skipped["drops_parameter"] += 1
+                return None
+            keys.append((file, key))
+        joined = tuple(keys)
         if joined in seen:
             self.skipped["duplicate"] += 1
             return None
         seen.add(joined)
         patch = make_patch(mutant, self.sources)
-        if normalise_patch(patch) in self.tried:
+        if self.tried and normalise_patch(patch) in self.tried:
             self.skipped["tried"] += 1
             return None
         covering: set[str] = set()
@@ -170,7 +175,7 @@ class Search:
         if not phase1:
             self.skipped["unreachable"] += 1
             return None
-        files = {str(self.workdir / f): t for f, t in texts.items()}
+        files = {str(self.workdir / f): t for f, t in mutated_sources(mutant, self.sources).items()}
         return Prepared(mutant, score, patch, phase1, phase2, files)
 
     def combine(self, screened: list[Prepared], top_singles: int = 12, limit: int = 300) -> list[tuple[Mutant, float]]:
@@ -219,16 +224,73 @@ class Search:
         return (mutant.operator, self.sources[file][edit.start : edit.end], edit.text)
 
 
+class Lazy:
+    """Prepared mutants in rank order, made only as far as someone reads: screening can start on
+    the first while the rest wait. Reads like a list; `len()` prepares them all."""
+
+    def __init__(self, source: Iterator[Prepared], limit: int, search: Search | None = None) -> None:
+        self._source: Iterator[Prepared] | None = source
+        self.limit = limit
+        self.items: list[Prepared] = []
+        self._search = search
+
+    @classmethod
+    def of(cls, items: list[Prepared]) -> "Lazy":
+        return cls(iter(items), len(items))
+
+    def at(self, index: int) -> Prepared | None:
+        """The index-th prepared mutant, preparing up to it; None past the end."""
+        while len(self.items) <= index and self._source is not None and len(self.items) < self.limit:
+            started = time.monotonic()
+            item = next(self._source, None)
+            if self._search is not None:
+                self._search.prepare_s += time.monotonic() - started
+            if item is None:
+                self._source = None
+            else:
+                self.items.append(item)
+        return self.items[index] if index < len(self.items) else None
+
+    def first(self, n: int) -> list[Prepared]:
+        self.at(n - 1)
+        return self.items[:n]
+
+    def __len__(self) -> int:
+        self.at(self.limit)
+        return len(self.items)
+
+    def __iter__(self) -> Iterator[Prepared]:
+        index = 0
+        while (item := self.at(index)) is not None:
+            yield item
+            index += 1
+
+    def __getitem__(self, index):  # type: ignore[no-untyped-def]
+        if isinstance(index, slice):
+            return list(self)[index]
+        if index < 0:
+            return list(self)[index]
+        item = self.at(index)
+        if item is None:
+            raise IndexError(index)
+        return item
+
+    def __bool__(self) -> bool:
+        return self.at(0) is not None
+
+
 async def screen_in_order(
-    prepared: list[Prepared],
+    prepared: Lazy | list[Prepared],
     slots: list[Slot],
     budget: Budget,
     job_for: Callable[[Prepared], Job],
     enough: Callable[[list[Prepared]], bool],
 ) -> list[Prepared]:
     """Screen in rank order on every slot at once; stop when the done prefix is `enough` or the
-    budget is spent. Returns the done prefix (what the decision may read)."""
-    done = [False] * len(prepared)
+    budget is spent. Returns the done prefix (what the decision may read). Mutants are prepared
+    as the lanes reach them, so the first screens at once."""
+    stream = prepared if isinstance(prepared, Lazy) else Lazy.of(prepared)
+    done: list[bool] = []
     state = {"next": 0, "prefix": 0}
     async with anyio.create_task_group() as group:
         deadline = anyio.current_time() + max(budget.left_s(), 0.0)
@@ -236,20 +298,23 @@ async def screen_in_order(
         async def lane(slot: Slot) -> None:
             while True:
                 index = state["next"]
-                if index >= len(prepared) or budget.screened >= budget.mutants or budget.left_s() <= 0:
+                if budget.screened >= budget.mutants or budget.left_s() <= 0:
+                    return
+                item = stream.at(index)
+                if item is None:
                     return
                 state["next"] += 1
+                done.append(False)
                 budget.screened += 1
-                item = prepared[index]
                 item.verdict = await slot.screen(job_for(item))
                 done[index] = True
                 while state["prefix"] < len(done) and done[state["prefix"]]:
                     state["prefix"] += 1
-                if enough(prepared[: state["prefix"]]):
+                if enough(stream.items[: state["prefix"]]):
                     group.cancel_scope.cancel()
                     return
 
         group.cancel_scope.deadline = deadline
         for slot in slots:
             group.start_soon(lane, slot)
-    return prepared[: state["prefix"]]
+    return stream.items[: state["prefix"]]
