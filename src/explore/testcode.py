@@ -13,9 +13,14 @@ import doctest
 import json
 import shlex
 import subprocess
-import tomllib
+import sys
 from collections.abc import Callable, Iterable
 from pathlib import Path, PurePosixPath
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # Python 3.10
+    import tomli as tomllib
 
 Reader = Callable[[str], "str | None"]
 """A file's text at one side of the change (None when it does not exist there)."""
