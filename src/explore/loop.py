@@ -52,7 +52,7 @@ class Runner:
         self.strategies = strategy.load_strategies(extra)
         self.agent = generators.resolve_agent(self.options.agent, self.options.agent_cmd)
         # what earlier sessions of a resumed run spent counts against its budget
-        self.generator = generators.create(self.agent, {**self.options.model_dump(), "spent": dict(self.run.usage)})
+        self.generator = generators.create(self.agent, {**self.options.model_dump(), "spent": self.run.usage.model_dump()})
         self.test_command = make_command(self.options.test_cmd, self.options.junit_xml, self.options.python,
                                          test_timeout=self.options.test_timeout or self.run.test_timeout or BASELINE_TEST_TIMEOUT)
         pool_root = Path(self.options.worktree_dir).expanduser() / self.root.name if self.options.worktree_dir else default_root(self.root)
@@ -202,7 +202,7 @@ class Runner:
             memory_limit=self.memory_limit, setup=self.options.worktree_setup, progress=self._reproduce_progress)
         result, paths = await reproduce.run_samples(samples, self.options.parallel)
         for attempt in result.samples:
-            usage.add(self.run.usage, attempt.usage)
+            self.run.usage += attempt.usage
         self.run.reproduction = result
         if not result.kept:
             self.run.baseline_ids = sorted(i for i, o in run.outcomes.items() if o.outcome != "skipped")
@@ -302,23 +302,23 @@ class Runner:
         try:
             proposal = await self.generator.propose(request)
         except (Escalation, BudgetExhausted) as exc:
-            usage.add(self.run.usage, getattr(exc, "usage", None) or {})
+            self.run.usage += usage.Usage.of(getattr(exc, "usage", None))
             raise
         except Exception as exc:  # a generator bug costs an iteration, never the run
             log = iteration_dir / "generator-error.txt"
             log.write_text(traceback.format_exc(), encoding="utf-8")
             proposal = Proposal(reason=f"the generator failed: {type(exc).__name__}: {exc} (traceback in {log})",
-                                usage=getattr(exc, "usage", None) or {})
+                                usage=usage.Usage.of(getattr(exc, "usage", None)))
         timing.propose = round(time.monotonic() - started, 3)
         timing.coverage, timing.screening = proposal.timing.coverage, proposal.timing.screening
         timing.prepare = proposal.timing.prepare
-        usage.add(self.run.usage, proposal.usage)
+        self.run.usage += proposal.usage
         logger.debug("generator: %s", proposal.reason or "(no note)")
         plans = proposal.plans[: self.options.parallel]
         for letter, plan in zip(LETTERS, plans):
             plan.id, plan.generator = letter, plan.generator or self.generator.name
         record = IterationRecord(n=n, strategy=choice.name, strategy_reason=choice.reason, generator_note=proposal.reason,
-                                 usage=dict(proposal.usage), timing=timing, fallbacks=list(proposal.fallbacks))
+                                 usage=proposal.usage, timing=timing, fallbacks=list(proposal.fallbacks))
         self.note_chain(proposal, plans)
         if not plans:
             self.display.note(f"no candidates: {proposal.reason or 'the generator had no idea'}")
@@ -347,8 +347,8 @@ class Runner:
             timing.fanout = round(time.monotonic() - started - outcome.validation_s, 3)
             record.candidates = outcome.candidates
             for candidate in record.candidates:
-                usage.add(record.usage, candidate.usage)
-                usage.add(self.run.usage, candidate.usage)
+                record.usage += candidate.usage
+                self.run.usage += candidate.usage
             stop = outcome.findings.escalation(len(plans))
             if stop is not None:
                 raise stop
@@ -358,8 +358,8 @@ class Runner:
             timing.merge = round(time.monotonic() - started, 3)
         record.pass_rate, record.failed_tests = self.run.current.pass_rate, list(self.run.current_failing)
         self._set_aside_unmoved(proposal.unmoved)
-        if any(record.usage.values()):
-            self.display.note(f"usage: iteration {n} {reports.usage_text(record.usage)}; run {reports.usage_text(self.run.usage)}")
+        if not record.usage.empty:
+            self.display.usage(n, record.usage, self.run.usage)
         if not any(r is record for r in self.run.iterations):
             self.run.iterations.append(record)
         self.run.no_progress = 0 if record.commit else self.run.no_progress + 1

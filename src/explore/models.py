@@ -7,6 +7,8 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
+from .usage import Usage
+
 Outcome = Literal["passed", "failed", "error", "skipped", "xfailed", "xpassed", "timeout"]
 """`timeout`: the test overran explore's per-test limit; it counts as failing."""
 PASSING: frozenset[str] = frozenset({"passed", "xpassed"})
@@ -115,7 +117,7 @@ class Proposal(BaseModel):
     plans: list[CandidatePlan] = Field(default_factory=list)
     reason: str | None = None
     """Why there are fewer plans than asked (or none): the generator's honest account."""
-    usage: dict[str, float] = Field(default_factory=dict)
+    usage: Usage = Field(default_factory=Usage)
     timing: PhaseTiming = Field(default_factory=PhaseTiming)
     """The generator's own phases (coverage, screening); the loop adds the rest."""
     unmoved: list[str] = Field(default_factory=list)
@@ -129,7 +131,7 @@ class Realised(BaseModel):
 
     confidence: float | None = None
     hypothesis: str | None = None
-    usage: dict[str, float] = Field(default_factory=dict)
+    usage: Usage = Field(default_factory=Usage)
 
 
 class CandidateResult(BaseModel):
@@ -149,7 +151,7 @@ class CandidateResult(BaseModel):
     agreement: int = 1
     diff_lines: int = 0
     patch_path: str | None = None
-    usage: dict[str, float] = Field(default_factory=dict)
+    usage: Usage = Field(default_factory=Usage)
     validated: bool = True
     """False while its pass rate is an estimate from its affected tests (never merged so)."""
     progress: str | None = None
@@ -169,7 +171,7 @@ class IterationRecord(BaseModel):
     candidates: list[CandidateResult] = Field(default_factory=list)
     winner: str | None = None
     commit: str | None = None
-    usage: dict[str, float] = Field(default_factory=dict)
+    usage: Usage = Field(default_factory=Usage)
     """What the generator spent this iteration: its proposal and every candidate."""
     generator_note: str | None = None
     timing: PhaseTiming = Field(default_factory=PhaseTiming)
@@ -195,7 +197,7 @@ class SampleAttempt(BaseModel):
     """The failure messages of its reproducing tests, normalised: equal signatures agree."""
     why_not: str | None = None
     """Why none of its tests was kept (or why it lost the vote)."""
-    usage: dict[str, float] = Field(default_factory=dict)
+    usage: Usage = Field(default_factory=Usage)
 
 
 class Reproduction(BaseModel):
@@ -268,7 +270,7 @@ class RunState(BaseModel):
     means the run was killed on its way out and `resume` finishes it."""
     started_at: float = 0.0
     duration_s: float = 0.0
-    usage: dict[str, float] = Field(default_factory=dict)
+    usage: Usage = Field(default_factory=Usage)
     targets: list[str] | None = None
     """The tests this run repairs (None: every failing test), chosen once at the baseline."""
     preexisting_failures: list[str] = Field(default_factory=list)
@@ -296,7 +298,7 @@ class Summary(BaseModel):
     remaining_failures: list[str] = Field(default_factory=list)
     criticality: dict[str, str] = Field(default_factory=dict)
     stop_reason: str | None = None
-    usage: dict[str, float] = Field(default_factory=dict)
+    usage: Usage = Field(default_factory=Usage)
     targets: list[str] | None = None
     preexisting_failures: list[str] = Field(default_factory=list)
     set_aside: list[str] = Field(default_factory=list)

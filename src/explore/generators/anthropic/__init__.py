@@ -11,6 +11,7 @@ import anyio
 from ...errors import Escalation, Unavailable
 from ...models import CandidatePlan, Proposal, Realised
 from ...redaction import redact
+from ...usage import Usage
 from ..base import CandidateContext, ProposalRequest, TestWriteRequest, WrittenTests
 from . import coder, debugger, testwriter
 from .client import ChainExhausted, HttpClientFactory, ModelClient, RetryPolicy
@@ -144,7 +145,7 @@ class AnthropicGenerator:
                 raise charged(exc, session)
         if written.refused:
             transcript.write(event="refused", paths=written.refused)
-        written.usage = dict(session.usage)
+        written.usage = Usage.of(session.usage)
         return written
 
 
