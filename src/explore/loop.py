@@ -19,7 +19,7 @@ from .affected import ImportMap
 from .config import Options, parse_size
 from .errors import BudgetExhausted, Escalation, UsageError
 from .events import CandidateEvent, Phase
-from .models import CandidatePlan, IterationRecord, PhaseTiming, Proposal, RunState, TestOutcome, TestRun
+from .models import CandidatePlan, EscalationCategory, IterationRecord, PhaseTiming, Proposal, RunState, TestOutcome, TestRun
 from .progress import Display
 from .scheduler import FanOutConfig, FanOutResult, fan_out
 from .suite import Suite, weights_of
@@ -133,7 +133,7 @@ class Runner:
                 await anyio.to_thread.run_sync(self.pool.remove_all)
                 self.save()
 
-    def escalate(self, category: str, reason: str, action: str) -> None:
+    def escalate(self, category: EscalationCategory, reason: str, action: str) -> None:
         self.run.status = "escalated"
         self.run.escalation = escalation.info(category, reason, action, self.run.run_id, len(self.run.iterations))
         self.run.stop_reason = f"escalated ({category})"
@@ -150,7 +150,7 @@ class Runner:
         if not groups:
             self.suite.overhead_s = shards.process_overhead(run)
         if run.infra_error:
-            raise Escalation("infrastructure", f"the baseline test run failed: {run.infra_error} (log: {run.log_path})", escalation.INFRASTRUCTURE_ACTION)
+            raise Escalation(EscalationCategory.infrastructure, f"the baseline test run failed: {run.infra_error} (log: {run.log_path})", escalation.INFRASTRUCTURE_ACTION)
         if self.options.issue:
             run = await self.reproduce_issue(run)
         self.run.baseline_skipped = sorted(i for i, o in run.outcomes.items() if o.outcome == "skipped")
@@ -208,7 +208,7 @@ class Runner:
             self.run.baseline_ids = sorted(i for i, o in run.outcomes.items() if o.outcome != "skipped")
             self._set_current(run)
             self.run.baseline = self.run.current.model_copy()
-            raise Escalation("ambiguous_requirements", reproduce.escalation_reason(result.samples), reproduce.AMBIGUOUS_ACTION)
+            raise Escalation(EscalationCategory.ambiguous_requirements, reproduce.escalation_reason(result.samples), reproduce.AMBIGUOUS_ACTION)
         assert result.chosen and self.run.branch
         # on the base commit: a run killed after this commit redoes iteration 0 from the baseline
         commit = await anyio.to_thread.run_sync(reproduce.commit, self.pool, paths[result.chosen], result, self.run.base_commit,
@@ -242,7 +242,7 @@ class Runner:
         run = await self.suite.full_run(path, f"resume-{int(time.time())}", self.run.current_commit, self.suite.plan(None, self.run.baseline_ids))
         self.suite_s = time.monotonic() - started
         if run.infra_error:
-            raise Escalation("infrastructure", f"the test run failed on resume: {run.infra_error}", escalation.INFRASTRUCTURE_ACTION)
+            raise Escalation(EscalationCategory.infrastructure, f"the test run failed on resume: {run.infra_error}", escalation.INFRASTRUCTURE_ACTION)
         self.current_run = run
         self._set_current(run)
         last = self.run.iterations[-1] if self.run.iterations else None

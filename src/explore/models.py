@@ -74,6 +74,24 @@ class CandidateStatus(str, Enum):
     apply_failed = "apply_failed"
 
 
+class EscalationCategory(str, Enum):
+    """Why a person is needed: the JSON summary's `escalation.category`."""
+
+    infrastructure = "infrastructure"
+    """The tests cannot run (command, interpreter, dependencies, collection, memory, setup)."""
+    external_service = "external_service"
+    destructive = "destructive"
+    ambiguous_requirements = "ambiguous_requirements"
+    out_of_scope = "out_of_scope"
+    """The fault lies outside the repository (a dependency)."""
+
+    def __str__(self) -> str:
+        return self.value
+
+
+RunStatus = Literal["running", "succeeded", "partial", "failed", "escalated", "interrupted"]
+
+
 class CandidatePlan(BaseModel):
     """What a generator intends for one candidate; realised later inside the candidate's worktree."""
 
@@ -214,7 +232,7 @@ class Reproduction(BaseModel):
 
 
 class EscalationInfo(BaseModel):
-    category: str
+    category: EscalationCategory
     reason: str
     suggested_action: str
     options: list[str] = Field(default_factory=list)
@@ -225,7 +243,7 @@ class RunState(BaseModel):
 
     run_id: str
     repo: str
-    status: Literal["running", "succeeded", "partial", "failed", "escalated", "interrupted"] = "running"
+    status: RunStatus = "running"
     phase: str = "start"
     pid: int | None = None
     options: dict = Field(default_factory=dict)
@@ -283,7 +301,7 @@ class Summary(BaseModel):
     """The `--json` object of DESIGN §2: fields may be added, never renamed."""
 
     run_id: str
-    status: str
+    status: RunStatus
     exit_code: int
     baseline: Counts
     final: Counts

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from . import scoring
-from .models import CandidateResult, IterationRecord, PhaseTiming, RunState, Summary
+from .models import CandidateResult, EscalationCategory, IterationRecord, PhaseTiming, RunState, Summary
 
 EXIT_CODES = {"succeeded": 0, "partial": 0, "failed": 1, "escalated": 3, "interrupted": 130, "running": 1}
 
@@ -63,12 +63,12 @@ def help_needed(run: RunState) -> list[str]:
     ]
 
 
-def _why(category: str) -> str:
+def _why(category: EscalationCategory) -> str:
     return {
-        "infrastructure": "the tests cannot run, so no fix can be judged; the environment is outside explore's reach",
-        "external_service": "a service outside the repository is failing; changing code would only hide it",
-        "destructive": "the proposed fix would delete data or files; explore never applies that on its own",
-        "ambiguous_requirements": "what the code should do is undecided; a person has to choose",
+        EscalationCategory.infrastructure: "the tests cannot run, so no fix can be judged; the environment is outside explore's reach",
+        EscalationCategory.external_service: "a service outside the repository is failing; changing code would only hide it",
+        EscalationCategory.destructive: "the proposed fix would delete data or files; explore never applies that on its own",
+        EscalationCategory.ambiguous_requirements: "what the code should do is undecided; a person has to choose",
     }.get(category, "explore cannot decide this safely on its own")
 
 
