@@ -184,3 +184,12 @@ def test_an_unknown_category_fails_where_it_is_raised_and_where_it_is_read() -> 
     with pytest.raises(ValidationError):
         EscalationInfo(category="infra", reason="why", suggested_action="what")  # type: ignore[arg-type]
     assert Escalation("destructive", "why", "what").category is EscalationCategory.destructive  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("field, value", [("status", "done"), ("criticality", {"t::x": "urgent"})])
+def test_statuses_and_criticality_levels_in_the_state_are_closed_sets(field: str, value: object) -> None:
+    from explore.models import RunState
+
+    assert RunState.model_validate({"run_id": "r", "repo": "/x", "status": "partial", "criticality": {"t::x": "low"}})
+    with pytest.raises(ValidationError, match=field):
+        RunState.model_validate({"run_id": "r", "repo": "/x", field: value})

@@ -90,6 +90,8 @@ class EscalationCategory(str, Enum):
 
 
 RunStatus = Literal["running", "succeeded", "partial", "failed", "escalated", "interrupted"]
+Criticality = Literal["high", "medium", "low"]
+"""How much a failing test matters (criticality.py)."""
 
 
 class CandidatePlan(BaseModel):
@@ -266,7 +268,7 @@ class RunState(BaseModel):
     flaky: list[str] = Field(default_factory=list)
     known_failures: list[str] = Field(default_factory=list)
     """Failing tests a person skipped (.explore/known-failures.json): not targets, left alone."""
-    criticality: dict[str, str] = Field(default_factory=dict)
+    criticality: dict[str, Criticality] = Field(default_factory=dict)
     """Remaining failing test → high | medium | low."""
     iterations: list[IterationRecord] = Field(default_factory=list)
     no_progress: int = 0
@@ -314,7 +316,7 @@ class Summary(BaseModel):
     duration_s: float
     flaky: list[str] = Field(default_factory=list)
     remaining_failures: list[str] = Field(default_factory=list)
-    criticality: dict[str, str] = Field(default_factory=dict)
+    criticality: dict[str, Criticality] = Field(default_factory=dict)
     stop_reason: str | None = None
     usage: Usage = Field(default_factory=Usage)
     targets: list[str] | None = None
