@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from pydantic import BaseModel, model_serializer, model_validator
+from pydantic import BaseModel, Field, model_serializer, model_validator
 
 if TYPE_CHECKING:
     from .models import RunState
@@ -70,8 +70,8 @@ _MUTATE_KEYS = frozenset(MutateUsage.model_fields) | {"mutants_per_s"}
 class Usage(BaseModel):
     """What a generator spent: its model calls and its mutant search, apart."""
 
-    llm: LLMUsage = LLMUsage()
-    mutate: MutateUsage = MutateUsage()
+    llm: LLMUsage = Field(default_factory=LLMUsage)
+    mutate: MutateUsage = Field(default_factory=MutateUsage)
 
     @model_validator(mode="before")
     @classmethod
