@@ -74,6 +74,7 @@ async def start(r: Runner) -> None:
     r.check_gate()
     r.save("iterating")
 
+
 async def reproduce_issue(r: Runner, run: TestRun) -> TestRun:
     """`--issue`, iteration 0 (reproduce.py): test-writer samples, the kept tests committed as
     "reproduce: …" on the run branch; the suite re-run on that commit is the baseline."""
@@ -82,7 +83,8 @@ async def reproduce_issue(r: Runner, run: TestRun) -> TestRun:
     samples = reproduce.Samples(
         writer=writer, issue=r.options.issue or "", pool=r.pool, commit=r.run.base_commit, test_command=r.test_command,
         test_patterns=r.options.test_patterns, run_dir=r.run_dir, timeout=r.options.branch_timeout, tracker=r.tracker,
-        memory_limit=r.memory_limit, setup=r.options.worktree_setup, progress=lambda cid, text: r.display.note(f"  [{cid}] {text}"))  # samples, not a fan-out: text
+        memory_limit=r.memory_limit, setup=r.options.worktree_setup,
+        progress=lambda cid, text: r.display.note(f"  [{cid}] {text}"))  # samples are no fan-out: their progress is text
     result, paths = await reproduce.run_samples(samples, r.options.parallel)
     for attempt in result.samples:
         r.run.usage += attempt.usage
@@ -103,6 +105,7 @@ async def reproduce_issue(r: Runner, run: TestRun) -> TestRun:
     path, _ = await anyio.to_thread.run_sync(r.pool.acquire, "a", commit)
     return await r.suite.full_run(path, "baseline-reproduced", commit, [])
 
+
 def _baseline_env(r: Runner, path: Path) -> dict[str, str]:
     """What the generator asks the baseline run to carry (mutate: per-test coverage, so its
     first iteration needs no second run of the suite)."""
@@ -110,6 +113,7 @@ def _baseline_env(r: Runner, path: Path) -> dict[str, str]:
     if hook is None or not r.test_command.is_pytest:
         return {}
     return hook(path, r.run_dir, r.run.base_commit, list(r.options.test_patterns))
+
 
 async def retest(r: Runner) -> None:
     """On resume: the failures at the current commit, to hand the generator fresh details."""

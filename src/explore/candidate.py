@@ -23,8 +23,8 @@ from .models import PASSING, CandidatePlan, CandidateResult, CandidateStatus, Te
 from .shards import DEFAULT_OVERHEAD_S
 from .testfiles import is_test_file
 from .testing import TestCommand
-from .worktrees import WorktreePool
 from .usage import Usage
+from .worktrees import WorktreePool
 
 
 @dataclass(frozen=True)
