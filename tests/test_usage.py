@@ -37,6 +37,7 @@ def test_the_serialised_form_keeps_the_flat_key_names_and_reads_back() -> None:
     assert flat == {**CALL, "mutants_screened": 30, "screening_s": 4.0, "mutate_s": 5.0, "mutants_per_s": 7.5}
     assert Usage.model_validate(flat) == usage
     assert Usage.model_validate_json(usage.model_dump_json()) == usage
+    assert '"calls":1,' in usage.model_dump_json() and '"mutants_screened":30,' in usage.model_dump_json()  # counts stay integers
     assert Usage().model_dump() == {} and Usage.of(CALL).model_dump() == CALL  # a part that spent nothing is left out
 
 

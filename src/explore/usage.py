@@ -90,8 +90,8 @@ class Usage(BaseModel):
         return {"llm": {k: v for k, v in data.items() if k in _LLM_KEYS}, "mutate": mutate}
 
     @model_serializer
-    def _to_flat(self) -> dict[str, float]:
-        flat: dict[str, float] = {}
+    def _to_flat(self) -> dict[str, int | float]:
+        flat: dict[str, int | float] = {}
         if not self.llm.empty:
             flat.update(self.llm.model_dump())
         if not self.mutate.empty:
