@@ -108,12 +108,12 @@ async def test_propose_then_realise(repo: tuple[Path, Path, str]) -> None:
     req = request(root, wt, head)
     proposal = await gen.propose(req)
     assert len(proposal.plans) == 3 and proposal.plans[0].confidence == 0.85 and proposal.plans[0].location == "calc.py:2"
-    assert proposal.usage["calls"] == 2 and proposal.usage["cost_usd"] > 0
+    assert proposal.usage.llm.calls == 2 and proposal.usage.llm.cost_usd > 0
     ctx = CandidateContext(workdir=wt, candidate_id="a", iteration=1, strategy=req.strategy, files_dir=root.parent / "files", request=req)
     ctx.files_dir.mkdir()
     realised = await gen.realise(proposal.plans[0], ctx)
     assert (wt / "calc.py").read_text() == "def add(a, b):\n    return a + b\n"
-    assert realised.confidence == 0.9 and realised.hypothesis == "add adds" and realised.usage["calls"] == 3
+    assert realised.confidence == 0.9 and realised.hypothesis == "add adds" and realised.usage.llm.calls == 3
     assert gen.usage["calls"] == 5
     # the shared context is a cache_control block; the coder's prefix was written to the cache once
     first = api.requests[2]["body"]["messages"][0]["content"][0]

@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
+from pydantic import ValidationError
 
 from explore import escalation
+from explore.errors import Escalation
 from explore.escalation import PATTERNS
+from explore.models import EscalationCategory, EscalationInfo
 
 # One real-looking positive example per row of PATTERNS. A new row without an example fails
 # test_every_pattern_has_an_example.
@@ -158,6 +163,33 @@ def test_every_suggested_command_exists() -> None:
 
 
 def test_info_carries_the_options() -> None:
-    info = escalation.info("destructive", "why", "what to do", "run-1", 2)
-    assert (info.category, info.reason, info.suggested_action) == ("destructive", "why", "what to do")
+    info = escalation.info(EscalationCategory.destructive, "why", "what to do", "run-1", 2)
+    assert (info.category, info.reason, info.suggested_action) == (EscalationCategory.destructive, "why", "what to do")
     assert info.options == escalation.options_for("run-1", 2)
+
+
+@pytest.mark.parametrize("category", list(EscalationCategory))
+def test_categories_serialise_as_their_names_and_read_back(category: EscalationCategory) -> None:
+    """The JSON summary and state files keep the plain strings they always had."""
+    info = escalation.info(category, "why", "what to do", "run-1", 1)
+    dumped = json.loads(info.model_dump_json())
+    assert dumped["category"] == category.value and f"HELP NEEDED ({info.category})" == f"HELP NEEDED ({category.value})"
+    assert EscalationInfo.model_validate(dumped) == info
+    assert EscalationInfo.model_validate({**dumped, "category": category.value}).category is category
+
+
+def test_an_unknown_category_fails_where_it_is_raised_and_where_it_is_read() -> None:
+    with pytest.raises(ValueError, match="'infra'"):
+        Escalation("infra", "why", "what")  # type: ignore[arg-type]
+    with pytest.raises(ValidationError):
+        EscalationInfo(category="infra", reason="why", suggested_action="what")  # type: ignore[arg-type]
+    assert Escalation("destructive", "why", "what").category is EscalationCategory.destructive  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("field, value", [("status", "done"), ("criticality", {"t::x": "urgent"})])
+def test_statuses_and_criticality_levels_in_the_state_are_closed_sets(field: str, value: object) -> None:
+    from explore.models import RunState
+
+    assert RunState.model_validate({"run_id": "r", "repo": "/x", "status": "partial", "criticality": {"t::x": "low"}})
+    with pytest.raises(ValidationError, match=field):
+        RunState.model_validate({"run_id": "r", "repo": "/x", field: value})

@@ -18,6 +18,7 @@ from explore.demo import create_demo
 from explore.events import CandidateEvent, Phase
 from explore.models import CandidateResult, CandidateStatus
 from explore.progress import Display, Row, RunView, choose_mode
+from explore.usage import Usage
 
 ROW = re.compile(r"^([abc])\s{2,}(\S.*?)\s{2,}")
 
@@ -97,8 +98,10 @@ def test_rows_follow_the_schedulers_typed_events() -> None:
     view = RunView()
     view.read("iteration 2: strategy aggressive — stuck for 3 iterations")
     view.read("merged candidate b: 60.0% → 80.0% (abc)")
-    view.read("usage: iteration 2 $0.0100, 3 calls; run $0.0250, 7 calls")
-    assert (view.iteration, view.strategy, view.pass_rate, view.spend) == (2, "aggressive", 80.0, "$0.0250")
+    assert (view.iteration, view.strategy, view.pass_rate) == (2, "aggressive", 80.0)
+    display = Display("lines", "quiet")
+    display.usage(2, Usage.model_validate({"cost_usd": 0.01, "calls": 3}), Usage.model_validate({"cost_usd": 0.025, "calls": 7}))
+    assert display.view.spend == "$0.0250"
 
 
 def test_library_logging_goes_through_the_display(capsys) -> None:

@@ -92,7 +92,7 @@ async def test_propose_finds_the_fix_and_realise_applies_it(scratch: tuple[Path,
     assert best.hypothesis == "comparison at shop.py:3: `subtotal > 100` → `subtotal >= 100`"
     assert best.operator == "comparison" and best.location == "shop.py:3" and best.confidence == 1.0
     assert "-    if subtotal > 100:\n+    if subtotal >= 100:\n" in best.patch
-    assert proposal.usage["mutants_screened"] >= 1
+    assert proposal.usage.mutate.mutants_screened >= 1 and proposal.usage.mutate.mutants_per_s > 0
     assert git(work, "status", "--porcelain") == ""  # screening never touched the worktree's files
 
     again = await MutateGenerator({"parallel": 1}).propose(await request_for(repo, work, tmp_path))

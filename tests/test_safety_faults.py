@@ -119,6 +119,7 @@ RUN_ARGS = ["--parallel", "3", "--max-iterations", "5"]
 
 FAULT_POINTS = [
     pytest.param("saved:start"),
+    pytest.param("branch-created"),  # the run branch exists, the state saved before it must own it
     pytest.param("saved:baseline"),
     pytest.param("saved:iterating"),
     pytest.param("saved:iteration-1-propose"),

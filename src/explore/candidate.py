@@ -23,6 +23,7 @@ from .models import PASSING, CandidatePlan, CandidateResult, CandidateStatus, Te
 from .shards import DEFAULT_OVERHEAD_S
 from .testfiles import is_test_file
 from .testing import TestCommand
+from .usage import Usage
 from .worktrees import WorktreePool
 
 
@@ -125,7 +126,7 @@ async def run_candidate(plan: CandidatePlan, config: FanOutConfig, board: Board)
 
 def _crashed(result: CandidateResult, exc: Exception) -> None:
     result.status, result.reason = CandidateStatus.crashed, f"{type(exc).__name__}: {exc}"[:500]
-    result.usage = dict(getattr(exc, "usage", None) or result.usage)  # what a generator spent before failing
+    result.usage = Usage.of(getattr(exc, "usage", None) or result.usage)  # what a generator spent before failing
 
 
 async def _attempt(plan: CandidatePlan, config: FanOutConfig, board: Board, result: CandidateResult, files_dir: Path) -> None:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import fnmatch
 
-from .models import TestOutcome
+from .models import Criticality, RunStatus, TestOutcome
 
 LEVELS = ("high", "medium", "low")
 MEDIUM_BY_DEFAULT = ("integration", "e2e", "slow")
@@ -22,8 +22,9 @@ def _matches(pattern: str, path: str, markers: set[str]) -> bool:
     return fnmatch.fnmatch(path, pattern) or fnmatch.fnmatch(path.split("::", 1)[0], pattern)
 
 
-def classify(test_id: str, outcome: TestOutcome | None, configured: dict[str, list[str]]) -> str:
+def classify(test_id: str, outcome: TestOutcome | None, configured: dict[str, list[str]]) -> Criticality:
     markers = set(outcome.markers) if outcome else set()
+    level: Criticality
     for level in ("low", "medium", "high"):
         if any(_matches(p, test_id, markers) for p in configured.get(level, [])):
             return level
@@ -33,7 +34,7 @@ def classify(test_id: str, outcome: TestOutcome | None, configured: dict[str, li
     return "high"
 
 
-def gate(pass_rate: float, failing: dict[str, str], target: float) -> str | None:
+def gate(pass_rate: float, failing: dict[str, Criticality], target: float) -> RunStatus | None:
     """'succeeded' (green), 'partial' (at or above target with only low failures left), or None."""
     if not failing:
         return "succeeded"

@@ -14,6 +14,8 @@ and exit 130 (see loop.Runner.execute).
 
 from __future__ import annotations
 
+from .models import EscalationCategory
+
 
 class ExploreError(Exception):
     exit_code = 1
@@ -34,9 +36,9 @@ class Escalation(ExploreError):
 
     exit_code = 3
 
-    def __init__(self, category: str, reason: str, suggested_action: str) -> None:
+    def __init__(self, category: EscalationCategory, reason: str, suggested_action: str) -> None:
         super().__init__(reason)
-        self.category = category
+        self.category = EscalationCategory(category)  # a misspelt category fails where it is raised
         self.reason = reason
         self.suggested_action = suggested_action
 
@@ -47,7 +49,7 @@ class Unavailable(Escalation):
     A refused key (401/403) is a plain Escalation: falling back would hide it."""
 
     def __init__(self, reason: str, suggested_action: str) -> None:
-        super().__init__("external_service", reason, suggested_action)
+        super().__init__(EscalationCategory.external_service, reason, suggested_action)
 
 
 class BudgetExhausted(ExploreError):
@@ -62,4 +64,4 @@ class SetupFailed(Escalation):
     the Ray cluster is gone): an infrastructure escalation, never a candidate's fault."""
 
     def __init__(self, reason: str) -> None:
-        super().__init__("infrastructure", reason, "fix the environment (see the reason), then `explore resume`")
+        super().__init__(EscalationCategory.infrastructure, reason, "fix the environment (see the reason), then `explore resume`")

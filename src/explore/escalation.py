@@ -8,12 +8,14 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from .models import EscalationInfo
+from .models import EscalationCategory, EscalationInfo
+
+EXTERNAL, DESTRUCTIVE, AMBIGUOUS = EscalationCategory.external_service, EscalationCategory.destructive, EscalationCategory.ambiguous_requirements
 
 
 @dataclass(frozen=True)
 class Pattern:
-    category: str
+    category: EscalationCategory
     """external_service | destructive | ambiguous_requirements"""
     name: str
     regex: re.Pattern[str]
@@ -21,39 +23,39 @@ class Pattern:
     action: str
 
 
-def _p(category: str, name: str, regex: str, reason: str, action: str) -> Pattern:
+def _p(category: EscalationCategory, name: str, regex: str, reason: str, action: str) -> Pattern:
     return Pattern(category, name, re.compile(regex, re.IGNORECASE | re.MULTILINE), reason, action)
 
 
 PATTERNS: tuple[Pattern, ...] = (
-    _p("external_service", "unauthorized", r"\b401\b[^\n]{0,40}unauthori[sz]ed|unauthori[sz]ed[^\n]{0,40}\b401\b|HTTP Error 401",
+    _p(EXTERNAL, "unauthorized", r"\b401\b[^\n]{0,40}unauthori[sz]ed|unauthori[sz]ed[^\n]{0,40}\b401\b|HTTP Error 401",
        "an external service rejected the credentials (401 Unauthorized)",
        "check the credentials the tests or the agent use (API keys, tokens), then resume"),
-    _p("external_service", "forbidden", r"\b403\b[^\n]{0,40}forbidden|forbidden[^\n]{0,40}\b403\b|HTTP Error 403",
+    _p(EXTERNAL, "forbidden", r"\b403\b[^\n]{0,40}forbidden|forbidden[^\n]{0,40}\b403\b|HTTP Error 403",
        "an external service refused access (403 Forbidden)",
        "check the permissions of the account the tests or the agent use, then resume"),
-    _p("external_service", "rate_limit", r"rate[ _-]?limit|\b429\b[^\n]{0,40}too many requests|too many requests[^\n]{0,40}\b429\b",
+    _p(EXTERNAL, "rate_limit", r"rate[ _-]?limit|\b429\b[^\n]{0,40}too many requests|too many requests[^\n]{0,40}\b429\b",
        "an external service is rate-limiting requests",
        "wait for the quota to reset (or raise it), then resume"),
-    _p("external_service", "connection_refused", r"connection refused|ECONNREFUSED|\[Errno 111\]",
+    _p(EXTERNAL, "connection_refused", r"connection refused|ECONNREFUSED|\[Errno 111\]",
        "a service the tests need refused the connection",
        "start the service the tests talk to (database, API, mock server), then resume"),
-    _p("external_service", "dns", r"Name or service not known|Temporary failure in name resolution|nodename nor servname|getaddrinfo failed|\[Errno -[23]\]",
+    _p(EXTERNAL, "dns", r"Name or service not known|Temporary failure in name resolution|nodename nor servname|getaddrinfo failed|\[Errno -[23]\]",
        "a host name the tests need could not be resolved (DNS)",
        "check the network and the host names in the test configuration, then resume"),
-    _p("destructive", "rm_rf", r"\brm\s+-[a-z]*r[a-z]*f|\brm\s+-[a-z]*f[a-z]*r",
+    _p(DESTRUCTIVE, "rm_rf", r"\brm\s+-[a-z]*r[a-z]*f|\brm\s+-[a-z]*f[a-z]*r",
        "the fix runs `rm -rf`", "review the change by hand; explore will not apply destructive fixes on its own"),
-    _p("destructive", "rmtree", r"shutil\.rmtree\s*\(",
+    _p(DESTRUCTIVE, "rmtree", r"shutil\.rmtree\s*\(",
        "the fix deletes directory trees (shutil.rmtree)", "review the change by hand before applying it"),
-    _p("destructive", "drop_table", r"\bDROP\s+(TABLE|DATABASE|SCHEMA)\b",
+    _p(DESTRUCTIVE, "drop_table", r"\bDROP\s+(TABLE|DATABASE|SCHEMA)\b",
        "the fix drops database tables", "review the change by hand; it would destroy data"),
-    _p("destructive", "truncate", r"\bTRUNCATE\s+(TABLE\s+)?\w+",
+    _p(DESTRUCTIVE, "truncate", r"\bTRUNCATE\s+(TABLE\s+)?\w+",
        "the fix truncates a database table", "review the change by hand; it would destroy data"),
-    _p("destructive", "delete_all", r"\bDELETE\s+FROM\s+\w+\s*(;|\"|'|$)",
+    _p(DESTRUCTIVE, "delete_all", r"\bDELETE\s+FROM\s+\w+\s*(;|\"|'|$)",
        "the fix deletes every row of a table", "review the change by hand; it would destroy data"),
-    _p("destructive", "reset_database", r"\b(flushall|flushdb|dropDatabase|reset_db|migrate\s+reset|db\.drop_all)\b",
+    _p(DESTRUCTIVE, "reset_database", r"\b(flushall|flushdb|dropDatabase|reset_db|migrate\s+reset|db\.drop_all)\b",
        "the fix resets a database", "review the change by hand; it would destroy data"),
-    _p("ambiguous_requirements", "ambiguous", r"requirements? (is |are )?(ambiguous|unclear|undecided)|ambiguous requirement|spec(ification)? (is )?(ambiguous|unclear)",
+    _p(AMBIGUOUS, "ambiguous", r"requirements? (is |are )?(ambiguous|unclear|undecided)|ambiguous requirement|spec(ification)? (is )?(ambiguous|unclear)",
        "the tests or the code say the requirement itself is undecided",
        "decide what the behaviour should be and pass it with `explore resume --hint`"),
 )
@@ -61,7 +63,7 @@ PATTERNS: tuple[Pattern, ...] = (
 INFRASTRUCTURE_ACTION = "fix the test environment (command, interpreter, dependencies, collection errors), then resume"
 
 
-def match(text: str, categories: tuple[str, ...]) -> Pattern | None:
+def match(text: str, categories: tuple[EscalationCategory, ...]) -> Pattern | None:
     for pattern in PATTERNS:
         if pattern.category in categories and pattern.regex.search(text):
             return pattern
@@ -81,15 +83,15 @@ def added_lines(patch: str, skip_files: tuple[str, ...] = ()) -> str:
 
 def classify_failures(messages: list[str]) -> Pattern | None:
     """External-service errors or undecided requirements in test failures."""
-    return match("\n".join(messages), ("external_service", "ambiguous_requirements"))
+    return match("\n".join(messages), (EXTERNAL, AMBIGUOUS))
 
 
 def classify_patch(patch: str, test_files: tuple[str, ...] = ()) -> Pattern | None:
-    return match(added_lines(patch, test_files), ("destructive",))
+    return match(added_lines(patch, test_files), (DESTRUCTIVE,))
 
 
 def classify_agent_output(text: str) -> Pattern | None:
-    return match(text, ("external_service",))
+    return match(text, (EXTERNAL,))
 
 
 def options_for(run_id: str, last_iteration: int) -> list[str]:
@@ -103,5 +105,5 @@ def options_for(run_id: str, last_iteration: int) -> list[str]:
     return options
 
 
-def info(category: str, reason: str, action: str, run_id: str, last_iteration: int) -> EscalationInfo:
+def info(category: EscalationCategory, reason: str, action: str, run_id: str, last_iteration: int) -> EscalationInfo:
     return EscalationInfo(category=category, reason=reason, suggested_action=action, options=options_for(run_id, last_iteration))

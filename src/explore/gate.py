@@ -16,7 +16,7 @@ from typing import Literal
 from pydantic import BaseModel
 
 from . import escalation
-from .models import RunState
+from .models import EscalationCategory, RunState
 
 Choice = Literal["hint", "rollback", "skip", "abort", "apply"]
 
@@ -65,7 +65,7 @@ def rollback_points(run: RunState) -> list[tuple[int, float]]:
 
 def destructive_candidate(run: RunState, run_dir: Path) -> Destructive | None:
     """The candidate a destructive escalation stopped at, with the lines that destroy."""
-    if not run.escalation or run.escalation.category != "destructive":
+    if not run.escalation or run.escalation.category != EscalationCategory.destructive:
         return None
     found = re.match(r"candidate (\w+): ", run.escalation.reason)
     if not found:
@@ -74,7 +74,7 @@ def destructive_candidate(run: RunState, run_dir: Path) -> Destructive | None:
     if not patch.is_file():
         return None
     added = escalation.added_lines(patch.read_text(encoding="utf-8", errors="replace"))
-    pattern = escalation.match(added, ("destructive",))
+    pattern = escalation.match(added, (EscalationCategory.destructive,))
     lines = [line.strip() for line in added.splitlines() if pattern and pattern.regex.search(line)]
     return Destructive(cid=found.group(1), patch=patch, what="; ".join(lines[:3]) or run.escalation.reason)
 

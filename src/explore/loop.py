@@ -8,22 +8,22 @@ import os
 import string
 import time
 import traceback
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import anyio
 
-from . import (adoption, reproduce, criticality, debug_reports, escalation, executors, generators, gitrepo, history, merging, procs,
-               redaction, reports, scoring, shards, signals, state, strategy, targeting, targets, usage)
+from . import (baseline, criticality, debug_reports, escalation, executors, generators, gitrepo, history, merging, procs,
+               redaction, scoring, shards, signals, state, strategy, targeting, targets, usage)
 from .affected import ImportMap
 from .config import Options, parse_size
 from .errors import BudgetExhausted, Escalation, UsageError
 from .events import CandidateEvent, Phase
-from .models import CandidatePlan, IterationRecord, PhaseTiming, Proposal, RunState, TestOutcome, TestRun
+from .models import CandidatePlan, Criticality, EscalationCategory, IterationRecord, PhaseTiming, Proposal, RunState, TestOutcome, TestRun
 from .progress import Display
 from .scheduler import FanOutConfig, FanOutResult, fan_out
 from .suite import Suite, weights_of
-from .testing import BASELINE_TEST_TIMEOUT, derived_test_timeout, make_command
+from .testing import BASELINE_TEST_TIMEOUT, make_command
 from .worktrees import WorktreePool, default_root
 
 LETTERS = string.ascii_lowercase
@@ -52,7 +52,7 @@ class Runner:
         self.strategies = strategy.load_strategies(extra)
         self.agent = generators.resolve_agent(self.options.agent, self.options.agent_cmd)
         # what earlier sessions of a resumed run spent counts against its budget
-        self.generator = generators.create(self.agent, {**self.options.model_dump(), "spent": dict(self.run.usage)})
+        self.generator = generators.create(self.agent, {**self.options.model_dump(), "spent": self.run.usage.model_dump()})
         self.test_command = make_command(self.options.test_cmd, self.options.junit_xml, self.options.python,
                                          test_timeout=self.options.test_timeout or self.run.test_timeout or BASELINE_TEST_TIMEOUT)
         pool_root = Path(self.options.worktree_dir).expanduser() / self.root.name if self.options.worktree_dir else default_root(self.root)
@@ -81,7 +81,7 @@ class Runner:
         return scoring.Yardstick(frozenset(self.run.baseline_ids) - flaky, frozenset(self.run.baseline_skipped) | flaky,
                                  frozenset(self.run.baseline_xfailed))
 
-    def criticality_of(self, failing: list[str]) -> dict[str, str]:
+    def criticality_of(self, failing: list[str]) -> dict[str, Criticality]:
         outcomes = self.current_run.outcomes if self.current_run else {}
         return {t: criticality.classify(t, outcomes.get(t), self.options.criticality) for t in failing}
 
@@ -112,9 +112,9 @@ class Runner:
     async def _main(self) -> None:
         try:
             if not self.run.baseline_ids and self.run.phase in ("start", "baseline"):
-                await self.baseline()
+                await baseline.start(self)
             else:
-                await self.retest_current()
+                await baseline.retest(self)
             while self.run.status == "running":
                 await self.iteration()
         except Escalation as exc:
@@ -133,124 +133,12 @@ class Runner:
                 await anyio.to_thread.run_sync(self.pool.remove_all)
                 self.save()
 
-    def escalate(self, category: str, reason: str, action: str) -> None:
+    def escalate(self, category: EscalationCategory, reason: str, action: str) -> None:
         self.run.status = "escalated"
         self.run.escalation = escalation.info(category, reason, action, self.run.run_id, len(self.run.iterations))
         self.run.stop_reason = f"escalated ({category})"
 
-    async def baseline(self) -> None:
-        self.save("baseline")
-        self.display.phase(f"baseline: running {self.test_command.describe()} on {self.run.base_commit[:10]}")
-        path, _ = await anyio.to_thread.run_sync(self.pool.acquire, "a", self.run.base_commit)
-        await self.suite.setup_once(path)
-        groups = await self.suite.first_plan(path, self.run.base_commit)
-        started = time.monotonic()
-        run = await self.suite.full_run(path, "baseline", self.run.base_commit, groups, self._baseline_env(path))
-        self.suite_s = time.monotonic() - started
-        if not groups:
-            self.suite.overhead_s = shards.process_overhead(run)
-        if run.infra_error:
-            raise Escalation("infrastructure", f"the baseline test run failed: {run.infra_error} (log: {run.log_path})", escalation.INFRASTRUCTURE_ACTION)
-        if self.options.issue:
-            run = await self.reproduce_issue(run)
-        self.run.baseline_skipped = sorted(i for i, o in run.outcomes.items() if o.outcome == "skipped")
-        self.run.baseline_ids = sorted(set(run.outcomes) - set(self.run.baseline_skipped))
-        self.run.baseline_xfailed = sorted(i for i, o in run.outcomes.items() if o.outcome == "xfailed")
-        if self.test_command.is_pytest and not self.options.test_timeout:
-            self.run.test_timeout = derived_test_timeout(run)
-            self.test_command = self.suite.command = replace(self.test_command, test_timeout=self.run.test_timeout)
-        failing = run.failing()
-        found = escalation.classify_failures([run.outcomes[i].longrepr or run.outcomes[i].message for i in failing])
-        if found:
-            raise Escalation(found.category, f"{found.reason} (in {len(failing)} failing test(s), e.g. {failing[0]})", found.action)
-        if failing and self.test_command.is_pytest and all("::" in i for i in failing):
-            known = {i for record in history.load(self.history_path) for i in record.flaky} & set(failing)
-            again = [i for i in failing if run.outcomes[i].outcome != "timeout"]  # a hang would cost its whole limit again
-            self.run.flaky = sorted(known | (await self.suite.flaky(path, self.run.base_commit, again) if again else set()))
-        if self.options.has_targets():
-            await targeting.choose(self.run, self.options, run, self.suite, self.pool, self.display, self.root)
-        if self.run.reproduction:
-            targeting.target_reproduction(self.run, run)
-        targeting.leave_out_known(self.run, failing, self.root, self.display)
-        self.current_run = run
-        self._set_current(run)
-        self.run.baseline = self.run.current.model_copy()
-        earlier = history.set_aside_before(history.load(self.history_path)) & set(self.run.current_failing)
-        self.run.unmoved_streak = {t: history.SET_ASIDE_AFTER - 1 for t in sorted(earlier)}
-        history.append(self.history_path, history.HistoryRecord(
-            run_id=self.run.run_id, n=0, pass_rate=self.run.current.pass_rate, failing=self.run.current_failing,
-            flaky=self.run.flaky, commit=self.run.current_commit, green=not self.run.current_failing))
-        b = self.run.baseline
-        flaky = f", {len(self.run.flaky)} flaky: {', '.join(self.run.flaky)}" if self.run.flaky else ""
-        self.display.phase(f"baseline: {b.passed}/{b.total} passed ({b.pass_rate:.1f}%){flaky}")
-        hung = sorted(i for i, o in run.outcomes.items() if o.outcome == "timeout")
-        if hung:
-            self.display.note(f"baseline: {len(hung)} test(s) overran the per-test limit (outcome timeout): {', '.join(hung[:5])}")
-        if self.test_command.test_timeout:
-            self.display.note(f"per-test limit from now on: {self.test_command.test_timeout:g}s")
-        self._check_gate()
-        self.save("iterating")
-
-    async def reproduce_issue(self, run: TestRun) -> TestRun:
-        """`--issue`, iteration 0 (reproduce.py): test-writer samples, the kept tests committed as
-        "reproduce: …" on the run branch; the suite re-run on that commit is the baseline."""
-        writer = generators.test_writer(self.generator)
-        self.display.phase(f"reproduce: {self.options.parallel} test-writer sample(s) ({writer.name}) write tests from the report")
-        samples = reproduce.Samples(
-            writer=writer, issue=self.options.issue or "", pool=self.pool, commit=self.run.base_commit, test_command=self.test_command,
-            test_patterns=self.options.test_patterns, run_dir=self.run_dir, timeout=self.options.branch_timeout, tracker=self.tracker,
-            memory_limit=self.memory_limit, setup=self.options.worktree_setup, progress=self._reproduce_progress)
-        result, paths = await reproduce.run_samples(samples, self.options.parallel)
-        for attempt in result.samples:
-            usage.add(self.run.usage, attempt.usage)
-        self.run.reproduction = result
-        if not result.kept:
-            self.run.baseline_ids = sorted(i for i, o in run.outcomes.items() if o.outcome != "skipped")
-            self._set_current(run)
-            self.run.baseline = self.run.current.model_copy()
-            raise Escalation("ambiguous_requirements", reproduce.escalation_reason(result.samples), reproduce.AMBIGUOUS_ACTION)
-        assert result.chosen and self.run.branch
-        # on the base commit: a run killed after this commit redoes iteration 0 from the baseline
-        commit = await anyio.to_thread.run_sync(reproduce.commit, self.pool, paths[result.chosen], result, self.run.base_commit,
-                                                self.options.issue or "", self.run_dir / "reproduce")
-        gitrepo.set_branch(self.info.repo, self.run.branch, commit, self.run.current_commit)
-        self.run.current_commit = result.commit = commit
-        self.display.note(f"reproduce: kept {', '.join(result.kept)} (sample {result.chosen}) as {commit[:10]}")
-        self.save("baseline")
-        path, _ = await anyio.to_thread.run_sync(self.pool.acquire, "a", commit)
-        return await self.suite.full_run(path, "baseline-reproduced", commit, [])
-
-    def _reproduce_progress(self, cid: str, text: str) -> None:
-        """reproduce.py words its samples' progress as text (it is not a candidate fan-out)."""
-        self.display.note(f"  [{cid}] {text}")
-
-    def _baseline_env(self, path: Path) -> dict[str, str]:
-        """What the generator asks the baseline run to carry (mutate: per-test coverage, so its
-        first iteration needs no second run of the suite)."""
-        hook = getattr(self.generator, "baseline_env", None)
-        if hook is None or not self.test_command.is_pytest:
-            return {}
-        return hook(path, self.run_dir, self.run.base_commit, list(self.options.test_patterns))
-
-    async def retest_current(self) -> None:
-        """On resume: the failures at the current commit, to hand the generator fresh details."""
-        adoption.adopt_branch(self.info.repo, self.run, self.display)
-        self.display.phase(f"resume {self.run.run_id}: re-testing {self.run.current_commit[:10]} (iteration {len(self.run.iterations)} done)")
-        path, _ = await anyio.to_thread.run_sync(self.pool.acquire, "a", self.run.current_commit)
-        await self.suite.setup_once(path)
-        started = time.monotonic()
-        run = await self.suite.full_run(path, f"resume-{int(time.time())}", self.run.current_commit, self.suite.plan(None, self.run.baseline_ids))
-        self.suite_s = time.monotonic() - started
-        if run.infra_error:
-            raise Escalation("infrastructure", f"the test run failed on resume: {run.infra_error}", escalation.INFRASTRUCTURE_ACTION)
-        self.current_run = run
-        self._set_current(run)
-        last = self.run.iterations[-1] if self.run.iterations else None
-        if last and last.strategy_reason == adoption.RECOVERED and not last.failed_tests and last.pass_rate == 0:
-            last.pass_rate, last.failed_tests = self.run.current.pass_rate, list(self.run.current_failing)
-        self._check_gate()
-
-    def _set_current(self, run: TestRun) -> None:
+    def set_current(self, run: TestRun) -> None:
         yard = self.yardstick
         self.run.current = yard.counts(run)
         self.run.current_failing = yard.failing(run)
@@ -258,7 +146,7 @@ class Runner:
             i: (run.outcomes[i].message if i in run.outcomes else "missing from the run")[:500] for i in self.run.current_failing
         }
 
-    def _check_gate(self) -> None:
+    def check_gate(self) -> None:
         self.run.criticality = self.criticality_of(self.run.current_failing)
         blocking = targets.blocking(self.run.current_failing, self.run.targets, self.run.preexisting_failures)
         verdict = criticality.gate(self.run.current.pass_rate, {t: self.run.criticality[t] for t in blocking}, self.options.target_pass_rate)
@@ -302,23 +190,23 @@ class Runner:
         try:
             proposal = await self.generator.propose(request)
         except (Escalation, BudgetExhausted) as exc:
-            usage.add(self.run.usage, getattr(exc, "usage", None) or {})
+            self.run.usage += usage.Usage.of(getattr(exc, "usage", None))
             raise
         except Exception as exc:  # a generator bug costs an iteration, never the run
             log = iteration_dir / "generator-error.txt"
             log.write_text(traceback.format_exc(), encoding="utf-8")
             proposal = Proposal(reason=f"the generator failed: {type(exc).__name__}: {exc} (traceback in {log})",
-                                usage=getattr(exc, "usage", None) or {})
+                                usage=usage.Usage.of(getattr(exc, "usage", None)))
         timing.propose = round(time.monotonic() - started, 3)
         timing.coverage, timing.screening = proposal.timing.coverage, proposal.timing.screening
         timing.prepare = proposal.timing.prepare
-        usage.add(self.run.usage, proposal.usage)
+        self.run.usage += proposal.usage
         logger.debug("generator: %s", proposal.reason or "(no note)")
         plans = proposal.plans[: self.options.parallel]
         for letter, plan in zip(LETTERS, plans):
             plan.id, plan.generator = letter, plan.generator or self.generator.name
         record = IterationRecord(n=n, strategy=choice.name, strategy_reason=choice.reason, generator_note=proposal.reason,
-                                 usage=dict(proposal.usage), timing=timing, fallbacks=list(proposal.fallbacks))
+                                 usage=proposal.usage, timing=timing, fallbacks=list(proposal.fallbacks))
         self.note_chain(proposal, plans)
         if not plans:
             self.display.note(f"no candidates: {proposal.reason or 'the generator had no idea'}")
@@ -347,8 +235,8 @@ class Runner:
             timing.fanout = round(time.monotonic() - started - outcome.validation_s, 3)
             record.candidates = outcome.candidates
             for candidate in record.candidates:
-                usage.add(record.usage, candidate.usage)
-                usage.add(self.run.usage, candidate.usage)
+                record.usage += candidate.usage
+                self.run.usage += candidate.usage
             stop = outcome.findings.escalation(len(plans))
             if stop is not None:
                 raise stop
@@ -358,8 +246,8 @@ class Runner:
             timing.merge = round(time.monotonic() - started, 3)
         record.pass_rate, record.failed_tests = self.run.current.pass_rate, list(self.run.current_failing)
         self._set_aside_unmoved(proposal.unmoved)
-        if any(record.usage.values()):
-            self.display.note(f"usage: iteration {n} {reports.usage_text(record.usage)}; run {reports.usage_text(self.run.usage)}")
+        if not record.usage.empty:
+            self.display.usage(n, record.usage, self.run.usage)
         if not any(r is record for r in self.run.iterations):
             self.run.iterations.append(record)
         self.run.no_progress = 0 if record.commit else self.run.no_progress + 1
@@ -367,7 +255,7 @@ class Runner:
         history.append(self.history_path, history.HistoryRecord(
             run_id=self.run.run_id, n=n, pass_rate=record.pass_rate, failing=record.failed_tests, flaky=self.run.flaky,
             strategy=choice.name, commit=self.run.current_commit, green=not record.failed_tests, set_aside=list(self.run.set_aside)))
-        self._check_gate()
+        self.check_gate()
         if self.run.status == "running":
             left = [t for t in targets.to_repair(self.run.current_failing, self.run.targets) if t not in self.run.set_aside and t not in flaky]
             if not left and self.run.set_aside:
@@ -445,7 +333,7 @@ class Runner:
             return
         new = merging.commit_winner(self.info.repo, self.run, record, best)
         self.current_run = outcome.runs[best.id]
-        self._set_current(self.current_run)
+        self.set_current(self.current_run)
         self.display.note(f"merged candidate {best.id}: {before:.1f}% → {self.run.current.pass_rate:.1f}% ({new[:10]})")
         self.save(f"iteration-{n}-merged")
 
@@ -481,6 +369,7 @@ async def run_repair(
     if not resume:
         assert run.branch
         gitrepo.set_branch(info.repo, run.branch, run.base_commit)
+        state.fault_point("branch-created")
     try:
         await runner.execute()
     except UsageError:

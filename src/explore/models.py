@@ -7,6 +7,8 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
+from .usage import Usage
+
 Outcome = Literal["passed", "failed", "error", "skipped", "xfailed", "xpassed", "timeout"]
 """`timeout`: the test overran explore's per-test limit; it counts as failing."""
 PASSING: frozenset[str] = frozenset({"passed", "xpassed"})
@@ -72,6 +74,26 @@ class CandidateStatus(str, Enum):
     apply_failed = "apply_failed"
 
 
+class EscalationCategory(str, Enum):
+    """Why a person is needed: the JSON summary's `escalation.category`."""
+
+    infrastructure = "infrastructure"
+    """The tests cannot run (command, interpreter, dependencies, collection, memory, setup)."""
+    external_service = "external_service"
+    destructive = "destructive"
+    ambiguous_requirements = "ambiguous_requirements"
+    out_of_scope = "out_of_scope"
+    """The fault lies outside the repository (a dependency)."""
+
+    def __str__(self) -> str:
+        return self.value
+
+
+RunStatus = Literal["running", "succeeded", "partial", "failed", "escalated", "interrupted"]
+Criticality = Literal["high", "medium", "low"]
+"""How much a failing test matters (criticality.py)."""
+
+
 class CandidatePlan(BaseModel):
     """What a generator intends for one candidate; realised later inside the candidate's worktree."""
 
@@ -115,7 +137,7 @@ class Proposal(BaseModel):
     plans: list[CandidatePlan] = Field(default_factory=list)
     reason: str | None = None
     """Why there are fewer plans than asked (or none): the generator's honest account."""
-    usage: dict[str, float] = Field(default_factory=dict)
+    usage: Usage = Field(default_factory=Usage)
     timing: PhaseTiming = Field(default_factory=PhaseTiming)
     """The generator's own phases (coverage, screening); the loop adds the rest."""
     unmoved: list[str] = Field(default_factory=list)
@@ -129,7 +151,7 @@ class Realised(BaseModel):
 
     confidence: float | None = None
     hypothesis: str | None = None
-    usage: dict[str, float] = Field(default_factory=dict)
+    usage: Usage = Field(default_factory=Usage)
 
 
 class CandidateResult(BaseModel):
@@ -149,7 +171,7 @@ class CandidateResult(BaseModel):
     agreement: int = 1
     diff_lines: int = 0
     patch_path: str | None = None
-    usage: dict[str, float] = Field(default_factory=dict)
+    usage: Usage = Field(default_factory=Usage)
     validated: bool = True
     """False while its pass rate is an estimate from its affected tests (never merged so)."""
     progress: str | None = None
@@ -169,7 +191,7 @@ class IterationRecord(BaseModel):
     candidates: list[CandidateResult] = Field(default_factory=list)
     winner: str | None = None
     commit: str | None = None
-    usage: dict[str, float] = Field(default_factory=dict)
+    usage: Usage = Field(default_factory=Usage)
     """What the generator spent this iteration: its proposal and every candidate."""
     generator_note: str | None = None
     timing: PhaseTiming = Field(default_factory=PhaseTiming)
@@ -195,7 +217,7 @@ class SampleAttempt(BaseModel):
     """The failure messages of its reproducing tests, normalised: equal signatures agree."""
     why_not: str | None = None
     """Why none of its tests was kept (or why it lost the vote)."""
-    usage: dict[str, float] = Field(default_factory=dict)
+    usage: Usage = Field(default_factory=Usage)
 
 
 class Reproduction(BaseModel):
@@ -212,7 +234,7 @@ class Reproduction(BaseModel):
 
 
 class EscalationInfo(BaseModel):
-    category: str
+    category: EscalationCategory
     reason: str
     suggested_action: str
     options: list[str] = Field(default_factory=list)
@@ -223,7 +245,7 @@ class RunState(BaseModel):
 
     run_id: str
     repo: str
-    status: Literal["running", "succeeded", "partial", "failed", "escalated", "interrupted"] = "running"
+    status: RunStatus = "running"
     phase: str = "start"
     pid: int | None = None
     options: dict = Field(default_factory=dict)
@@ -246,7 +268,7 @@ class RunState(BaseModel):
     flaky: list[str] = Field(default_factory=list)
     known_failures: list[str] = Field(default_factory=list)
     """Failing tests a person skipped (.explore/known-failures.json): not targets, left alone."""
-    criticality: dict[str, str] = Field(default_factory=dict)
+    criticality: dict[str, Criticality] = Field(default_factory=dict)
     """Remaining failing test → high | medium | low."""
     iterations: list[IterationRecord] = Field(default_factory=list)
     no_progress: int = 0
@@ -268,7 +290,7 @@ class RunState(BaseModel):
     means the run was killed on its way out and `resume` finishes it."""
     started_at: float = 0.0
     duration_s: float = 0.0
-    usage: dict[str, float] = Field(default_factory=dict)
+    usage: Usage = Field(default_factory=Usage)
     targets: list[str] | None = None
     """The tests this run repairs (None: every failing test), chosen once at the baseline."""
     preexisting_failures: list[str] = Field(default_factory=list)
@@ -281,7 +303,7 @@ class Summary(BaseModel):
     """The `--json` object of DESIGN §2: fields may be added, never renamed."""
 
     run_id: str
-    status: str
+    status: RunStatus
     exit_code: int
     baseline: Counts
     final: Counts
@@ -294,9 +316,9 @@ class Summary(BaseModel):
     duration_s: float
     flaky: list[str] = Field(default_factory=list)
     remaining_failures: list[str] = Field(default_factory=list)
-    criticality: dict[str, str] = Field(default_factory=dict)
+    criticality: dict[str, Criticality] = Field(default_factory=dict)
     stop_reason: str | None = None
-    usage: dict[str, float] = Field(default_factory=dict)
+    usage: Usage = Field(default_factory=Usage)
     targets: list[str] | None = None
     preexisting_failures: list[str] = Field(default_factory=list)
     set_aside: list[str] = Field(default_factory=list)

@@ -19,6 +19,7 @@ from rich.text import Text
 
 from .events import CandidateEvent, Phase, describe
 from .models import CandidateStatus
+from .usage import Usage
 
 Mode = Literal["live", "lines"]
 Verbosity = Literal["quiet", "normal", "verbose"]
@@ -51,7 +52,7 @@ class Row:
             self.started, self.phase = now, "starting"
         elif event.phase == Phase.finished and event.result is not None:
             result = event.result
-            self.cost, self.ended = result.usage.get("cost_usd") or self.cost, now
+            self.cost, self.ended = result.usage.llm.cost_usd or self.cost, now
             if result.status == CandidateStatus.ok:
                 self.phase, self.pass_rate, self.tests = "ok", result.pass_rate, result.progress or self.tests
             else:
@@ -83,14 +84,11 @@ class RunView:
     def read(self, text: str) -> None:
         head = re.match(r"iteration (\d+): strategy (\S+) — (.*)", text)
         rate = re.search(r"(?:baseline: \d+/\d+ passed \(|merged candidate \w+: [\d.]+% → )(\d+\.\d)%", text)
-        spend = re.search(r"; run (\$[\d.]+)", text) if text.startswith("usage:") else None
         if head:
             self.iteration, self.strategy, self.why = int(head.group(1)), head.group(2), head.group(3)
             self.rows = {}
         if rate:
             self.pass_rate = float(rate.group(1))
-        if spend:
-            self.spend = spend.group(1)
 
     def __rich__(self) -> Group:
         elapsed = time.monotonic() - self.started
@@ -184,6 +182,12 @@ class Display:
     def note(self, text: str) -> None:
         self.view.read(text)
         self._print(_escape(text))
+
+    def usage(self, n: int, iteration: Usage, run: Usage) -> None:
+        """What iteration n and the whole run spent; the header shows the run's dollars."""
+        if not run.llm.empty:
+            self.view.spend = f"${run.llm.cost_usd:.4f}"
+        self.note(f"usage: iteration {n} {iteration.text()}; run {run.text()}")
 
     def candidates(self, ids: list[str]) -> None:
         self.view.rows = {cid: Row(cid) for cid in ids}

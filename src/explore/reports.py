@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from . import scoring
-from .models import CandidateResult, IterationRecord, PhaseTiming, RunState, Summary
+from .models import CandidateResult, EscalationCategory, IterationRecord, PhaseTiming, RunState, Summary
 
 EXIT_CODES = {"succeeded": 0, "partial": 0, "failed": 1, "escalated": 3, "interrupted": 130, "running": 1}
 
@@ -37,19 +37,6 @@ def summary(run: RunState, report_path: Path | None) -> Summary:
     )
 
 
-TOKEN_KEYS = ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")
-
-
-def usage_text(usage: dict[str, float]) -> str:
-    """Tokens and dollars when an LLM was used; otherwise the generator's own counters."""
-    if "output_tokens" not in usage:
-        return ", ".join(f"{k} {v:g}" for k, v in sorted(usage.items()))
-    tokens_in = int(sum(usage.get(k, 0) for k in TOKEN_KEYS))
-    cached = int(usage.get("cache_read_input_tokens", 0))
-    return (f"${usage.get('cost_usd', 0):.4f}, {usage.get('calls', 0):g} calls, {tokens_in:,} tokens in "
-            f"({cached:,} cache reads), {int(usage['output_tokens']):,} out")
-
-
 def timing_text(timing: PhaseTiming) -> str:
     """`baseline 3.4s · coverage 1.2s · screening 4.0s · …`: the phases that took any time (a
     generator that does not split its proposal shows it whole)."""
@@ -76,12 +63,12 @@ def help_needed(run: RunState) -> list[str]:
     ]
 
 
-def _why(category: str) -> str:
+def _why(category: EscalationCategory) -> str:
     return {
-        "infrastructure": "the tests cannot run, so no fix can be judged; the environment is outside explore's reach",
-        "external_service": "a service outside the repository is failing; changing code would only hide it",
-        "destructive": "the proposed fix would delete data or files; explore never applies that on its own",
-        "ambiguous_requirements": "what the code should do is undecided; a person has to choose",
+        EscalationCategory.infrastructure: "the tests cannot run, so no fix can be judged; the environment is outside explore's reach",
+        EscalationCategory.external_service: "a service outside the repository is failing; changing code would only hide it",
+        EscalationCategory.destructive: "the proposed fix would delete data or files; explore never applies that on its own",
+        EscalationCategory.ambiguous_requirements: "what the code should do is undecided; a person has to choose",
     }.get(category, "explore cannot decide this safely on its own")
 
 
@@ -99,8 +86,8 @@ def markdown(run: RunState) -> str:
                               if run.merged_commit else "nothing merged"),
         f"- **Duration:** {run.duration_s:.1f}s",
     ]
-    if run.usage:
-        lines.append(f"- **Usage:** {usage_text(run.usage)}")
+    if not run.usage.empty:
+        lines.append(f"- **Usage:** {run.usage.text()}")
     if run.hints:
         lines += ["", "## Guidance given", *[f"- {h}" for h in run.hints]]
     if run.escalation:
@@ -122,9 +109,9 @@ def markdown(run: RunState) -> str:
                 lines.append(f"| {c.id} | {c.status.value} | {c.pass_rate:.1f}% | {c.confidence:.2f} | {', '.join(c.files_changed)} | {tried} | {why[:200]} |")
         lines.append("")
         lines.append(f"After: {record.pass_rate:.1f}%" + (f", merged {record.winner} as `{record.commit[:10]}`" if record.commit else ", nothing merged"))
-        if any(record.usage.values()):
-            per_candidate = ", ".join(f"{c.id} ${c.usage['cost_usd']:.4f}" for c in record.candidates if "cost_usd" in c.usage)
-            lines.append(f"Usage: {usage_text(record.usage)}" + (f" — candidates: {per_candidate}" if per_candidate else ""))
+        if not record.usage.empty:
+            per_candidate = ", ".join(f"{c.id} ${c.usage.llm.cost_usd:.4f}" for c in record.candidates if not c.usage.llm.empty)
+            lines.append(f"Usage: {record.usage.text()}" + (f" — candidates: {per_candidate}" if per_candidate else ""))
         if record.timing.total():
             lines.append(f"Time: {timing_text(record.timing)}")
     if run.flaky:

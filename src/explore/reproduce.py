@@ -21,6 +21,7 @@ from .errors import BudgetExhausted, Escalation
 from .generators.base import TestWriteRequest, TestWriter, WrittenTests
 from .models import Reproduction, SampleAttempt, TestRun
 from .testing import TestCommand, run_tests
+from .usage import Usage
 from .worktrees import WorktreePool
 
 AMBIGUOUS_ACTION = ("Make the report say what the code should do (the input, the result expected, the result seen) "
@@ -145,15 +146,15 @@ async def _sample(ctx: Samples, attempt: SampleAttempt, index: int, n: int, path
         with anyio.fail_after(ctx.timeout):
             written = await ctx.writer.write_tests(request)
     except (Escalation, BudgetExhausted) as exc:
-        attempt.usage = dict(getattr(exc, "usage", None) or {})
+        attempt.usage = Usage.of(getattr(exc, "usage", None))
         stops.append(exc)
         return
     except Exception as exc:  # noqa: BLE001 — one sample's failure is reported, never fatal
-        attempt.usage = dict(getattr(exc, "usage", None) or {})
+        attempt.usage = Usage.of(getattr(exc, "usage", None))
         attempt.why_not = f"the test writer failed: {type(exc).__name__}: {exc}"[:400]
         ctx.progress(attempt.sample, attempt.why_not)
         return
-    attempt.summary, attempt.usage, attempt.discarded = written.summary, dict(written.usage), list(written.refused)
+    attempt.summary, attempt.usage, attempt.discarded = written.summary, Usage.of(written.usage), list(written.refused)
     changed = await anyio.to_thread.run_sync(ctx.pool.capture_patch, path, files_dir / "sample.diff")
     for file in changed:
         if scoring.is_test_file(file, ctx.test_patterns):

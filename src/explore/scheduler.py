@@ -18,7 +18,7 @@ from .candidate import Board, FanOutConfig, full_suite, run_candidate, score
 from .errors import Escalation
 from .events import Phase
 from .jobs import JobStatus
-from .models import CandidatePlan, CandidateResult, CandidateStatus, TestRun
+from .models import CandidatePlan, CandidateResult, CandidateStatus, EscalationCategory, TestRun
 
 __all__ = ["FanOutConfig", "FanOutResult", "Findings", "fan_out"]
 
@@ -40,9 +40,9 @@ class Findings:
         if self.stop is not None:
             return self.stop
         if self.infra_error:
-            return Escalation("infrastructure", self.infra_error, escalation.INFRASTRUCTURE_ACTION)
+            return Escalation(EscalationCategory.infrastructure, self.infra_error, escalation.INFRASTRUCTURE_ACTION)
         for cid, found in sorted(self.destructive.items()):
-            return Escalation("destructive", f"candidate {cid}: {found.reason}", found.action)
+            return Escalation(EscalationCategory.destructive, f"candidate {cid}: {found.reason}", found.action)
         if self.agent and len(self.agent) == planned:
             cid, found = sorted(self.agent.items())[0]
             return Escalation(found.category, f"the agent failed: {found.reason} (candidate {cid})", found.action)

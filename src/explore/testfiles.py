@@ -1,5 +1,5 @@
-"""Which paths are test files: the one definition scoring, test selection, mutate and the bench
-judge share."""
+"""Which paths are test files: the one definition scoring, test selection, mutate, the anthropic
+tools (test files read-only) and the bench judge share."""
 
 from __future__ import annotations
 

@@ -11,6 +11,7 @@ from ..models import CandidatePlan, IterationRecord, Proposal, Realised, TestOut
 from ..procs import ProcessTracker
 from ..strategy import Strategy
 from ..testing import TestCommand
+from ..usage import Usage
 
 
 @dataclass
@@ -98,7 +99,7 @@ class WrittenTests:
     summary: str = ""
     refused: list[str] = field(default_factory=list)
     """Writes refused (paths outside the test patterns), with why."""
-    usage: dict[str, float] = field(default_factory=dict)
+    usage: Usage = field(default_factory=Usage)
 
 
 class TestWriter(Protocol):

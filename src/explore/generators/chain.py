@@ -9,6 +9,7 @@ from typing import Any
 
 from ..errors import BudgetExhausted, Escalation, Unavailable
 from ..models import CandidatePlan, Proposal, Realised
+from ..usage import Usage
 from .base import CandidateContext, FixGenerator, ProposalRequest
 
 
@@ -19,35 +20,31 @@ class ChainGenerator:
         self._by_name = {m.name: m for m in members}
 
     @property
-    def usage(self) -> dict[str, float]:
+    def usage(self) -> Usage:
         """Run-wide totals of the members that keep them (for the budget on resume)."""
-        total: dict[str, float] = {}
-        for member in self.members:
-            for key, value in (getattr(member, "usage", None) or {}).items():
-                total[key] = value if key.endswith("_per_s") else total.get(key, 0) + value
-        return total
+        return sum((Usage.of(getattr(member, "usage", None)) for member in self.members), Usage())
 
     async def propose(self, request: ProposalRequest) -> Proposal:
         """The first member's plans that come (each tagged with its generator), and why every
         member before it was passed over."""
         fallbacks: list[str] = []
-        usage: dict[str, float] = {}
+        usage = Usage()
         for member in self.members:
             try:
                 proposal = await member.propose(request)
             except Unavailable as exc:
-                _add(usage, getattr(exc, "usage", None))
+                usage += Usage.of(getattr(exc, "usage", None))
                 why = f"unavailable: {exc.reason}"
             except BudgetExhausted as exc:
-                _add(usage, getattr(exc, "usage", None))
+                usage += Usage.of(getattr(exc, "usage", None))
                 why = f"out of budget: {exc}"
             except Escalation:
                 raise
             except Exception as exc:  # noqa: BLE001 — a member's bug moves the chain on
-                _add(usage, getattr(exc, "usage", None))
+                usage += Usage.of(getattr(exc, "usage", None))
                 why = f"raised {type(exc).__name__}: {exc}"
             else:
-                _add(usage, proposal.usage)
+                usage += proposal.usage
                 if proposal.plans:
                     for plan in proposal.plans:
                         plan.generator = member.name
@@ -63,8 +60,3 @@ class ChainGenerator:
     def test_writer(self) -> Any:
         """The first member that can write tests (`--issue`), or None."""
         return next((m for m in self.members if hasattr(m, "write_tests")), None)
-
-
-def _add(into: dict[str, float], usage: dict[str, float] | None) -> None:
-    for key, value in (usage or {}).items():
-        into[key] = value if key.endswith("_per_s") else into.get(key, 0) + value

@@ -9,8 +9,9 @@ from typing import Any
 import anyio
 
 from ...errors import Escalation, Unavailable
-from ...models import CandidatePlan, Proposal, Realised
+from ...models import CandidatePlan, EscalationCategory, Proposal, Realised
 from ...redaction import redact
+from ...usage import Usage
 from ..base import CandidateContext, ProposalRequest, TestWriteRequest, WrittenTests
 from . import coder, debugger, testwriter
 from .client import ChainExhausted, HttpClientFactory, ModelClient, RetryPolicy
@@ -144,7 +145,7 @@ class AnthropicGenerator:
                 raise charged(exc, session)
         if written.refused:
             transcript.write(event="refused", paths=written.refused)
-        written.usage = dict(session.usage)
+        written.usage = Usage.of(session.usage)
         return written
 
 
@@ -174,18 +175,18 @@ def escalate(diagnosis: Diagnosis) -> None:
     """escalate_immediately, task_spec_error and out_of_scope need a person (issue 4 §7)."""
     where = f"{diagnosis.root_cause_location.file}:{diagnosis.root_cause_location.line or '?'}"
     if diagnosis.escalate_immediately or diagnosis.failure_classification == "task_spec_error":
-        category = diagnosis.escalation_category or "ambiguous_requirements"
+        category = EscalationCategory(diagnosis.escalation_category or "ambiguous_requirements")
         why = {
-            "ambiguous_requirements": "the tests or the task do not say unambiguously what the code should do",
-            "destructive": "the only fix found would destroy data or state",
-            "external_service": "the failure comes from a service outside this repository",
+            EscalationCategory.ambiguous_requirements: "the tests or the task do not say unambiguously what the code should do",
+            EscalationCategory.destructive: "the only fix found would destroy data or state",
+            EscalationCategory.external_service: "the failure comes from a service outside this repository",
         }[category]
         raise Escalation(category, f"Claude's diagnosis: {diagnosis.root_cause} ({where}). A person is needed "
                          f"because {why}.", "Decide what the code should do and run `explore resume --hint "
                          "'…'`; or skip these tests; or stop here.")
     if diagnosis.out_of_scope:
         upstream = f" in {diagnosis.upstream_dependency}" if diagnosis.upstream_dependency else ""
-        raise Escalation("out_of_scope", f"Claude's diagnosis: the fault lies outside this repository{upstream}: "
+        raise Escalation(EscalationCategory.out_of_scope, f"Claude's diagnosis: the fault lies outside this repository{upstream}: "
                          f"{diagnosis.out_of_scope_reason}.", "Fix or pin the dependency, then `explore resume`; "
                          "or give a hint with `explore resume --hint '…'`.")
 

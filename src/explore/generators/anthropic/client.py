@@ -21,6 +21,7 @@ import anyio
 import httpx2
 
 from ...errors import Escalation
+from ...models import EscalationCategory
 from .cost import Ledger, usage_of
 
 log = logging.getLogger("explore.generators.anthropic")
@@ -97,7 +98,7 @@ class ModelClient:
                 message = await api.messages.create(model=model, **params)
             except (anthropic.AuthenticationError, anthropic.PermissionDeniedError) as exc:
                 raise Escalation(
-                    "external_service",
+                    EscalationCategory.external_service,
                     f"The Anthropic API refused the request ({exc.status_code}): the key is missing, invalid "
                     "or lacks access to the model.",
                     "Check ANTHROPIC_API_KEY (and ANTHROPIC_BASE_URL when using a gateway), then "

@@ -5,13 +5,13 @@ model as `is_error` tool results (ToolError), never as exceptions out of the con
 
 from __future__ import annotations
 
-import fnmatch
 import logging
 import re
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
 
+from ...testfiles import is_test_file
 from ..prompt import head_tail
 
 log = logging.getLogger("explore.generators.anthropic")
@@ -99,8 +99,7 @@ class Workspace:
         return target.relative_to(self.root).as_posix() or "."
 
     def is_test(self, rel: str) -> bool:
-        name = rel.rsplit("/", 1)[-1]
-        return any(fnmatch.fnmatch(rel, p) or fnmatch.fnmatch(name, p) for p in self.test_patterns)
+        return is_test_file(rel, self.test_patterns)
 
     # -- read-only tools ------------------------------------------------------------------
     def read_file(self, path: Any) -> str:

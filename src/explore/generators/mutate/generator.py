@@ -20,6 +20,7 @@ from pydantic import BaseModel, Field
 
 from ... import procs
 from ...models import CandidatePlan, PhaseTiming, Proposal, Realised
+from ...usage import MutateUsage, Usage
 from ..base import CandidateContext, ProposalRequest
 from . import localise, shape
 from .screen import Job, Screener
@@ -179,7 +180,7 @@ class MutateGenerator:
         return Proposal(
             plans=plans,
             reason=reason,
-            usage={"mutants_screened": float(screened), "mutants_per_s": round(screened / screen_s, 2), "mutate_s": round(elapsed, 2)},
+            usage=Usage(mutate=MutateUsage(mutants_screened=screened, screening_s=round(screen_s, 3), mutate_s=round(elapsed, 2))),
             timing=PhaseTiming(coverage=round(coverage_s, 3), screening=round(screening_s, 3), prepare=round(search.prepare_s, 3)),
             unmoved=unmoved(singles + combos),
         )
