@@ -11,6 +11,7 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
+import psutil
 import pytest
 
 GIT_ID = ["-c", "user.name=Test User", "-c", "user.email=test@example.com"]
@@ -73,6 +74,22 @@ def assert_no_debris(root: Path) -> None:
     assert not (root / ".explore" / "lock").exists()
 
 
+RAY_HEADS: dict[str, int] = {}
+"""Address of each test cluster this process started → the pid of its `ray start --block`."""
+
+
+def ray_command_lines(address: str) -> list[str]:
+    """The command lines of the test cluster at `address` (its head's process tree; its workers
+    are the raylet's children): parallel test workers may run clusters of their own."""
+    found = []
+    for proc in psutil.Process(RAY_HEADS[address]).children(recursive=True):
+        try:
+            found.append(" ".join(proc.cmdline()))
+        except (psutil.NoSuchProcess, psutil.AccessDenied, psutil.ZombieProcess):
+            continue
+    return found
+
+
 @pytest.fixture(scope="module")
 def ray_address(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """One real local Ray per test module (`ray start --head --block`), its whole tree killed after."""
@@ -103,6 +120,7 @@ def ray_address(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
                 if head.poll() is not None or time.monotonic() > deadline:
                     raise RuntimeError(f"ray start --head did not come up (exit {head.poll()})")
                 time.sleep(0.2)
+        RAY_HEADS[address] = head.pid
         yield address
     finally:
         procs.kill_tree(head.pid)

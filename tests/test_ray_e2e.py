@@ -11,8 +11,9 @@ from pathlib import Path
 import psutil
 import pytest
 
-from conftest import assert_no_debris, git, make_repo, run_cli
+from conftest import assert_no_debris, git, make_repo, ray_command_lines, run_cli
 from explore.executors.ray import scratch_root
+from explore.state import runs_dir
 from test_run_e2e import BREAK, CALC, FIX_ADD, FIX_MUL, scripted_agent
 from test_safety_signals import Ready, explore_process, gone
 
@@ -36,18 +37,16 @@ def _differences(a, b, where: str = "") -> list[str]:
     return [] if a == b else [f"{where}: {a!r} != {b!r}"]
 
 
-def _workers_running_jobs() -> list[str]:
-    found = []
-    for proc in psutil.process_iter(["cmdline"]):
-        line = " ".join(proc.info["cmdline"] or [])
-        if "run_on_worker" in line:
-            found.append(line)
-    return found
+def _workers_running_jobs(address: str) -> list[str]:
+    """This cluster's workers running a job (other clusters may run in parallel test workers)."""
+    return [line for line in ray_command_lines(address) if "run_on_worker" in line]
 
 
-def _no_scratch_left() -> None:
-    root = scratch_root("x").parent
-    assert not root.exists() or not any(root.iterdir()), list(root.iterdir())
+def _no_scratch_left(repo: Path) -> None:
+    """None of the repository's runs left a scratch folder on a worker (same machine here)."""
+    ids = [d.name for d in runs_dir(repo).iterdir()] if runs_dir(repo).exists() else []
+    assert ids, "no run folder"
+    assert not [i for i in ids if scratch_root(i).exists()], ids
 
 
 def test_the_two_bug_repository_is_repaired_on_ray_as_it_is_locally(tmp_path: Path, ray_address: str, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -61,13 +60,13 @@ def test_the_two_bug_repository_is_repaired_on_ray_as_it_is_locally(tmp_path: Pa
         summaries[executor] = summary
         assert "return a * b" in (repo / "calc.py").read_text()
         assert_no_debris(repo)
+    _no_scratch_left(tmp_path / "ray")
     local, ray = summaries["local"], summaries["ray"]
     assert [[c["executor"] for c in it["candidates"]] for it in ray["iterations"]] == [["ray"] * 3] * 2
     assert [[c["executor"] for c in it["candidates"]] for it in local["iterations"]] == [["local"] * 3] * 2
     assert _differences(_stable(ray), _stable(local)) == []
     assert ray["status"] == "succeeded" and [it["winner"] for it in ray["iterations"]] == ["a", "b"]
-    _no_scratch_left()
-    assert not _workers_running_jobs()
+    assert not _workers_running_jobs(ray_address)
 
 
 KILLER = "import os, pathlib, signal\n\nif pathlib.Path('kill-worker').exists():\n    os.kill(os.getppid(), signal.SIGKILL)\n"
@@ -88,8 +87,8 @@ def test_a_ray_worker_killed_mid_run_makes_its_candidate_crashed_and_the_run_goe
     assert a["status"] == "ok" and summary["iterations"][0]["winner"] == "a"
     assert summary["final"]["passed"] == 2
     assert_no_debris(repo)
-    _no_scratch_left()
-    assert not _workers_running_jobs()
+    _no_scratch_left(repo)
+    assert not _workers_running_jobs(ray_address)
 
 
 def test_ctrl_c_while_a_ray_job_runs_exits_130_and_leaves_no_task(tmp_path: Path, ray_address: str, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -114,8 +113,8 @@ def test_ctrl_c_while_a_ray_job_runs_exits_130_and_leaves_no_task(tmp_path: Path
         assert code == 130, (tmp_path / "first.err").read_text()
         assert elapsed <= 30, elapsed
         assert psutil.wait_procs([psutil.Process(pids["test"])] if not gone(pids["test"]) else [], timeout=10)[1] == []
-        assert not _workers_running_jobs()
-        _no_scratch_left()
+        assert not _workers_running_jobs(ray_address)
+        _no_scratch_left(repo)
         assert git(repo, "worktree", "list", "--porcelain").count("worktree ") == 1
     finally:
         ready.close()

@@ -3,6 +3,7 @@ outcomes as the local executor, a worker killed mid-job, cancellation, and clear
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -26,6 +27,7 @@ from conftest import make_repo
 
 PY = sys.executable
 CMD = TestCommand(python=PY)
+RUN_ID = f"run-ray-test-{os.getpid()}"  # one per xdist worker: the scratch folder is machine-wide
 FILES = {
     "calc.py": "def add(a, b):\n    return a - b\n",
     "tests/test_calc.py": "from calc import add\n\ndef test_add():\n    assert add(2, 3) == 5\n\ndef test_zero():\n    assert add(0, 0) == 0\n",
@@ -54,12 +56,12 @@ def _add_file(name: str, text: str) -> str:
 @pytest.fixture(scope="module")
 def executor(ray_address: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[RayExecutor]:
     repo = make_repo(tmp_path_factory.mktemp("ray-repo") / "repo", FILES)
-    made = RayExecutor.connect(repo, "run-ray-test", address=ray_address)
+    made = RayExecutor.connect(repo, RUN_ID, address=ray_address)
     try:
         yield made
     finally:
         anyio.run(made.close)
-    assert not scratch_root("run-ray-test").exists()
+    assert not scratch_root(RUN_ID).exists()
 
 
 def _commit(executor: RayExecutor) -> str:
@@ -85,7 +87,7 @@ async def test_a_job_on_ray_has_the_outcomes_of_the_same_job_run_locally(executo
     assert _outcomes(remote) == _outcomes(here) == {
         "tests/test_calc.py::test_add": "passed", "tests/test_calc.py::test_zero": "passed", "tests/test_hooks.py::test_hook": "passed"}
     assert remote.run.log_path == str(tmp_path / "ray-logs" / "a.log") and "3 passed" in Path(remote.run.log_path).read_text()
-    assert not any(scratch_root("run-ray-test").rglob("*.log"))  # logs came back; only the worker's tree stays, until close
+    assert not any(scratch_root(RUN_ID).rglob("*.log"))  # logs came back; only the worker's tree stays, until close
     unpatched = await executor.run(TestJob(command=CMD, id="base", commit=commit), tmp_path / "ray-logs")
     assert _outcomes(unpatched)["tests/test_calc.py::test_add"] == "failed"
 

@@ -150,7 +150,7 @@ def test_hanging_agent_is_killed_with_its_whole_tree(tmp_path: Path) -> None:
         "b": {"replace": {"calc.py": ["return a - b", "return a + b"]}},
         "c": {"replace": {**FIX_MUL}},
     })
-    code, summary, err = run_cli(["run", str(repo), "--agent-cmd", agent, "--branch-timeout", "5", "--max-iterations", "2", "--json"])
+    code, summary, err = run_cli(["run", str(repo), "--agent-cmd", agent, "--branch-timeout", "20", "--max-iterations", "2", "--json"])
     first = summary["iterations"][0]["candidates"]
     assert first[0]["status"] == "timeout" and "branch-timeout" in first[0]["reason"]
     assert summary["iterations"][0]["winner"] in ("b", "c")
