@@ -143,12 +143,11 @@ class Runner:
         self.display.phase(f"baseline: running {self.test_command.describe()} on {self.run.base_commit[:10]}")
         path, _ = await anyio.to_thread.run_sync(self.pool.acquire, "a", self.run.base_commit)
         await self.suite.setup_once(path)
-        groups = await self.suite.first_plan(path, self.run.base_commit)
-        started = time.monotonic()
-        run = await self.suite.full_run(path, "baseline", self.run.base_commit, groups, self._baseline_env(path))
+        env = self._baseline_env(path)
+        groups = await self.suite.first_plan(path, rides_along=bool(env))
+        started = time.monotonic()  # a sharded baseline carries nothing: each shard would record a part
+        run = await self.suite.full_run(path, "baseline", self.run.base_commit, groups, {} if groups else env)
         self.suite_s = time.monotonic() - started
-        if not groups:
-            self.suite.overhead_s = shards.process_overhead(run)
         if run.infra_error:
             raise Escalation("infrastructure", f"the baseline test run failed: {run.infra_error} (log: {run.log_path})", escalation.INFRASTRUCTURE_ACTION)
         if self.options.issue:

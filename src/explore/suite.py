@@ -6,10 +6,12 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+import anyio
+
 from . import escalation, procs, shards
 from .config import Options
 from .errors import Escalation
-from .jobs import Executor, JobMode, JobStatus, TestJob
+from .jobs import Executor, JobStatus, TestJob
 from .models import PASSING, TestRun
 from .progress import Display
 from .testing import TestCommand
@@ -25,7 +27,7 @@ class Suite:
     tracker: procs.ProcessTracker
     memory_limit: int | None
     overhead_s: float = shards.DEFAULT_OVERHEAD_S
-    """One test process's cost beyond its tests, measured on the unsharded baseline."""
+    """One test process's cost beyond its tests, measured on the last full run (its cheapest shard)."""
 
     def timeout(self) -> float:
         return self.options.baseline_timeout or max(self.options.branch_timeout, 600.0)
@@ -44,16 +46,15 @@ class Suite:
             return shards.plan(shards.file_weights(run.outcomes, weights_of(run)), self.shard_count(run))
         return shards.plan(shards.file_weights(baseline_ids), self.shard_count(None))
 
-    async def first_plan(self, path: Path, commit: str) -> list[list[str]]:
-        """The first baseline knows no durations: with --shards, its shards balance the collected
-        tests' count; by default it runs whole (and measures what sharding later runs is worth)."""
-        if not self.command.is_pytest or self.shard_count(None) < 2:
+    async def first_plan(self, path: Path, rides_along: bool = False) -> list[list[str]]:
+        """The first baseline knows no durations: its shards balance the test files found on disk
+        (by the tests each defines; no test process runs to plan it), over the free slots. When
+        the generator asks the baseline to carry something (mutate's per-test coverage, which one
+        unsharded process records), it runs whole unless --shards says otherwise."""
+        count = self.options.shards if self.options.shards is not None else (1 if rides_along else self.executor.slots)
+        if not self.command.is_pytest or count < 2:
             return []
-        listed = await self.executor.run(TestJob(id="collect", command=self.command, commit=commit, mode=JobMode.collect, workdir=path,
-                                                 timeout_s=self.timeout(), log_name="collect.log"), self.run_dir)
-        if listed.status != JobStatus.ok or listed.run.infra_error:
-            return []  # the unsharded baseline reports what is wrong in its own words
-        return shards.plan(shards.file_weights(listed.collected), self.shard_count(None))
+        return shards.plan(await anyio.to_thread.run_sync(shards.disk_weights, path), count)
 
     async def full_run(self, path: Path, name: str, commit: str, groups: list[list[str]],
                        extra_env: dict[str, str] | None = None) -> TestRun:
@@ -75,6 +76,8 @@ class Suite:
                              "raise --branch-timeout or baseline-timeout, or make the suite faster")
         if done.status == JobStatus.crashed:
             raise Escalation("infrastructure", f"the full test suite could not run: {done.reason}", escalation.INFRASTRUCTURE_ACTION)
+        if done.overhead_s is not None:
+            self.overhead_s = done.overhead_s
         return done.run
 
     async def flaky(self, path: Path, commit: str, failing: list[str]) -> set[str]:
