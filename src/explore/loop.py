@@ -146,7 +146,7 @@ class Runner:
         env = self._baseline_env(path)
         groups = await self.suite.first_plan(path, rides_along=bool(env))
         started = time.monotonic()  # a sharded baseline carries nothing: each shard would record a part
-        run = await self.suite.full_run(path, "baseline", self.run.base_commit, groups, {} if groups else env)
+        run, rerun_passed = await self.suite.baseline(path, self.run.base_commit, groups, {} if groups else env)
         self.suite_s = time.monotonic() - started
         if run.infra_error:
             raise Escalation("infrastructure", f"the baseline test run failed: {run.infra_error} (log: {run.log_path})", escalation.INFRASTRUCTURE_ACTION)
@@ -164,8 +164,7 @@ class Runner:
             raise Escalation(found.category, f"{found.reason} (in {len(failing)} failing test(s), e.g. {failing[0]})", found.action)
         if failing and self.test_command.is_pytest and all("::" in i for i in failing):
             known = {i for record in history.load(self.history_path) for i in record.flaky} & set(failing)
-            again = [i for i in failing if run.outcomes[i].outcome != "timeout"]  # a hang would cost its whole limit again
-            self.run.flaky = sorted(known | (await self.suite.flaky(path, self.run.base_commit, again) if again else set()))
+            self.run.flaky = sorted(known | (rerun_passed & set(failing)))  # reruns ran as each shard ended
         if self.options.has_targets():
             await targeting.choose(self.run, self.options, run, self.suite, self.pool, self.display, self.root)
         if self.run.reproduction:

@@ -16,7 +16,7 @@ import heapq
 import re
 import subprocess
 from collections import defaultdict
-from collections.abc import Iterable, Mapping
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from pathlib import Path
 
 import anyio
@@ -162,14 +162,26 @@ def _section(part: JobResult) -> str:
     return f"===== {part.job_id} ({part.status.value}, {part.duration_s:.1f}s) =====\n{body}\n"
 
 
-async def run_sharded(executor: Executor, job: TestJob, groups: list[list[str]], log_dir: Path) -> JobResult:
-    """The job split along groups (from `plan`), run concurrently, merged; unsharded when groups is []."""
+Then = Callable[[TestJob, JobResult], Awaitable[None]]
+"""What runs in a shard's slot as soon as that shard ends (the baseline's flaky reruns)."""
+
+
+async def run_sharded(executor: Executor, job: TestJob, groups: list[list[str]], log_dir: Path, then: Then | None = None) -> JobResult:
+    """The job split along groups (from `plan`), run concurrently, merged; unsharded when groups is [].
+    then: awaited after each shard (or the unsharded job) with its job and result, while the
+    other shards still run; the merged result waits for it."""
     if not groups:
-        return await executor.run(job, log_dir)
+        whole = await executor.run(job, log_dir)
+        if then is not None:
+            await then(job, whole)
+        return whole
     parts: list[JobResult | None] = [None] * len(groups)
 
     async def one(index: int, shard: TestJob) -> None:
-        parts[index] = await executor.run(shard.model_copy(update={"workdir": job.workdir if index == 0 else None}), log_dir)
+        shard = shard.model_copy(update={"workdir": job.workdir if index == 0 else None})
+        parts[index] = await executor.run(shard, log_dir)
+        if then is not None:
+            await then(shard, parts[index])
 
     async with anyio.create_task_group() as group:
         for index, shard in enumerate(shard_jobs(job, groups)):

@@ -11,7 +11,7 @@ import anyio
 from . import escalation, procs, shards
 from .config import Options
 from .errors import Escalation
-from .jobs import Executor, JobStatus, TestJob
+from .jobs import Executor, JobResult, JobStatus, TestJob
 from .models import PASSING, TestRun
 from .progress import Display
 from .testing import TestCommand
@@ -57,16 +57,17 @@ class Suite:
         return shards.plan(await anyio.to_thread.run_sync(shards.disk_weights, path), count)
 
     async def full_run(self, path: Path, name: str, commit: str, groups: list[list[str]],
-                       extra_env: dict[str, str] | None = None) -> TestRun:
+                       extra_env: dict[str, str] | None = None, then: shards.Then | None = None) -> TestRun:
         """The whole suite at commit; an overrun, a memory cap or a job that cannot run escalates.
-        extra_env: what the generator asks the baseline to carry (mutate's per-test coverage)."""
+        extra_env: what the generator asks the baseline to carry (mutate's per-test coverage);
+        then: what runs in each shard's slot when that shard ends (shards.run_sharded)."""
         timeout = self.timeout()
         await self.executor.prepare(commit)
         command = replace(self.command, extra_env={**self.command.extra_env, **extra_env}) if extra_env else self.command
         job = TestJob(id=name, command=command, commit=commit, timeout_s=timeout, memory_limit=self.memory_limit, log_name=f"{name}.log", workdir=path)
         if groups:
             self.display.note(f"{name}: the suite split into {len(groups)} shards ({self.executor.name.value})")
-        done = await shards.run_sharded(self.executor, job, groups, self.run_dir)
+        done = await shards.run_sharded(self.executor, job, groups, self.run_dir, then)
         if done.status == JobStatus.oom:
             cap = f" of {self.memory_limit / 2**20:,.0f} MiB" if self.memory_limit else ""
             raise Escalation("infrastructure", f"the full test suite exceeded the memory cap{cap} ({done.reason})",
@@ -80,13 +81,31 @@ class Suite:
             self.overhead_s = done.overhead_s
         return done.run
 
-    async def flaky(self, path: Path, commit: str, failing: list[str]) -> set[str]:
-        """Failing tests that pass when rerun (`flaky-reruns` times)."""
+    async def baseline(self, path: Path, commit: str, groups: list[list[str]], extra_env: dict[str, str]) -> tuple[TestRun, set[str]]:
+        """The baseline and its flaky reruns: a shard's failing tests run again (`flaky-reruns`
+        times) in its slot as soon as that shard ends, while the other shards still run. Returns
+        the run and the failing tests that passed when rerun (a hang is not rerun: it would cost
+        its whole limit again; nor a failure that escalates anyway)."""
+        found: set[str] = set()
+
+        async def rerun(shard: TestJob, part: JobResult) -> None:
+            failing = [i for i in part.run.failing() if "::" in i and part.run.outcomes[i].outcome != "timeout"]
+            if part.status != JobStatus.ok or not failing or not self.command.is_pytest:
+                return
+            if escalation.classify_failures([part.run.outcomes[i].longrepr or part.run.outcomes[i].message for i in failing]):
+                return
+            found.update(await self.flaky(shard.workdir, commit, failing, shard.id.replace("baseline", "baseline-rerun", 1)))
+
+        run = await self.full_run(path, "baseline", commit, groups, extra_env, then=rerun)
+        return run, found
+
+    async def flaky(self, path: Path | None, commit: str, failing: list[str], name: str) -> set[str]:
+        """Failing tests that pass when rerun (`flaky-reruns` times) in path (None: a free slot)."""
         found: set[str] = set()
         for attempt in range(self.options.flaky_reruns):
-            name = f"baseline-rerun-{attempt + 1}"
-            rerun = await self.executor.run(TestJob(id=name, command=self.command, commit=commit, select=failing, workdir=path, timeout_s=self.timeout(),
-                                                    memory_limit=self.memory_limit, log_name=f"{name}.log"), self.run_dir)
+            stem = f"{name.replace('/', '.')}-{attempt + 1}"
+            rerun = await self.executor.run(TestJob(id=f"{name}-{attempt + 1}", command=self.command, commit=commit, select=failing, workdir=path,
+                                                    timeout_s=self.timeout(), memory_limit=self.memory_limit, log_name=f"{stem}.log"), self.run_dir)
             found |= {i for i in failing if i in rerun.run.outcomes and rerun.run.outcomes[i].outcome in PASSING}
         return found
 
