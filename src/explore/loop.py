@@ -145,7 +145,8 @@ class Runner:
         await self.suite.setup_once(path)
         env = self._baseline_env(path)
         groups = await self.suite.first_plan(path, rides_along=bool(env))
-        started = time.monotonic()  # a sharded baseline carries nothing: each shard would record a part
+        started = time.monotonic()
+        # a sharded baseline carries nothing: each shard would record only its part
         run, rerun_passed = await self.suite.baseline(path, self.run.base_commit, groups, {} if groups else env)
         self.suite_s = time.monotonic() - started
         if run.infra_error:

@@ -179,9 +179,9 @@ async def run_sharded(executor: Executor, job: TestJob, groups: list[list[str]],
 
     async def one(index: int, shard: TestJob) -> None:
         shard = shard.model_copy(update={"workdir": job.workdir if index == 0 else None})
-        parts[index] = await executor.run(shard, log_dir)
+        parts[index] = part = await executor.run(shard, log_dir)
         if then is not None:
-            await then(shard, parts[index])
+            await then(shard, part)
 
     async with anyio.create_task_group() as group:
         for index, shard in enumerate(shard_jobs(job, groups)):
