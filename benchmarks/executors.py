@@ -2,11 +2,14 @@
 
 (a) Baseline wall time of a sleep-bound suite of 40 tests in 8 files (each test sleeps --sleep
     seconds), `explore run --shards 4` over `--shards 1`, both with --parallel 4. The suite is
-    green, so a run is its baseline (collection for the first shard plan included) and nothing
-    else; the figure is the baseline phase read from the progress lines, plus the whole wall.
+    green, so a run is its baseline (planned from the test files on disk) and nothing else; the
+    figure is the baseline phase read from the progress lines, plus the whole wall.
 (b) End to end, `--parallel 3` over `--parallel 1` on parallel_speedup.py's scripted three-edit
     repo, with the slow test's sleep spread over 3 test files (one file cannot be sharded:
     sharding splits by file); sharding at its default (the free slots).
+(b') A second, clearly separate workload: the same repo and edits with a longer suite (12 s of
+    sleep over 6 test files). (b)'s suite is 2.5 s: there a test process's start costs as much
+    as the tests it would share, so neither sharding nor the fan-out can pay off on 2 cores.
 (c) Per-candidate overhead of `--executor ray` over `local` on a generated 5,000-file repo: one
     candidate's test job (its patch, a one-test suite) through each executor's API. Local runs
     in the candidate's worktree (made when the generator ran); Ray checks out the one-commit
@@ -164,8 +167,9 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sleep", type=float, default=0.25, help="seconds each of the 40 tests of (a) sleeps")
     parser.add_argument("--speedup-sleep", type=float, default=2.5, help="seconds of sleep in (b)'s suite")
+    parser.add_argument("--long-sleep", type=float, default=12.0, help="seconds of sleep in (b')'s suite, over 6 test files")
     parser.add_argument("--files", type=int, default=5000)
-    parser.add_argument("--skip", default="", help="comma list of parts to skip: a,b,c")
+    parser.add_argument("--skip", default="", help="comma list of parts to skip: a,b,b',c")
     args = parser.parse_args()
     skip = set(args.skip.split(","))
     tmp = Path(tempfile.mkdtemp(prefix="explore-bench-executors-")).resolve()
@@ -179,6 +183,9 @@ def main() -> int:
         if "b" not in skip:
             print(f"\n(b) --parallel 3 over --parallel 1, {args.speedup_sleep:g} s of sleep in 3 test files")
             print(parallel_speedup.table(parallel_speedup.speedup(tmp, args.speedup_sleep, slow_files=3)))
+        if "b'" not in skip:
+            print(f"\n(b') second workload, not the issue's: --parallel 3 over --parallel 1, {args.long_sleep:g} s of sleep in 6 test files")
+            print(parallel_speedup.table(parallel_speedup.speedup(tmp / "long", args.long_sleep, slow_files=6)))
         if "c" not in skip:
             print(f"\n(c) per-candidate overhead of --executor ray over local, {args.files:,}-file repo")
             print(parallel_speedup.table(overhead(tmp, args.files)))

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from conftest import assert_no_debris, make_repo, run_cli
 from test_run_e2e import CALC, FIX_ADD, FIX_MUL, scripted_agent
 
@@ -100,12 +102,15 @@ FLAKY = {
 }
 
 
-def test_flaky_test_is_reported_and_never_steers(tmp_path: Path, monkeypatch) -> None:
+@pytest.mark.parametrize("parallel", ["1", "3"])
+def test_flaky_test_is_reported_and_never_steers(tmp_path: Path, monkeypatch, parallel: str) -> None:
+    """With --parallel 3 the first baseline is sharded: the flaky test's shard reruns it in its slot."""
     monkeypatch.setenv("FLAKY_COUNTER", str(tmp_path / "counter"))
     repo = make_repo(tmp_path / "repo", FLAKY)
     agent = scripted_agent(tmp_path, {"a": {"replace": FIX_ADD}})
-    code, summary, err = run_cli(["run", str(repo), "--agent-cmd", agent, "--parallel", "1", "--json"])
+    code, summary, err = run_cli(["run", str(repo), "--agent-cmd", agent, "--parallel", parallel, "--json"])
     assert code == 0, err
+    assert ("baseline: the suite split into" in err) == (parallel == "3"), err
     flaky_id = "tests/test_flaky.py::test_sometimes"
     assert summary["flaky"] == [flaky_id] and summary["status"] == "succeeded"
     assert flaky_id not in summary["final"].get("failed_tests", []) and flaky_id not in summary["remaining_failures"]

@@ -43,11 +43,14 @@ def test_plan_without_durations_balances_by_test_count_and_never_splits_one_file
     assert shards.plan(weights, 1) == []
 
 
-def test_the_default_shard_count_is_what_the_suite_time_fills() -> None:
-    assert shards.worthwhile(4, 0.0) == 1  # nothing measured yet: the first baseline runs whole
-    assert shards.worthwhile(4, 2.5, overhead_s=3.0) == 1  # a short suite is not worth another process
-    assert shards.worthwhile(4, 7.0, overhead_s=3.0) == 2
+def test_the_default_shard_count_adds_a_shard_while_it_saves_more_than_its_process_costs() -> None:
+    assert shards.worthwhile(4, 0.0) == 1  # nothing measured
+    assert shards.worthwhile(3, 0.3, overhead_s=0.7) == 1  # a short suite is not worth another process
+    assert shards.worthwhile(3, 2.5, overhead_s=1.6) == 2  # 1.25 s saved by a second, 0.42 s by a third < 1.6 / 3
+    assert shards.worthwhile(3, 2.5, overhead_s=1.0) == 3
+    assert shards.worthwhile(4, 20.0, overhead_s=1.0) == 4
     assert shards.worthwhile(4, 1800.0, overhead_s=3.0) == 4  # never more than the free slots
+    assert shards.worthwhile(1, 1800.0) == 1
     run = TestRun(outcomes={"a.py::x": TestOutcome(id="a.py::x", outcome="passed", duration_s=2.0)}, duration_s=3.5)
     assert (shards.test_seconds(run), shards.process_overhead(run)) == (2.0, 1.5)
 
@@ -61,9 +64,21 @@ def test_durations_weigh_files_and_all_zero_durations_fall_back_to_counts() -> N
 def test_the_last_shard_runs_everything_the_others_do_not() -> None:
     job = TestJob(command=CMD, id="baseline", commit="c0ffee", log_name="baseline.log")
     first, second, rest = shards.shard_jobs(job, [["t/a.py"], ["t/b.py", "t/c.py"], ["t/d.py"]])
-    assert (first.id, first.select, first.ignore, first.log_name) == ("baseline/shard-1", ["t/a.py"], [], "baseline.shard-1.log")
-    assert second.select == ["t/b.py", "t/c.py"]
-    assert rest.select is None and rest.ignore == ["t/a.py", "t/b.py", "t/c.py"]
+    assert (first.id, first.only, first.select, first.ignore, first.log_name) == ("baseline/shard-1", ["t/a.py"], None, [], "baseline.shard-1.log")
+    assert second.only == ["t/b.py", "t/c.py"]
+    assert rest.select is None and rest.only is None and rest.ignore == ["t/a.py", "t/b.py", "t/c.py"]
+
+
+def test_the_first_plan_weighs_the_tracked_test_files_on_disk_by_the_tests_they_define(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo", {
+        "tests/test_a.py": "def test_1():\n    pass\n\n\nasync def test_2():\n    pass\n\n\nclass TestC:\n    def test_3(self):\n        pass\n",
+        "tests/b_test.py": "def helper():\n    pass\n",
+        "tests/conftest.py": "def test_not_a_test_file():\n    pass\n",
+        "tests/helpers.py": "def test_like():\n    pass\n",
+        "calc.py": "def value():\n    return 1\n",
+    })
+    (repo / "tests" / "test_untracked.py").write_text("def test_x():\n    pass\n")
+    assert shards.disk_weights(repo) == {"tests/test_a.py": 4.0, "tests/b_test.py": 1.0}
 
 
 def _part(job_id: str, status: JobStatus, outcomes: dict[str, str], code: int | None, infra: str | None = None) -> JobResult:
@@ -159,8 +174,7 @@ async def test_a_planned_multi_file_suite_matches_its_unsharded_run_and_keeps_co
     executor, pool = _executor(repo, tmp_path, 3)
     try:
         whole = await executor.run(TestJob(command=CMD, id="whole", commit=commit), tmp_path / "logs")
-        collected = await executor.run(TestJob(command=CMD, id="ids", commit=commit, mode="collect"), tmp_path / "logs")
-        groups = shards.plan(shards.file_weights(collected.collected), 3)
+        groups = shards.plan(shards.disk_weights(repo), 3)
         assert len(groups) == 3
         split = await shards.run_sharded(executor, TestJob(command=CMD, id="split", commit=commit, log_name="split.log"), groups, tmp_path / "logs")
     finally:
@@ -197,3 +211,28 @@ async def test_an_overrunning_shard_makes_the_job_timeout_and_names_the_shard(tm
     assert merged.reason and merged.reason.startswith("full/shard-1: the test run exceeded its 15s limit")
     assert _per_test(merged.run) == {"tests/test_fast.py::test_fast": "passed"}
     assert not executor.tracker.pids
+
+
+@pytest.mark.anyio
+async def test_a_shard_collects_only_what_an_unsharded_run_collects(tmp_path: Path) -> None:
+    """pytest's own collection rules (testpaths here) still apply to a shard's files: a test file
+    on disk that the unsharded run never collects is not run by a shard either."""
+    files = {
+        "pyproject.toml": f'[tool.pytest.ini_options]\ntestpaths = ["tests"]\n\n[tool.explore]\npython = "{PY}"\n',
+        "tests/test_one.py": "def test_one():\n    pass\n",
+        "tests/test_two.py": "def test_two():\n    assert False\n",
+        "examples/test_demo.py": "def test_demo():\n    assert False, 'never collected'\n",
+    }
+    repo = make_repo(tmp_path / "repo", files)
+    commit = git.Repo(repo).head.commit.hexsha
+    executor, pool = _executor(repo, tmp_path, 3)
+    try:
+        groups = shards.plan(shards.disk_weights(repo), 3)
+        assert sorted(f for g in groups for f in g) == ["examples/test_demo.py", "tests/test_one.py", "tests/test_two.py"]
+        whole = await executor.run(TestJob(command=CMD, id="whole", commit=commit), tmp_path / "logs")
+        split = await shards.run_sharded(executor, TestJob(command=CMD, id="split", commit=commit, log_name="split.log"), groups, tmp_path / "logs")
+    finally:
+        pool.remove_all()
+    assert _per_test(whole.run) == {"tests/test_one.py::test_one": "passed", "tests/test_two.py::test_two": "failed"}
+    assert _per_test(split.run) == _per_test(whole.run)
+    assert split.status == JobStatus.ok and split.run.exit_code == whole.run.exit_code == 1 and split.run.infra_error is None

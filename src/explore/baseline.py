@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 
 import anyio
 
-from . import adoption, escalation, generators, gitrepo, history, reproduce, shards, targeting
+from . import adoption, escalation, generators, gitrepo, history, reproduce, targeting
 from .errors import Escalation
 from .models import EscalationCategory, TestRun
 from .testing import derived_test_timeout
@@ -26,12 +26,12 @@ async def start(r: Runner) -> None:
     r.display.phase(f"baseline: running {r.test_command.describe()} on {r.run.base_commit[:10]}")
     path, _ = await anyio.to_thread.run_sync(r.pool.acquire, "a", r.run.base_commit)
     await r.suite.setup_once(path)
-    groups = await r.suite.first_plan(path, r.run.base_commit)
+    env = _baseline_env(r, path)
+    groups = await r.suite.first_plan(path, rides_along=bool(env))
     started = time.monotonic()
-    run = await r.suite.full_run(path, "baseline", r.run.base_commit, groups, _baseline_env(r, path))
+    # a sharded baseline carries nothing: each shard would record only its part
+    run, rerun_passed = await r.suite.baseline(path, r.run.base_commit, groups, {} if groups else env)
     r.suite_s = time.monotonic() - started
-    if not groups:
-        r.suite.overhead_s = shards.process_overhead(run)
     if run.infra_error:
         raise Escalation(EscalationCategory.infrastructure, f"the baseline test run failed: {run.infra_error} (log: {run.log_path})", escalation.INFRASTRUCTURE_ACTION)
     if r.options.issue:
@@ -48,8 +48,7 @@ async def start(r: Runner) -> None:
         raise Escalation(found.category, f"{found.reason} (in {len(failing)} failing test(s), e.g. {failing[0]})", found.action)
     if failing and r.test_command.is_pytest and all("::" in i for i in failing):
         known = {i for record in history.load(r.history_path) for i in record.flaky} & set(failing)
-        again = [i for i in failing if run.outcomes[i].outcome != "timeout"]  # a hang would cost its whole limit again
-        r.run.flaky = sorted(known | (await r.suite.flaky(path, r.run.base_commit, again) if again else set()))
+        r.run.flaky = sorted(known | (rerun_passed & set(failing)))  # reruns ran as each shard ended
     if r.options.has_targets():
         await targeting.choose(r.run, r.options, run, r.suite, r.pool, r.display, r.root)
     if r.run.reproduction:

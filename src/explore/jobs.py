@@ -26,13 +26,6 @@ class ExecutorName(str, Enum):
     ray = "ray"
 
 
-class JobMode(str, Enum):
-    run = "run"
-    """Run the selected tests (all of them when nothing is selected)."""
-    collect = "collect"
-    """Only list the test ids (pytest --collect-only): what a first shard plan balances."""
-
-
 class TestJob(BaseModel):
     """One execution of the test command on one tree."""
 
@@ -49,7 +42,9 @@ class TestJob(BaseModel):
     """Test ids or files to run; None runs the whole suite."""
     ignore: list[str] = Field(default_factory=list)
     """Test files left out of a whole-suite run (the files other shards run)."""
-    mode: JobMode = JobMode.run
+    only: list[str] | None = None
+    """The only test files a whole-suite run collects (one shard's files; pytest's own collection
+    rules still apply, so a file an unsharded run would not collect is not run either)."""
     timeout_s: float = 600.0
     """The job's wall-clock limit: its whole process tree is killed when it expires."""
     memory_limit: int | None = None
@@ -73,14 +68,15 @@ class JobResult(BaseModel):
     job_id: str
     status: JobStatus
     run: TestRun = Field(default_factory=TestRun)
-    collected: list[str] = Field(default_factory=list)
-    """Test ids, for a collect job."""
     reason: str | None = None
     """Why the status is not ok, in words a person can act on."""
     log: str = ""
     """The tail of the job's output (the whole log is at run.log_path)."""
     executor: ExecutorName = ExecutorName.local
     duration_s: float = 0.0
+    overhead_s: float | None = None
+    """Wall seconds of its test process beyond its tests' own (interpreter, imports, collection,
+    report); a sharded job's is its cheapest shard's. None when the tests did not run to an end."""
 
 
 class Executor(Protocol):

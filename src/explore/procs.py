@@ -117,12 +117,57 @@ def _alive(proc: psutil.Process) -> bool:
 
 def tree_rss(pid: int) -> int:
     total = 0
-    for proc in tree_of(pid):
+    for proc in _sampled_tree(pid):
         try:
             total += proc.memory_info().rss
         except psutil.Error:
             pass
     return total
+
+
+_children: tuple[float, dict[int, list[int]]] = (0.0, {})
+
+
+def _sampled_tree(pid: int) -> list[psutil.Process]:
+    """pid's tree for a memory sample. Finding descendants reads every process's parent (all of
+    /proc): one such read per sampling tick is shared by every watched job, not made per job."""
+    global _children
+    if not sys.platform.startswith("linux"):
+        return tree_of(pid)
+    taken, children = _children
+    if time.monotonic() - taken > SAMPLE_INTERVAL_S / 2:
+        children = {}
+        for parent_of, child in _parents():
+            children.setdefault(parent_of, []).append(child)
+        _children = (time.monotonic(), children)
+    found, stack = [pid], [pid]
+    while stack:
+        for child in children.get(stack.pop(), []):
+            found.append(child)
+            stack.append(child)
+    members = []
+    for member in found:
+        try:
+            members.append(psutil.Process(member))
+        except psutil.Error:
+            pass
+    return members
+
+
+def _parents() -> list[tuple[int, int]]:
+    """(parent, child) for every live process, from /proc/<pid>/stat."""
+    pairs = []
+    for name in os.listdir("/proc"):
+        if name.isdigit():
+            try:
+                with open(f"/proc/{name}/stat", "rb") as stat:
+                    data = stat.read()
+            except OSError:
+                continue
+            fields = data[data.rfind(b")") + 2:].split(b" ", 2)
+            if len(fields) >= 2:
+                pairs.append((int(fields[1]), int(name)))
+    return pairs
 
 
 async def run(

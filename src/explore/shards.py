@@ -1,17 +1,22 @@
 """Sharded full-suite runs: split by test file, balanced by recorded durations, merged into one run.
 
-Shards 1..N-1 run explicit lists of test files; the last shard runs the whole suite minus those
-files (pytest --ignore), so a test file the plan does not know (one a candidate added) still
-runs, and the union of the shards is exactly what one unsharded run collects. A shard that
+Shards 1..N-1 each collect only their list of test files (explore's plugin, `--explore-only`:
+pytest's own collection rules still apply, so a listed file an unsharded run would not collect
+is not collected either); the last shard runs the whole suite minus those files (pytest
+--ignore), so a test file the plan does not know (one a candidate added) still runs, and the
+union of the shards is exactly what one unsharded run collects. A shard that
 times out, overruns its memory or dies makes the merged job say so, naming the shard: its tests
 are never dropped silently.
 """
 
 from __future__ import annotations
 
+import fnmatch
 import heapq
+import re
+import subprocess
 from collections import defaultdict
-from collections.abc import Iterable, Mapping
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from pathlib import Path
 
 import anyio
@@ -39,17 +44,41 @@ def file_weights(ids: Iterable[str], durations: Mapping[str, float] | None = Non
     return dict(weights)
 
 
+PYTEST_FILES = ("test_*.py", "*_test.py")
+"""pytest's default `python_files`: what a first plan finds on disk (other files go to the rest shard)."""
+TEST_DEF = re.compile(rb"^\s*(?:async\s+)?def\s+test|^\s*class\s+Test", re.MULTILINE)
+
+
+def disk_weights(workdir: Path) -> dict[str, float]:
+    """The tracked test files of a checkout, weighed by the tests they define (`def test…`,
+    `class Test…`; at least 1): the first baseline's plan, with no test process run to make it."""
+    listed = subprocess.run(["git", "ls-files", "-z"], cwd=workdir, capture_output=True, check=False).stdout.decode(errors="replace")
+    weights: dict[str, float] = {}
+    for name in filter(None, listed.split("\0")):
+        if any(fnmatch.fnmatch(name.rsplit("/", 1)[-1], pattern) for pattern in PYTEST_FILES):
+            try:
+                weights[name] = float(max(1, len(TEST_DEF.findall((workdir / name).read_bytes()))))
+            except OSError:
+                continue
+    return weights
+
+
 DEFAULT_OVERHEAD_S = 1.0
 """What starting and ending one test process costs, until a run has measured it."""
 
 
 def worthwhile(slots: int, test_seconds: float, overhead_s: float = DEFAULT_OVERHEAD_S) -> int:
-    """--shards' default: the free slots, but no more shards than the suite's test time fills — each
-    shard should hold at least what one more test process costs to start (a 3 s suite is not worth
-    splitting; a 30-minute one is). 1 when nothing was measured yet."""
+    """--shards' default: the free slots, but one more shard only while the wall time it saves
+    (T/(k-1) - T/k of the suite's T test seconds) is at least its process's cost spread over the
+    slots (overhead / slots): a 3 s suite splits in two or three, a 0.3 s one stays whole, a
+    30-minute one takes every slot. 1 when nothing was measured yet."""
     if test_seconds <= 0:
         return 1
-    return max(1, min(slots, int(test_seconds // max(overhead_s, 0.1))))
+    cost = max(overhead_s, 0.1) / max(slots, 1)
+    count = 1
+    while count < slots and test_seconds / (count * (count + 1)) >= cost:
+        count += 1
+    return count
 
 
 def test_seconds(run: TestRun) -> float:
@@ -80,7 +109,7 @@ def shard_jobs(job: TestJob, groups: list[list[str]]) -> list[TestJob]:
     """One job per group; the last one runs everything the others do not."""
     others = sorted(path for group in groups[:-1] for path in group)
     stem = Path(job.log_name).stem
-    jobs = [job.model_copy(update={"id": f"{job.id}/shard-{k + 1}", "select": group, "ignore": [],
+    jobs = [job.model_copy(update={"id": f"{job.id}/shard-{k + 1}", "select": None, "only": group, "ignore": [],
                                    "log_name": f"{stem}.shard-{k + 1}.log"})
             for k, group in enumerate(groups[:-1])]
     jobs.append(job.model_copy(update={"id": f"{job.id}/shard-{len(groups)}", "select": None, "ignore": others,
@@ -116,8 +145,9 @@ def merge(job: TestJob, parts: list[JobResult], log_path: Path) -> JobResult:
     bad = [p for p in parts if p.status != JobStatus.ok]
     log_path.parent.mkdir(parents=True, exist_ok=True)
     log_path.write_text("".join(_section(p) for p in parts), encoding="utf-8")
+    measured = [p.overhead_s for p in parts if p.overhead_s is not None]
     return JobResult(
-        job_id=job.id, status=worst.status, run=run, executor=worst.executor,
+        job_id=job.id, status=worst.status, run=run, executor=worst.executor, overhead_s=min(measured) if measured else None,
         reason="; ".join(p.reason or f"{p.job_id}: {p.status.value}" for p in bad) or None,
         log="\n".join(p.log[-2000:] for p in parts)[-8000:], duration_s=max((p.duration_s for p in parts), default=0.0),
     )
@@ -132,14 +162,26 @@ def _section(part: JobResult) -> str:
     return f"===== {part.job_id} ({part.status.value}, {part.duration_s:.1f}s) =====\n{body}\n"
 
 
-async def run_sharded(executor: Executor, job: TestJob, groups: list[list[str]], log_dir: Path) -> JobResult:
-    """The job split along groups (from `plan`), run concurrently, merged; unsharded when groups is []."""
+Then = Callable[[TestJob, JobResult], Awaitable[None]]
+"""What runs in a shard's slot as soon as that shard ends (the baseline's flaky reruns)."""
+
+
+async def run_sharded(executor: Executor, job: TestJob, groups: list[list[str]], log_dir: Path, then: Then | None = None) -> JobResult:
+    """The job split along groups (from `plan`), run concurrently, merged; unsharded when groups is [].
+    then: awaited after each shard (or the unsharded job) with its job and result, while the
+    other shards still run; the merged result waits for it."""
     if not groups:
-        return await executor.run(job, log_dir)
+        whole = await executor.run(job, log_dir)
+        if then is not None:
+            await then(job, whole)
+        return whole
     parts: list[JobResult | None] = [None] * len(groups)
 
     async def one(index: int, shard: TestJob) -> None:
-        parts[index] = await executor.run(shard.model_copy(update={"workdir": job.workdir if index == 0 else None}), log_dir)
+        shard = shard.model_copy(update={"workdir": job.workdir if index == 0 else None})
+        parts[index] = part = await executor.run(shard, log_dir)
+        if then is not None:
+            await then(shard, part)
 
     async with anyio.create_task_group() as group:
         for index, shard in enumerate(shard_jobs(job, groups)):

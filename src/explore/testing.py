@@ -123,15 +123,17 @@ async def run_tests(
     log_cap: int = procs.DEFAULT_LOG_CAP,
     ignore: list[str] | None = None,
     die_with_parent: bool = False,
+    only: list[str] | None = None,
 ) -> TestRun:
     """Run the suite (or the selected pytest ids) in workdir; the caller bounds it in time.
     ignore: test files left out (pytest --ignore), for the shard that runs "everything else";
+    only: the only test files collected (explore's plugin), for the other shards;
     die_with_parent: the run dies with this process (a Ray worker), see procs.run.
 
     A test that ignored the per-test limit ended its pytest process: it counts as `timeout`, and
     the suite runs again without it so the other tests still count."""
     hung: dict[str, TestOutcome] = {}
-    limits = _Limits(tracker, memory_limit, log_cap, ignore or [], die_with_parent)
+    limits = _Limits(tracker, memory_limit, log_cap, ignore or [], die_with_parent, only)
     run = await _run_once(command, workdir, log_path, select, [], limits)
     attempt = 0
     while run.exit_code == HARD_EXIT and attempt < MAX_HARD_RERUNS and not run.oom:
@@ -159,6 +161,7 @@ class _Limits:
     log_cap: int
     ignore: list[str]
     die_with_parent: bool
+    only: list[str] | None = None
 
 
 async def _run_once(command: TestCommand, workdir: Path, log_path: Path, select: list[str] | None, deselect: list[str],
@@ -172,6 +175,11 @@ async def _run_once(command: TestCommand, workdir: Path, log_path: Path, select:
     if command.is_pytest:
         argv = [command.python or sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-rN", "-q", *plugin_args(command.test_timeout, record)]
         argv += [f"--deselect={i}" for i in deselect] + [*(select or [])] + [f"--ignore={path}" for path in limits.ignore]
+        if limits.only is not None:
+            listing = log_path.with_suffix(".only")
+            listing.parent.mkdir(parents=True, exist_ok=True)
+            listing.write_text("".join(f"{path}\n" for path in limits.only), encoding="utf-8")
+            argv.append(f"--explore-only={listing}")
         if key:
             plugin_dir = seal.install(log_path.with_suffix(".seal"))
             env.update({seal.ENV: key, "PYTHONPATH": os.pathsep.join([env["PYTHONPATH"], str(plugin_dir)])})
@@ -384,17 +392,3 @@ def _pytest_id(classname: str, name: str, workdir: Path) -> str | None:
         if (workdir / candidate).is_file():
             return "::".join([candidate.as_posix(), *parts[cut:], name])
     return None
-
-
-async def collect_ids(
-    command: TestCommand, workdir: Path, log_path: Path, *, tracker: procs.ProcessTracker | None = None,
-    die_with_parent: bool = False,
-) -> tuple[list[str], procs.ProcResult]:
-    """The pytest node ids of the suite (`--collect-only -q`): what a first shard plan balances."""
-    argv = [command.python or sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "--collect-only", "-q"]
-    env = {**isolation_env(workdir), **command.extra_env}
-    result = await procs.run(argv, workdir, env=env, log_path=log_path, tracker=tracker, die_with_parent=die_with_parent,
-                             log_cap=64 * 1024 * 1024)
-    text = log_path.read_text(encoding="utf-8", errors="replace") if log_path.exists() else result.output_tail
-    ids = [line.strip() for line in text.splitlines() if "::" in line and not line.startswith((" ", "<", "="))]
-    return ids, result

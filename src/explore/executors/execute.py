@@ -11,10 +11,10 @@ from pathlib import Path
 
 import anyio
 
-from .. import procs
-from ..jobs import ExecutorName, JobMode, JobResult, JobStatus, TestJob
+from .. import procs, shards
+from ..jobs import ExecutorName, JobResult, JobStatus, TestJob
 from ..models import TestRun
-from ..testing import collect_ids, run_tests
+from ..testing import run_tests
 
 
 async def execute(
@@ -24,33 +24,29 @@ async def execute(
     started = time.monotonic()
     result = JobResult(job_id=job.id, status=JobStatus.ok, executor=executor)
     with anyio.move_on_after(job.timeout_s) as scope:
-        if job.mode == JobMode.collect:
-            result.collected, done = await collect_ids(job.command, workdir, log_path, tracker=tracker, die_with_parent=die_with_parent)
-            result.run = TestRun(exit_code=done.exit_code, log_path=str(log_path), duration_s=done.duration_s)
-            if done.exit_code not in (0, 5):
-                result.run.infra_error = f"pytest --collect-only exited with {done.exit_code}"
-        else:
-            select = _present(job.select, workdir)
-            if select == []:  # every file of this shard is gone (a candidate deleted them): their tests are missing
-                result.run = TestRun(exit_code=5, log_path=str(log_path))
-                log_path.parent.mkdir(parents=True, exist_ok=True)
-                log_path.write_text(f"none of the files of {job.id} exists: {', '.join(job.select or [])}\n", encoding="utf-8")
-                return result
-            result.run = await run_tests(job.command, workdir, log_path, select=select, ignore=job.ignore, tracker=tracker,
-                                         memory_limit=job.memory_limit, die_with_parent=die_with_parent)
+        select = _present(job.select, workdir)
+        if select == []:  # every selected file is gone (a candidate deleted them): their tests are missing
+            result.run = TestRun(exit_code=5, log_path=str(log_path))
+            log_path.parent.mkdir(parents=True, exist_ok=True)
+            log_path.write_text(f"none of the files of {job.id} exists: {', '.join(job.select or [])}\n", encoding="utf-8")
+            return result
+        result.run = await run_tests(job.command, workdir, log_path, select=select, ignore=job.ignore, only=job.only, tracker=tracker,
+                                     memory_limit=job.memory_limit, die_with_parent=die_with_parent)
     if scope.cancelled_caught:
         result.status = JobStatus.timeout
         result.reason = f"{job.id}: the test run exceeded its {job.timeout_s:g}s limit; its process tree was killed"
         result.run = TestRun(log_path=str(log_path))
     elif result.run.oom:
         result.status, result.reason = JobStatus.oom, f"{job.id}: {result.run.infra_error}"
+    elif result.run.outcomes and result.run.exit_code is not None:
+        result.overhead_s = round(shards.process_overhead(result.run), 3)
     result.log = log_path.read_text(encoding="utf-8", errors="replace")[-8000:] if log_path.exists() else ""
     result.duration_s = round(time.monotonic() - started, 3)
     return result
 
 
 def _present(select: list[str] | None, workdir: Path) -> list[str] | None:
-    """A shard's files that exist in this tree (test ids and non-file selections pass through)."""
+    """The selected files that exist in this tree (test ids and non-file selections pass through)."""
     if select is None:
         return None
     return [item for item in select if "::" in item or (workdir / item).exists()]

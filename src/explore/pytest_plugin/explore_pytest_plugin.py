@@ -15,6 +15,11 @@ Standalone on purpose: the project's interpreter runs it, and explore may not be
 - hard limit: a watchdog thread, for a test that ignores the signal (C code, `except
   BaseException`): past the limit plus a grace it records the test's id and stack and ends the
   process with HARD_EXIT; explore then runs the rest of the suite without that test.
+
+`--explore-only FILE` (a shard of a sharded run): only the test files listed in FILE (one path a
+line, relative to the invocation folder) are collected; every other file is ignored before it is
+imported. pytest's own collection rules (testpaths, norecursedirs, collect_ignore) still apply, so
+a listed file pytest would not collect in an unsharded run is not collected here either.
 """
 
 from __future__ import annotations
@@ -42,6 +47,7 @@ def pytest_addoption(parser):
     group = parser.getgroup("explore")
     group.addoption("--explore-test-timeout", type=float, default=0.0, help="Seconds per test (0: no limit).")
     group.addoption("--explore-record", default=None, help="JSON-lines file for failing subtests and hard timeouts.")
+    group.addoption("--explore-only", default=None, help="File listing the only test files to collect (a shard).")
 
 
 def pytest_configure(config):
@@ -51,6 +57,28 @@ def pytest_configure(config):
     limit = config.getoption("--explore-test-timeout") or 0.0
     if limit > 0:
         config.pluginmanager.register(_Limiter(limit, record), "explore-test-timeout")
+
+
+NEVER_IGNORED = ("conftest.py", "__init__.py")
+"""Loaded for their fixtures and package setup whatever the shard: never left out."""
+
+
+def pytest_ignore_collect(collection_path, config):
+    listing = config.getoption("--explore-only", default=None)
+    if not listing or collection_path.name in NEVER_IGNORED or collection_path.is_dir():
+        return None
+    keep = _only(config, listing)
+    return True if collection_path.resolve() not in keep else None
+
+
+def _only(config, listing):
+    keep = getattr(config, "_explore_only", None)
+    if keep is None:
+        with open(listing, encoding="utf-8") as source:
+            names = [line.strip() for line in source if line.strip()]
+        roots = {config.invocation_params.dir, config.rootpath}
+        keep = config._explore_only = {(root / name).resolve() for root in roots for name in names}
+    return keep
 
 
 def _append(path, entry):
