@@ -193,3 +193,33 @@ async def test_surgical_proposes_the_revert_of_the_regressing_hunk_first(regress
         plain = await MutateGenerator({"parallel": 2, "mutate": {"budget_mutants": 30}}).propose(
             await surgical_request(repo, work, tmp_path, regression))
         assert all(not (p.operator or "").startswith("revert") for p in plain.plans), plain.reason
+
+
+@pytest.mark.anyio
+async def test_surgical_widens_to_every_operator_when_no_single_token_edit_helps(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo", {
+        "stock.py": """\
+            def available(on_hand, reserved):
+                return max(0, reserved - on_hand)
+            """,
+        "tests/test_stock.py": """\
+            from stock import available
+
+
+            def test_available():
+                assert available(5, 2) == 3
+
+
+            def test_none_left():
+                assert available(2, 5) == 0
+            """,
+    })
+    work = tmp_path / "scratch"
+    git(repo, "worktree", "add", "--detach", str(work))
+    try:
+        request = await surgical_request(repo, work, tmp_path, None)
+        proposal = await MutateGenerator({"parallel": 2, "mutate": {"budget_seconds": 120}}).propose(request)
+        assert proposal.plans, proposal.reason
+        assert "max(0, on_hand - reserved)" in (proposal.plans[0].patch or ""), proposal.reason  # a swap: two tokens move
+    finally:
+        git(repo, "worktree", "remove", "--force", str(work))

@@ -45,7 +45,7 @@ class MutationPolicy(BaseModel):
     distinct_lines: bool = False
     """Each candidate from a different line or operator family."""
     single_token: bool = False
-    """Single-token changes first (mutate widens to every operator when none of them helps)."""
+    """Single-token changes first (mutate widens to every operator when none fixes every failing test)."""
 
 
 class Strategy(BaseModel):

@@ -13,6 +13,7 @@ import os
 import re
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -161,14 +162,9 @@ class MutateGenerator:
                 timeout = await calibrate(screener, prepared.first(CALIBRATE_FROM), frozenset(t.id for t in request.failing if t.outcome == "timeout"))
             reverts = await screen_in_order(undo, screener.slots, budget, job_for, lambda done: False) if undo else []
             singles = await screen_in_order(prepared, screener.slots, budget, job_for, enough)
-            if policy.single_token and not any(p.plausible for p in reverts + singles) and not budget.exhausted():
-                # smallest first, not smallest only: no single-token edit helps, so widen to every operator
-                search = Search(
-                    request.scratch, sources, spectrum, suspects, tried=[*request.tried_patches, *(p.patch for p in singles)],
-                    single_token=False, changed=changed, max_lines=settings.max_lines,
-                )
-                singles += await screen_in_order(search.prepare(search.ranked(), budget.mutants - budget.screened),
-                                                 screener.slots, budget, job_for, enough)
+            ranked_screened = len(singles)
+            if policy.single_token and not any(shape.is_full(p, failing) for p in reverts + singles) and not budget.exhausted():
+                singles += await widen(search, singles, request.tried_patches, screener, budget, job_for, enough)
             no_full = not any(shape.is_full(p, failing) for p in singles)
             stuck = not any(p.plausible for p in singles)  # no single edit helps: maybe two must go together
             if (policy.max_edits >= 2 or stuck) and no_full and not budget.exhausted():
@@ -188,7 +184,7 @@ class MutateGenerator:
         elapsed = time.monotonic() - started
         screened = len(reverts) + len(singles) + len(combos)
         screen_s = max(elapsed - coverage_s, 1e-9)
-        early = not budget.exhausted() and prepared.at(len(singles)) is not None
+        early = not budget.exhausted() and prepared.at(ranked_screened) is not None
         reason = explain(chosen, reverts + singles, combos, failing, budget, search, suspects, request.n, elapsed, early) + overrides_note(overridden)
         write_log(run_dir / "search.json", settings, reverts + singles, combos, search, suspects, coverage_s, elapsed)
         return Proposal(
@@ -311,6 +307,20 @@ async def changed_lines(request: ProposalRequest) -> dict[str, set[int]]:
         if found:
             return found
     return {}
+
+
+async def widen(search: Search, screened: list[Prepared], tried: list[str], screener: Screener, budget: Budget,
+                job_for: Callable[[Prepared], Job], enough: Callable[[list[Prepared]], bool]) -> list[Prepared]:
+    """Smallest first, not smallest only: when no single-token edit fixes every failing test, the rest of the budget
+    screens every operator's mutants (the single-token ones already screened left out)."""
+    wide = Search(search.workdir, search.sources, search.spectrum, search.suspects, tried=[*tried, *(p.patch for p in screened)],
+                  single_token=False, changed=search.changed, max_lines=len(search.suspects))
+    found = await screen_in_order(wide.prepare(wide.ranked(), budget.mutants - budget.screened), screener.slots, budget, job_for, enough)
+    search.prepare_s += wide.prepare_s
+    for reason, count in wide.skipped.items():
+        if reason != "tried":  # the single-token mutants screened already are not news
+            search.skipped[reason] = search.skipped.get(reason, 0) + count
+    return found
 
 
 async def regressing_hunks(request: ProposalRequest) -> list[revert.Hunk]:

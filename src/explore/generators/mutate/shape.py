@@ -7,7 +7,7 @@ aggressive (batched): combinations of partial fixes at different lines first whe
 than any single; its search stops once partial fixes together cover every failing test;
 surgical (minimal): first the reverts of the change after which the pass rate fell (each hunk,
 then all of them, then single lines), then single-token mutants nearest the lines that change
-touched (the ranking already put them first; every operator only when no single token helps),
+touched (the ranking already put them first; every operator when no single token fixes all),
 the smallest edit first among equally good ones.
 """
 
