@@ -15,6 +15,8 @@ from pathlib import Path
 
 from pydantic import BaseModel, Field, ValidationError
 
+from .testfiles import CONVENTIONS, is_test_file
+
 
 class HistoryRecord(BaseModel):
     run_id: str
@@ -91,16 +93,10 @@ FAILING_LINE = re.compile(r"^>\s+(.*)$", re.MULTILINE)
 CALL = re.compile(r"(?<![\w.])([A-Za-z_][\w.]*)\s*\(")
 
 
-def is_test_path(path: str) -> bool:
-    path = path.replace("\\", "/")
-    name = path.rsplit("/", 1)[-1]
-    return name.startswith("test_") or name.endswith("_test.py") or name == "conftest.py" or path.startswith("tests/") or "/tests/" in path
-
-
 def failure_location(report: str) -> str | None:
     """Where a failure report points: the innermost frame outside the tests (`file:function`),
     else the first non-builtin function the failing test line calls (`call:name`), else None."""
-    frames = [(f, line, func) for f, line, func in FRAME.findall(report) if not is_test_path(f)]
+    frames = [(f, line, func) for f, line, func in FRAME.findall(report) if not is_test_file(f.replace("\\", "/"), CONVENTIONS)]
     if frames:
         file, line, func = frames[-1]
         return f"{file}:{func or line}"
