@@ -5,6 +5,7 @@ says which commit dropped the pass rate."""
 from __future__ import annotations
 
 import sys
+import textwrap
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -12,7 +13,7 @@ import pytest
 
 from explore.generators.base import ProposalRequest
 from explore.generators.mutate import MutateGenerator, revert, shape
-from explore.generators.mutate.edits import Mutant, apply_edits
+from explore.generators.mutate.edits import Edit, Mutant, apply_edits
 from explore.generators.mutate.screen import Verdict
 from explore.generators.mutate.search import Prepared
 from explore.strategy import load_strategies
@@ -58,12 +59,6 @@ new file mode 100644
 """
 
 
-def dedent(text: str) -> str:
-    import textwrap
-
-    return textwrap.dedent(text)
-
-
 # --- pure: hunks and revert mutants ------------------------------------------------------------
 
 
@@ -74,7 +69,7 @@ def test_hunks_of_a_scripted_diff_skip_created_files() -> None:
 
 
 def test_reverts_come_per_hunk_then_all_together_then_per_line() -> None:
-    bad = dedent(BAD) + "\nGONE = 1\n"
+    bad = textwrap.dedent(BAD) + "\nGONE = 1\n"
     mutants = revert.reverts(revert.parse_hunks(DIFF), {"shop.py": bad})
     assert [(m.operator, m.line) for m in mutants] == [
         ("revert_hunk", 2), ("revert_hunk", 8), ("revert_hunk", 9), ("revert_change", 2), ("revert_line", 2), ("revert_line", 3)]
@@ -83,13 +78,13 @@ def test_reverts_come_per_hunk_then_all_together_then_per_line() -> None:
     def applied(m: Mutant) -> str:
         return apply_edits(bad, [e for _, e in m.edits])
 
-    assert applied(mutants[0]) == dedent(GOOD.replace('f"{qty} items"', 'f"{qty} item(s)"')) + "\nGONE = 1\n"
-    assert applied(mutants[3]) == dedent(GOOD)  # the whole change undone
+    assert applied(mutants[0]) == textwrap.dedent(GOOD.replace('f"{qty} items"', 'f"{qty} item(s)"')) + "\nGONE = 1\n"
+    assert applied(mutants[3]) == textwrap.dedent(GOOD)  # the whole change undone
     assert "qty >= 10" in applied(mutants[4]) and "* 0.8" in applied(mutants[4])
 
 
 def test_a_hunk_whose_lines_changed_since_is_not_reverted() -> None:
-    moved_on = dedent(BAD).replace("qty > 10", "qty > 11")
+    moved_on = textwrap.dedent(BAD).replace("qty > 10", "qty > 11")
     operators = [(m.operator, m.line) for m in revert.reverts(revert.parse_hunks(DIFF), {"shop.py": moved_on})]
     assert ("revert_hunk", 2) not in operators and ("revert_hunk", 8) in operators
 
@@ -98,8 +93,6 @@ FAILING = frozenset({"t1", "t2"})
 
 
 def screened(mutant_line: int, fixed: set[str], operator: str = "op", patch: str = "") -> Prepared:
-    from explore.generators.mutate.edits import Edit
-
     m = Mutant("m.py", mutant_line, 0, operator, "revert" if operator.startswith("revert") else "comparison", 1.0, "a", "b", False,
                (("m.py", Edit(mutant_line * 100, mutant_line * 100 + 1, "b")),))
     outcomes = {t: ("passed" if t in fixed else "failed") for t in FAILING} | {"p1": "passed"}
