@@ -243,8 +243,25 @@ def test_per_family_table_and_each_iterations_strategy(tmp_path: Path) -> None:
     assert (multi.runs, multi.correct, multi.iterations, multi.candidates) == (1, 1, 3, 9)
     assert bench.summary["aggressive"].by_family["two_location"].correct == 1
     assert render.iteration_trail(results[0].iteration_strategies) == "CCE"
+    assert render.iteration_trail(["conservative", "conservative", "exploratory"], [2, 1]) == "CC|E"  # a history case's two runs
+    assert render.iteration_trail(["conservative"], [1]) == "C"
     text = render.markdown(bench)
     assert "## Per family" in text and "| multi_bug | 1 / 1 / 1 · 3 it · 9 c · 2s | 1 / 1 / 1 · 1 it · 3 c · 2s |" in text
     assert "| m1 | multi_bug | correct, 3 it CCE, 2s | correct, 1 it A, 2s |" in text
     assert {p.name for p in render.write_all(bench, tmp_path)} == {"bench.json", "bench.md", "bench.png"}
     assert BenchResult.load(tmp_path / "bench.json").results[0].iteration_strategies == results[0].iteration_strategies
+
+
+def test_a_history_case_runs_twice_and_the_second_run_starts_exploratory() -> None:
+    """hs_retry_schedule for real under auto: the first run leaves its tests stuck (set aside),
+    the bench runs explore again on the same repo, and that run starts exploratory from the records."""
+    from explore.bench.runner import BenchConfig, run_case
+
+    case = load_case(STUBBORN / "hs_retry_schedule")
+    result = run_case(case, "auto", BenchConfig(agent="mutate", parallel=2, python=PY))
+    assert result.error is None and result.status == "failed", result
+    first, second = result.run_iterations
+    assert first >= 1 and second >= 1
+    assert "exploratory" not in result.iteration_strategies[:first]
+    assert result.iteration_strategies[first] == "exploratory"
+    assert "|" in render.iteration_trail(result.iteration_strategies, result.run_iterations)

@@ -193,3 +193,55 @@ def test_earlier_runs_set_aside_is_remembered() -> None:
     records = [history.HistoryRecord(run_id="r1", n=1, pass_rate=50.0, set_aside=["t::env"]),
                history.HistoryRecord(run_id="r2", n=0, pass_rate=50.0)]
     assert history.set_aside_before(records) == {"t::env"}
+
+
+# --- carried over from an earlier run, failure locations ---------------------------------------
+
+
+def test_stuck_tests_whose_streak_began_in_an_earlier_run_are_carried() -> None:
+    first_run = [rec(0, 40, ["t::a"], run_id="first"), rec(1, 40, ["t::a"], run_id="first"), rec(2, 40, ["t::a"], run_id="first")]
+    # the first run alone: stuck, but within one run
+    assert history.detect(first_run, []).stuck == ["t::a"]
+    assert history.detect(first_run, []).carried == []
+    # the second run's baseline: the window spans both runs
+    second = first_run + [rec(0, 40, ["t::a"], run_id="second")]
+    assert history.detect(second, []).carried == ["t::a"]
+    # a test the first run repaired is not carried
+    repaired = first_run[:2] + [rec(2, 100, [], run_id="first"), rec(0, 40, ["t::b"], run_id="second")]
+    assert history.detect(repaired, []).carried == []
+
+
+ASSERTION = """def test_total():
+>       assert order_total(10, 10) == 85.0
+E       assert 100 == 85.0
+E        +  where 100 = order_total(10, 10)
+
+tests/test_pricing.py:5: AssertionError"""
+
+RAISED = """def test_stock():
+>       assert available(5, 2) == 3
+tests/test_stock.py:3: 
+_ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _
+
+    def available(on_hand, reserved):
+>       return max(0, reserved - on_hand) / 0
+E       ZeroDivisionError: division by zero
+
+stock.py:4: ZeroDivisionError"""
+
+
+def test_failure_location_is_the_innermost_source_frame_else_the_function_the_test_line_calls() -> None:
+    assert history.failure_location(RAISED) == "stock.py:4"
+    assert history.failure_location(RAISED.replace("stock.py:4: ZeroDivisionError", "stock.py:4: in available")) == "stock.py:available"
+    assert history.failure_location(ASSERTION) == "call:order_total"
+    # builtins and pytest helpers are not locations; a report with nothing to go on has none
+    assert history.failure_location(">       assert len(sorted(xs)) == 2\nE  assert 1 == 2") is None
+    assert history.failure_location(">       with pytest.raises(ValueError):\nE  Failed") is None
+    assert history.failure_location("assert 1 == 2") is None
+
+
+def test_detect_counts_distinct_locations_of_the_reports() -> None:
+    same = [ASSERTION, ASSERTION.replace("10, 10", "20, 20")]
+    assert history.detect([], [], reports=same).locations == ["call:order_total"]
+    spread = history.detect([], [], reports=[ASSERTION, RAISED, "no traceback"])
+    assert spread.locations == ["call:order_total", "stock.py:4"]

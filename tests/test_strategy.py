@@ -165,3 +165,39 @@ def test_surgical_regression_threshold_comes_from_its_file(tmp_path: Path) -> No
     found = load_strategies([folder])
     dropped_six = Detection(regression=False, regression_drop=6.0)  # what history.detect gives by default
     assert select(found, 4, 70.0, dropped_six).name == "surgical"
+
+
+# --- the switches auto makes (issue 17) --------------------------------------------------------
+
+
+def test_failures_at_distinct_locations_are_aggressive_from_iteration_1(builtins: dict) -> None:
+    spread = Detection(locations=["call:available", "call:order_total"])
+    for iteration in (1, 2, 5):
+        choice = select(builtins, iteration, 40.0, spread)
+        assert choice.name == "aggressive"
+        assert "2 distinct locations" in choice.reason
+    # one location (one cause, however many tests) stays conservative
+    assert select(builtins, 1, 40.0, Detection(locations=["call:windows"])).name == "conservative"
+    # stuck and regression still come first
+    assert select(builtins, 3, 40.0, Detection(locations=spread.locations, stuck=["t::a"])).name == "exploratory"
+    assert select(builtins, 1, 40.0, Detection(locations=spread.locations, regression_drop=30.0)).name == "surgical"
+
+
+def test_tests_stuck_since_an_earlier_run_are_exploratory_from_iteration_1(builtins: dict) -> None:
+    carried = Detection(stuck=["t::a"], carried=["t::a"])
+    for iteration in (1, 2):
+        choice = select(builtins, iteration, 40.0, carried)
+        assert choice.name == "exploratory"
+        assert "earlier run" in choice.reason
+    # stuck within this run only: not before iteration 3
+    assert select(builtins, 1, 40.0, Detection(stuck=["t::a"])).name == "conservative"
+
+
+def test_min_locations_comes_from_the_aggressive_file(tmp_path: Path) -> None:
+    folder = tmp_path / "strategies"
+    write(folder, "aggressive.toml", "[trigger]\nmin_locations = 3\n")
+    found = load_strategies([folder])
+    assert select(found, 1, 40.0, Detection(locations=["a", "b"])).name == "conservative"
+    assert select(found, 1, 40.0, Detection(locations=["a", "b", "c"])).name == "aggressive"
+    write(folder, "aggressive.toml", "[trigger]\nmin_pass_rate = 80.0\n")  # no min_locations: the rule is off
+    assert select(load_strategies([folder]), 1, 40.0, Detection(locations=["a", "b", "c"])).name == "conservative"

@@ -6,12 +6,16 @@ baseline and per iteration, so a nightly job knows what was stuck yesterday.
 
 from __future__ import annotations
 
+import builtins
 import difflib
 import json
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from pydantic import BaseModel, Field, ValidationError
+
+from .testfiles import CONVENTIONS, is_test_file
 
 
 class HistoryRecord(BaseModel):
@@ -38,6 +42,11 @@ class Detection:
     similarity: float = 0.0
     regressed: tuple[str, str] | None = None
     """(before, after) commits of the latest drop: the change a surgical repair starts from."""
+    carried: list[str] = field(default_factory=list)
+    """Stuck tests whose streak began in an earlier run: stuck across runs, not just iterations."""
+    locations: list[str] = field(default_factory=list)
+    """Distinct places the failing tests' reports point at (source function, or the function the
+    failing line calls): several mean several causes, as far as the reports tell."""
 
 
 SET_ASIDE_AFTER = 2
@@ -70,6 +79,37 @@ def stuck_tests(records: list[HistoryRecord], threshold: int = 3, flaky: frozens
     for record in recent[1:]:
         common &= set(record.failing)
     return sorted(common - flaky)
+
+
+def carried_over(records: list[HistoryRecord], stuck: list[str], threshold: int = 3) -> list[str]:
+    """The stuck tests when their window of `threshold` records spans more than one run: a
+    previous run already failed to repair them (a later run should not repeat its approach)."""
+    window = records[-threshold:]
+    return list(stuck) if len({r.run_id for r in window}) > 1 else []
+
+
+FRAME = re.compile(r"^(\S+\.py):(\d+): (?:in (\w+)|\w)", re.MULTILINE)
+FAILING_LINE = re.compile(r"^>\s+(.*)$", re.MULTILINE)
+CALL = re.compile(r"(?<![\w.])([A-Za-z_][\w.]*)\s*\(")
+
+
+def failure_location(report: str) -> str | None:
+    """Where a failure report points: the innermost frame outside the tests (`file:function`),
+    else the first non-builtin function the failing test line calls (`call:name`), else None."""
+    frames = [(f, line, func) for f, line, func in FRAME.findall(report) if not is_test_file(f.replace("\\", "/"), CONVENTIONS)]
+    if frames:
+        file, line, func = frames[-1]
+        return f"{file}:{func or line}"
+    for statement in FAILING_LINE.findall(report):
+        for name in CALL.findall(statement):
+            if name.split(".")[0] not in ("pytest", "self") and not hasattr(builtins, name):
+                return f"call:{name}"
+    return None
+
+
+def failure_locations(reports: list[str]) -> list[str]:
+    """Distinct locations of the reports that point somewhere, sorted."""
+    return sorted({loc for r in reports if (loc := failure_location(r))})
 
 
 def regression_drop(records: list[HistoryRecord]) -> float:
@@ -109,10 +149,15 @@ def detect(
     stuck_threshold: int = 3,
     regression_points: float = 10.0,
     flaky: frozenset[str] = frozenset(),
+    reports: list[str] = (),
 ) -> Detection:
+    """`reports`: the failing tests' full failure reports (tracebacks), for their locations."""
     drop = regression_drop(records)
+    stuck = stuck_tests(records, stuck_threshold, flaky)
     return Detection(
-        stuck=stuck_tests(records, stuck_threshold, flaky),
+        stuck=stuck,
+        carried=carried_over(records, stuck, stuck_threshold),
+        locations=failure_locations(list(reports)),
         regression=drop > regression_points,
         regression_drop=drop,
         trend=trend(records),

@@ -168,6 +168,7 @@ class Runner:
             records, [o.message for o in failing if o.id not in flaky], flaky=flaky | frozenset(self.run.preexisting_failures),
             stuck_threshold=self._threshold("exploratory", "stuck_iterations", 3),
             regression_points=self._threshold("surgical", "regression_drop", 10.0),
+            reports=[o.longrepr or o.message for o in failing if o.id not in flaky],
         )
         choice = strategy.select(self.strategies, n, self.run.current.pass_rate, detection, self.options.strategy)
         chosen = self.strategies[choice.name]

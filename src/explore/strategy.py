@@ -28,6 +28,9 @@ class Trigger(BaseModel):
     """aggressive: used above this pass rate (percent) …"""
     min_similarity: float | None = None
     """… when the failures are at least this similar (0–1)."""
+    min_locations: int | None = None
+    """aggressive: also used, from the first iteration, when the failing tests point at this many
+    distinct locations or more (several causes: one candidate combining their fixes)."""
     stuck_iterations: int | None = None
     """exploratory: a test failing in this many consecutive records is stuck."""
     min_iteration: int | None = None
@@ -42,7 +45,7 @@ class MutationPolicy(BaseModel):
     distinct_lines: bool = False
     """Each candidate from a different line or operator family."""
     single_token: bool = False
-    """Only single-token changes."""
+    """Single-token changes first (mutate widens to every operator when none fixes every failing test)."""
 
 
 class Strategy(BaseModel):
@@ -94,8 +97,10 @@ class Choice:
 def select(
     strategies: dict[str, Strategy], iteration: int, pass_rate: float, detection: Detection, forced: str = "auto"
 ) -> Choice:
-    """DESIGN §1: regression → surgical; stuck at iteration ≥3 → exploratory; iterations 1–2
-    conservative; pass rate >80% with similar failures → aggressive; otherwise conservative."""
+    """DESIGN §1, in this order: regression → surgical; stuck tests → exploratory (from iteration 3,
+    or at once when they were stuck in an earlier run too); failing tests pointing at several
+    distinct locations → aggressive; iterations 1–2 conservative; pass rate >80% with similar
+    failures → aggressive; otherwise conservative."""
     if forced != "auto":
         return Choice(forced, "forced by --strategy")
     surgical = strategies.get("surgical")
@@ -104,12 +109,18 @@ def select(
     if surgical and regressed:
         return Choice("surgical", f"regression: pass rate fell {detection.regression_drop:.1f} points")
     exploratory = strategies.get("exploratory")
+    if exploratory and detection.carried:
+        return Choice("exploratory", f"{len(detection.carried)} test(s) stuck since an earlier run, e.g. {detection.carried[0]}")
     if exploratory and detection.stuck and iteration >= (exploratory.trigger.min_iteration or 3):
         return Choice("exploratory", f"{len(detection.stuck)} stuck test(s), e.g. {detection.stuck[0]}")
+    aggressive = strategies.get("aggressive")
+    spread = aggressive.trigger.min_locations if aggressive else None
+    if aggressive and spread is not None and len(detection.locations) >= spread:
+        shown = ", ".join(detection.locations[:3]) + (", …" if len(detection.locations) > 3 else "")
+        return Choice("aggressive", f"the failures point at {len(detection.locations)} distinct locations ({shown}): combine their fixes")
     conservative = strategies["conservative"]
     if iteration <= (conservative.trigger.max_iteration or 2):
         return Choice("conservative", f"iteration {iteration}: start with targeted fixes")
-    aggressive = strategies.get("aggressive")
     if aggressive:
         rate = aggressive.trigger.min_pass_rate if aggressive.trigger.min_pass_rate is not None else 80.0
         similar = aggressive.trigger.min_similarity if aggressive.trigger.min_similarity is not None else 0.5

@@ -79,9 +79,14 @@ def _family_cell(s: Stats) -> str:
 STRATEGY_LETTER = {"conservative": "C", "aggressive": "A", "exploratory": "E", "surgical": "S"}
 
 
-def iteration_trail(strategies: list[str]) -> str:
-    """Each iteration's strategy as one letter (C A E S), e.g. `CCE`: to see `auto` switching."""
-    return "".join(STRATEGY_LETTER.get(s, "?") for s in strategies)
+def iteration_trail(strategies: list[str], runs: list[int] = ()) -> str:
+    """Each iteration's strategy as one letter (C A E S), e.g. `CCE`: to see `auto` switching;
+    with several runs of the case (their iteration counts), the runs apart: `CC|E`."""
+    letters = "".join(STRATEGY_LETTER.get(s, "?") for s in strategies)
+    if len(runs) < 2 or sum(runs) != len(letters):
+        return letters
+    cuts = [sum(runs[:i]) for i in range(len(runs) + 1)]
+    return "|".join(letters[a:b] for a, b in zip(cuts, cuts[1:]))
 
 
 def markdown(bench: BenchResult, chart: str | None = "bench.png") -> str:
@@ -122,7 +127,7 @@ def markdown(bench: BenchResult, chart: str | None = "bench.png") -> str:
                 f"{s.repaired} / {s.correct} / {s.runs} · {s.iterations} it · {s.candidates} c · {s.total_s:.0f}s" if s else "-"
                 for s in cells) + " |")
     lines += ["", "## Per case", "", "Each cell: grade, iterations, the strategy of each iteration (C conservative, A aggressive, "
-              "E exploratory, S surgical), wall time.", "",
+              "E exploratory, S surgical; `|` between the runs of a history case), wall time.", "",
               "| case | class | " + " | ".join(names) + " |", "|---|---|" + "---|" * len(names)]
     by_key = {(r.case, r.strategy): r for r in bench.results}
     for case in dict.fromkeys(r.case for r in bench.results):
@@ -131,7 +136,7 @@ def markdown(bench: BenchResult, chart: str | None = "bench.png") -> str:
         cells = []
         for n in names:
             r = by_key.get((case, n))
-            cells.append("-" if r is None else f"{r.grade}, {r.iterations} it {iteration_trail(r.iteration_strategies)}, {r.duration_s:.0f}s"
+            cells.append("-" if r is None else f"{r.grade}, {r.iterations} it {iteration_trail(r.iteration_strategies, r.run_iterations)}, {r.duration_s:.0f}s"
                          + (" ⚠" if not r.agrees or r.error else ""))
         lines.append(f"| {case} | {klass} | " + " | ".join(cells) + " |")
     problems = [r for r in bench.results if r.error or r.verdict.debris or not r.agrees or r.verdict.tests_touched]

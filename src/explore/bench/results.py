@@ -49,6 +49,8 @@ class CaseResult(BaseModel):
     iteration_strategies: list[str] = Field(default_factory=list)
     """The strategy of each iteration in order, over every run of the case (to see `auto` switching)."""
     runs: int = 1
+    run_iterations: list[int] = Field(default_factory=list)
+    """Iterations of each explore run of the case, in order (a history case runs twice)."""
     duration_s: float = 0.0
     """Wall time of the explore process."""
     usage: dict[str, float] = Field(default_factory=dict)

@@ -13,6 +13,7 @@ import os
 import re
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -22,7 +23,7 @@ from ... import procs
 from ...models import CandidatePlan, PhaseTiming, Proposal, Realised
 from ...usage import MutateUsage, Usage
 from ..base import CandidateContext, ProposalRequest
-from . import localise, shape
+from . import localise, revert, shape
 from .screen import Job, Screener
 from .search import Budget, Prepared, Search, screen_in_order
 
@@ -130,11 +131,16 @@ class MutateGenerator:
             return Proposal(reason="no source line outside the tests is run by the failing tests: nothing to mutate" + overrides_note(overridden))
         sources = {s.file: (request.scratch / s.file).read_text(encoding="utf-8") for s in suspects}
         policy = request.strategy.mutation
-        changed = await changed_lines(request) if policy.single_token else {}
+        hunks = await regressing_hunks(request) if request.strategy.shape == "minimal" else []
+        for hunk in hunks:
+            if hunk.file not in sources and not excluded(hunk.file):
+                sources[hunk.file] = (request.scratch / hunk.file).read_text(encoding="utf-8")
+        changed = (changed_in(hunks) or await changed_lines(request)) if policy.single_token else {}
         search = Search(
             request.scratch, sources, spectrum, suspects, tried=request.tried_patches,
             single_token=policy.single_token, changed=changed, max_lines=settings.max_lines,
         )
+        undo = search.prepare([(m, m.prior) for m in revert.reverts(hunks, sources)], revert.MOST)
         prepare_started = time.monotonic()
         prepared = search.prepare(search.ranked(), settings.budget_mutants)  # lazily: screening reads it as it goes
         search.prepare_s += time.monotonic() - prepare_started
@@ -154,7 +160,11 @@ class MutateGenerator:
         try:
             if prepared and not settings.mutant_timeout:
                 timeout = await calibrate(screener, prepared.first(CALIBRATE_FROM), frozenset(t.id for t in request.failing if t.outcome == "timeout"))
+            reverts = await screen_in_order(undo, screener.slots, budget, job_for, lambda done: False) if undo else []
             singles = await screen_in_order(prepared, screener.slots, budget, job_for, enough)
+            ranked_screened = len(singles)
+            if policy.single_token and not any(shape.is_full(p, failing) for p in reverts + singles) and not budget.exhausted():
+                singles += await widen(search, singles, request.tried_patches, screener, budget, job_for, enough)
             no_full = not any(shape.is_full(p, failing) for p in singles)
             stuck = not any(p.plausible for p in singles)  # no single edit helps: maybe two must go together
             if (policy.max_edits >= 2 or stuck) and no_full and not budget.exhausted():
@@ -168,21 +178,21 @@ class MutateGenerator:
             if request.tracker is None:  # no run to end the warm workers later: end them now
                 await self.aclose()
         screening_s = time.monotonic() - screen_started - (search.prepare_s - prepared_before)  # preparation has its own line
-        chosen = shape.choose(request.strategy.shape, request.n, singles, combos)
+        chosen = shape.choose(request.strategy.shape, request.n, singles, combos, first=reverts)
         top_score = max((p.score for p in singles), default=0.0)
         plans = [shape.to_plan(item, failing, top_score) for item in chosen]
         elapsed = time.monotonic() - started
-        screened = len(singles) + len(combos)
+        screened = len(reverts) + len(singles) + len(combos)
         screen_s = max(elapsed - coverage_s, 1e-9)
-        early = not budget.exhausted() and prepared.at(len(singles)) is not None
-        reason = explain(chosen, singles, combos, failing, budget, search, suspects, request.n, elapsed, early) + overrides_note(overridden)
-        write_log(run_dir / "search.json", settings, singles, combos, search, suspects, coverage_s, elapsed)
+        early = not budget.exhausted() and prepared.at(ranked_screened) is not None
+        reason = explain(chosen, reverts + singles, combos, failing, budget, search, suspects, request.n, elapsed, early) + overrides_note(overridden)
+        write_log(run_dir / "search.json", settings, reverts + singles, combos, search, suspects, coverage_s, elapsed)
         return Proposal(
             plans=plans,
             reason=reason,
             usage=Usage(mutate=MutateUsage(mutants_screened=screened, screening_s=round(screen_s, 3), mutate_s=round(elapsed, 2))),
             timing=PhaseTiming(coverage=round(coverage_s, 3), screening=round(screening_s, 3), prepare=round(search.prepare_s, 3)),
-            unmoved=unmoved(singles + combos),
+            unmoved=unmoved(reverts + singles + combos),
         )
 
     async def _warm_screener(self, request: ProposalRequest, python: str, run_dir: Path, lanes: int, preload: list[str]) -> Screener:
@@ -297,6 +307,41 @@ async def changed_lines(request: ProposalRequest) -> dict[str, set[int]]:
         if found:
             return found
     return {}
+
+
+async def widen(search: Search, screened: list[Prepared], tried: list[str], screener: Screener, budget: Budget,
+                job_for: Callable[[Prepared], Job], enough: Callable[[list[Prepared]], bool]) -> list[Prepared]:
+    """Smallest first, not smallest only: when no single-token edit fixes every failing test, the rest of the budget
+    screens every operator's mutants (the single-token ones already screened left out)."""
+    wide = Search(search.workdir, search.sources, search.spectrum, search.suspects, tried=[*tried, *(p.patch for p in screened)],
+                  single_token=False, changed=search.changed, max_lines=len(search.suspects))
+    found = await screen_in_order(wide.prepare(wide.ranked(), budget.mutants - budget.screened), screener.slots, budget, job_for, enough)
+    search.prepare_s += wide.prepare_s
+    for reason, count in wide.skipped.items():
+        if reason != "tried":  # the single-token mutants screened already are not news
+            search.skipped[reason] = search.skipped.get(reason, 0) + count
+    return found
+
+
+async def regressing_hunks(request: ProposalRequest) -> list[revert.Hunk]:
+    """The hunks of the change after which the pass rate fell (the history's two commits), when
+    the later descends from the earlier: a commit explore never merged, or rolled back, is none."""
+    if request.regression is None:
+        return []
+    before, after = request.regression
+    ancestor = await procs.run(["git", "merge-base", "--is-ancestor", before, after], request.scratch, tracker=request.tracker)
+    if ancestor.exit_code != 0:
+        return []
+    done = await procs.run(["git", "diff", "-U0", "--no-color", before, after, "--", "*.py"], request.scratch, tracker=request.tracker)
+    return revert.parse_hunks(done.output_tail) if done.exit_code == 0 else []
+
+
+def changed_in(hunks: list[revert.Hunk]) -> dict[str, set[int]]:
+    """Lines (after side) the regressing change touched: surgical's "nearest to the change"."""
+    out: dict[str, set[int]] = {}
+    for hunk in hunks:
+        out.setdefault(hunk.file, set()).update(range(hunk.new_start, hunk.new_start + max(len(hunk.new), 1)))
+    return out
 
 
 async def changed_files(request: ProposalRequest, since: str) -> list[str] | None:

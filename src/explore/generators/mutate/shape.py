@@ -5,8 +5,10 @@ exploratory (distinct): distinct lines and distinct operator families first, nev
 candidates at one line;
 aggressive (batched): combinations of partial fixes at different lines first when they fix more
 than any single; its search stops once partial fixes together cover every failing test;
-surgical (minimal): single-token mutants, nearest the lines changed since the last green record
-(the ranking already put them first), the smallest edit first among equally good ones.
+surgical (minimal): first the reverts of the change after which the pass rate fell (each hunk,
+then all of them, then single lines), then single-token mutants nearest the lines that change
+touched (the ranking already put them first; every operator when no single token fixes all),
+the smallest edit first among equally good ones.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from ...models import CandidatePlan
+from .edits import normalise_patch
 from .search import Prepared
 
 
@@ -69,8 +72,17 @@ def order(screened: list[Prepared]) -> list[Prepared]:
     return [p for _, p in plausible]
 
 
-def choose(shape: str, n: int, singles: list[Prepared], combos: list[Prepared]) -> list[Prepared]:
-    """Up to n candidates in the strategy's shape."""
+def choose(shape: str, n: int, singles: list[Prepared], combos: list[Prepared], first: list[Prepared] = ()) -> list[Prepared]:
+    """Up to n candidates in the strategy's shape; `first` (surgical's reverts) ahead of the
+    rest, most failing tests fixed first, and never a second candidate with the same diff."""
+    if first:
+        ahead: list[Prepared] = []
+        for p in order(list(first)):  # a bigger revert only when it fixes more than the smaller inside it
+            if not any(set(q.mutant.edits) <= set(p.mutant.edits) and len(q.fixed) >= len(p.fixed) for q in ahead):
+                ahead.append(p)
+        seen = {normalise_patch(p.patch) for p in ahead}
+        rest = choose(shape, n, [p for p in singles if normalise_patch(p.patch) not in seen], combos)
+        return (ahead + rest)[:n]
     ranked_singles = order(singles)
     if shape == "batched":
         best_single = len(ranked_singles[0].fixed) if ranked_singles else 0
