@@ -17,7 +17,6 @@ import shutil
 import statistics
 import sys
 import tempfile
-import textwrap
 import time
 from pathlib import Path
 

@@ -87,7 +87,7 @@ def make_sleep_project(root: Path, sleep_s: float, slow_files: int = 1) -> None:
     """slow_files > 1 spreads the same sleep over that many test files (what sharding can split)."""
     root.mkdir(parents=True)
     (root / "calc.py").write_text("def value():\n    return 1\n\n\ndef other():\n    return 10\n")
-    (root / "test_calc.py").write_text(textwrap.dedent(f"""\
+    (root / "test_calc.py").write_text(textwrap.dedent("""\
         import time
 
         from calc import other, value

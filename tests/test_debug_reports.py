@@ -14,7 +14,7 @@ from explore.models import TestOutcome
 
 def test_reports_dir_writes_one_report_per_iteration_by_topic(tmp_path: Path) -> None:
     target = create_demo(tmp_path / "demo")
-    code, summary, err = run_cli(["run", "--agent", "mutate", "--reports-dir", "debug", "--json"], cwd=target)
+    code, summary, err = run_cli(["run", "--agent", "mutate", "--strategy", "conservative", "--reports-dir", "debug", "--json"], cwd=target)
     assert code == 0, err
     assert len(summary["iterations"]) == 2
     reports = sorted((target / "debug").rglob("*.md"))

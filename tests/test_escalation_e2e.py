@@ -8,7 +8,6 @@ import json
 import venv
 from pathlib import Path
 
-import pytest
 
 from conftest import git, make_repo, run_cli
 from test_run_e2e import CALC, FIX_ADD, FIX_MUL

@@ -15,12 +15,10 @@ import json
 import os
 import subprocess
 import sys
-import textwrap
 import threading
 from pathlib import Path
 
 import psutil
-import pytest
 
 from conftest import assert_no_debris, make_repo, run_cli
 from test_run_e2e import scripted_agent

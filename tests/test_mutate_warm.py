@@ -12,7 +12,6 @@ import pytest
 from explore import procs
 from explore.generators.base import ProposalRequest
 from explore.generators.mutate import MutateGenerator
-from explore.models import TestOutcome
 from explore.strategy import load_strategies
 from explore.testing import TestCommand, run_tests
 

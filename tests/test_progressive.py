@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from conftest import assert_no_debris, make_repo, run_cli
-from test_run_e2e import CALC, FIX_ADD, FIX_MUL, scripted_agent
+from test_run_e2e import CALC, FIX_ADD, scripted_agent
 
 from explore import criticality, history
 from explore.affected import ImportMap, imports_of, module_names

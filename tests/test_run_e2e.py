@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 import textwrap
@@ -14,7 +13,7 @@ from pathlib import Path
 import psutil
 import pytest
 
-from conftest import assert_no_debris, git, make_repo, run_cli, write_files
+from conftest import assert_no_debris, git, make_repo, run_cli
 
 CALC = {
     "calc.py": """\

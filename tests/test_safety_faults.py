@@ -13,7 +13,7 @@ from pathlib import Path
 import psutil
 import pytest
 
-from conftest import git, make_repo, run_cli
+from conftest import git, make_repo
 from test_run_e2e import CALC, FIX_ADD, FIX_MUL
 
 # A scripted agent, as an external coding agent's varying answers would be: what it does is chosen

@@ -70,7 +70,7 @@ def markdown(run: RunState, record: IterationRecord, failing: list[TestOutcome],
              earlier_reports: list[str] | None = None) -> str:
     lines = [f"# {topic_name}: iteration {record.n} of run {run.run_id}", "",
              f"- **Strategy:** {record.strategy} — {record.strategy_reason}",
-             f"- **Result:** " + (f"merged candidate {record.winner} (`{record.commit[:10]}`)" if record.commit else "nothing merged")
+             "- **Result:** " + (f"merged candidate {record.winner} (`{record.commit[:10]}`)" if record.commit else "nothing merged")
              + f", pass rate now {record.pass_rate:.1f}%", "", "## Failing tests", ""]
     for o in failing:
         lines += [f"### `{o.id}`", "", "```", (o.longrepr or o.message or o.outcome).strip()[-1500:], "```", ""]

@@ -82,7 +82,7 @@ def markdown(run: RunState) -> str:
         + (", uncommitted work snapshotted" if run.dirty else "") + ")",
         f"- **Baseline:** {b.passed}/{b.total} passed ({b.pass_rate:.1f}%)",
         f"- **Final:** {f.passed}/{f.total} passed ({f.pass_rate:.1f}%)",
-        f"- **Result:** " + (f"`{run.merged_commit[:10]}` on `{run.branch}`" + (", applied to your branch" if run.applied else ", not applied")
+        "- **Result:** " + (f"`{run.merged_commit[:10]}` on `{run.branch}`" + (", applied to your branch" if run.applied else ", not applied")
                               if run.merged_commit else "nothing merged"),
         f"- **Duration:** {run.duration_s:.1f}s",
     ]
