@@ -36,9 +36,9 @@ class Verdict:
     duration_s: float = 0.0
     error: str | None = None
     swapped: bool = False
+    """The worker swapped the mutant into its imported functions (no import, no collection)."""
     tests_s: float | None = None
     """The tests' own time inside the worker's child (no fork, import or collection), when told."""
-    """The worker swapped the mutant into its imported functions (no import, no collection)."""
 
     def fixed(self, phase1: list[str]) -> list[str]:
         return [t for t in phase1 if self.outcomes.get(t) == "passed"] if self.status == "ok" else []
