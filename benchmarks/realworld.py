@@ -101,7 +101,7 @@ def judge(case: dict, repo: Path, initial: str) -> tuple[bool, bool, list[str]]:
     return passes and not touched, exact, touched
 
 
-def run_case(folder: Path, parallel: int, timeout: float, keep: Path | None) -> dict:
+def run_case(folder: Path, parallel: int, timeout: float, keep: Path | None, floor: bool = False) -> dict:
     case = json.loads((folder / "case.json").read_text())
     with tempfile.TemporaryDirectory(prefix=f"realworld-{case['name']}-") as scratch:
         repo, timing_copy = Path(scratch) / "repo", Path(scratch) / "suite"
@@ -112,7 +112,9 @@ def run_case(folder: Path, parallel: int, timeout: float, keep: Path | None) -> 
         venv = str(Path(case["python"]).parent.parent)
         env = {**os.environ, "VIRTUAL_ENV": venv, "PATH": f"{venv}/bin{os.pathsep}{os.environ.get('PATH', '')}"}
         start = time.monotonic()
-        process = subprocess.Popen([explore_bin(), "run", "--agent", "mutate", "--parallel", str(parallel), "--json", str(repo)],
+        agent = ["--agent", "command", "--agent-cmd", f"git apply {folder / 'fix.patch'}", "--parallel", "1"] if floor else ["--agent", "mutate", "--parallel", str(parallel)]
+        load = os.getloadavg()[0]
+        process = subprocess.Popen([explore_bin(), "run", *agent, "--json", str(repo)],
                                    env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
         try:
             stdout, stderr = process.communicate(timeout=timeout)
@@ -156,6 +158,7 @@ def run_case(folder: Path, parallel: int, timeout: float, keep: Path | None) -> 
         "phases": phases, "phases_from": source if phases else None,
         "notes": [it.get("generator_note") for it in summary.get("iterations", []) if it.get("generator_note")],
         "stop_reason": summary.get("stop_reason"),
+        "load_average": [round(load, 2), round(os.getloadavg()[0], 2)],
     }
 
 
@@ -195,6 +198,9 @@ def main() -> int:
     parser.add_argument("--timeout", type=float, default=1800, help="seconds per explore run")
     parser.add_argument("--json", type=Path, help="write the results here")
     parser.add_argument("--keep", type=Path, help="keep each run's summary, progress and report here")
+    parser.add_argument("--floor", action="store_true",
+                        help="the floor: an agent that applies the case's own fix at once (`--agent command`, one "
+                             "candidate), so the run is explore's fixed costs alone — baseline, one validation, merge")
     args = parser.parse_args()
     folders = sorted(p for p in (args.cache / "cases").iterdir() if (p / "case.json").exists()) if (args.cache / "cases").is_dir() else []
     folders = [f for f in folders if not args.only or f.name in args.only]
@@ -203,12 +209,13 @@ def main() -> int:
         return 2
     results = []
     for folder in folders:
-        r = run_case(folder, args.parallel, args.timeout, args.keep)
+        r = run_case(folder, args.parallel, args.timeout, args.keep, args.floor)
         results.append(r)
         print(f"{r['case']}: {'repaired' if r['repaired'] else 'NOT repaired'} ({r['status']}), explore {r['explore_s']:.1f} s "
-              f"= {r['ratio']}× the suite's {r['suite_s']:.1f} s; phases {r['phases']} ({r['phases_from']})", file=sys.stderr, flush=True)
+              f"= {r['ratio']}× the suite's {r['suite_s']:.1f} s; phases {r['phases']} ({r['phases_from']}); "
+              f"load average {r['load_average']}", file=sys.stderr, flush=True)
         if args.json:  # after every case: a run cut short keeps what it measured
-            args.json.write_text(json.dumps({"load_average": os.getloadavg(), "parallel": args.parallel, "results": results}, indent=2) + "\n")
+            args.json.write_text(json.dumps({"load_average": os.getloadavg(), "parallel": args.parallel, "floor": args.floor, "results": results}, indent=2) + "\n")
     print(render(results))
     return 0
 

@@ -11,6 +11,7 @@ import pytest
 from explore.generators.mutate import localise, shape
 from explore.generators.mutate.localise import Spectrum, dstar, ochiai, tarantula
 from explore.generators.mutate.screen import Job, Verdict
+from explore.generators.mutate import search as search_module
 from explore.generators.mutate.search import Budget, Search, screen_in_order
 
 # A textbook spectrum: 2 failing tests (f1, f2), 3 passing (p1..p3).
@@ -272,3 +273,59 @@ async def test_mutants_are_prepared_as_screening_reaches_them(tmp_path: Path) ->
     assert len(done) == 2 and len(prepared.items) == 2  # the rest were never prepared
     assert len(prepared) > 2 and [p.mutant for p in prepared][:2] == [p.mutant for p in done]
     assert search.prepare_s > 0
+
+
+def _suspects(scores: list[float]) -> list[localise.Suspect]:
+    return [localise.Suspect((-s, "m.py", n), "m.py", n, s) for n, s in enumerate(scores, start=1)]
+
+
+def test_top_lines_keep_the_whole_tie_at_the_cut_up_to_twice_as_many() -> None:
+    """cachetools: the faulty loop condition tied with 12 other lines, and the cut at 40 fell
+    inside the tie, after it by line number."""
+    lines = [s.line for s in search_module.top_lines(_suspects([0.9, 0.5, 0.5, 0.5, 0.2]), 2)]
+    assert lines == [1, 2, 3, 4]
+    assert [s.line for s in search_module.top_lines(_suspects([0.9, 0.8, 0.5]), 2)] == [1, 2]
+    assert len(search_module.top_lines(_suspects([0.5] * 10), 3)) == 6  # never more than twice the cut
+    assert len(search_module.top_lines(_suspects([0.5] * 2), 3)) == 2
+
+
+class ReachSlot:
+    """f1 reaches the mutated line, f2 does not; the fix makes both pass. Records each job's tests."""
+
+    def __init__(self, fix: str) -> None:
+        self.fix = fix
+        self.jobs: list[list[str]] = []
+
+    async def screen(self, job: Job) -> Verdict:
+        self.jobs.append(job.phase1 + job.phase2)
+        fixed = self.fix in next(iter(job.files.values()))
+        return Verdict("ok", {t: "passed" if fixed else "failed" for t in job.phase1} | {t: "passed" for t in job.phase2})
+
+
+@pytest.mark.anyio
+async def test_a_fix_is_run_against_the_failing_tests_it_does_not_reach_and_counts_as_full(tmp_path: Path) -> None:
+    """wcwidth: one of 20 failing tests never reached the faulty line, yet the fix made it pass;
+    without running it the fix looked partial and the search went on 120 more mutants."""
+    lines = {("m.py", 2): frozenset({"f1", "p1"}), ("m.py", 3): frozenset({"f1"}), ("m.py", 4): frozenset({"p1"})}
+    spectrum = Spectrum(lines, frozenset({"f1", "f2"}), frozenset({"p1"}))
+    search = Search(tmp_path, {"m.py": SOURCE}, spectrum, localise.rank(spectrum))
+    prepared = search.prepare(search.ranked(), 1000)
+    slot = ReachSlot("return a + b")
+    failing = frozenset({"f1", "f2"})
+    done = await screen_in_order(prepared, [slot], Budget(), lambda p: Job(p.files, p.phase1, p.phase2, 1.0),
+                                 shape.stop_rule("variations", 1, failing, patience=0))
+    fix = done[-1]
+    assert fix.mutant.new == "a + b" and fix.phase1 == ["f1"] and fix.also == ["f2"]
+    assert shape.is_full(fix, failing)
+    assert slot.jobs.count(["f2"]) == 1  # asked only for the mutant that fixed what it reaches
+
+
+def test_the_timeout_is_eight_times_the_tests_own_time_plus_the_rest_of_the_round_trip_once() -> None:
+    """jmespath: the calibration's round trip held the worker's first collection (1.5 s), and eight
+    times it made a looping mutant cost 12.6 s instead of ~2."""
+    from explore.generators.mutate.generator import timeout_from
+
+    assert timeout_from(Verdict("ok", duration_s=1.6, tests_s=0.1)) == pytest.approx(8 * 0.1 + 1.5 + 0.5)
+    assert timeout_from(Verdict("ok", duration_s=0.2)) == pytest.approx(8 * 0.2 + 0.5)  # not told: the round trip
+    assert timeout_from(Verdict("timeout", duration_s=3.7, tests_s=None)) == 30.0
+    assert timeout_from(Verdict("ok", duration_s=0.01, tests_s=0.001)) == 0.75

@@ -4,6 +4,7 @@ Real git repositories, real worktrees, real fork workers."""
 
 from __future__ import annotations
 
+import json
 import sys
 from pathlib import Path
 
@@ -49,6 +50,9 @@ async def test_workers_are_reused_unless_they_imported_a_changed_file(tmp_path: 
     try:
         first = await generator.propose(await request_at(root, work, tmp_path / "it1", tracker))
         assert first.plans and "w * h" in (first.plans[0].patch or "")
+        rows = json.loads((tmp_path / "it1" / "mutate" / "search.json").read_text())["screened"]
+        fix = next(r for r in rows if "`w * h`" in r["mutant"])
+        assert fix["swapped"] and fix["fixed"] == 1  # into the worker's imported lib.area: no import, no collection
         assert generator._screener is not None
         pids = generator._screener.pids()
         assert pids and all(p in tracker.pids for p in pids)

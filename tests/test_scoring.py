@@ -13,6 +13,7 @@ from explore.scoring import (
     Ranked,
     Yardstick,
     diff_size,
+    drifted,
     is_improvement,
     newly_failing,
     normalise_source,
@@ -138,6 +139,35 @@ def test_collection_errors_and_infra_errors_are_rejected(stick: Yardstick) -> No
     crashed = GREEN.model_copy(update={"infra_error": "the test runner crashed (exit 139)"})
     reason = tamper_reason(["src/app.py"], crashed, stick, PATTERNS, allow_test_edits=False)
     assert reason is not None and "exit 139" in reason
+
+
+def test_a_parametrised_id_that_drifts_between_runs_is_the_same_test() -> None:
+    """marshmallow parametrises with the time of day: every run names two tests differently."""
+    base = yardstick_of(run_of({"t.py::test_dt[01:30:50]": "passed", "t.py::test_dt[11-23 01:30:50]": "passed", "t.py::test_a": "passed"}))
+    later = run_of({"t.py::test_dt[01:31:07]": "passed", "t.py::test_dt[11-23 01:31:07]": "passed", "t.py::test_a": "passed"})
+    assert drifted(base.ids, later) == {"t.py::test_dt[01:31:07]": "t.py::test_dt[01:30:50]", "t.py::test_dt[11-23 01:31:07]": "t.py::test_dt[11-23 01:30:50]"}
+    assert tamper_reason([], later, base, PATTERNS, False) is None
+    counts = base.counts(later)
+    assert (counts.passed, counts.total) == (3, 3)
+    assert base.failing(later) == []
+    assert newly_failing(set(base.ids), later, base) == []
+
+
+def test_a_drifted_id_keeps_its_outcome() -> None:
+    base = yardstick_of(run_of({"t.py::test_dt[1]": "passed", "t.py::test_a": "passed"}))
+    later = run_of({"t.py::test_dt[2]": "failed", "t.py::test_a": "passed"})
+    assert base.failing(later) == ["t.py::test_dt[1]"]
+    assert newly_failing({"t.py::test_dt[1]", "t.py::test_a"}, later, base) == ["t.py::test_dt[1]"]
+
+
+@pytest.mark.parametrize("later", [
+    {"t.py::test_dt[a]": "passed"},  # one of two parametrisations gone
+    {"t.py::test_a": "passed", "t.py::test_dt[a]": "passed", "t.py::test_dt[c]": "passed", "t.py::test_dt[d]": "passed"},  # b gone, two new
+    {"t.py::test_dt[a]": "passed", "t.py::test_other[b]": "passed"},  # another function's id
+])
+def test_a_test_that_truly_vanishes_is_still_tampering(later: dict[str, str]) -> None:
+    base = yardstick_of(run_of({"t.py::test_dt[a]": "passed", "t.py::test_dt[b]": "passed"}))
+    assert "vanish" in (tamper_reason([], run_of(later), base, PATTERNS, False) or "")
 
 
 def test_newly_failing() -> None:

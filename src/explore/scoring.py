@@ -7,6 +7,7 @@ import hashlib
 import io
 import re
 import tokenize
+from collections.abc import Collection
 from dataclasses import dataclass
 
 from .models import PASSING, Counts, TestRun
@@ -26,7 +27,12 @@ class Yardstick:
         outcome = run.outcomes[test_id].outcome if test_id in run.outcomes else None
         return outcome in PASSING or (outcome == "xfailed" and test_id in self.xfailed)
 
+    def aligned(self, run: TestRun) -> TestRun:
+        """The run with its drifted ids renamed to the baseline's (see `drifted`)."""
+        return renamed(run, drifted(self.ids, run, self.skipped))
+
     def counts(self, run: TestRun) -> Counts:
+        run = self.aligned(run)
         considered = set(self.ids) | (set(run.outcomes) - self.skipped - self.ids)
         passed = sum(1 for i in considered if self.passes(run, i))
         total = len(considered)
@@ -34,8 +40,49 @@ class Yardstick:
         return Counts(passed=passed, failed=total - passed, total=total, pass_rate=round(rate, 4))
 
     def failing(self, run: TestRun) -> list[str]:
+        run = self.aligned(run)
         considered = set(self.ids) | (set(run.outcomes) - self.skipped - self.ids)
         return sorted(i for i in considered if not self.passes(run, i))
+
+
+def _base(test_id: str) -> str | None:
+    """A parametrised id's function part (`t.py::test_x[...]` → `t.py::test_x`), else None."""
+    head, bracket, _ = test_id.partition("[")
+    return head if bracket else None
+
+
+def drifted(expected: Collection[str], run: TestRun, ignore: Collection[str] = ()) -> dict[str, str]:
+    """Parametrised ids that changed between runs without a test going missing: a parameter
+    that is the time of day (`test_x[01:30:50 2026-11-23]`) names the same test differently in
+    every run. For each test function, the expected ids missing from the run are matched, in
+    order, with the run's new ids of that function — only when there are as many of each, so a
+    test that truly vanished still does. Returns {the run's id: the expected id}."""
+    known = set(expected) | set(ignore)
+    missing: dict[str, list[str]] = {}
+    for test_id in expected:
+        if test_id not in run.outcomes and (base := _base(test_id)) is not None:
+            missing.setdefault(base, []).append(test_id)
+    if not missing:
+        return {}
+    appeared: dict[str, list[str]] = {}
+    for test_id in run.outcomes:
+        if test_id not in known and (base := _base(test_id)) in missing:
+            appeared.setdefault(base, []).append(test_id)
+    out: dict[str, str] = {}
+    for base, new in appeared.items():
+        if len(new) == len(missing[base]):
+            out.update(zip(sorted(new), sorted(missing[base])))
+    return out
+
+
+def renamed(run: TestRun, names: dict[str, str]) -> TestRun:
+    if not names:
+        return run
+    outcomes = {}
+    for test_id, outcome in run.outcomes.items():
+        new = names.get(test_id, test_id)
+        outcomes[new] = outcome.model_copy(update={"id": new}) if new != test_id else outcome
+    return run.model_copy(update={"outcomes": outcomes})
 
 
 def yardstick_of(baseline: TestRun) -> Yardstick:
@@ -52,6 +99,7 @@ def tamper_reason(
     allow_test_edits: bool,
 ) -> str | None:
     """Why a candidate must be rejected whatever its raw pass rate, or None."""
+    run = yardstick.aligned(run)
     if not allow_test_edits:
         touched = [f for f in files_changed if is_test_file(f, test_patterns)]
         if touched:
@@ -89,6 +137,7 @@ def xfail_reason(run: TestRun, yardstick: Yardstick) -> str | None:
 
 def newly_failing(current_passing: set[str], run: TestRun, yardstick: Yardstick | None = None) -> list[str]:
     stick = yardstick or Yardstick(frozenset(), frozenset())
+    run = renamed(run, drifted(current_passing, run, stick.ids | stick.skipped))
     return sorted(i for i in current_passing if not stick.passes(run, i))
 
 

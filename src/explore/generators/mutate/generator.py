@@ -24,7 +24,7 @@ from ...models import CandidatePlan, PhaseTiming, Proposal, Realised
 from ...usage import MutateUsage, Usage
 from ..base import CandidateContext, ProposalRequest
 from . import localise, revert, shape
-from .screen import Job, Screener
+from .screen import Job, Screener, Slot, Verdict
 from .search import Budget, Prepared, Search, screen_in_order
 
 
@@ -57,6 +57,7 @@ class MutateOptions(BaseModel):
     extra: dict[str, Any] = Field(default_factory=dict)
 
 
+MAX_MUTANT_TIMEOUT = 30.0
 HUNG_ONLY_TIMEOUT = 5.0
 """A mutant's timeout when every test it would run hangs on the unmutated code."""
 CALIBRATE_FROM = 50
@@ -148,20 +149,25 @@ class MutateGenerator:
         lanes = settings.lanes or max(1, min(self.parallel, os.cpu_count() or 1))
         enough = shape.stop_rule(request.strategy.shape, request.n, failing, settings.patience, settings.partial_patience)
 
-        timeout = settings.mutant_timeout or 30.0
+        timeout = {"s": settings.mutant_timeout or 30.0}  # until calibrated
 
         def job_for(item: Prepared) -> Job:
-            return Job(item.files, item.phase1, item.phase2, timeout, settings.giveup, settings.memory_mb)
+            return Job(item.files, item.phase1, item.phase2, timeout["s"], settings.giveup, settings.memory_mb)
 
         combos: list[Prepared] = []
         screen_started, prepared_before = time.monotonic(), search.prepare_s
         preload = third_party_imports(request.scratch, list(sources) + sorted({t.split("::")[0] for t in failing}))
+        steps: dict[str, float] = {}
         screener = await self._warm_screener(request, python, run_dir, lanes, preload)
+        steps["workers_s"] = time.monotonic() - screen_started
         try:
+            slots = screener.slots
             if prepared and not settings.mutant_timeout:
-                timeout = await calibrate(screener, prepared.first(CALIBRATE_FROM), frozenset(t.id for t in request.failing if t.outcome == "timeout"))
-            reverts = await screen_in_order(undo, screener.slots, budget, job_for, lambda done: False) if undo else []
-            singles = await screen_in_order(prepared, screener.slots, budget, job_for, enough)
+                hung = frozenset(t.id for t in request.failing if t.outcome == "timeout")
+                timeout["s"] = await calibrate(slots[0], *widest_tests(search), hung)
+            steps["calibrated_s"] = time.monotonic() - screen_started
+            reverts = await screen_in_order(undo, slots, budget, job_for, lambda done: False) if undo else []
+            singles = await screen_in_order(prepared, slots, budget, job_for, enough)
             ranked_screened = len(singles)
             if policy.single_token and not any(shape.is_full(p, failing) for p in reverts + singles) and not budget.exhausted():
                 singles += await widen(search, singles, request.tried_patches, screener, budget, job_for, enough)
@@ -169,7 +175,7 @@ class MutateGenerator:
             stuck = not any(p.plausible for p in singles)  # no single edit helps: maybe two must go together
             if (policy.max_edits >= 2 or stuck) and no_full and not budget.exhausted():
                 pairs = search.prepare(search.combine(singles), budget.mutants - budget.screened)
-                combos = await screen_in_order(pairs, screener.slots, budget, job_for, lambda done: False)
+                combos = await screen_in_order(pairs, slots, budget, job_for, lambda done: False)
             overridden += [o for o in screener.overridden() if o not in overridden]
         except BaseException:
             await self.aclose()  # a worker may be out of step: the next iteration starts afresh
@@ -186,7 +192,7 @@ class MutateGenerator:
         screen_s = max(elapsed - coverage_s, 1e-9)
         early = not budget.exhausted() and prepared.at(ranked_screened) is not None
         reason = explain(chosen, reverts + singles, combos, failing, budget, search, suspects, request.n, elapsed, early) + overrides_note(overridden)
-        write_log(run_dir / "search.json", settings, reverts + singles, combos, search, suspects, coverage_s, elapsed)
+        write_log(run_dir / "search.json", settings, reverts + singles, combos, search, suspects, coverage_s, elapsed, steps)
         return Proposal(
             plans=plans,
             reason=reason,
@@ -250,16 +256,31 @@ def overrides_note(overridden: list[str]) -> str:
     return f"; overrode the project's pytest options {', '.join(overridden)} for per-test coverage and screening (they send tests elsewhere, stop or repeat them)"
 
 
-async def calibrate(screener: Screener, prepared: list[Prepared], hung: frozenset[str] = frozenset()) -> float:
+async def calibrate(slot: Slot, phase1: list[str], phase2: list[str], hung: frozenset[str] = frozenset()) -> float:
     """A mutant's timeout from the unmutated code's run of the most tests any mutant gets:
     generous for honest mutants, short for the ones that loop forever. Tests that overran their
     limit in the last run are left out: they would only measure the hang the search must fix."""
-    widest = max(prepared[:CALIBRATE_FROM], key=lambda p: len(p.phase1) + len(p.phase2))
-    phase1, phase2 = [t for t in widest.phase1 if t not in hung], [t for t in widest.phase2 if t not in hung]
+    phase1, phase2 = [t for t in phase1 if t not in hung], [t for t in phase2 if t not in hung]
     if not phase1 and not phase2:
         return HUNG_ONLY_TIMEOUT
-    verdict = await screener.slots[0].screen(Job({}, phase1, phase2, 60.0, stop=False))
-    return round(min(30.0, max(0.75, 8 * verdict.duration_s + 0.5)), 2)
+    longest = (MAX_MUTANT_TIMEOUT - 0.5) / 8  # a run that lasts longer gives the longest timeout anyway
+    verdict = await slot.screen(Job({}, phase1, phase2, longest, stop=False))
+    return timeout_from(verdict)
+
+
+def timeout_from(verdict: Verdict) -> float:
+    """Eight times the tests' own time, plus once what the rest of the round trip cost (importing
+    and collecting them: a mutant that cannot be swapped in pays it again), plus half a second."""
+    tests = verdict.tests_s if verdict.tests_s is not None and verdict.status == "ok" else verdict.duration_s
+    return round(min(MAX_MUTANT_TIMEOUT, max(0.75, 8 * tests + max(verdict.duration_s - tests, 0.0) + 0.5)), 2)
+
+
+def widest_tests(search: Search) -> tuple[list[str], list[str]]:
+    """The failing and passing tests of the most suspicious line (of the first CALIBRATE_FROM)
+    that the most tests run: a mutant there is screened against them all."""
+    spectrum = search.spectrum
+    widest = max((spectrum.covering(s.file, s.line) for s in search.suspects[:CALIBRATE_FROM]), key=len, default=frozenset())
+    return sorted(widest & spectrum.failing), sorted(widest & spectrum.passing)
 
 
 def explain(chosen: list[Prepared], singles: list[Prepared], combos: list[Prepared], failing: frozenset[str],
@@ -279,16 +300,19 @@ def explain(chosen: list[Prepared], singles: list[Prepared], combos: list[Prepar
 
 
 def write_log(path: Path, settings: MutateOptions, singles: list[Prepared], combos: list[Prepared], search: Search,
-              suspects: list, coverage_s: float, elapsed: float) -> None:
+              suspects: list, coverage_s: float, elapsed: float, steps: dict[str, float] | None = None) -> None:
     """What was screened, for people and for the benchmark: kept next to the iteration's files."""
     path.parent.mkdir(parents=True, exist_ok=True)
     rows = [
         {"mutant": p.mutant.describe(), "status": p.verdict.status if p.verdict else None, "fixed": len(p.fixed),
-         "broken": len(p.broken), "score": round(p.score, 6)}
+         "broken": len(p.broken), "score": round(p.score, 6),
+         "tests_run": len(p.verdict.outcomes) if p.verdict else 0, "seconds": round(p.verdict.duration_s, 3) if p.verdict else None,
+         "swapped": bool(p.verdict and p.verdict.swapped)}
         for p in singles + combos
     ]
     data = {
         "formula": settings.formula, "design": settings.design, "coverage_s": round(coverage_s, 3), "elapsed_s": round(elapsed, 3),
+        "screening_steps": {k: round(v, 3) for k, v in (steps or {}).items()},  # seconds into screening: workers up, timeout calibrated
         "suspects": [{"file": s.file, "line": s.line, "score": round(s.score, 6)} for s in suspects[:50]],
         "skipped": search.skipped, "screened": rows,
     }

@@ -132,6 +132,7 @@ def plugin_dir(run_dir: Path) -> Path:
     folder = run_dir / "plugin"
     folder.mkdir(parents=True, exist_ok=True)
     shutil.copyfile(Path(__file__).with_name("_worker.py"), folder / f"{PLUGIN_NAME}.py")
+    shutil.copyfile(Path(__file__).with_name("_hotswap.py"), folder / "_explore_mutate_hotswap.py")
     return folder
 
 

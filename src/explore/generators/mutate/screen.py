@@ -35,6 +35,10 @@ class Verdict:
     outcomes: dict[str, str] = field(default_factory=dict)
     duration_s: float = 0.0
     error: str | None = None
+    swapped: bool = False
+    """The worker swapped the mutant into its imported functions (no import, no collection)."""
+    tests_s: float | None = None
+    """The tests' own time inside the worker's child (no fork, import or collection), when told."""
 
     def fixed(self, phase1: list[str]) -> list[str]:
         return [t for t in phase1 if self.outcomes.get(t) == "passed"] if self.status == "ok" else []
@@ -72,7 +76,8 @@ def _verdict(answer: dict, started: float) -> Verdict:
     status = answer.get("status", "crash")
     if status == "ok" and answer.get("exit") not in (0, 1, 2) and not answer.get("outcomes"):
         status = "crash"  # pytest usage error or internal error: nothing was learnt
-    return Verdict(status, answer.get("outcomes") or {}, time.monotonic() - started, answer.get("error"))
+    return Verdict(status, answer.get("outcomes") or {}, time.monotonic() - started, answer.get("error"), bool(answer.get("swapped")),
+                   answer.get("duration") if isinstance(answer.get("duration"), (int, float)) else None)
 
 
 class ForkWorker:
@@ -88,7 +93,8 @@ class ForkWorker:
         """The user's pytest options the worker turned off (from its hello)."""
 
     async def start(self) -> None:
-        env = {**os.environ, **plugin_env(self.workdir, self.run_dir), "EXPLORE_MUTATE_PRELOAD": json.dumps(self.preload)}
+        env = {**os.environ, **plugin_env(self.workdir, self.run_dir), "EXPLORE_MUTATE_PRELOAD": json.dumps(self.preload),
+               "EXPLORE_MUTATE_PYCACHE": str(self.run_dir / "pycache")}
         script = Path(self.run_dir) / "plugin" / f"{PLUGIN_NAME}.py"
         log = open(self.run_dir / "worker.log", "ab")  # noqa: SIM115 (the process owns it)
         try:

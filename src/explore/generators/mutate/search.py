@@ -8,6 +8,7 @@ the same answer (a time budget that runs out is the one thing that can cut it el
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import time
 from collections.abc import Callable, Iterable, Iterator
@@ -50,10 +51,13 @@ class Prepared:
     phase2: list[str]
     files: dict[str, str]
     verdict: Verdict | None = None
+    also: list[str] = field(default_factory=list)
+    """Failing tests that do not reach the mutated lines: run only once the mutant fixes every
+    test of phase1 (a fix can make them pass all the same), so that it can count as full."""
 
     @property
     def fixed(self) -> list[str]:
-        return self.verdict.fixed(self.phase1) if self.verdict else []
+        return self.verdict.fixed(self.phase1 + self.also) if self.verdict else []
 
     @property
     def broken(self) -> list[str]:
@@ -83,7 +87,7 @@ class Search:
         self.workdir = workdir
         self.sources = sources
         self.spectrum = spectrum
-        self.suspects = suspects[:max_lines]
+        self.suspects = top_lines(suspects, max_lines)
         top = max((s.score for s in suspects), default=1.0) or 1.0
         self.weight = {(s.file, s.line): s.score / top for s in suspects}
         self.tried = {normalise_patch(p) for p in tried}
@@ -176,7 +180,7 @@ class Search:
             self.skipped["unreachable"] += 1
             return None
         files = {str(self.workdir / f): t for f, t in mutated_sources(mutant, self.sources).items()}
-        return Prepared(mutant, score, patch, phase1, phase2, files)
+        return Prepared(mutant, score, patch, phase1, phase2, files, also=sorted(self.spectrum.failing - covering))
 
     def combine(self, screened: list[Prepared], top_singles: int = 12, limit: int = 300) -> list[tuple[Mutant, float]]:
         """Two-edit mutants. With partial fixes: pairs whose fixed tests differ (a fix of two
@@ -222,6 +226,20 @@ class Search:
             return None
         file, edit = mutant.edits[0]
         return (mutant.operator, self.sources[file][edit.start : edit.end], edit.text)
+
+
+def top_lines(suspects: list[Suspect], most: int) -> list[Suspect]:
+    """The `most` most suspicious lines, and the lines tied with the last of them (up to twice
+    as many in all): cutting a group of equally suspicious lines at `most` would keep or drop a
+    line by its number alone. Lines of one function often tie — every statement of a loop that
+    every test runs — and the fault may sit at any of them."""
+    if len(suspects) <= most or most <= 0:
+        return suspects[:max(most, 0)]
+    last = suspects[most - 1].score
+    end = most
+    while end < min(len(suspects), 2 * most) and suspects[end].score == last:
+        end += 1
+    return suspects[:end]
 
 
 class Lazy:
@@ -306,7 +324,12 @@ async def screen_in_order(
                 state["next"] += 1
                 done.append(False)
                 budget.screened += 1
-                item.verdict = await slot.screen(job_for(item))
+                job = job_for(item)
+                item.verdict = await slot.screen(job)
+                if item.also and item.plausible and len(item.fixed) == len(item.phase1):
+                    more = await slot.screen(dataclasses.replace(job, phase1=item.also, phase2=[], giveup=len(item.also)))
+                    if more.status == "ok":
+                        item.verdict.outcomes.update(more.outcomes)
                 done[index] = True
                 while state["prefix"] < len(done) and done[state["prefix"]]:
                     state["prefix"] += 1
