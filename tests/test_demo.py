@@ -1,18 +1,40 @@
-"""The README's demo: two bugs in two functions, repaired offline by mutate in two iterations —
-the second edit only becomes a fix once the first is merged."""
+"""The README's demo: two bugs in two functions, repaired offline by mutate. `auto` sees failures
+pointing at distinct places and goes aggressive: one candidate combining both fixes. Conservative
+takes two iterations — the second edit only becomes a fix once the first is merged."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 from conftest import assert_no_debris, git, run_cli
+from explore.demo import create_demo
 
 
-def test_demo_is_repaired_by_mutate_in_two_iterations(tmp_path: Path) -> None:
+def _fixed(target: Path) -> None:
+    source = (target / "pricing.py").read_text()
+    assert "price_cents * quantity" in source and "quantity >= 10" in source
+    assert git(target, "status", "--porcelain") == ""
+    assert_no_debris(target)
+
+
+def test_demo_is_repaired_by_mutate_in_one_aggressive_iteration(tmp_path: Path) -> None:
     target = tmp_path / "demo project"
     code, summary, err = run_cli(["demo", str(target), "--json"])
     assert code == 0, err
     assert summary["status"] == "succeeded" and summary["final"]["pass_rate"] == 100.0
+    [iteration] = summary["iterations"]
+    assert iteration["strategy"] == "aggressive" and "distinct locations" in iteration["strategy_reason"]
+    winner = next(c for c in iteration["candidates"] if c["id"] == iteration["winner"])
+    assert winner["operator"] == "arithmetic+comparison", winner
+    report = Path(summary["report"]).read_text()
+    assert report.count("Time: baseline") == 1 and "screening" in report
+    _fixed(target)
+
+
+def test_conservative_takes_two_iterations_and_times_every_phase(tmp_path: Path) -> None:
+    target = create_demo(tmp_path / "demo")
+    code, summary, err = run_cli(["run", "--agent", "mutate", "--strategy", "conservative", "--json"], cwd=target)
+    assert code == 0, err
     assert [i["winner"] for i in summary["iterations"]] == ["a", "a"]
     operators = [c["operator"] for i in summary["iterations"] for c in i["candidates"] if c["id"] == i["winner"]]
     assert operators == ["arithmetic", "comparison"], operators
@@ -25,7 +47,4 @@ def test_demo_is_repaired_by_mutate_in_two_iterations(tmp_path: Path) -> None:
     assert first["coverage"] < 0.2 < second["coverage"], (first, second)
     report = Path(summary["report"]).read_text()
     assert report.count("Time: baseline") == 1 and report.count("screening") >= 2
-    source = (target / "pricing.py").read_text()
-    assert "price_cents * quantity" in source and "quantity >= 10" in source
-    assert git(target, "status", "--porcelain") == ""
-    assert_no_debris(target)
+    _fixed(target)
