@@ -21,9 +21,7 @@ accommodated (the screening's own order is applied last).
 
 from __future__ import annotations
 
-import fnmatch
 import importlib
-import importlib.machinery
 import json
 import os
 import select
@@ -31,6 +29,8 @@ import signal
 import sys
 import time
 
+import _explore_mutate_lines as lines  # _lines.py and _loading.py, copied next to this file (localise.plugin_dir)
+import _explore_mutate_loading as loading
 import pytest
 
 RESULT_ENV = "EXPLORE_MUTATE_RESULT"
@@ -38,42 +38,6 @@ REQUEST_ENV = "EXPLORE_MUTATE_REQUEST"
 MODE_ENV = "EXPLORE_MUTATE_MODE"
 OMIT_ENV = "EXPLORE_MUTATE_OMIT"
 PYCACHE_ENV = "EXPLORE_MUTATE_PYCACHE"
-
-
-class MutantLoader(importlib.machinery.SourceFileLoader):
-    """Loads the mutant's text instead of the file, never reading or writing bytecode."""
-
-    def __init__(self, fullname, path, text):
-        super().__init__(fullname, path)
-        self.text = text
-
-    def get_data(self, path):
-        if os.path.realpath(path) == os.path.realpath(self.path):
-            return self.text.encode("utf-8")
-        return super().get_data(path)
-
-    def path_stats(self, path):
-        raise OSError("mutant: no bytecode")
-
-
-class MutantFinder:
-    """First on sys.meta_path: any module whose file is mutated is loaded from memory."""
-
-    def __init__(self, files):
-        self.files = {os.path.realpath(path): text for path, text in files.items()}
-
-    def find_spec(self, fullname, path=None, target=None):
-        spec = importlib.machinery.PathFinder.find_spec(fullname, path)
-        if spec is None or not spec.origin:
-            return None
-        real = os.path.realpath(spec.origin)
-        if real not in self.files:
-            return None
-        spec.loader = MutantLoader(fullname, spec.origin, self.files[real])
-        return spec
-
-    def invalidate_caches(self):
-        pass
 
 
 class Recorder:
@@ -291,7 +255,7 @@ def screen(request, prepared=None):
     """Run the request's tests against its mutant in this process (a fork, or a fresh pytest)."""
     files = request["files"]
     if prepared is not None:
-        sys.meta_path.insert(0, MutantFinder(files))
+        sys.meta_path.insert(0, loading.MutantFinder(files))
         answer = prepared.run_collected(request)  # in place: fine even where a conftest imported the file
         if answer is not None:
             return answer
@@ -304,7 +268,7 @@ def screen(request, prepared=None):
         path = getattr(module, "__file__", None)
         if path and os.path.realpath(path).startswith(root):
             del sys.modules[name]
-    sys.meta_path.insert(0, MutantFinder(files))
+    sys.meta_path.insert(0, loading.MutantFinder(files))
     recorder = Recorder(request["phase1"], request["phase2"], request.get("giveup", 10**6), request.get("stop", True))
     started = time.monotonic()
     code = pytest.main([*PYTEST_ARGS, *request["phase1"], *request["phase2"]], plugins=[recorder, Neutraliser()])
@@ -381,38 +345,6 @@ def fork_screen(request, devnull, prepared=None):
         return {"status": "crash", "error": f"unreadable child report (status {status})"}
 
 
-def cache_bytecode(prefix):
-    """From here on (pytest and the preloaded modules are in, with their own bytecode), the
-    modules the children import write and read their bytecode under `prefix`, never beside the
-    project's files — even where the environment says not to write it: else every child
-    compiles every project module again (wcwidth's tables: 0.27 s of each mutant's ~0.4 s)."""
-    if prefix:
-        os.makedirs(prefix, exist_ok=True)
-        sys.pycache_prefix = prefix
-        sys.dont_write_bytecode = False
-
-
-def forget_bytecode(paths):
-    """Drop the cached bytecode (the interpreter's and pytest's rewritten tests) of files that
-    changed: a change within the second of the last one, at the same size, would otherwise
-    load the old code."""
-    prefix = sys.pycache_prefix
-    for path in paths:
-        real = os.path.realpath(path)
-        folder = os.path.join(prefix, os.path.dirname(real).lstrip(os.sep)) if prefix else os.path.join(os.path.dirname(real), "__pycache__")
-        stem = os.path.splitext(os.path.basename(real))[0] + "."
-        try:
-            names = os.listdir(folder)
-        except OSError:
-            continue
-        for name in names:
-            if name.startswith(stem) and name.endswith(".pyc"):
-                try:
-                    os.remove(os.path.join(folder, name))
-                except OSError:
-                    pass
-
-
 def serve(root, preload):
     """The pre-imported worker: one JSON request per line in, one JSON answer per line out."""
     proto = os.fdopen(os.dup(1), "w", buffering=1)
@@ -433,7 +365,7 @@ def serve(root, preload):
     except BaseException as exc:  # an unusual pytest: every fork runs a whole pytest.main instead
         prepared = None
         note = f"plain pytest.main per mutant ({type(exc).__name__}: {exc})"[:300]
-    cache_bytecode(os.environ.get(PYCACHE_ENV))
+    loading.cache_bytecode(os.environ.get(PYCACHE_ENV))
     hello = {"ready": True, "pid": os.getpid(), "warm_s": time.monotonic() - started, "mode": note,
              "overridden": prepared.neutraliser.overridden if prepared is not None else []}
     proto.write(json.dumps(hello) + "\n")
@@ -442,7 +374,7 @@ def serve(root, preload):
             continue
         request = json.loads(line)
         if "changed" in request:  # a new iteration: still good unless this process imported a changed file
-            forget_bytecode(request["changed"])
+            loading.forget_bytecode(request["changed"])
             stale = prepared is not None and (any(os.path.realpath(f) in prepared.imported for f in request["changed"])
                                               or bool(request["changed"] and prepared.late_conftest))
             if prepared is not None and request["changed"] and not stale:
@@ -476,75 +408,11 @@ if os.environ.get(REQUEST_ENV) and __name__ != "__main__":
     # At import, before conftest files load: a conftest that imports the module gets the mutant.
     with open(os.environ[REQUEST_ENV], encoding="utf-8") as _handle:
         _request = json.load(_handle)
-    sys.meta_path.insert(0, MutantFinder(_request["files"]))
-
-
-def _start_coverage():
-    """Coverage through its API from this import on (before conftest files import the project),
-    measuring the project's files only; None when coverage is not installed or already running."""
-    try:
-        import coverage
-    except ImportError:
-        return None
-    if coverage.Coverage.current() is not None:
-        return None
-    cov = coverage.Coverage(data_file=None, source=[os.getcwd()], omit=json.loads(os.environ.get(OMIT_ENV, "[]")),
-                            branch=False, config_file=False)
-    cov.start()
-    return cov
+    sys.meta_path.insert(0, loading.MutantFinder(_request["files"]))
 
 
 if _mode in ("coverage", "baseline") and _request is None:
-    _coverage = _start_coverage()
-
-
-def coverage_report(cov, root):
-    """`{"files": {relative path: {"contexts": {line: [node ids]}}}}` from coverage's data, read
-    in this process."""
-    data = cov.get_data()
-    root = os.path.realpath(root) + os.sep
-    files = {}
-    for path in data.measured_files():
-        real = os.path.realpath(path)
-        if not real.startswith(root):
-            continue
-        by_line = data.contexts_by_lineno(path)
-        files[real[len(root):]] = {"contexts": {str(n): sorted(c) for n, c in by_line.items()}}
-    return {"files": files}
-class LineTracer:
-    """Per-test executed lines without coverage.py: a settrace fallback, same output shape."""
-
-    def __init__(self, root, omit):
-        self.root = os.path.realpath(root) + os.sep
-        self.omit = omit
-        self.context = ""
-        self.lines = {}
-        self.keep = {}
-
-    def wanted(self, filename):
-        if filename not in self.keep:
-            real = os.path.realpath(filename)
-            rel = real[len(self.root):] if real.startswith(self.root) else None
-            ok = rel is not None and not any(fnmatch.fnmatch(rel, p) or fnmatch.fnmatch("/" + rel, p) for p in self.omit)
-            self.keep[filename] = rel if ok else None
-        return self.keep[filename]
-
-    def trace(self, frame, event, arg):
-        rel = self.wanted(frame.f_code.co_filename)
-        if rel is None:
-            return None
-        contexts = self.lines.setdefault(rel, {})
-        contexts.setdefault(frame.f_lineno, set()).add(self.context)
-
-        def local(frame, event, arg):
-            if event == "line":
-                contexts.setdefault(frame.f_lineno, set()).add(self.context)
-            return local
-
-        return local
-
-    def report(self):
-        return {"files": {f: {"contexts": {str(n): sorted(c) for n, c in ls.items()}} for f, ls in self.lines.items()}}
+    _coverage = lines.start_coverage(json.loads(os.environ.get(OMIT_ENV, "[]")))
 
 
 def _switch(context):
@@ -570,7 +438,7 @@ def pytest_configure(config):
     elif _mode == "coverage":
         _neutraliser.apply(config)
         if _coverage is None:
-            _tracer = LineTracer(os.getcwd(), json.loads(os.environ.get(OMIT_ENV, "[]")))
+            _tracer = lines.LineTracer(os.getcwd(), json.loads(os.environ.get(OMIT_ENV, "[]")))
             sys.settrace(_tracer.trace)
 
 
@@ -597,7 +465,7 @@ def pytest_unconfigure(config):
         if _tracer is not None:
             data["trace"] = _tracer.report()
         elif _coverage is not None:
-            data["trace"] = coverage_report(_coverage, os.getcwd())
+            data["trace"] = lines.coverage_report(_coverage, os.getcwd())
     else:
         return
     with open(path, "w", encoding="utf-8") as handle:

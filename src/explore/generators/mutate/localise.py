@@ -128,11 +128,13 @@ def crash_lines(longreprs: Iterable[str]) -> frozenset[tuple[str, int]]:
 
 # --- collection (edge: one pytest run under coverage) ------------------------------------------
 def plugin_dir(run_dir: Path) -> Path:
-    """A copy of _worker.py in a folder of its own, so putting it on sys.path shadows nothing."""
+    """A copy of _worker.py and its helpers in a folder of their own, under names that shadow
+    nothing when the folder is put on sys.path."""
     folder = run_dir / "plugin"
     folder.mkdir(parents=True, exist_ok=True)
     shutil.copyfile(Path(__file__).with_name("_worker.py"), folder / f"{PLUGIN_NAME}.py")
-    shutil.copyfile(Path(__file__).with_name("_hotswap.py"), folder / "_explore_mutate_hotswap.py")
+    for helper in ("hotswap", "lines", "loading"):
+        shutil.copyfile(Path(__file__).with_name(f"_{helper}.py"), folder / f"_explore_mutate_{helper}.py")
     return folder
 
 
