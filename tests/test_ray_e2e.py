@@ -95,13 +95,7 @@ def test_ctrl_c_while_a_ray_job_runs_exits_130_and_leaves_no_task(tmp_path: Path
     monkeypatch.setenv("RAY_ADDRESS", ray_address)
     ready = Ready(tmp_path)
     files = dict(CALC)
-    files["tests/test_block.py"] = (
-        "import os\n\n"
-        "def test_block():\n"
-        f"    fd = os.open({str(ready.path)!r}, os.O_WRONLY)\n"
-        "    os.write(fd, f'test {os.getpid()}\\n'.encode())\n"
-        f"    open({str(ready.gate)!r}).read()\n"
-    )
+    files["tests/test_block.py"] = ready.blocking_test()
     repo = make_repo(tmp_path / "repo", files)
     try:
         with explore_process(["run", str(repo), "--agent-cmd", "true", "--executor", "ray", "--shards", "1"], tmp_path) as proc:

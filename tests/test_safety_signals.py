@@ -48,6 +48,14 @@ class Ready:
                 lines += done
         return {cid: int(pid) for cid, pid in (line.decode().split() for line in lines)}
 
+    def blocking_test(self) -> str:
+        """A test file whose test reports its pid, then blocks until the gate opens."""
+        return ("import os\n\n"
+                "def test_block():\n"
+                f"    fd = os.open({str(self.path)!r}, os.O_WRONLY)\n"
+                "    os.write(fd, f'test {os.getpid()}\\n'.encode())\n"
+                f"    open({str(self.gate)!r}).read()\n")
+
     def close(self) -> None:
         os.close(self.fd)
         os.close(self.keep)
@@ -121,13 +129,7 @@ def test_signal_while_tests_run_kills_the_test_processes(tmp_path: Path) -> None
     """Ctrl-C while the baseline pytest is running (a test blocked on a FIFO): its whole tree dies."""
     ready = Ready(tmp_path)
     files = dict(CALC)
-    files["tests/test_block.py"] = (
-        "import os\n\n"
-        "def test_block():\n"
-        f"    fd = os.open({str(ready.path)!r}, os.O_WRONLY)\n"
-        "    os.write(fd, f'test {os.getpid()}\\n'.encode())\n"
-        f"    open({str(ready.gate)!r}).read()\n"
-    )
+    files["tests/test_block.py"] = ready.blocking_test()
     repo = make_repo(tmp_path / "repo", files)
     worktrees = tmp_path / "worktrees"
     try:
