@@ -11,7 +11,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field, ValidationError
 
-from .session import ReAsk, Session, Transcript, answer_tools
+from .session import ReAsk, Session, Transcript, converse
 from .tools import CODER_TOOLS, ToolError, Workspace
 
 SYSTEM = """You are a coder working for explore, a tool that repairs failing test suites.
@@ -51,7 +51,6 @@ async def apply(session: Session, workspace: Workspace, context_text: str, task:
         {"type": "text", "text": task},
     ]}]
     finished: Finish | None = None
-    nudged = False
     # on the last model the edits made so far are still worth testing: keep going
     reask = ReAsk(session, "finish", last_keeps_going=True)
 
@@ -69,22 +68,12 @@ async def apply(session: Session, workspace: Workspace, context_text: str, task:
         except ToolError as exc:
             return str(exc), True
 
-    for turn in range(max_turns):
-        message = await session.turn(messages)
-        if turn == 0 and after_first_turn is not None:
-            await after_first_turn()
-        results = await answer_tools(message, run, transcript)
-        if finished is not None:
-            return CoderResult(finished.summary, finished.confidence, True)
-        if results:
-            messages.append({"role": "user", "content": results})
-            continue
-        if nudged:
-            break
-        nudged = True
-        messages.append({"role": "user", "content": "Use the tools to make the change, then call finish."})
+    turns = await converse(session, messages, run, transcript, max_turns, lambda: finished is not None,
+                           "Use the tools to make the change, then call finish.", after_first_turn)
+    if finished is not None:
+        return CoderResult(finished.summary, finished.confidence, True)
     changed = ", ".join(sorted(workspace.changed)) or "nothing"
-    return CoderResult(f"stopped without finish after {turn + 1} turn(s); changed {changed}", 0.2, False)
+    return CoderResult(f"stopped without finish after {turns} turn(s); changed {changed}", 0.2, False)
 
 
 def tools() -> list[dict[str, Any]]:

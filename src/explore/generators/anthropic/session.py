@@ -128,3 +128,27 @@ async def answer_tools(message: Any, run: ToolRunner, transcript: Transcript) ->
         transcript.write(event="tool", name=block.name, input=block.input, is_error=is_error, result=text[:2000])
         results.append({"type": "tool_result", "tool_use_id": block.id, "content": redact(text), "is_error": is_error})
     return results
+
+
+async def converse(session: Session, messages: list[dict[str, Any]], run: ToolRunner, transcript: Transcript,
+                   max_turns: int, finished: Callable[[], bool], nudge: str,
+                   after_first_turn: Callable[[], Awaitable[None]] | None = None) -> int:
+    """Turns until `finished()` (the role's closing tool was called) or `max_turns`: each turn's
+    tool calls are answered; a turn without any gets `nudge` once, a second one ends the
+    conversation. Returns the number of turns taken."""
+    nudged = False
+    for turn in range(max_turns):
+        message = await session.turn(messages)
+        if turn == 0 and after_first_turn is not None:
+            await after_first_turn()
+        results = await answer_tools(message, run, transcript)
+        if finished():
+            return turn + 1
+        if results:
+            messages.append({"role": "user", "content": results})
+            continue
+        if nudged:
+            return turn + 1
+        nudged = True
+        messages.append({"role": "user", "content": nudge})
+    return max_turns

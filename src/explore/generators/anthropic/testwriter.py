@@ -8,7 +8,7 @@ from typing import Any
 
 from ...redaction import redact
 from ..base import TestWriteRequest, WrittenTests
-from .session import Session, Transcript, answer_tools
+from .session import Session, Transcript, converse
 from .tools import READ_TOOLS, ToolError, Workspace
 
 SYSTEM = """You are a test writer working for explore, a tool that repairs code against failing tests.
@@ -65,19 +65,8 @@ async def write(session: Session, request: TestWriteRequest, max_turns: int, tra
         except ToolError as exc:
             return str(exc), True
 
-    nudged = False
-    for _ in range(max_turns):
-        message = await session.turn(messages)
-        results = await answer_tools(message, run, transcript)
-        if finished:
-            break
-        if results:
-            messages.append({"role": "user", "content": results})
-            continue
-        if nudged:
-            break
-        nudged = True
-        messages.append({"role": "user", "content": "Use write_test to write the reproduction test, then call done."})
+    await converse(session, messages, run, transcript, max_turns, lambda: finished,
+                   "Use write_test to write the reproduction test, then call done.")
     if not written.summary:
         written.summary = f"stopped without done; wrote {', '.join(sorted(written.predicted)) or 'nothing'}"
     written.refused = list(workspace.refused)
