@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 from rich import box
@@ -48,24 +49,26 @@ def table(bench: BenchResult, console: Console) -> None:
                   "untouched, reference checks pass · tests: runs that edited test files · ≠: claim and judge disagree", style="dim")
     classes = sorted({k for s in bench.summary.values() for k in s.by_class})
     if len(classes) > 1:
-        c = Table(box=box.SIMPLE_HEAD, padding=(0, 0), show_edge=False, title="correct / runs per defect class")
-        c.add_column("class", style="bold", no_wrap=True)
-        for name in bench.summary:
-            c.add_column(name, justify="right")
-        for klass in classes:
-            cells = [bench.summary[n].by_class.get(klass) for n in bench.summary]
-            c.add_row(klass, *[f"{s.correct}/{s.runs}" if s else "-" for s in cells])
-        console.print(c)
+        console.print(_per_group(bench, "correct / runs per defect class", "class", classes,
+                                 lambda s, k: s.by_class.get(k), lambda s: f"{s.correct}/{s.runs}"))
     families = _families(bench)
     if families:
-        f = Table(box=box.SIMPLE_HEAD, padding=(0, 0), show_edge=False, title="per family: correct / runs · iterations · candidates · total s")
-        f.add_column("family", style="bold", no_wrap=True)
-        for name in bench.summary:
-            f.add_column(name, justify="right")
-        for family in families:
-            cells = [bench.summary[n].by_family.get(family) for n in bench.summary]
-            f.add_row(family, *[_family_cell(s) if s else "-" for s in cells])
-        console.print(f)
+        console.print(_per_group(bench, "per family: correct / runs · iterations · candidates · total s", "family", families,
+                                 lambda s, k: s.by_family.get(k), _family_cell))
+
+
+def _per_group(bench: BenchResult, title: str, heading: str, groups: list[str],
+               pick: Callable[[Stats, str], Stats | None], cell: Callable[[Stats], str]) -> Table:
+    """One row per group (defect class, family), one column per strategy; `-` where a strategy
+    has no run of that group."""
+    t = Table(box=box.SIMPLE_HEAD, padding=(0, 0), show_edge=False, title=title)
+    t.add_column(heading, style="bold", no_wrap=True)
+    for name in bench.summary:
+        t.add_column(name, justify="right")
+    for group in groups:
+        cells = [pick(bench.summary[n], group) for n in bench.summary]
+        t.add_row(group, *[cell(c) if c else "-" for c in cells])
+    return t
 
 
 def _families(bench: BenchResult) -> list[str]:
