@@ -265,3 +265,21 @@ def test_a_history_case_runs_twice_and_the_second_run_starts_exploratory() -> No
     assert "exploratory" not in result.iteration_strategies[:first]
     assert result.iteration_strategies[first] == "exploratory"
     assert "|" in render.iteration_trail(result.iteration_strategies, result.run_iterations)
+
+
+def test_two_runs_of_a_case_add_their_usage_and_keep_the_rate_derived() -> None:
+    from explore.bench.runner import _read_summary
+
+    result = CaseResult(case="c", defect_class="d", strategy="auto", status="error", exit_code=0)
+    for screened, seconds, cost in ((100, 2.0, 0.5), (300, 2.0, 0.25)):
+        counts = {"passed": 1, "total": 2, "pass_rate": 50.0}
+        summary = {"run_id": "r", "status": "failed", "exit_code": 1, "baseline": counts, "final": counts, "iterations": [],
+                   "branch": None, "merged_commit": None, "applied": False, "escalation": None, "report": None, "duration_s": 1.0,
+                   "usage": {"mutants_screened": screened, "screening_s": seconds, "mutants_per_s": screened / seconds,
+                                                  "cost_usd": cost, "input_tokens": 10, "output_tokens": 5}}
+        _read_summary(result, json.dumps(summary), "")
+    assert result.error is None and result.usage.mutate.mutants_screened == 400
+    assert result.usage.mutate.mutants_per_s == 100.0  # 400 mutants in 4 s, not the rates' sum (50 + 150)
+    stats = aggregate([result], ["auto"])["auto"]
+    assert stats.cost_usd == 0.75 and stats.tokens == 30
+    assert json.loads(result.model_dump_json())["usage"]["mutants_per_s"] == 100.0

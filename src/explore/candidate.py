@@ -94,7 +94,7 @@ class Board:
 async def run_candidate(plan: CandidatePlan, config: FanOutConfig, board: Board) -> CandidateResult:
     result = CandidateResult(id=plan.id, status=CandidateStatus.crashed, confidence=plan.confidence,
                              hypothesis=plan.hypothesis, operator=plan.operator, location=plan.location,
-                             executor=config.executor.name.value, generator=plan.generator)
+                             executor=config.executor.name, generator=plan.generator)
     files_dir = config.iteration_dir / f"candidate-{plan.id}"
     files_dir.mkdir(parents=True, exist_ok=True)
     started = time.monotonic()

@@ -17,13 +17,8 @@ from typing import Protocol
 
 from pydantic import BaseModel, Field
 
-from .models import TestRun
+from .models import ExecutorName, TestRun
 from .testing import TestCommand
-
-
-class ExecutorName(str, Enum):
-    local = "local"
-    ray = "ray"
 
 
 class TestJob(BaseModel):

@@ -74,6 +74,13 @@ class CandidateStatus(str, Enum):
     apply_failed = "apply_failed"
 
 
+class ExecutorName(str, Enum):
+    """Where test jobs run."""
+
+    local = "local"
+    ray = "ray"
+
+
 class EscalationCategory(str, Enum):
     """Why a person is needed: the JSON summary's `escalation.category`."""
 
@@ -178,8 +185,8 @@ class CandidateResult(BaseModel):
     """Human account of its test runs, e.g. "affected 12/12 → full 198/200"."""
     generator: str | None = None
     """The generator that produced it."""
-    executor: str | None = None
-    """Where its test jobs ran: local | ray."""
+    executor: ExecutorName | None = None
+    """Where its test jobs ran."""
 
 
 class IterationRecord(BaseModel):

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import statistics
 from pathlib import Path
+from typing import Literal
 
 from pydantic import BaseModel, Field
 
-TOKEN_KEYS = ("input_tokens", "output_tokens", "cache_read_input_tokens", "cache_creation_input_tokens")
-
+from ..models import RunStatus
+from ..usage import Usage
 
 class Verdict(BaseModel):
     """The judge's own findings on the tree explore left on the user's branch."""
@@ -37,7 +38,7 @@ class CaseResult(BaseModel):
     defect_class: str
     strategy: str
     family: str = ""
-    status: str
+    status: RunStatus | Literal["error"]
     """explore's own status, or `error` when its output could not be read."""
     exit_code: int | None
     repaired: bool = False
@@ -53,7 +54,8 @@ class CaseResult(BaseModel):
     """Iterations of each explore run of the case, in order (a history case runs twice)."""
     duration_s: float = 0.0
     """Wall time of the explore process."""
-    usage: dict[str, float] = Field(default_factory=dict)
+    usage: Usage = Field(default_factory=Usage)
+    """Every run of the case together (a history case runs twice)."""
     verdict: Verdict = Field(default_factory=Verdict)
     error: str | None = None
 
@@ -136,8 +138,8 @@ def _stats(results: list[CaseResult], into: Stats) -> Stats:
     into.candidates = sum(r.candidates for r in results)
     into.median_s = round(statistics.median(durations), 2) if durations else 0.0
     into.total_s = round(sum(durations), 2)
-    into.tokens = int(sum(r.usage.get(k, 0) for r in results for k in TOKEN_KEYS))
-    into.cost_usd = round(sum(r.usage.get("cost_usd", 0.0) for r in results), 4)
+    into.tokens = sum(r.usage.llm.tokens_in + r.usage.llm.output_tokens for r in results)
+    into.cost_usd = round(sum(r.usage.llm.cost_usd for r in results), 4)
     return into
 
 

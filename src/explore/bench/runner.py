@@ -129,7 +129,7 @@ def _read_summary(result: CaseResult, stdout: str, stderr: str) -> None:
     result.iteration_strategies += [i.strategy for i in summary.iterations]
     result.run_iterations.append(len(summary.iterations))
     result.strategies_used = sorted(set(result.iteration_strategies))
-    result.usage = {k: result.usage.get(k, 0.0) + v for k, v in summary.usage.model_dump().items()}
+    result.usage += summary.usage
 
 
 def run_all(
