@@ -121,6 +121,43 @@ def measure_candidate_tests(project: Path) -> tuple[float, float]:
     return times[0], times[1]
 
 
+def _concurrently(project: Path, selections: list[list[str]]) -> None:
+    """One pytest process per selection, all at once, as explore starts them (json-report on)."""
+    procs = []
+    for n, selection in enumerate(selections):
+        report = project / f".floor-{n}.json"
+        argv = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", *selection,
+                "--json-report", f"--json-report-file={report}", "--json-report-omit", "log", "streams", "warnings"]
+        procs.append(subprocess.Popen(argv, cwd=project, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+    for proc in procs:
+        proc.wait()
+    for n in range(len(selections)):
+        (project / f".floor-{n}.json").unlink(missing_ok=True)
+
+
+def floor(project: Path, sleep_s: float, slow_files: int) -> tuple[float, float]:
+    """The test processes each run cannot do without, run by hand with nothing of explore around
+    them (no explore start-up, agent, worktree, flaky rerun, git or merge), best of two:
+    --parallel 1: the baseline (one process), the three candidates' affected tests one after the
+    other, the winner's full suite (one process); --parallel 3: the baseline in 3 shards
+    balanced by the known durations, the three candidates' affected tests at once, the winner's
+    full suite in the same 3 shards. Their ratio is the most any runner could reach here."""
+    from explore.shards import plan
+
+    weights = {"test_calc.py": 0.01, **{f"test_slow_{k}.py": sleep_s / slow_files for k in range(slow_files)}}
+    everything, shards, affected = [sorted(weights)], plan(weights, 3), [["test_calc.py"]]
+
+    def timed(steps: list[list[list[str]]]) -> float:
+        started = time.perf_counter()
+        for step in steps:
+            _concurrently(project, step)
+        return time.perf_counter() - started
+
+    one = min(timed([everything, affected, affected, affected, everything]) for _ in range(2))
+    three = min(timed([shards, affected * 3, shards]) for _ in range(2))
+    return one, three
+
+
 LINE = re.compile(r"^\s*(\d+\.\d)s (.*)$")
 
 
@@ -213,6 +250,7 @@ def speedup(tmp: Path, sleep_s: float, slow_files: int = 1) -> list[tuple[str, s
     for line in troubles:
         print(f"  ! {line}")
     one, three = results[1], results[3]
+    floor_one, floor_three = floor(template, sleep_s, slow_files) if slow_files > 1 else (float("nan"), float("nan"))
 
     def stage_mean(r: dict, name: str) -> float:
         values = [s[name] for s in r["stages"] if name in s]
@@ -247,6 +285,14 @@ def speedup(tmp: Path, sleep_s: float, slow_files: int = 1) -> list[tuple[str, s
             ("ratio of the iteration phases alone", f"{phase_ratio:.2f}",
              f"target >= {RATIO_TARGET}: {'met' if phase_ratio >= RATIO_TARGET else 'NOT met'}"),
             ("best end-to-end ratio an unsharded baseline allows", f"{ideal:.2f}", "(perfect 3x fan-out)"),
+        ]
+    if slow_files > 1:
+        ideal_ratio = floor_one / floor_three
+        rows += [
+            ("floor: the same test processes by hand, no explore (p1 / p3)", f"{floor_one:.2f} / {floor_three:.2f} s", ""),
+            ("ratio of the floors: the most any runner reaches here", f"{ideal_ratio:.2f}",
+             f"target >= {RATIO_TARGET}: {'within reach' if ideal_ratio >= RATIO_TARGET else 'out of reach'}"),
+            ("explore over its floor (p1 / p3)", f"{one['wall'] / floor_one:.2f}x / {three['wall'] / floor_three:.2f}x", ""),
         ]
     return rows
 
