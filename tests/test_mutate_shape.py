@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from explore.generators.mutate import shape
 from explore.generators.mutate.edits import Edit, Mutant
 from explore.generators.mutate.screen import Verdict
-from explore.generators.mutate.search import Prepared
+from explore.generators.mutate.localise import IMPORT_TIME, Spectrum, Suspect
+from explore.generators.mutate.search import Prepared, Search
 
 FAILING = frozenset({"t1", "t2"})
 
@@ -82,3 +85,28 @@ def test_no_shape_proposes_a_mutant_that_breaks_a_passing_test() -> None:
     trap, honest = item(3, {"t1", "t2"}, broken=True), item(8, {"t1", "t2"}, score=0.2)
     for name in ("variations", "distinct", "batched", "minimal"):
         assert shape.choose(name, 3, [trap, honest], []) == [honest]
+
+
+def test_partial_fixes_alone_do_not_settle_before_the_statement_edits_at_lines_every_failing_test_runs() -> None:
+    accidental = item(21, {"t1"})  # fixes one test by side effect, at a line only that test runs
+    misses = [item(line, set(), new=f"v{line}") for line in range(30, 40)]
+    insert = item(16, set(), family=shape.STATEMENT, new="result.extend(rest)")  # low prior: ranked last
+    elsewhere = item(40, set(), family=shape.STATEMENT, new="x = 0")
+    screened = [accidental, *misses, insert]
+    ranked = [p.mutant for p in screened]
+    enough = shape.stop_rule("variations", 3, FAILING, patience=2, partial_patience=3,
+                             statements_done=shape.statements_reached(ranked, {("m.py", 16), ("m.py", 21)}))
+    assert not any(enough(screened[:k]) for k in range(1, len(screened)))  # patience alone stops at 4
+    assert enough(screened)
+    assert shape.stop_rule("variations", 3, FAILING, patience=2, partial_patience=3)(screened[:4])
+    at_other_lines = shape.statements_reached([*ranked, elsewhere.mutant], {("m.py", 21)})
+    assert at_other_lines(screened[:1]) and at_other_lines([])  # no statement mutant at a shared line: no wait
+    with_full = [item(3, {"t1", "t2"}), *misses[:2]]
+    assert shape.stop_rule("variations", 3, FAILING, patience=2, statements_done=lambda prefix: False)(with_full)
+
+
+def test_shared_lines_are_the_searched_lines_every_failing_test_runs_itself() -> None:
+    spectrum = Spectrum({("m.py", 1): frozenset({IMPORT_TIME}), ("m.py", 5): frozenset({"t1", "t2", "p1"}),
+                         ("m.py", 8): frozenset({"t1"})}, FAILING, frozenset({"p1"}))
+    suspects = [Suspect((i,), "m.py", line, 1.0) for i, line in enumerate((1, 5, 8))]
+    assert Search(Path("."), {}, spectrum, suspects).shared_lines() == {("m.py", 5)}

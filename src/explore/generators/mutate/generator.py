@@ -10,7 +10,6 @@ from __future__ import annotations
 import ast
 import json
 import os
-import re
 import sys
 import time
 from collections.abc import Callable
@@ -24,7 +23,9 @@ from ...models import CandidatePlan, PhaseTiming, Proposal, Realised
 from ...usage import MutateUsage, Usage
 from ..base import CandidateContext, ProposalRequest
 from . import localise, revert, shape
+from .changes import changed_files, changed_in, changed_lines, regressing_hunks
 from .screen import Job, Screener, Slot, Verdict
+from .edits import Mutant
 from .search import Budget, Prepared, Search, screen_in_order
 
 
@@ -143,11 +144,16 @@ class MutateGenerator:
         )
         undo = search.prepare([(m, m.prior) for m in revert.reverts(hunks, sources)], revert.MOST)
         prepare_started = time.monotonic()
-        prepared = search.prepare(search.ranked(), settings.budget_mutants)  # lazily: screening reads it as it goes
+        ranked = search.ranked()
+        prepared = search.prepare(ranked, settings.budget_mutants)  # lazily: screening reads it as it goes
         search.prepare_s += time.monotonic() - prepare_started
         budget = Budget(settings.budget_mutants, settings.budget_seconds)  # after ranking: preparation does not eat it
         lanes = settings.lanes or max(1, min(self.parallel, os.cpu_count() or 1))
-        enough = shape.stop_rule(request.strategy.shape, request.n, failing, settings.patience, settings.partial_patience)
+
+        def settle(ranked: list[tuple[Mutant, float]]) -> Callable[[list[Prepared]], bool]:
+            done = shape.statements_reached([m for m, _ in ranked], search.shared_lines())
+            return shape.stop_rule(request.strategy.shape, request.n, failing, settings.patience, settings.partial_patience, done)
+        enough = settle(ranked)
 
         timeout = {"s": settings.mutant_timeout or 30.0}  # until calibrated
 
@@ -170,7 +176,7 @@ class MutateGenerator:
             singles = await screen_in_order(prepared, slots, budget, job_for, enough)
             ranked_screened = len(singles)
             if policy.single_token and not any(shape.is_full(p, failing) for p in reverts + singles) and not budget.exhausted():
-                singles += await widen(search, singles, request.tried_patches, screener, budget, job_for, enough)
+                singles += await widen(search, singles, request.tried_patches, screener, budget, job_for, settle)
             no_full = not any(shape.is_full(p, failing) for p in singles)
             stuck = not any(p.plausible for p in singles)  # no single edit helps: maybe two must go together
             if (policy.max_edits >= 2 or stuck) and no_full and not budget.exhausted():
@@ -319,79 +325,19 @@ def write_log(path: Path, settings: MutateOptions, singles: list[Prepared], comb
     path.write_text(json.dumps(data, indent=1), encoding="utf-8")
 
 
-async def changed_lines(request: ProposalRequest) -> dict[str, set[int]]:
-    """Lines (new side) changed since the run's base commit — else by the last commit — for
-    surgical's "nearest to the change"."""
-    ranges = [[request.base_commit, request.current_commit], ["HEAD~1", "HEAD"]]
-    for commits in ranges:
-        if commits[0] == commits[1]:
-            continue
-        done = await procs.run(["git", "diff", "-U0", "--no-color", *commits, "--", "*.py"], request.scratch, tracker=request.tracker)
-        found = parse_changed(done.output_tail) if done.exit_code == 0 else {}
-        if found:
-            return found
-    return {}
-
-
 async def widen(search: Search, screened: list[Prepared], tried: list[str], screener: Screener, budget: Budget,
-                job_for: Callable[[Prepared], Job], enough: Callable[[list[Prepared]], bool]) -> list[Prepared]:
+                job_for: Callable[[Prepared], Job], settle: Callable[[list], Callable[[list[Prepared]], bool]]) -> list[Prepared]:
     """Smallest first, not smallest only: when no single-token edit fixes every failing test, the rest of the budget
     screens every operator's mutants (the single-token ones already screened left out)."""
     wide = Search(search.workdir, search.sources, search.spectrum, search.suspects, tried=[*tried, *(p.patch for p in screened)],
                   single_token=False, changed=search.changed, max_lines=len(search.suspects))
-    found = await screen_in_order(wide.prepare(wide.ranked(), budget.mutants - budget.screened), screener.slots, budget, job_for, enough)
+    ranked = wide.ranked()
+    found = await screen_in_order(wide.prepare(ranked, budget.mutants - budget.screened), screener.slots, budget, job_for, settle(ranked))
     search.prepare_s += wide.prepare_s
     for reason, count in wide.skipped.items():
         if reason != "tried":  # the single-token mutants screened already are not news
             search.skipped[reason] = search.skipped.get(reason, 0) + count
     return found
-
-
-async def regressing_hunks(request: ProposalRequest) -> list[revert.Hunk]:
-    """The hunks of the change after which the pass rate fell (the history's two commits), when
-    the later descends from the earlier: a commit explore never merged, or rolled back, is none."""
-    if request.regression is None:
-        return []
-    before, after = request.regression
-    ancestor = await procs.run(["git", "merge-base", "--is-ancestor", before, after], request.scratch, tracker=request.tracker)
-    if ancestor.exit_code != 0:
-        return []
-    done = await procs.run(["git", "diff", "-U0", "--no-color", before, after, "--", "*.py"], request.scratch, tracker=request.tracker)
-    return revert.parse_hunks(done.output_tail) if done.exit_code == 0 else []
-
-
-def changed_in(hunks: list[revert.Hunk]) -> dict[str, set[int]]:
-    """Lines (after side) the regressing change touched: surgical's "nearest to the change"."""
-    out: dict[str, set[int]] = {}
-    for hunk in hunks:
-        out.setdefault(hunk.file, set()).update(range(hunk.new_start, hunk.new_start + max(len(hunk.new), 1)))
-    return out
-
-
-async def changed_files(request: ProposalRequest, since: str) -> list[str] | None:
-    """Absolute paths of the files that differ between `since` and the current commit (None when
-    git cannot tell: the caller starts afresh)."""
-    if since == request.current_commit:
-        return []
-    done = await procs.run(["git", "diff", "--name-only", "--no-color", since, request.current_commit], request.scratch, tracker=request.tracker)
-    if done.exit_code != 0:
-        return None
-    return [str(request.scratch / name) for name in done.output_tail.splitlines() if name.strip()]
-
-
-def parse_changed(diff: str) -> dict[str, set[int]]:
-    out: dict[str, set[int]] = {}
-    file = None
-    for line in diff.splitlines():
-        if line.startswith("+++ "):
-            name = line[4:].strip()
-            file = name[2:] if name.startswith("b/") else None
-        elif line.startswith("@@") and file:
-            match = re.match(r"@@ -\d+(?:,\d+)? \+(\d+)(?:,(\d+))? @@", line)
-            if match:
-                start, count = int(match.group(1)), int(match.group(2) or 1)
-                out.setdefault(file, set()).update(range(start, start + max(count, 1)))
-    return out
 
 
 def third_party_imports(root: Path, files: list[str]) -> list[str]:

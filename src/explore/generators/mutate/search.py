@@ -126,6 +126,11 @@ class Search:
         found.sort(key=lambda item: item[0])
         return [(m, score) for _, m, score in found]
 
+    def shared_lines(self) -> set[tuple[str, int]]:
+        """The searched lines every failing test runs itself (not only at import time)."""
+        failing = self.spectrum.failing
+        return {(s.file, s.line) for s in self.suspects if failing and failing <= self.spectrum.lines.get((s.file, s.line), frozenset())}
+
     # --- preparation -------------------------------------------------------------------------
     def prepare(self, ranked: Iterable[tuple[Mutant, float]], limit: int) -> "Lazy":
         """The first `limit` mutants that parse, differ from every earlier one after

@@ -13,10 +13,10 @@ the smallest edit first among equally good ones.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 
 from ...models import CandidatePlan
-from .edits import normalise_patch
+from .edits import Mutant, normalise_patch
 from .search import Prepared
 
 
@@ -24,13 +24,14 @@ def is_full(item: Prepared, failing: frozenset[str]) -> bool:
     return item.plausible and failing <= set(item.fixed)
 
 
-def stop_rule(shape: str, n: int, failing: frozenset[str], patience: int, partial_patience: int | None = None) -> Callable[[list[Prepared]], bool]:
+def stop_rule(shape: str, n: int, failing: frozenset[str], patience: int, partial_patience: int | None = None,
+              statements_done: Callable[[list[Prepared]], bool] | None = None) -> Callable[[list[Prepared]], bool]:
     """When the screened prefix holds what the strategy can use, so the rest of the budget is
     not spent: n full fixes (on n distinct lines for `distinct`); or `patience` more mutants
     screened since the first full fix without finding the others; or, with partial fixes only,
     `partial_patience` (default 3 × patience) more since the latest one — a full fix may still
     rank lower, so partial fixes wait longer while they keep coming, and they are what a
-    two-edit fix is built from.
+    two-edit fix is built from — and only once `statements_done` (see `statements_reached`).
     Never before the first plausible mutant: without one, only the budget ends the search."""
     wait_partial = 3 * patience if partial_patience is None else partial_patience
 
@@ -46,9 +47,36 @@ def stop_rule(shape: str, n: int, failing: frozenset[str], patience: int, partia
         if full:
             return len(prefix) - 1 - full[0] >= patience
         last = max((i for i, p in enumerate(prefix) if p.plausible), default=None)
-        return last is not None and len(prefix) - 1 - last >= wait_partial
+        if last is None or len(prefix) - 1 - last < wait_partial:
+            return False
+        return statements_done is None or statements_done(prefix)
 
     return enough
+
+
+STATEMENT = "statement"
+"""The operator family that inserts or deletes a whole statement."""
+
+
+def statements_reached(ranked: list[Mutant], shared: Collection[tuple[str, int]]) -> Callable[[list[Prepared]], bool]:
+    """Whether a screened prefix (of `ranked`, in order) has got past the last statement mutant
+    at a line every failing test runs — before which partial fixes alone do not end the search.
+
+    A missing or extra statement is a common fault, but its operators have the lowest priors,
+    so at the most suspicious lines they rank below every variant of every other operator at
+    lesser lines: patience counted in mutants from a partial fix elsewhere (often an accidental
+    one, at a line only some failing tests run, fixing those tests by side effect) runs out
+    before they are reached. A single fault behind every failure lies on a line every failing
+    test runs; until each statement edit there has been tried, "no full fix ranks lower" is not
+    yet known. Cheap: a bounded set of lines, one or a few mutants per line, none with a full
+    fix found or no partial one (the other rules decide then)."""
+    position = {m: i for i, m in enumerate(ranked)}
+    last = max((i for i, m in enumerate(ranked) if m.family == STATEMENT and (m.file, m.line) in shared), default=-1)
+
+    def done(prefix: list[Prepared]) -> bool:
+        return last < 0 or (bool(prefix) and position.get(prefix[-1].mutant, len(ranked)) >= last)
+
+    return done
 
 
 def covers(screened: list[Prepared], failing: frozenset[str]) -> bool:
