@@ -24,8 +24,8 @@ from ...usage import MutateUsage, Usage
 from ..base import CandidateContext, ProposalRequest
 from . import localise, revert, shape
 from .changes import changed_files, changed_in, changed_lines, regressing_hunks
-from .screen import Job, Screener, Slot, Verdict
 from .edits import Mutant
+from .screen import Job, Screener, Slot, Verdict
 from .search import Budget, Prepared, Search, screen_in_order
 
 
@@ -153,6 +153,7 @@ class MutateGenerator:
         def settle(ranked: list[tuple[Mutant, float]]) -> Callable[[list[Prepared]], bool]:
             done = shape.statements_reached([m for m, _ in ranked], search.shared_lines())
             return shape.stop_rule(request.strategy.shape, request.n, failing, settings.patience, settings.partial_patience, done)
+
         enough = settle(ranked)
 
         timeout = {"s": settings.mutant_timeout or 30.0}  # until calibrated
