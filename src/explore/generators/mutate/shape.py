@@ -68,8 +68,11 @@ def statements_reached(ranked: list[Mutant], shared: Collection[tuple[str, int]]
     one, at a line only some failing tests run, fixing those tests by side effect) runs out
     before they are reached. A single fault behind every failure lies on a line every failing
     test runs; until each statement edit there has been tried, "no full fix ranks lower" is not
-    yet known. Cheap: a bounded set of lines, one or a few mutants per line, none with a full
-    fix found or no partial one (the other rules decide then)."""
+    yet known. Its cost is the mutants ranked above the last of them (the budget still bounds
+    it), and only in searches that would settle for partial fixes: none when a full fix is
+    found or no partial one (the other rules decide then), none with a single failing test
+    (every plausible mutant is a full fix). Ranking is left alone: where a full fix exists,
+    what is found first does not change."""
     position = {m: i for i, m in enumerate(ranked)}
     last = max((i for i, m in enumerate(ranked) if m.family == STATEMENT and (m.file, m.line) in shared), default=-1)
 
