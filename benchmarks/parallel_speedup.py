@@ -137,7 +137,7 @@ def _concurrently(project: Path, selections: list[list[str]]) -> None:
 
 def floor(project: Path, sleep_s: float, slow_files: int) -> tuple[float, float]:
     """The test processes each run cannot do without, run by hand with nothing of explore around
-    them (no explore start-up, agent, worktree, flaky rerun, git or merge), best of two:
+    them (no explore start-up, agent, worktree, flaky rerun, git or merge), best of three:
     --parallel 1: the baseline (one process), the three candidates' affected tests one after the
     other, the winner's full suite (one process); --parallel 3: the baseline in 3 shards
     balanced by the known durations, the three candidates' affected tests at once, the winner's
@@ -153,8 +153,8 @@ def floor(project: Path, sleep_s: float, slow_files: int) -> tuple[float, float]
             _concurrently(project, step)
         return time.perf_counter() - started
 
-    one = min(timed([everything, affected, affected, affected, everything]) for _ in range(2))
-    three = min(timed([shards, affected * 3, shards]) for _ in range(2))
+    one = min(timed([everything, affected, affected, affected, everything]) for _ in range(3))
+    three = min(timed([shards, affected * 3, shards]) for _ in range(3))
     return one, three
 
 
@@ -287,7 +287,7 @@ def speedup(tmp: Path, sleep_s: float, slow_files: int = 1) -> list[tuple[str, s
             ("best end-to-end ratio an unsharded baseline allows", f"{ideal:.2f}", "(perfect 3x fan-out)"),
         ]
     if slow_files > 1:
-        ideal_ratio = floor_one / floor_three
+        ideal_ratio = round(floor_one / floor_three, 2)
         rows += [
             ("floor: the same test processes by hand, no explore (p1 / p3)", f"{floor_one:.2f} / {floor_three:.2f} s", ""),
             ("ratio of the floors: the most any runner reaches here", f"{ideal_ratio:.2f}",
