@@ -254,7 +254,7 @@ def test_a_kill_right_after_a_merge_keeps_that_iterations_record(tmp_path: Path,
         assert resumed.returncode == 0, resumed.stderr[-3000:]
         summary = json.loads(resumed.stdout.strip().splitlines()[-1])
         assert git(repo, "rev-parse", "main^{tree}") == reference_tree["tree"]
-        assert [(i["n"], i["winner"]) for i in summary["iterations"]] == reference_tree["iterations"]
+        assert [(i["n"], i["winner"]) for i in summary["iterations"]] == reference_tree["iterations"], resumed.stderr[-3000:]
         assert git(repo, "log", "--format=%s", "main").splitlines() == reference_tree["subjects"]
         assert "## Iteration 2" in Path(summary["report"]).read_text()
     finally:

@@ -236,3 +236,60 @@ async def test_a_shard_collects_only_what_an_unsharded_run_collects(tmp_path: Pa
     assert _per_test(whole.run) == {"tests/test_one.py::test_one": "passed", "tests/test_two.py::test_two": "failed"}
     assert _per_test(split.run) == _per_test(whole.run)
     assert split.status == JobStatus.ok and split.run.exit_code == whole.run.exit_code == 1 and split.run.infra_error is None
+
+
+SHARDED_BUG = {
+    "calc.py": "def area(w, h):\n    return w + h\n\n\ndef perimeter(w, h):\n    return 2 * (w + h)\n",
+    "tests/test_area.py": "from calc import area\n\n\ndef test_area():\n    assert area(2, 3) == 6\n\n\ndef test_square():\n    assert area(4, 4) == 16\n",
+    "tests/test_perimeter.py": "from calc import perimeter\n\n\ndef test_perimeter():\n    assert perimeter(2, 3) == 10\n",
+}
+
+
+def test_a_sharded_baseline_carries_mutates_coverage_one_part_per_shard(tmp_path: Path) -> None:
+    """mutate's per-test coverage rides along a sharded baseline: each shard, in its own worktree,
+    writes its part, and the first iteration reads them merged instead of running the suite again."""
+    from conftest import assert_no_debris, run_cli
+
+    repo = make_repo(tmp_path / "repo", SHARDED_BUG)
+    code, summary, err = run_cli(["run", str(repo), "--agent", "mutate", "--parallel", "2", "--shards", "2", "--json"])
+    assert code == 0, err
+    assert summary is not None and summary["status"] == "succeeded" and "return w * h" in (repo / "calc.py").read_text()
+    assert "baseline: the suite split into 2 shards" in err
+    run_dir = repo / ".explore" / "runs" / summary["run_id"]
+    parts = sorted(p.name for p in (run_dir / "mutate-baseline").glob("coverage-run*.json"))
+    assert parts == ["coverage-run.shard-1.json", "coverage-run.shard-2.json"]
+    assert not (run_dir / "iteration-1" / "mutate" / "coverage.log").exists()  # no second suite run for coverage
+    assert summary["iterations"][0]["timing"]["coverage"] < 0.5
+    assert_no_debris(repo)
+
+
+def test_the_parts_of_a_sharded_baseline_merge_only_when_every_shard_measured(tmp_path: Path) -> None:
+    import json
+
+    from explore.generators.mutate.localise import load_result
+
+    result = tmp_path / "coverage-run.json"
+
+    def part(k: int, n: int, contexts: dict[str, list[str]], status: str = "ok") -> None:
+        data = {"status": status, "shard": f"{k}/{n}", "overridden": [f"opt{k}"], "trace": {"files": {"calc.py": {"contexts": contexts}}}}
+        (tmp_path / f"coverage-run.shard-{k}.json").write_text(json.dumps(data))
+
+    part(1, 2, {"1": [""], "2": ["t/a.py::x"]})
+    assert load_result(result) == {}  # shard 2 of 2 missing: nothing measured, mutate runs its own
+    part(2, 2, {"1": [""], "2": ["t/b.py::y"], "5": ["t/b.py::y"]})
+    merged = load_result(result)
+    assert merged["status"] == "ok" and merged["overridden"] == ["opt1", "opt2"]
+    assert merged["trace"]["files"]["calc.py"]["contexts"] == {"1": [""], "2": ["t/a.py::x", "t/b.py::y"], "5": ["t/b.py::y"]}
+    part(2, 2, {}, status="skipped")
+    assert load_result(result) == {}
+    part(2, 3, {"2": ["t/b.py::y"]})
+    assert load_result(result) == {}  # parts of different plans
+    result.write_text(json.dumps({"status": "ok", "trace": {"files": {}}}))
+    assert load_result(result) == {"status": "ok", "trace": {"files": {}}}  # an unsharded result wins
+
+
+def test_a_commands_pythonpath_comes_after_the_worktrees_own(tmp_path: Path) -> None:
+    from explore.testing import with_isolation
+
+    env = with_isolation(tmp_path, {"PYTHONPATH": "/plugin", "X": "1"})
+    assert env["PYTHONPATH"].split(":")[0] == str(tmp_path) and env["PYTHONPATH"].endswith("/plugin") and env["X"] == "1"

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import time
 from dataclasses import replace
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 import anyio
@@ -26,11 +25,10 @@ async def start(r: Runner) -> None:
     r.display.phase(f"baseline: running {r.test_command.describe()} on {r.run.base_commit[:10]}")
     path, _ = await anyio.to_thread.run_sync(r.pool.acquire, "a", r.run.base_commit)
     await r.suite.setup_once(path)
-    env = _baseline_env(r, path)
-    groups = await r.suite.first_plan(path, rides_along=bool(env))
+    env = _baseline_env(r)
+    groups = await r.suite.first_plan(path)
     started = time.monotonic()
-    # a sharded baseline carries nothing: each shard would record only its part
-    run, rerun_passed = await r.suite.baseline(path, r.run.base_commit, groups, {} if groups else env)
+    run, rerun_passed = await r.suite.baseline(path, r.run.base_commit, groups, env)
     r.suite_s = time.monotonic() - started
     if run.infra_error:
         raise Escalation(EscalationCategory.infrastructure, f"the baseline test run failed: {run.infra_error} (log: {run.log_path})", escalation.INFRASTRUCTURE_ACTION)
@@ -105,13 +103,13 @@ async def reproduce_issue(r: Runner, run: TestRun) -> TestRun:
     return await r.suite.full_run(path, "baseline-reproduced", commit, [])
 
 
-def _baseline_env(r: Runner, path: Path) -> dict[str, str]:
+def _baseline_env(r: Runner) -> dict[str, str]:
     """What the generator asks the baseline run to carry (mutate: per-test coverage, so its
     first iteration needs no second run of the suite)."""
     hook = getattr(r.generator, "baseline_env", None)
     if hook is None or not r.test_command.is_pytest:
         return {}
-    return hook(path, r.run_dir, r.run.base_commit, list(r.options.test_patterns))
+    return hook(r.run_dir, r.run.base_commit, list(r.options.test_patterns))
 
 
 async def retest(r: Runner) -> None:

@@ -17,6 +17,7 @@ import re
 import subprocess
 from collections import defaultdict
 from collections.abc import Awaitable, Callable, Iterable, Mapping
+from dataclasses import replace
 from pathlib import Path
 
 import anyio
@@ -105,16 +106,22 @@ def plan(weights: Mapping[str, float], shards: int) -> list[list[str]]:
     return [sorted(group) for group in groups]
 
 
+SHARD_ENV = "EXPLORE_SHARD"
+"""`k/n` in a shard's environment: what rides along the run (mutate's per-test coverage) writes
+its own part, for the reader to merge."""
+
+
 def shard_jobs(job: TestJob, groups: list[list[str]]) -> list[TestJob]:
     """One job per group; the last one runs everything the others do not."""
     others = sorted(path for group in groups[:-1] for path in group)
     stem = Path(job.log_name).stem
-    jobs = [job.model_copy(update={"id": f"{job.id}/shard-{k + 1}", "select": None, "only": group, "ignore": [],
-                                   "log_name": f"{stem}.shard-{k + 1}.log"})
-            for k, group in enumerate(groups[:-1])]
-    jobs.append(job.model_copy(update={"id": f"{job.id}/shard-{len(groups)}", "select": None, "ignore": others,
-                                       "log_name": f"{stem}.shard-{len(groups)}.log"}))
-    return jobs
+
+    def shard(k: int, **update: object) -> TestJob:
+        command = replace(job.command, extra_env={**job.command.extra_env, SHARD_ENV: f"{k}/{len(groups)}"})
+        return job.model_copy(update={"id": f"{job.id}/shard-{k}", "select": None, "command": command,
+                                      "log_name": f"{stem}.shard-{k}.log", **update})
+
+    return [*(shard(k + 1, only=group, ignore=[]) for k, group in enumerate(groups[:-1])), shard(len(groups), ignore=others)]
 
 
 def merge(job: TestJob, parts: list[JobResult], log_path: Path) -> JobResult:

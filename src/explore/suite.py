@@ -46,12 +46,12 @@ class Suite:
             return shards.plan(shards.file_weights(run.outcomes, weights_of(run)), self.shard_count(run))
         return shards.plan(shards.file_weights(baseline_ids), self.shard_count(None))
 
-    async def first_plan(self, path: Path, rides_along: bool = False) -> list[list[str]]:
+    async def first_plan(self, path: Path) -> list[list[str]]:
         """The first baseline knows no durations: its shards balance the test files found on disk
-        (by the tests each defines; no test process runs to plan it), over the free slots. When
-        the generator asks the baseline to carry something (mutate's per-test coverage, which one
-        unsharded process records), it runs whole unless --shards says otherwise."""
-        count = self.options.shards if self.options.shards is not None else (1 if rides_along else self.executor.slots)
+        (by the tests each defines; no test process runs to plan it), over the free slots. What
+        the generator asks the baseline to carry (mutate's per-test coverage) is recorded per
+        shard (`shards.SHARD_ENV`) and merged by its reader."""
+        count = self.options.shards if self.options.shards is not None else self.executor.slots
         if not self.command.is_pytest or count < 2:
             return []
         return shards.plan(await anyio.to_thread.run_sync(shards.disk_weights, path), count)

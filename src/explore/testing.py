@@ -112,6 +112,16 @@ def isolation_env(workdir: Path) -> dict[str, str]:
     return {"PYTHONPATH": os.pathsep.join(paths + ([existing] if existing else []))}
 
 
+def with_isolation(workdir: Path, extra_env: dict[str, str]) -> dict[str, str]:
+    """extra_env over the isolation of workdir; a PYTHONPATH in extra_env comes after the
+    worktree's own paths, never instead of them (a shard runs in a worktree of its own)."""
+    isolated = isolation_env(workdir)
+    env = {**isolated, **extra_env}
+    if extra_env.get("PYTHONPATH"):
+        env["PYTHONPATH"] = os.pathsep.join([isolated["PYTHONPATH"], extra_env["PYTHONPATH"]])
+    return env
+
+
 async def run_tests(
     command: TestCommand,
     workdir: Path,
@@ -170,7 +180,7 @@ async def _run_once(command: TestCommand, workdir: Path, log_path: Path, select:
     record = log_path.with_suffix(".record")
     for stale in (report, record):
         stale.unlink(missing_ok=True)
-    env = {**isolation_env(workdir), **command.extra_env}
+    env = with_isolation(workdir, command.extra_env)
     key = seal.new_key() if command.is_pytest and command.json_report else None
     if command.is_pytest:
         argv = [command.python or sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-rN", "-q", *plugin_args(command.test_timeout, record)]

@@ -34,6 +34,7 @@ import _explore_mutate_loading as loading
 import pytest
 
 RESULT_ENV = "EXPLORE_MUTATE_RESULT"
+SHARD_ENV = "EXPLORE_SHARD"  # explore.shards.SHARD_ENV: this file runs in the project's interpreter, without explore
 REQUEST_ENV = "EXPLORE_MUTATE_REQUEST"
 MODE_ENV = "EXPLORE_MUTATE_MODE"
 OMIT_ENV = "EXPLORE_MUTATE_OMIT"
@@ -401,6 +402,11 @@ _skipped = None
 """Why a baseline run measured nothing (its tests ran in other processes)."""
 _mode = os.environ.get(MODE_ENV) if __name__ != "__main__" else None
 _result_path = os.environ.get(RESULT_ENV) if __name__ != "__main__" else None
+_shard = os.environ.get(SHARD_ENV, "") if _mode == "baseline" else ""
+"""`k/n` when this baseline is one shard of n: it writes its own part of the result."""
+if _result_path and _shard:
+    _stem, _dot, _suffix = _result_path.rpartition(".")
+    _result_path = f"{_stem}.shard-{_shard.split('/')[0]}.{_suffix}"
 if _mode:  # a pytest the tests start in turn inherits the -p but measures and writes nothing
     os.environ.pop(MODE_ENV, None)
     os.environ.pop(RESULT_ENV, None)
@@ -462,6 +468,8 @@ def pytest_unconfigure(config):
         data = {"status": "ok", "outcomes": _recorder.outcomes}
     elif _mode in ("coverage", "baseline"):
         data = {"status": "skipped", "reason": _skipped} if _skipped else {"status": "ok", "overridden": _neutraliser.overridden}
+        if _shard:
+            data["shard"] = _shard
         if _tracer is not None:
             data["trace"] = _tracer.report()
         elif _coverage is not None:

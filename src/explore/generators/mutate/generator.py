@@ -86,17 +86,20 @@ class MutateGenerator:
         self._screener_at: tuple[tuple, str] | None = None
         """(what the screener was opened for, the commit its workers last saw)."""
 
-    def baseline_env(self, workdir: Path, run_dir: Path, commit: str, test_patterns: list[str]) -> dict[str, str]:
+    def baseline_env(self, run_dir: Path, commit: str, test_patterns: list[str]) -> dict[str, str]:
         """Environment that makes the loop's baseline run record per-test coverage as well, so the
         first iteration needs no second suite run (a baseline that sends its tests to other
-        processes records nothing, and propose runs its own)."""
+        processes records nothing, and propose runs its own). A sharded baseline writes a part
+        per shard, merged when read."""
         folder = run_dir / "mutate-baseline"
         result = folder / "coverage-run.json"
         folder.mkdir(parents=True, exist_ok=True)
         result.unlink(missing_ok=True)
         self._baseline = (commit, result)
         addopts = " ".join(x for x in (os.environ.get("PYTEST_ADDOPTS", ""), f"-p {localise.PLUGIN_NAME}") if x)
-        return {**localise.coverage_env(workdir, folder, "baseline", result, test_patterns), "PYTEST_ADDOPTS": addopts}
+        for part in localise.shard_parts(result):
+            part.unlink()
+        return {**localise.coverage_env(None, folder, "baseline", result, test_patterns), "PYTEST_ADDOPTS": addopts}
 
     def _from_baseline(self, request: ProposalRequest, failing: frozenset[str], longreprs: list[str]) -> localise.Collected | None:
         if self._baseline is None or self._baseline[0] != request.current_commit:

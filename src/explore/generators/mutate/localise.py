@@ -149,11 +149,13 @@ def omit_patterns(test_patterns: Iterable[str] = ()) -> list[str]:
     return [f"*/{p}" if not p.startswith("*") else p for p in (*DEFAULT_TEST_PATTERNS, *NEVER_SOURCE, *test_patterns)]
 
 
-def coverage_env(workdir: Path, run_dir: Path, mode: str, result_path: Path, test_patterns: Iterable[str] = ()) -> dict[str, str]:
+def coverage_env(workdir: Path | None, run_dir: Path, mode: str, result_path: Path, test_patterns: Iterable[str] = ()) -> dict[str, str]:
     """What a pytest run needs to load the plugin and record per-test lines into result_path
-    (mode `coverage`: mutate's own run; `baseline`: riding along the loop's baseline)."""
+    (mode `coverage`: mutate's own run in workdir; `baseline`: riding along the loop's baseline,
+    workdir None: the test runner puts each shard's own worktree first, the plugin after it)."""
+    plugin = plugin_env(workdir, run_dir) if workdir else {"PYTHONPATH": str(plugin_dir(run_dir)), "PYTHONDONTWRITEBYTECODE": "1"}
     return {
-        **plugin_env(workdir, run_dir),
+        **plugin,
         "EXPLORE_MUTATE_MODE": mode,
         "EXPLORE_MUTATE_RESULT": str(result_path),
         "EXPLORE_MUTATE_OMIT": json.dumps(omit_patterns(test_patterns)),
@@ -172,12 +174,44 @@ class Collected:
     measured: bool = True
 
 
-def read_result(result_path: Path, failing: Iterable[str], passing: Iterable[str], longreprs: Iterable[str] = ()) -> Collected:
-    """The plugin's result file as a spectrum; `measured` False when it holds no per-test lines."""
+def shard_parts(result_path: Path) -> list[Path]:
+    """The parts a sharded baseline wrote for result_path (`coverage-run.shard-K.json`)."""
+    return sorted(result_path.parent.glob(f"{result_path.stem}.shard-*{result_path.suffix}"))
+
+
+def _load(path: Path) -> dict:
     try:
-        raw = json.loads(result_path.read_text(encoding="utf-8"))
+        raw = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError):
-        raw = {}
+        return {}
+    return raw if isinstance(raw, dict) else {}
+
+
+def load_result(result_path: Path) -> dict:
+    """The plugin's result: its file, or the parts of a sharded baseline merged into one — each
+    line's tests the union of the parts' (import-time lines included). Unless every one of the n
+    parts measured, nothing was (`status` missing): a spectrum without some tests' lines would
+    point at the wrong places, so mutate measures afresh."""
+    if result_path.exists():
+        return _load(result_path)
+    parts = [_load(path) for path in shard_parts(result_path)]
+    counts = {str(part.get("shard", "")).partition("/")[2] for part in parts}
+    if not parts or len(counts) != 1 or counts != {str(len(parts))} or any(part.get("status") != "ok" or "trace" not in part for part in parts):
+        return {}
+    files: dict[str, dict[str, set[str]]] = {}
+    for part in parts:
+        for file, info in part["trace"].get("files", {}).items():
+            merged = files.setdefault(file, {})
+            for number, contexts in (info.get("contexts") or {}).items():
+                merged.setdefault(number, set()).update(contexts)
+    return {"status": "ok", "overridden": sorted({o for part in parts for o in part.get("overridden") or []}),
+            "trace": {"files": {f: {"contexts": {n: sorted(c) for n, c in lines.items()}} for f, lines in files.items()}}}
+
+
+def read_result(result_path: Path, failing: Iterable[str], passing: Iterable[str], longreprs: Iterable[str] = ()) -> Collected:
+    """The plugin's result (a sharded baseline's parts merged) as a spectrum; `measured` False
+    when it holds no per-test lines."""
+    raw = load_result(result_path)
     report = raw.get("trace") if raw.get("status") == "ok" else None
     lines: dict[tuple[str, int], frozenset[str]] = {}
     for file, info in (report or {}).get("files", {}).items():
