@@ -138,11 +138,11 @@ def plugin_dir(run_dir: Path) -> Path:
     return folder
 
 
-def plugin_env(workdir: Path, run_dir: Path) -> dict[str, str]:
-    env = isolation_env(workdir)
-    env["PYTHONPATH"] = env["PYTHONPATH"] + ":" + str(plugin_dir(run_dir))
-    env["PYTHONDONTWRITEBYTECODE"] = "1"
-    return env
+def plugin_env(workdir: Path | None, run_dir: Path) -> dict[str, str]:
+    """The plugin's folder on PYTHONPATH after workdir's own paths (workdir None: the plugin's
+    alone, for the test runner to put after each shard's own worktree)."""
+    paths = [isolation_env(workdir)["PYTHONPATH"]] if workdir else []
+    return {"PYTHONPATH": ":".join([*paths, str(plugin_dir(run_dir))]), "PYTHONDONTWRITEBYTECODE": "1"}
 
 
 def omit_patterns(test_patterns: Iterable[str] = ()) -> list[str]:
@@ -153,9 +153,8 @@ def coverage_env(workdir: Path | None, run_dir: Path, mode: str, result_path: Pa
     """What a pytest run needs to load the plugin and record per-test lines into result_path
     (mode `coverage`: mutate's own run in workdir; `baseline`: riding along the loop's baseline,
     workdir None: the test runner puts each shard's own worktree first, the plugin after it)."""
-    plugin = plugin_env(workdir, run_dir) if workdir else {"PYTHONPATH": str(plugin_dir(run_dir)), "PYTHONDONTWRITEBYTECODE": "1"}
     return {
-        **plugin,
+        **plugin_env(workdir, run_dir),
         "EXPLORE_MUTATE_MODE": mode,
         "EXPLORE_MUTATE_RESULT": str(result_path),
         "EXPLORE_MUTATE_OMIT": json.dumps(omit_patterns(test_patterns)),
