@@ -276,7 +276,7 @@ def test_two_runs_of_a_case_add_their_usage_and_keep_the_rate_derived() -> None:
         summary = {"run_id": "r", "status": "failed", "exit_code": 1, "baseline": counts, "final": counts, "iterations": [],
                    "branch": None, "merged_commit": None, "applied": False, "escalation": None, "report": None, "duration_s": 1.0,
                    "usage": {"mutants_screened": screened, "screening_s": seconds, "mutants_per_s": screened / seconds,
-                                                  "cost_usd": cost, "input_tokens": 10, "output_tokens": 5}}
+                             "cost_usd": cost, "input_tokens": 10, "output_tokens": 5}}
         _read_summary(result, json.dumps(summary), "")
     assert result.error is None and result.usage.mutate.mutants_screened == 400
     assert result.usage.mutate.mutants_per_s == 100.0  # 400 mutants in 4 s, not the rates' sum (50 + 150)
