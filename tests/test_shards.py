@@ -3,6 +3,7 @@ repos, real worktrees, real pytest processes."""
 
 from __future__ import annotations
 
+import json
 import shutil
 import sys
 from pathlib import Path
@@ -13,12 +14,13 @@ import pytest
 
 from explore import procs, shards
 from explore.executors.local import LocalExecutor
+from explore.generators.mutate.localise import load_result
 from explore.jobs import ExecutorName, JobResult, JobStatus, TestJob
 from explore.models import TestOutcome, TestRun
-from explore.testing import TestCommand
+from explore.testing import TestCommand, with_isolation
 from explore.worktrees import WorktreePool
 
-from conftest import make_repo
+from conftest import assert_no_debris, make_repo, run_cli
 
 CASES = Path(__file__).resolve().parent.parent / "benchmarks" / "cases"
 PY = sys.executable
@@ -248,8 +250,6 @@ SHARDED_BUG = {
 def test_a_sharded_baseline_carries_mutates_coverage_one_part_per_shard(tmp_path: Path) -> None:
     """mutate's per-test coverage rides along a sharded baseline: each shard, in its own worktree,
     writes its part, and the first iteration reads them merged instead of running the suite again."""
-    from conftest import assert_no_debris, run_cli
-
     repo = make_repo(tmp_path / "repo", SHARDED_BUG)
     code, summary, err = run_cli(["run", str(repo), "--agent", "mutate", "--parallel", "2", "--shards", "2", "--json"])
     assert code == 0, err
@@ -264,10 +264,6 @@ def test_a_sharded_baseline_carries_mutates_coverage_one_part_per_shard(tmp_path
 
 
 def test_the_parts_of_a_sharded_baseline_merge_only_when_every_shard_measured(tmp_path: Path) -> None:
-    import json
-
-    from explore.generators.mutate.localise import load_result
-
     result = tmp_path / "coverage-run.json"
 
     def part(k: int, n: int, contexts: dict[str, list[str]], status: str = "ok") -> None:
@@ -289,7 +285,5 @@ def test_the_parts_of_a_sharded_baseline_merge_only_when_every_shard_measured(tm
 
 
 def test_a_commands_pythonpath_comes_after_the_worktrees_own(tmp_path: Path) -> None:
-    from explore.testing import with_isolation
-
     env = with_isolation(tmp_path, {"PYTHONPATH": "/plugin", "X": "1"})
     assert env["PYTHONPATH"].split(":")[0] == str(tmp_path) and env["PYTHONPATH"].endswith("/plugin") and env["X"] == "1"

@@ -159,7 +159,7 @@ class MutateGenerator:
 
         enough = settle(ranked)
 
-        timeout = {"s": settings.mutant_timeout or 30.0}  # until calibrated
+        timeout = {"s": settings.mutant_timeout or MAX_MUTANT_TIMEOUT}  # until calibrated
 
         def job_for(item: Prepared) -> Job:
             return Job(item.files, item.phase1, item.phase2, timeout["s"], settings.giveup, settings.memory_mb)

@@ -132,9 +132,12 @@ def plugin_dir(run_dir: Path) -> Path:
     nothing when the folder is put on sys.path."""
     folder = run_dir / "plugin"
     folder.mkdir(parents=True, exist_ok=True)
-    shutil.copyfile(Path(__file__).with_name("_worker.py"), folder / f"{PLUGIN_NAME}.py")
-    for helper in ("hotswap", "lines", "loading"):
-        shutil.copyfile(Path(__file__).with_name(f"_{helper}.py"), folder / f"_explore_mutate_{helper}.py")
+    copies = {"_worker.py": f"{PLUGIN_NAME}.py", **{f"_{h}.py": f"_explore_mutate_{h}.py" for h in ("hotswap", "lines", "loading")}}
+    for source, name in copies.items():
+        source_path, target = Path(__file__).with_name(source), folder / name
+        # only when missing or different (a resume by a newer explore): rewriting per mutant would truncate files other lanes import
+        if not target.exists() or target.read_bytes() != source_path.read_bytes():
+            shutil.copyfile(source_path, target)
     return folder
 
 
@@ -194,8 +197,8 @@ def load_result(result_path: Path) -> dict:
     if result_path.exists():
         return _load(result_path)
     parts = [_load(path) for path in shard_parts(result_path)]
-    counts = {str(part.get("shard", "")).partition("/")[2] for part in parts}
-    if not parts or len(counts) != 1 or counts != {str(len(parts))} or any(part.get("status") != "ok" or "trace" not in part for part in parts):
+    of = {str(part.get("shard", "")).partition("/")[2] for part in parts}  # every part's n: one n, and n parts
+    if of != {str(len(parts))} or any(part.get("status") != "ok" or "trace" not in part for part in parts):
         return {}
     files: dict[str, dict[str, set[str]]] = {}
     for part in parts:

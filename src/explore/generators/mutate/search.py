@@ -274,10 +274,6 @@ class Lazy:
                 self.items.append(item)
         return self.items[index] if index < len(self.items) else None
 
-    def first(self, n: int) -> list[Prepared]:
-        self.at(n - 1)
-        return self.items[:n]
-
     def __len__(self) -> int:
         self.at(self.limit)
         return len(self.items)
