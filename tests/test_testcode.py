@@ -12,7 +12,8 @@ PYPROJECT = '[project]\nname = "calc"\nversion = "1"\n\n[tool.pytest.ini_options
 
 @pytest.mark.parametrize("path", [
     "conftest.py", "deep/er/conftest.py", "pytest.ini", "tox.ini", "noxfile.py", "sitecustomize.py",
-    "src/usercustomize.py", "evil.pth", ".github/workflows/ci.yml", ".gitlab-ci.yml",
+    "src/usercustomize.py", "evil.pth", ".github/workflows/ci.yml", ".gitlab-ci.yml", "pytest.toml", "sub/.pytest.toml",
+    "calc-1.0.dist-info/entry_points.txt", "src/calc.egg-info/entry_points.txt", "vendor/x-2.dist-info/METADATA",
 ])
 def test_whole_harness_files(path: str) -> None:
     assert testcode.harness_kind(path, "x", "y")
@@ -51,6 +52,19 @@ def test_plugin_names_from_addopts_and_conftest() -> None:
     assert testcode.plugin_names(configs, conftests) == {"helpers.plug", "other", "third", "fixtures.db", "fixtures.web", "single"}
     assert testcode.plugin_names({"pyproject.toml": '[tool.pytest.ini_options]\naddopts = ["-p", "lst"]\n'}, []) == {"lst"}
     assert "helpers/plug.py" in testcode.module_paths("helpers.plug") and "src/helpers/plug/__init__.py" in testcode.module_paths("helpers.plug")
+
+
+def test_plugin_names_from_pytest_9_toml_configs() -> None:
+    assert testcode.plugin_names({"pytest.toml": '[pytest]\naddopts = ["-p", "plug"]\n'}, []) == {"plug"}
+    assert testcode.plugin_names({"pyproject.toml": '[tool.pytest]\naddopts = ["-pnative"]\n'}, []) == {"native"}
+
+
+def test_files_under_a_test_directory_and_test_data_are_test_code() -> None:
+    found = testcode.edits_to_test_code(
+        ["pkg/tests/helpers.py", "test/data/x.csv", "testdata/expected.json", "pkg/testing.py", "contest/tests.py"],
+        lambda _: "old", lambda _: "new", {}, set(), set(), test_data={"testdata/expected.json"})
+    assert found == ["under a test directory pkg/tests/helpers.py", "under a test directory test/data/x.csv",
+                     "test data testdata/expected.json (the tests read it at the baseline)"]
 
 
 def test_script_paths_of_a_custom_command() -> None:

@@ -13,7 +13,7 @@ import anyio
 from . import adoption, escalation, generators, gitrepo, history, reproduce, targeting
 from .errors import Escalation
 from .models import EscalationCategory, TestRun
-from .testing import derived_test_timeout
+from .testing import OPENED_ENV, derived_test_timeout
 
 if TYPE_CHECKING:
     from .loop import Runner
@@ -25,18 +25,20 @@ async def start(r: Runner) -> None:
     r.display.phase(f"baseline: running {r.test_command.describe()} on {r.run.base_commit[:10]}")
     path, _ = await anyio.to_thread.run_sync(r.pool.acquire, "a", r.run.base_commit)
     await r.suite.setup_once(path)
-    env = _baseline_env(r)
+    env = {**_baseline_env(r), **({OPENED_ENV: "1"} if r.test_command.is_pytest else {})}
     groups = await r.suite.first_plan(path)
     started = time.monotonic()
     run, rerun_passed = await r.suite.baseline(path, r.run.base_commit, groups, env)
     r.suite_s = time.monotonic() - started
     if run.infra_error:
         raise Escalation(EscalationCategory.infrastructure, f"the baseline test run failed: {run.infra_error} (log: {run.log_path})", escalation.INFRASTRUCTURE_ACTION)
+    opened = sorted(set(run.opened))
     if r.options.issue:
         run = await reproduce_issue(r, run)
     r.run.baseline_skipped = sorted(i for i, o in run.outcomes.items() if o.outcome == "skipped")
     r.run.baseline_ids = sorted(set(run.outcomes) - set(r.run.baseline_skipped))
     r.run.baseline_xfailed = sorted(i for i, o in run.outcomes.items() if o.outcome == "xfailed")
+    r.run.baseline_opened = opened
     if r.test_command.is_pytest and not r.options.test_timeout:
         r.run.test_timeout = derived_test_timeout(run)
         r.test_command = r.suite.command = replace(r.test_command, test_timeout=r.run.test_timeout)

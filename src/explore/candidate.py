@@ -59,6 +59,8 @@ class FanOutConfig:
     """With target tests: the other tests passing at the baseline, which no candidate may break."""
     frozen: frozenset[str] = frozenset()
     """`--issue`: the reproduction test files of iteration 0, which no candidate may edit."""
+    test_data: frozenset[str] = frozenset()
+    """The files the tests read at the baseline: edits to them are test edits."""
 
     def emit(self, cid: str, phase: Phase, detail: str = "", result: CandidateResult | None = None) -> None:
         self.listener(CandidateEvent(cid, phase, detail, result))
@@ -183,7 +185,8 @@ async def _attempt(plan: CandidatePlan, config: FanOutConfig, board: Board, resu
         return
     if not config.allow_test_edits:
         edits = await anyio.to_thread.run_sync(
-            testcode.reason, path, config.commit, files, config.yardstick.ids | config.yardstick.skipped, config.test_command.shell)
+            testcode.reason, path, config.commit, files, config.yardstick.ids | config.yardstick.skipped, config.test_command.shell,
+            config.test_data)
         if edits:
             result.status, result.reason = CandidateStatus.rejected, edits
             return

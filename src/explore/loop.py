@@ -229,6 +229,7 @@ class Runner:
                 protected=targets.protected(self.run.baseline_ids, self.run.targets, self.run.preexisting_failures,
                                             flaky | frozenset(self.run.baseline_xfailed)),  # xfail stays allowed there
                 frozen=frozenset(self.run.reproduction.files if self.run.reproduction else ()),
+                test_data=frozenset(self.run.baseline_opened),
             )
             started = time.monotonic()
             outcome = await fan_out(plans, config, self.options.parallel)

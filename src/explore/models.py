@@ -50,6 +50,8 @@ class TestRun(BaseModel):
     """False when only the exit code was available (custom command without JUnit XML)."""
     log_path: str | None = None
     duration_s: float = 0.0
+    opened: list[str] = Field(default_factory=list)
+    """Files in the tree the tests opened for reading (explore's plugin, on request: the baseline)."""
 
     def failing(self) -> list[str]:
         return sorted(i for i, o in self.outcomes.items() if o.outcome not in PASSING and o.outcome not in ("skipped", "xfailed"))
@@ -267,6 +269,8 @@ class RunState(BaseModel):
     baseline_skipped: list[str] = Field(default_factory=list)
     baseline_xfailed: list[str] = Field(default_factory=list)
     """Expected failures at baseline: the only tests whose `xfailed` still counts as passing."""
+    baseline_opened: list[str] = Field(default_factory=list)
+    """Files the tests read at the baseline (their data): edits to them are test edits."""
     baseline: Counts = Field(default_factory=Counts)
     current: Counts = Field(default_factory=Counts)
     current_failing: list[str] = Field(default_factory=list)

@@ -133,6 +133,7 @@ def merge(job: TestJob, parts: list[JobResult], log_path: Path) -> JobResult:
     for part in parts:
         run.outcomes.update(part.run.outcomes)
         run.collection_errors += part.run.collection_errors
+        run.opened = sorted(set(run.opened) | set(part.run.opened))
         run.oom = run.oom or part.run.oom
         run.per_test = run.per_test and part.run.per_test
         if part.run.exit_code is not None:

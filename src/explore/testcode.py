@@ -1,5 +1,8 @@
 """What counts as test code beyond the test-file patterns: the harness that decides which tests
-run and how, and the doctests the baseline collected.
+run and how (pytest's config files of every name, conftest files, plugins, `pytest11` entry points
+of tracked `*.dist-info`/`*.egg-info` folders), every file under a test directory, the files the
+baseline collected tests from (doctests by their examples), and the data the tests read at the
+baseline.
 
 The decisions are pure (old and new file texts in, the offending files out); `reason` at the end
 reads the two versions of each changed file from git and the worktree.
@@ -14,7 +17,7 @@ import json
 import shlex
 import subprocess
 import sys
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Collection, Iterable
 from pathlib import Path, PurePosixPath
 
 if sys.version_info >= (3, 11):
@@ -26,7 +29,7 @@ Reader = Callable[[str], "str | None"]
 """A file's text at one side of the change (None when it does not exist there)."""
 
 WHOLE_HARNESS_NAMES = frozenset({
-    "conftest.py", "pytest.ini", ".pytest.ini", "tox.ini", "noxfile.py", "sitecustomize.py", "usercustomize.py",
+    "conftest.py", "pytest.ini", ".pytest.ini", "pytest.toml", ".pytest.toml", "tox.ini", "noxfile.py", "sitecustomize.py", "usercustomize.py",
     ".gitlab-ci.yml", ".travis.yml", "azure-pipelines.yml", "Jenkinsfile", "bitbucket-pipelines.yml", ".cirrus.yml",
     "appveyor.yml",
 })
@@ -34,13 +37,21 @@ RUNNER_FILES = {"make": "Makefile", "just": "justfile", "tox": "tox.ini", "nox":
 CI_DIRS = (".github/workflows/", ".circleci/", ".buildkite/", ".azure-pipelines/")
 PYPROJECT_KEYS = ("tool.pytest", "tool.explore", "project.entry-points.pytest11", "tool.poetry.plugins.pytest11")
 SETUP_CFG_SECTIONS = ("tool:pytest", "pytest")
+CONFIG_FILES = ("pyproject.toml", "pytest.toml", ".pytest.toml", "pytest.ini", ".pytest.ini", "tox.ini", "setup.cfg")
+"""The files pytest reads its configuration from (pytest 9 adds the two TOML ones)."""
+METADATA_SUFFIXES = (".dist-info", ".egg-info")
+"""Installed-package metadata: an `entry_points.txt` there declares `pytest11` plugins pytest loads."""
+TEST_DIRS = frozenset({"tests", "test"})
 
 
 def harness_kind(path: str, old: str | None, new: str | None) -> str | None:
     """What of the test harness a change to `path` touches (e.g. `pyproject.toml [tool.pytest.ini_options.addopts = "-k x"]`), or None."""
-    name = PurePosixPath(path).name
+    parts = PurePosixPath(path).parts
+    name = parts[-1]
     if name in WHOLE_HARNESS_NAMES or name.endswith(".pth") or path.startswith(CI_DIRS):
         return path
+    if any(part.endswith(METADATA_SUFFIXES) for part in parts[:-1]):
+        return f"{path} (package metadata: entry points)"
     if name == "pyproject.toml":
         before, after = _toml_flat(old), _toml_flat(new)
         if before is None or after is None:
@@ -108,12 +119,14 @@ def plugin_names(config_texts: dict[str, str], conftest_texts: Iterable[str]) ->
 
 
 def _addopts(path: str, text: str) -> str:
-    if path.endswith("pyproject.toml"):
+    if path.endswith(".toml"):
         try:
-            value = tomllib.loads(text).get("tool", {}).get("pytest", {}).get("ini_options", {}).get("addopts", "")
+            data = tomllib.loads(text)
         except tomllib.TOMLDecodeError:
             return ""
-        return " ".join(shlex.quote(v) for v in value) if isinstance(value, list) else str(value)
+        pytest_table = data.get("tool", {}).get("pytest", {}) if path.endswith("pyproject.toml") else data.get("pytest", {})
+        values = [pytest_table.get("addopts", ""), pytest_table.get("ini_options", {}).get("addopts", "")]
+        return " ".join(" ".join(shlex.quote(v) for v in value) if isinstance(value, list) else str(value) for value in values)
     parser = configparser.ConfigParser(interpolation=None)
     try:
         parser.read_string(text)
@@ -226,6 +239,11 @@ def changed_doctests(path: str, old: str | None, new: str | None) -> list[str]:
 # ------------------------------------------------------------------------------------- decision
 
 
+def under_test_dir(path: str) -> bool:
+    """`pkg/tests/helpers.py`: a folder named tests or test holds test code, whatever its files' names."""
+    return any(part in TEST_DIRS for part in PurePosixPath(path).parts[:-1])
+
+
 def edits_to_test_code(
     files: list[str],
     read_old: Reader,
@@ -233,6 +251,7 @@ def edits_to_test_code(
     collected: dict[str, bool],
     plugin_files: set[str],
     scripts: set[str],
+    test_data: Collection[str] = (),
 ) -> list[str]:
     """The changed files that are test code by what they do, each with what of it changed."""
     found: list[str] = []
@@ -241,6 +260,10 @@ def edits_to_test_code(
         kind = harness_kind(path, old, new)
         if kind:
             found.append(f"test harness {kind}")
+        elif under_test_dir(path):
+            found.append(f"under a test directory {path}")
+        elif path in test_data:
+            found.append(f"test data {path} (the tests read it at the baseline)")
         elif path in plugin_files:
             found.append(f"pytest plugin {path}")
         elif path in scripts:
@@ -254,14 +277,16 @@ def edits_to_test_code(
     return found
 
 
-def reason(workdir: Path, commit: str, files: list[str], baseline_ids: Iterable[str], test_cmd: str | None) -> str | None:
-    """Why a candidate's change to `workdir` (from `commit`) edits test code, or None."""
+def reason(workdir: Path, commit: str, files: list[str], baseline_ids: Iterable[str], test_cmd: str | None,
+           test_data: Collection[str] = ()) -> str | None:
+    """Why a candidate's change to `workdir` (from `commit`) edits test code, or None.
+    test_data: the files the tests read at the baseline (explore's plugin records them)."""
     read_new = lambda path: _read(workdir / path)  # noqa: E731
     read_old = lambda path: _git_show(workdir, commit, path)  # noqa: E731
-    configs = {p: t for p in ("pyproject.toml", "pytest.ini", ".pytest.ini", "tox.ini", "setup.cfg") if (t := read_new(p)) is not None}
+    configs = {p: t for p in CONFIG_FILES if (t := read_new(p)) is not None}
     conftests = [t for p in _git_files(workdir, commit, "conftest.py") if (t := read_new(p)) is not None]
     plugin_files = {p for name in plugin_names(configs, conftests) for p in module_paths(name)}
-    found = edits_to_test_code(files, read_old, read_new, collected_files(baseline_ids), plugin_files, script_paths(test_cmd))
+    found = edits_to_test_code(files, read_old, read_new, collected_files(baseline_ids), plugin_files, script_paths(test_cmd), test_data)
     if not found:
         return None
     return f"edits test code: {'; '.join(found[:5])}"

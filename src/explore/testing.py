@@ -30,6 +30,8 @@ SUITE_ID = "<suite>"
 PLUGIN_DIR = Path(__file__).parent / "pytest_plugin"
 """Holds explore_pytest_plugin.py (per-test limit, subtest record); put on PYTHONPATH, loaded with -p."""
 PLUGIN = "explore_pytest_plugin"
+OPENED_ENV = "EXPLORE_RECORD_OPENED"
+"""Set for the baseline: the plugin records the files the tests open (their data)."""
 HARD_EXIT = 86
 """The plugin's exit code when a test ignored the time limit (kept in step with the plugin)."""
 TIMEOUT_MARK = "ExploreTestTimeout"
@@ -300,6 +302,8 @@ def fold_record(path: Path, run: TestRun) -> None:
         except json.JSONDecodeError:
             continue  # a line cut short by the watchdog's exit
         nodeid = str(entry.get("nodeid") or "")
+        if entry.get("kind") == "opened" and isinstance(entry.get("path"), str):
+            run.opened.append(entry["path"])
         if not nodeid:
             continue
         if entry.get("kind") == "hard_timeout":

@@ -5,7 +5,10 @@ Standalone on purpose: the project's interpreter runs it, and explore may not be
 
 - every failing subtest (pytest 9's native subtests, pytest-subtests): its parent's id, which
   subtest, the message, so explore folds it into the parent (pytest-json-report keeps neither);
-- a test that ignored the time limit (below).
+- a test that ignored the time limit (below);
+- with EXPLORE_RECORD_OPENED=1 in the environment (the baseline): the files inside the invocation
+  folder the tests opened for reading (an audit hook on `open`, Python 3.8+), code and
+  site-packages left out — the tests' data, which a candidate may not edit.
 
 `--explore-test-timeout SEC` bounds each test (setup, call and teardown together):
 
@@ -54,6 +57,8 @@ def pytest_configure(config):
     record = config.getoption("--explore-record")
     if record:
         config.pluginmanager.register(_Subtests(record), "explore-subtests")
+    if record and os.environ.get(OPENED_ENV) == "1" and hasattr(sys, "addaudithook"):
+        config.pluginmanager.register(_Opened(record), "explore-opened")
     limit = config.getoption("--explore-test-timeout") or 0.0
     if limit > 0:
         config.pluginmanager.register(_Limiter(limit, record), "explore-test-timeout")
@@ -103,6 +108,46 @@ class _Subtests:
         message = crash.message if crash is not None else (lines[-1] if lines else "")
         _append(self.record, {"kind": "subtest", "nodeid": report.nodeid, "subtest": label or "subtest",
                               "message": message[:500], "longrepr": str(report.longrepr)[-3000:]})
+
+
+OPENED_ENV = "EXPLORE_RECORD_OPENED"
+CODE = (".py", ".pyc", ".pyo", ".pyd", ".pyi", ".so", ".pth")
+NOT_DATA = ("site-packages", "dist-packages", "__pycache__", ".git")
+
+
+class _Opened:
+    """Files opened for reading from now on (an audit hook cannot be removed: it goes quiet at the end)."""
+
+    def __init__(self, record):
+        self.record, self.root, self.paths, self.on = record, os.getcwd(), set(), True
+        sys.addaudithook(self._audit)
+
+    def _audit(self, event, args):
+        if event != "open" or not self.on:
+            return
+        try:
+            path, mode, flags = args
+            if isinstance(path, int) or path is None:
+                return
+            reading = not any(c in mode for c in "wax+") if isinstance(mode, str) else not flags & (os.O_WRONLY | os.O_RDWR)
+            if reading:
+                self.paths.add(os.path.abspath(os.fsdecode(path)))
+        except Exception:
+            pass
+
+    def pytest_unconfigure(self, config):
+        self.on = False
+        root = os.path.realpath(self.root)
+        found = set()
+        for path in self.paths:
+            real = os.path.realpath(path)
+            relative = os.path.relpath(real, root).replace(os.sep, "/")
+            parts = relative.split("/")
+            if relative.startswith("../") or relative.endswith(CODE) or any(p in NOT_DATA for p in parts) or not os.path.isfile(real):
+                continue
+            found.add(relative)
+        for relative in sorted(found):
+            _append(self.record, {"kind": "opened", "path": relative})
 
 
 def grace(limit):
