@@ -12,7 +12,7 @@ from pathlib import Path
 
 import anyio
 
-from . import escalation, procs, scoring, shards, testcode
+from . import escalation, harness_refs, procs, scoring, shards, testcode
 from .affected import ImportMap
 from .errors import BudgetExhausted, Escalation, SetupFailed
 from .events import CandidateEvent, Listener, Phase
@@ -179,6 +179,11 @@ async def _attempt(plan: CandidatePlan, config: FanOutConfig, board: Board, resu
     frozen = [f for f in files if f in config.frozen]
     if frozen:
         result.status, result.reason = CandidateStatus.rejected, f"edits the reproduction tests of the issue: {', '.join(frozen)}"
+        return
+    harness = await anyio.to_thread.run_sync(  # allow-test-edits does not lift it: library code must not know it is tested
+        harness_refs.reason, path, config.commit, files, config.test_patterns, config.yardstick.ids | config.yardstick.skipped)
+    if harness:
+        result.status, result.reason = CandidateStatus.rejected, harness
         return
     if tests and not config.allow_test_edits:
         result.status, result.reason = CandidateStatus.rejected, f"edits test files: {', '.join(tests[:5])}"

@@ -281,25 +281,30 @@ def reason(workdir: Path, commit: str, files: list[str], baseline_ids: Iterable[
            test_data: Collection[str] = ()) -> str | None:
     """Why a candidate's change to `workdir` (from `commit`) edits test code, or None.
     test_data: the files the tests read at the baseline (explore's plugin records them)."""
-    read_new = lambda path: _read(workdir / path)  # noqa: E731
-    read_old = lambda path: _git_show(workdir, commit, path)  # noqa: E731
-    configs = {p: t for p in CONFIG_FILES if (t := read_new(p)) is not None}
-    conftests = [t for p in _git_files(workdir, commit, "conftest.py") if (t := read_new(p)) is not None]
-    plugin_files = {p for name in plugin_names(configs, conftests) for p in module_paths(name)}
-    found = edits_to_test_code(files, read_old, read_new, collected_files(baseline_ids), plugin_files, script_paths(test_cmd), test_data)
+    read_new = lambda path: read(workdir / path)  # noqa: E731
+    read_old = lambda path: git_show(workdir, commit, path)  # noqa: E731
+    found = edits_to_test_code(files, read_old, read_new, collected_files(baseline_ids), plugin_files(workdir, commit), script_paths(test_cmd),
+                               test_data)
     if not found:
         return None
     return f"edits test code: {'; '.join(found[:5])}"
 
 
-def _read(path: Path) -> str | None:
+def plugin_files(workdir: Path, commit: str) -> set[str]:
+    """Where the modules pytest loads as plugins (`-p NAME`, `pytest_plugins`) may live in the worktree."""
+    configs = {p: t for p in CONFIG_FILES if (t := read(workdir / p)) is not None}
+    conftests = [t for p in _git_files(workdir, commit, "conftest.py") if (t := read(workdir / p)) is not None]
+    return {p for name in plugin_names(configs, conftests) for p in module_paths(name)}
+
+
+def read(path: Path) -> str | None:
     try:
         return path.read_text(encoding="utf-8", errors="replace")
     except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
         return None
 
 
-def _git_show(workdir: Path, commit: str, path: str) -> str | None:
+def git_show(workdir: Path, commit: str, path: str) -> str | None:
     done = subprocess.run(["git", "show", f"{commit}:{path}"], cwd=workdir, capture_output=True, timeout=60)
     return done.stdout.decode("utf-8", errors="replace") if done.returncode == 0 else None
 
