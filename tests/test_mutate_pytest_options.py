@@ -104,3 +104,37 @@ def test_demo_with_xdist_addopts_is_repaired_as_without_it(tmp_path: Path) -> No
     assert "-n/--dist (pytest-xdist)" in Path(summary["report"]).read_text()
     assert git(root, "status", "--porcelain") == ""
     assert_no_debris(root)
+
+
+DEAF = (
+    "import signal\n\nfrom calc import half\n\n\n"
+    "def test_deaf():\n    signal.signal(signal.SIGALRM, signal.SIG_IGN)\n    while True:\n        pass\n\n\n"
+    "def test_half_too():\n    assert half(2) == 1\n"
+)
+
+
+@pytest.mark.anyio
+async def test_per_test_coverage_goes_on_without_a_test_that_ignored_the_limit(tmp_path: Path) -> None:
+    """Issue 30: the plugin's hard exit (86) used to abort localisation; the run goes on without it."""
+    root = make_repo(tmp_path / "p", {"calc.py": SOURCE, "tests/test_calc.py": TESTS, "tests/test_deaf.py": DEAF})
+    failing = [*FAILING, "tests/test_deaf.py::test_deaf", "tests/test_deaf.py::test_half_too"]
+    found = await localise.collect(sys.executable, root, tmp_path / "run", failing, PASSING, test_timeout=1.0)
+    assert found.measured and found.hung == ["tests/test_deaf.py::test_deaf"]
+    assert found.spectrum.lines[("calc.py", 6)] == frozenset({FAILING[0], "tests/test_deaf.py::test_half_too"})
+    assert (tmp_path / "run" / "coverage-rest-1.log").exists()
+
+
+@pytest.mark.anyio
+async def test_per_test_coverage_run_is_bounded(tmp_path: Path) -> None:
+    """Issue 30: with no per-test limit a hanging test hung the coverage run for good; its own
+    limit (from the baseline's time) ends it, its process tree killed."""
+    import time
+
+    import psutil
+
+    root = make_repo(tmp_path / "p", {"calc.py": SOURCE, "tests/test_calc.py": TESTS + "\n\ndef test_loop():\n    while True:\n        pass\n"})
+    started = time.monotonic()
+    with pytest.raises(RuntimeError, match="exceeded its 3s limit"):
+        await localise.collect(sys.executable, root, tmp_path / "run", FAILING, PASSING, time_limit=3.0)
+    assert time.monotonic() - started < 10
+    assert not [p for p in psutil.process_iter(["cmdline"]) if any(str(tmp_path / "run") in part for part in p.info["cmdline"] or [])]

@@ -168,3 +168,62 @@ def test_a_looping_bug_is_reported_within_a_minute_and_repaired(tmp_path: Path) 
 def test_hard_exit_code_is_the_plugins() -> None:
     plugin = (Path(__file__).parents[1] / "src/explore/pytest_plugin/explore_pytest_plugin.py").read_text()
     assert f"HARD_EXIT = {HARD_EXIT}" in plugin
+
+
+LOCKED = {
+    "tests/test_locked.py": """\
+        import gc
+        import threading
+        import time
+
+        LOCK = threading.Lock()
+
+
+        class Holder:
+            def __init__(self):
+                self.me = self  # a cycle: only the garbage collector frees it
+
+            def __del__(self):
+                with LOCK:  # waits for the stuck test below, which holds the lock forever
+                    pass
+
+
+        def test_stuck():
+            gc.collect()
+            with LOCK:
+                for _ in range(600):  # garbage the next collection would free, running __del__
+                    Holder()
+                while True:
+                    try:
+                        time.sleep(0.05)
+                    except BaseException:  # ignores the soft limit
+                        pass
+
+
+        def test_after():
+            assert True
+        """,
+}
+
+
+@pytest.mark.anyio
+async def test_the_watchdog_fires_when_a_del_would_wait_on_the_stuck_tests_lock(tmp_path: Path) -> None:
+    """Issue 30: formatting the stuck stack in the dying process ran a garbage collection, whose
+    __del__ waited on the lock the stuck test held: the hard limit never fired. Now the run ends
+    within the hard limit (1 s + 2 s grace) and a few seconds, the test `timeout`, its stack read
+    from faulthandler's file, with source lines added outside the process."""
+    import time
+
+    import anyio
+
+    repo = make_repo(tmp_path / "repo", LOCKED)
+    started = time.monotonic()
+    with anyio.fail_after(30):
+        run = await run_tests(TestCommand(python=sys.executable, test_timeout=1.0), repo, tmp_path / "run.log")
+    assert time.monotonic() - started < 3 + 12
+    stuck = run.outcomes["tests/test_locked.py::test_stuck"]
+    assert stuck.outcome == "timeout" and "ignored the signal" in stuck.message
+    assert "in test_stuck" in stuck.longrepr and "time.sleep(0.05)" in stuck.longrepr
+    assert "_give_up" not in stuck.longrepr  # the watchdog's own thread is left out
+    assert run.outcomes["tests/test_locked.py::test_after"].outcome == "passed"
+    assert not _pytest_children(str(repo))

@@ -183,6 +183,7 @@ class Runner:
             run_dir=iteration_dir, history=list(self.run.iterations), tried_patches=self._tried_patches(),
             test_patterns=self.options.test_patterns, allow_test_edits=self.options.allow_test_edits,
             hint="\n".join(self.run.hints) or None, tracker=self.tracker, regression=detection.regressed,
+            time_limit=self.suite.generator_limit(self.current_run),
         )
         self.save(f"iteration-{n}-propose")
         timing = PhaseTiming(baseline=round(self.suite_s, 3))

@@ -17,6 +17,10 @@ from .progress import Display
 from .testing import TestCommand
 
 
+GENERATOR_RUN_FACTOR = 10.0
+GENERATOR_RUN_FLOOR_S = 120.0
+
+
 @dataclass
 class Suite:
     executor: Executor
@@ -31,6 +35,11 @@ class Suite:
 
     def timeout(self) -> float:
         return self.options.baseline_timeout or max(self.options.branch_timeout, 600.0)
+
+    def generator_limit(self, run: TestRun) -> float:
+        """Seconds a generator's own whole-suite run (mutate's per-test coverage, unsharded and
+        traced) may take: a multiple of the last full run's test time, within the suite's limit."""
+        return min(self.timeout(), max(GENERATOR_RUN_FLOOR_S, GENERATOR_RUN_FACTOR * shards.test_seconds(run) + run.duration_s))
 
     def shard_count(self, run: TestRun | None) -> int:
         """--shards, else as many of the free slots as the last full run's test time fills."""

@@ -7,8 +7,10 @@ collection errors, pytest's exit codes 2–4, nothing collected.
 from __future__ import annotations
 
 import json
+import linecache
 import logging
 import os
+import re
 import shlex
 import shutil
 import subprocess
@@ -180,7 +182,7 @@ async def _run_once(command: TestCommand, workdir: Path, log_path: Path, select:
                     limits: _Limits) -> TestRun:
     report = log_path.with_suffix(".report")
     record = log_path.with_suffix(".record")
-    for stale in (report, record):
+    for stale in (report, record, record.with_name(f"{record.name}.stack")):
         stale.unlink(missing_ok=True)
     env = with_isolation(workdir, command.extra_env)
     key = seal.new_key() if command.is_pytest and command.json_report else None
@@ -307,8 +309,9 @@ def fold_record(path: Path, run: TestRun) -> None:
         if not nodeid:
             continue
         if entry.get("kind") == "hard_timeout":
+            stack = stuck_stack(Path(str(entry["stack"]))) if entry.get("stack") else str(entry.get("longrepr", ""))
             run.outcomes[nodeid] = TestOutcome(id=nodeid, outcome="timeout", message=str(entry.get("message", "")),
-                                               longrepr=str(entry.get("longrepr", "")), file=nodeid.split("::", 1)[0],
+                                               longrepr=stack[-6000:], file=nodeid.split("::", 1)[0],
                                                duration_s=float(entry.get("duration") or 0.0))
         elif entry.get("kind") == "subtest":
             subtests.setdefault(nodeid, []).append(entry)
@@ -323,6 +326,29 @@ def fold_record(path: Path, run: TestRun) -> None:
             longreprs = "\n\n".join(str(f.get("longrepr", "")) for f in failures)
             parent.longrepr = (longreprs + ("\n\n" + parent.longrepr if parent.longrepr else ""))[-6000:]
         run.outcomes[nodeid] = _with_timeout(parent)
+
+
+def stuck_stack(path: Path) -> str:
+    """The stack faulthandler wrote when the plugin's watchdog ended a test's process, read here
+    (outside the dying process): the watchdog's own thread left out, each frame's source line
+    added, innermost call last as in a traceback."""
+    try:
+        text = path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return "(no stack: the process ended before faulthandler wrote it)"
+    blocks = [b for b in text.split("\n\n") if b.strip() and not b.lstrip().startswith("Current thread")]
+    out = []
+    for block in blocks:
+        header, *frames = block.strip().splitlines()
+        out.append(header.replace("(most recent call first)", "(most recent call last)"))
+        for frame in reversed(frames):
+            out.append(frame.rstrip())
+            found = re.match(r'\s*File "(.+)", line (\d+)', frame)
+            source = linecache.getline(found.group(1), int(found.group(2))).strip() if found else ""
+            if source:
+                out.append(f"    {source}")
+    linecache.clearcache()
+    return "\n".join(out) or text
 
 
 def _read_json_report(path: Path, run: TestRun) -> None:

@@ -42,6 +42,9 @@ class ProposalRequest:
     tracker: ProcessTracker | None = None
     regression: tuple[str, str] | None = None
     """(before, after) commits of the pass-rate drop that made this a regression, from the history."""
+    time_limit: float | None = None
+    """Seconds a whole-suite run of the generator's own may take (mutate's coverage run): from the
+    baseline's time, within the suite's own limit."""
 
 
 @dataclass

@@ -16,8 +16,12 @@ Standalone on purpose: the project's interpreter runs it, and explore may not be
   `except Exception` in the test does not swallow it); the test fails with the stack of where it
   was stuck and the session goes on. Skipped while another timer owns SIGALRM (pytest-timeout).
 - hard limit: a watchdog thread, for a test that ignores the signal (C code, `except
-  BaseException`): past the limit plus a grace it records the test's id and stack and ends the
-  process with HARD_EXIT; explore then runs the rest of the suite without that test.
+  BaseException`): past the limit plus a grace it records the test's id, has faulthandler write
+  every thread's stack to `<record>.stack` and ends the process with HARD_EXIT; explore then runs
+  the rest of the suite without that test. Nothing there may run the project's code: the garbage
+  collector is switched off first (a collection would run `__del__` methods, which may wait on a
+  lock the stuck test holds), the stack is written by C code, and the watchdog polls with sleeps
+  rather than waiting on a condition (whose wait allocates).
 
 `--explore-only FILE` (a shard of a sharded run): only the test files listed in FILE (one path a
 line, relative to the invocation folder) are collected; every other file is ignored before it is
@@ -27,13 +31,14 @@ a listed file pytest would not collect in an unsharded run is not collected here
 
 from __future__ import annotations
 
+import faulthandler
+import gc
 import json
 import os
 import signal
 import sys
 import threading
 import time
-import traceback
 
 import pytest
 
@@ -155,28 +160,29 @@ def grace(limit):
 
 
 class _Limiter:
+    POLL = 0.1
+    """Seconds between the watchdog's looks at the clock (a sleep allocates nothing)."""
+
     def __init__(self, limit, record):
         self.limit = limit
         self.record = record
-        self.deadline = None
-        self.nodeid = None
+        self.stack_path = f"{record}.stack" if record else None
+        self.stack_fd = os.open(self.stack_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644) if self.stack_path else 2
+        self.current = None
+        """(node id, soft deadline) of the running test; replaced whole, read without a lock."""
         self.fired = False
         self.main = threading.main_thread().ident
-        self.wake = threading.Condition()
         threading.Thread(target=self._watch, name="explore-test-timeout", daemon=True).start()
 
     # -- per test ---------------------------------------------------------------------------
     @pytest.hookimpl(hookwrapper=True, tryfirst=True)
     def pytest_runtest_protocol(self, item, nextitem):
-        with self.wake:
-            self.nodeid, self.deadline, self.fired = item.nodeid, time.monotonic() + self.limit, False
-            self.wake.notify()
+        self.fired = False
+        self.current = (item.nodeid, time.monotonic() + self.limit)
         try:
             yield
         finally:
-            with self.wake:
-                self.nodeid = self.deadline = None
-                self.wake.notify()
+            self.current = None
 
     @pytest.hookimpl(hookwrapper=True)
     def pytest_runtest_setup(self, item):
@@ -192,7 +198,8 @@ class _Limiter:
 
     def _phase(self):
         armed = False
-        remaining = (self.deadline or 0) - time.monotonic()
+        current = self.current
+        remaining = (current[1] if current else 0) - time.monotonic()
         usable = (hasattr(signal, "setitimer") and threading.get_ident() == self.main
                   and signal.getitimer(signal.ITIMER_REAL)[0] == 0 and not self.fired)
         if usable:
@@ -212,27 +219,28 @@ class _Limiter:
 
     # -- the watchdog ------------------------------------------------------------------------
     def _watch(self):
+        extra = grace(self.limit)
         while True:
-            with self.wake:
-                if self.deadline is None:
-                    self.wake.wait()
-                    continue
-                hard = self.deadline + grace(self.limit)
-                nodeid = self.nodeid
-                left = hard - time.monotonic()
-                if left > 0:
-                    self.wake.wait(left)
-                    continue
-            self._give_up(nodeid)
+            current = self.current
+            if current is None:
+                time.sleep(self.POLL)
+                continue
+            left = current[1] + extra - time.monotonic()
+            if left > 0:
+                time.sleep(min(left, self.POLL))
+                continue
+            if self.current is current:
+                self._give_up(current[0])
 
     def _give_up(self, nodeid):
-        spent = self.limit + grace(self.limit)
-        frame = sys._current_frames().get(self.main)
-        stack = "".join(traceback.format_stack(frame)) if frame is not None else "(no stack)"
+        gc.disable()  # before anything allocates: no collection, so no project __del__, runs from here on
+        faulthandler.dump_traceback(file=self.stack_fd, all_threads=True)
         message = (f"{MARK}: the test exceeded explore's per-test time limit of {self.limit:g}s and ignored the signal; "
                    "its process was ended")
         if self.record:
-            _append(self.record, {"kind": "hard_timeout", "nodeid": nodeid, "message": message, "longrepr": stack[-6000:], "duration": spent})
-        sys.stderr.write(f"\n{message}: {nodeid}\n{stack}\n")
-        sys.stderr.flush()
+            entry = {"kind": "hard_timeout", "nodeid": nodeid, "message": message, "stack": self.stack_path,
+                     "duration": self.limit + grace(self.limit)}
+            fd = os.open(self.record, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+            os.write(fd, (json.dumps(entry) + "\n").encode())
+        os.write(2, f"\n{message}: {nodeid}\n".encode())
         os._exit(HARD_EXIT)

@@ -122,7 +122,7 @@ class MutateGenerator:
         coverage_started = time.monotonic()
         collected = self._from_baseline(request, failing, longreprs) or await localise.collect(
             python, request.scratch, run_dir, failing, request.passing, request.test_patterns, request.tracker, longreprs,
-            test_timeout=request.test_command.test_timeout,
+            test_timeout=request.test_command.test_timeout, time_limit=request.time_limit,
         )
         coverage_s = time.monotonic() - coverage_started
         spectrum = collected.spectrum
@@ -133,7 +133,7 @@ class MutateGenerator:
 
         suspects = localise.rank(spectrum, settings.formula, excluded)
         if not suspects:
-            return Proposal(reason="no source line outside the tests is run by the failing tests: nothing to mutate" + overrides_note(overridden))
+            return Proposal(reason="no source line outside the tests is run by the failing tests: nothing to mutate" + overrides_note(overridden) + hung_note(collected.hung))
         sources = {s.file: (request.scratch / s.file).read_text(encoding="utf-8") for s in suspects}
         policy = request.strategy.mutation
         hunks = await regressing_hunks(request) if request.strategy.shape == "minimal" else []
@@ -201,7 +201,7 @@ class MutateGenerator:
         screened = len(reverts) + len(singles) + len(combos)
         screen_s = max(elapsed - coverage_s, 1e-9)
         early = not budget.exhausted() and prepared.at(ranked_screened) is not None
-        reason = explain(chosen, reverts + singles, combos, failing, budget, search, suspects, request.n, elapsed, early) + overrides_note(overridden)
+        reason = explain(chosen, reverts + singles, combos, failing, budget, search, suspects, request.n, elapsed, early) + overrides_note(overridden) + hung_note(collected.hung)
         write_log(run_dir / "search.json", settings, reverts + singles, combos, search, suspects, coverage_s, elapsed, steps)
         return Proposal(
             plans=plans,
@@ -264,6 +264,13 @@ def overrides_note(overridden: list[str]) -> str:
     if not overridden:
         return ""
     return f"; overrode the project's pytest options {', '.join(overridden)} for per-test coverage and screening (they send tests elsewhere, stop or repeat them)"
+
+
+def hung_note(hung: list[str]) -> str:
+    """Tests the per-test coverage run went on without: they ignored the per-test limit."""
+    if not hung:
+        return ""
+    return f"; the per-test coverage run went on without {', '.join(hung[:3])}{' …' if len(hung) > 3 else ''} (ignored the per-test limit)"
 
 
 async def calibrate(slot: Slot, phase1: list[str], phase2: list[str], hung: frozenset[str] = frozenset()) -> float:

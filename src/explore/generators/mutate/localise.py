@@ -15,12 +15,15 @@ import math
 import re
 import shutil
 import sys
+import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import anyio
+
 from ... import procs, testfiles
-from ...testing import isolation_env, plugin_args
+from ...testing import HARD_EXIT, MAX_HARD_RERUNS, isolation_env, plugin_args
 
 PLUGIN_NAME = "_explore_mutate_worker"
 IMPORT_TIME = ""
@@ -174,6 +177,8 @@ class Collected:
     seconds: float = 0.0
     overridden: list[str] = field(default_factory=list)
     measured: bool = True
+    hung: list[str] = field(default_factory=list)
+    """Tests that ignored the per-test limit: the run went on without them (no lines of theirs)."""
 
 
 def shard_parts(result_path: Path) -> list[Path]:
@@ -235,20 +240,52 @@ async def collect(
     tracker: procs.ProcessTracker | None = None,
     longreprs: Iterable[str] = (),
     test_timeout: float | None = None,
+    time_limit: float | None = None,
 ) -> Collected:
     """Run the suite once with per-test coverage in workdir (the plugin measures through
-    coverage's API and reads the data back in the same process)."""
+    coverage's API and reads the data back in the same process). A test that ignores the
+    per-test limit ends that process (HARD_EXIT): the run goes on without it, as the loop's runs
+    do. time_limit bounds the whole (every re-run included)."""
     run_dir.mkdir(parents=True, exist_ok=True)
     result_path = run_dir / "coverage-run.json"
-    result_path.unlink(missing_ok=True)
     env = coverage_env(workdir, run_dir, "coverage", result_path, test_patterns)
-    cmd = [python, "-m", "pytest", "-p", "no:cacheprovider", "-q", "--tb=no", "-p", PLUGIN_NAME,
-           *plugin_args(test_timeout, run_dir / "coverage.record")]  # a looping test stops at its limit
-    done = await procs.run(cmd, workdir, env=env, log_path=run_dir / "coverage.log", tracker=tracker)
+    hung: list[str] = []
+    started = time.monotonic()
+    with anyio.move_on_after(time_limit if time_limit else math.inf) as scope:
+        for attempt in range(MAX_HARD_RERUNS + 1):
+            result_path.unlink(missing_ok=True)
+            record = run_dir / f"coverage-{attempt}.record"
+            cmd = [python, "-m", "pytest", "-p", "no:cacheprovider", "-q", "--tb=no", "-p", PLUGIN_NAME,
+                   *plugin_args(test_timeout, record), *[f"--deselect={i}" for i in hung]]  # a looping test stops at its limit
+            log = run_dir / ("coverage.log" if not attempt else f"coverage-rest-{attempt}.log")
+            done = await procs.run(cmd, workdir, env=env, log_path=log, tracker=tracker)
+            stuck = [i for i in hard_timeouts(record) if i not in hung]
+            if done.exit_code != HARD_EXIT or not stuck:
+                break
+            hung += stuck
+    if scope.cancelled_caught:
+        raise RuntimeError(f"per-test coverage run exceeded its {time_limit:g}s limit (from the baseline's time); "
+                           f"its process tree was killed; see {run_dir / 'coverage.log'}")
     found = read_result(result_path, failing, passing, longreprs)
     if not found.measured and done.exit_code not in (0, 1):
-        raise RuntimeError(f"per-test coverage run failed (exit {done.exit_code}); see {run_dir / 'coverage.log'}")
-    found.seconds = done.duration_s
+        raise RuntimeError(f"per-test coverage run failed (exit {done.exit_code}); see {log}")
+    found.seconds = time.monotonic() - started
+    found.hung = hung
+    return found
+
+
+def hard_timeouts(record: Path) -> list[str]:
+    """The tests explore's plugin recorded as having ignored the per-test limit (their process ended)."""
+    if not record.exists():
+        return []
+    found = []
+    for line in record.read_text(encoding="utf-8", errors="replace").splitlines():
+        try:
+            entry = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(entry, dict) and entry.get("kind") == "hard_timeout" and entry.get("nodeid"):
+            found.append(str(entry["nodeid"]))
     return found
 
 
