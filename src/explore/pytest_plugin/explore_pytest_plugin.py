@@ -1,7 +1,8 @@
 """explore's own pytest plugin, loaded with `-p explore_pytest_plugin`.
 
 Standalone on purpose: the project's interpreter runs it, and explore may not be installed there
-(stdlib and pytest only). It writes JSON lines to `--explore-record FILE`:
+(stdlib and pytest only, any pytest from 4.6 on: it adapts to the hook arguments and config
+attributes of the one it finds). It writes JSON lines to `--explore-record FILE`:
 
 - every failing subtest (pytest 9's native subtests, pytest-subtests): its parent's id, which
   subtest, the message, so explore folds it into the parent (pytest-json-report keeps neither);
@@ -39,8 +40,12 @@ import signal
 import sys
 import threading
 import time
+from pathlib import Path
 
 import pytest
+
+PYTEST_VERSION = tuple(int(part) for part in pytest.__version__.split(".")[:2] if part.isdigit())
+"""The plugin adapts to the project's pytest (4.6 and later): hook arguments and config names."""
 
 HARD_EXIT = 86
 MARK = "ExploreTestTimeout"
@@ -73,7 +78,7 @@ NEVER_IGNORED = ("conftest.py", "__init__.py")
 """Loaded for their fixtures and package setup whatever the shard: never left out."""
 
 
-def pytest_ignore_collect(collection_path, config):
+def _ignore(collection_path, config):
     listing = config.getoption("--explore-only", default=None)
     if not listing or collection_path.name in NEVER_IGNORED or collection_path.is_dir():
         return None
@@ -81,14 +86,33 @@ def pytest_ignore_collect(collection_path, config):
     return True if collection_path.resolve() not in keep else None
 
 
+# tryfirst: pytest < 7's own implementation answers False (not None) for a file it keeps, which
+# would end the hook before this one is asked
+if PYTEST_VERSION >= (7,):
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_ignore_collect(collection_path, config):
+        return _ignore(collection_path, config)
+else:  # pytest < 7 names the argument `path` (a py.path), and knows no `collection_path`
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_ignore_collect(path, config):
+        return _ignore(Path(str(path)), config)
+
+
 def _only(config, listing):
     keep = getattr(config, "_explore_only", None)
     if keep is None:
         with open(listing, encoding="utf-8") as source:
             names = [line.strip() for line in source if line.strip()]
-        roots = {config.invocation_params.dir, config.rootpath}
+        roots = {Path(str(folder)) for folder in _roots(config)}
         keep = config._explore_only = {(root / name).resolve() for root in roots for name in names}
     return keep
+
+
+def _roots(config):
+    """The invocation folder and the rootdir, under the names each pytest gives them."""
+    params = getattr(config, "invocation_params", None)
+    yield params.dir if params is not None else config.invocation_dir  # pytest < 5.1
+    yield getattr(config, "rootpath", None) or config.rootdir  # pytest < 6.1: a py.path
 
 
 def _append(path, entry):
@@ -167,7 +191,6 @@ class _Limiter:
         self.limit = limit
         self.record = record
         self.stack_path = f"{record}.stack" if record else None
-        self.stack_fd = os.open(self.stack_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644) if self.stack_path else 2
         self.current = None
         """(node id, soft deadline) of the running test; replaced whole, read without a lock."""
         self.fired = False
@@ -234,7 +257,8 @@ class _Limiter:
 
     def _give_up(self, nodeid):
         gc.disable()  # before anything allocates: no collection, so no project __del__, runs from here on
-        faulthandler.dump_traceback(file=self.stack_fd, all_threads=True)
+        fd = os.open(self.stack_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644) if self.stack_path else 2
+        faulthandler.dump_traceback(file=fd, all_threads=True)
         message = (f"{MARK}: the test exceeded explore's per-test time limit of {self.limit:g}s and ignored the signal; "
                    "its process was ended")
         if self.record:

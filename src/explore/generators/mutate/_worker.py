@@ -85,7 +85,8 @@ class Recorder:
             self.session.shouldstop = reason
 
 
-PYTEST_ARGS = ["-q", "-p", "no:cacheprovider", "--tb=no", "-rN", "--no-header", "-s"]
+PYTEST_VERSION = tuple(int(part) for part in pytest.__version__.split(".")[:2] if part.isdigit())
+PYTEST_ARGS = ["-q", "-p", "no:cacheprovider", "--tb=no", "-rN", "-s", *(["--no-header"] if PYTEST_VERSION >= (6,) else [])]
 
 # (option dest, value that turns it off, how the user writes it)
 NEUTRAL = (
@@ -166,7 +167,7 @@ class Warm:
         sys.setprofile(self.live.profile if self.live is not None else None)  # conftests may run project code
         try:
             config = _prepareconfig(list(PYTEST_ARGS), plugins=[self.recorder, self.neutraliser])
-            session = Session.from_config(config)
+            session = Session.from_config(config) if hasattr(Session, "from_config") else Session(config)  # pytest < 5.4
             config._do_configure()
             config.hook.pytest_sessionstart(session=session)
         finally:

@@ -1,0 +1,90 @@
+"""Issue 30: a project that pins an old pytest (4.6) is repaired as any other. explore's plugin
+and mutate's worker run in the project's interpreter and adapt to the pytest they find (hook
+argument names, config attributes, options pytest 4.6 does not know). The venv is real: built
+by the test from the oldest Python on the machine that pytest 4.6.11 runs on, pytest from the
+package index."""
+
+from __future__ import annotations
+
+import glob
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from conftest import assert_no_debris, make_repo, run_cli
+from explore.testing import TestCommand, run_tests
+
+OLD_PYTEST = "pytest==4.6.11"
+PYTHONS = ("3.8", "3.9", "3.7")
+"""pytest 4.6 imports on these; not on 3.10 and later (its assertion rewriting predates them)."""
+
+
+def _old_python() -> str | None:
+    for version in PYTHONS:
+        found = [shutil.which(f"python{version}"), *sorted(glob.glob(os.path.expanduser(f"~/.pyenv/versions/{version}.*/bin/python")))]
+        for python in filter(None, found):  # a pyenv shim of a version not selected fails: the next one
+            if subprocess.run([python, "--version"], capture_output=True).returncode == 0:
+                return python
+    return None
+
+
+@pytest.fixture(scope="module")
+def old_pytest(tmp_path_factory: pytest.TempPathFactory) -> str:
+    """The python of a fresh venv holding pytest 4.6 (and nothing else: no json report, no coverage)."""
+    base = _old_python()
+    if base is None:
+        pytest.skip(f"no Python {' / '.join(PYTHONS)} on this machine to run pytest 4.6 on")
+    venv = tmp_path_factory.mktemp("pytest46") / "venv"
+    subprocess.run([base, "-m", "venv", str(venv)], check=True, timeout=120)
+    python = str(venv / "bin" / "python")
+    done = subprocess.run([python, "-m", "pip", "install", "-q", OLD_PYTEST], capture_output=True, text=True, timeout=600)
+    if done.returncode != 0:
+        pytest.skip(f"{OLD_PYTEST} could not be installed: {done.stderr[-300:]}")
+    version = subprocess.run([python, "-m", "pytest", "--version"], capture_output=True, text=True, timeout=60)
+    assert "4.6.11" in version.stdout + version.stderr
+    return python
+
+
+CALC = {
+    "calc.py": "def half(x):\n    return x * 2\n\n\ndef double(x):\n    return x + x\n",
+    "tests/test_calc.py": "from calc import double, half\n\n\ndef test_half():\n    assert half(8) == 4\n\n\ndef test_double():\n    assert double(3) == 6\n",
+    "tests/test_more.py": "from calc import double\n\n\ndef test_double_zero():\n    assert double(0) == 0\n",
+}
+
+
+def test_a_project_on_pytest_4_6_is_repaired_by_mutate(tmp_path: Path, old_pytest: str) -> None:
+    """Acceptance: exit 0. Before, every run escalated `infrastructure` within seconds (the plugin's
+    `collection_path` hook argument is unknown to pytest < 7)."""
+    repo = make_repo(tmp_path / "repo", CALC, python=old_pytest)
+    code, summary, err = run_cli(["run", str(repo), "--agent", "mutate", "--json"])
+    assert code == 0, err
+    assert summary is not None and summary["status"] == "succeeded" and summary["final"]["pass_rate"] == 100.0
+    assert "x * 2" not in (repo / "calc.py").read_text()
+    assert_no_debris(repo)
+
+
+@pytest.mark.anyio
+async def test_shards_and_limits_work_on_pytest_4_6(tmp_path: Path, old_pytest: str) -> None:
+    """The plugin's other features on 4.6: a shard's `--explore-only`, the soft limit and the watchdog."""
+    repo = make_repo(tmp_path / "repo", {**CALC, "tests/test_hang.py": (
+        "import signal\n\n\ndef test_loop():\n    while True:\n        pass\n\n\n"
+        "def test_deaf():\n    signal.signal(signal.SIGALRM, signal.SIG_IGN)\n    while True:\n        pass\n")}, python=old_pytest)
+    command = TestCommand(python=old_pytest, json_report=False, test_timeout=1.0)
+    shard = await run_tests(command, repo, tmp_path / "shard.log", only=["tests/test_more.py"])
+    assert shard.infra_error is None and sorted(shard.outcomes) == ["tests/test_more.py::test_double_zero"]
+    run = await run_tests(command, repo, tmp_path / "run.log")
+    assert run.infra_error is None
+    assert {i: o.outcome for i, o in run.outcomes.items()} == {
+        "tests/test_calc.py::test_half": "failed", "tests/test_calc.py::test_double": "passed",
+        "tests/test_more.py::test_double_zero": "passed", "tests/test_hang.py::test_loop": "timeout",
+        "tests/test_hang.py::test_deaf": "timeout",
+    }
+    assert "in test_deaf" in run.outcomes["tests/test_hang.py::test_deaf"].longrepr
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
