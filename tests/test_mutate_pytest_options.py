@@ -17,6 +17,7 @@ from explore.generators.mutate.screen import Job, Screener
 from conftest import assert_no_debris, git, make_repo, run_cli
 
 needs_xdist = pytest.mark.skipif(importlib.util.find_spec("xdist") is None, reason="pytest-xdist is not installed")
+needs_cov = pytest.mark.skipif(importlib.util.find_spec("pytest_cov") is None, reason="pytest-cov is not installed (the test extra has it)")
 needs_forked = pytest.mark.skipif(importlib.util.find_spec("pytest_forked") is None, reason="pytest-forked is not installed")
 
 SOURCE = "def double(x):\n    return x + x\n\n\ndef half(x):\n    return x * 2\n"
@@ -44,6 +45,7 @@ def anyio_backend() -> str:
 @pytest.mark.parametrize("addopts, named", [
     pytest.param("-n 2", "-n/--dist (pytest-xdist)", marks=needs_xdist),
     pytest.param("--forked", "--forked (pytest-forked)", marks=needs_forked),
+    pytest.param("--cov=calc --cov-fail-under=100", "--cov (pytest-cov)", marks=needs_cov),
     ("-x", "-x/--maxfail"),
     ("--maxfail=1", "-x/--maxfail"),
 ])
@@ -69,7 +71,7 @@ async def test_per_test_coverage_without_overrides_names_none(tmp_path: Path) ->
 
 @pytest.mark.anyio
 @pytest.mark.parametrize("design", ["fork", "fresh"])
-@pytest.mark.parametrize("addopts", [pytest.param("-n 2 -x", marks=needs_xdist), "-x"])
+@pytest.mark.parametrize("addopts", [pytest.param("-n 2 -x", marks=needs_xdist), pytest.param("--cov=calc -x", marks=needs_cov), "-x"])
 async def test_screening_runs_every_selected_test_in_its_own_process(tmp_path: Path, design: str, addopts: str) -> None:
     """A mutant that fixes the failing test: with -x, the giveup rule, not the user's option,
     decides when to stop; with -n the outcomes come back at all."""
@@ -85,14 +87,18 @@ async def test_screening_runs_every_selected_test_in_its_own_process(tmp_path: P
         assert "-x/--maxfail" in screener.overridden()
 
 
-@needs_xdist
-def test_demo_with_xdist_addopts_is_repaired_as_without_it(tmp_path: Path) -> None:
-    """The issue's acceptance: `addopts = "-n 2"` with pytest-xdist installed; the baseline runs
-    under xdist (the user's choice), mutate's own runs do not, and the report says so."""
+@pytest.mark.parametrize("addopts, named", [
+    pytest.param("-n 2", "-n/--dist (pytest-xdist)", marks=needs_xdist),
+    pytest.param("--cov=pricing", "--cov (pytest-cov)", marks=needs_cov),  # issue 30: "nothing to mutate" three iterations running
+])
+def test_demo_with_addopts_is_repaired_as_without_it(tmp_path: Path, addopts: str, named: str) -> None:
+    """The issue's acceptance: `addopts = "-n 2"` with pytest-xdist installed, `--cov=<pkg>` with
+    pytest-cov; the baseline runs as configured (the user's choice), mutate's own runs do not
+    (pytest-cov's tracer would take over mutate's, xdist hides the tests), and the report says so."""
     from explore import demo
 
     root = tmp_path / "demo"
-    files = {**demo.FILES, "pyproject.toml": demo.FILES["pyproject.toml"].replace("[tool.explore]", 'addopts = "-n 2"\n\n[tool.explore]').format(python=sys.executable)}
+    files = {**demo.FILES, "pyproject.toml": demo.FILES["pyproject.toml"].replace("[tool.explore]", f'addopts = "{addopts}"\n\n[tool.explore]').format(python=sys.executable)}
     make_repo(root, files)
     code, summary, err = run_cli(["run", str(root), "--agent", "mutate", "--json"])
     assert code == 0, err
@@ -100,8 +106,8 @@ def test_demo_with_xdist_addopts_is_repaired_as_without_it(tmp_path: Path) -> No
     assert [(i["strategy"], i["winner"]) for i in summary["iterations"]] == [("aggressive", "a")]  # as the plain demo (test_demo)
     source = (root / "pricing.py").read_text()
     assert "price_cents * quantity" in source and "quantity >= 10" in source
-    assert all("-n/--dist (pytest-xdist)" in (i["generator_note"] or "") for i in summary["iterations"])
-    assert "-n/--dist (pytest-xdist)" in Path(summary["report"]).read_text()
+    assert all(named in (i["generator_note"] or "") for i in summary["iterations"])
+    assert named in Path(summary["report"]).read_text()
     assert git(root, "status", "--porcelain") == ""
     assert_no_debris(root)
 

@@ -88,6 +88,9 @@ class Recorder:
 PYTEST_VERSION = tuple(int(part) for part in pytest.__version__.split(".")[:2] if part.isdigit())
 PYTEST_ARGS = ["-q", "-p", "no:cacheprovider", "--tb=no", "-rN", "-s", *(["--no-header"] if PYTEST_VERSION >= (6,) else [])]
 
+COV = "--cov (pytest-cov)"
+"""pytest-cov's own Coverage would take the tracer from mutate's (and slow every mutant down)."""
+
 # (option dest, value that turns it off, how the user writes it)
 NEUTRAL = (
     ("numprocesses", 0, "-n/--dist (pytest-xdist)"),
@@ -102,7 +105,19 @@ NEUTRAL = (
     ("stepwise", False, "--sw"),
     ("stepwise_skip", False, "--sw-skip"),
     ("reruns", 0, "--reruns (pytest-rerunfailures)"),
+    ("cov_source", None, COV),
 )
+
+
+def measured_by_pytest_cov(options):
+    """True when pytest-cov is on for this run (`--cov` on the command line or in addopts)."""
+    return bool(getattr(options, "cov_source", None))
+
+
+def keep_pytest_cov_off(early_config):
+    """Before pytest-cov's own `pytest_load_initial_conftests` reads `--cov`: it starts nothing."""
+    if measured_by_pytest_cov(early_config.known_args_namespace):
+        early_config.known_args_namespace.cov_source = None
 
 
 def distributed(config):
@@ -119,6 +134,11 @@ class Neutraliser:
 
     def __init__(self):
         self.overridden = []
+
+    @pytest.hookimpl(hookwrapper=True)
+    def pytest_load_initial_conftests(self, early_config, parser, args):
+        keep_pytest_cov_off(early_config)
+        yield
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_configure(self, config):
@@ -429,6 +449,21 @@ def _switch(context):
         _coverage.switch_context(context)
 
 
+@pytest.hookimpl(hookwrapper=True)
+def pytest_load_initial_conftests(early_config, parser, args):
+    """Before pytest-cov starts its Coverage: mutate's own runs keep it off; a baseline keeps the
+    user's --cov and measures nothing itself (two tracers cannot share a thread)."""
+    global _coverage, _skipped
+    if _request is not None or _mode == "coverage":
+        keep_pytest_cov_off(early_config)
+    elif _mode == "baseline" and measured_by_pytest_cov(early_config.known_args_namespace):
+        if _coverage is not None:
+            _coverage.stop()
+            _coverage = None
+        _skipped = "pytest-cov measured the baseline (--cov)"
+    yield
+
+
 @pytest.hookimpl(tryfirst=True)
 def pytest_configure(config):
     global _recorder, _tracer, _coverage, _skipped
@@ -441,7 +476,7 @@ def pytest_configure(config):
         if _coverage is not None:
             _coverage.stop()
             _coverage = None
-        _skipped = "the baseline ran its tests in other processes (xdist or --forked)"
+        _skipped = _skipped or "the baseline ran its tests in other processes (xdist or --forked)"
     elif _mode == "coverage":
         _neutraliser.apply(config)
         if _coverage is None:
