@@ -88,3 +88,23 @@ async def test_shards_and_limits_work_on_pytest_4_6(tmp_path: Path, old_pytest: 
 @pytest.fixture
 def anyio_backend() -> str:
     return "asyncio"
+
+
+def test_python_flag_wins_over_the_config_and_a_relative_path_is_the_repositorys(tmp_path: Path, old_pytest: str) -> None:
+    """`--python PATH` beside `[tool.explore] python` (issue 30: "No such option"); a relative
+    configured path names the repository's own interpreter (`.venv/bin/python`), wherever explore
+    is started from: the tests then run in worktrees elsewhere."""
+    repo = make_repo(tmp_path / "repo", {**CALC, ".gitignore": "__pycache__/\n.venv/\n"}, python=".venv/bin/python")
+    code, _, err = run_cli(["run", str(repo), "--agent", "mutate", "--python", old_pytest, "--max-iterations", "1"], cwd=tmp_path)
+    assert code == 0, err
+    assert f"baseline: running {old_pytest} -m pytest" in err
+    assert "x * 2" not in (repo / "calc.py").read_text()
+    venv_python = repo / ".venv" / "bin" / "python"  # the repository's own interpreter, named relatively
+    venv_python.parent.mkdir(parents=True)
+    venv_python.write_text(f'#!/bin/sh\nexec "{old_pytest}" "$@"\n')
+    venv_python.chmod(0o755)
+    subprocess.run(["git", "-C", str(repo), "reset", "-q", "--hard", "HEAD~1"], check=True)
+    code, _, err = run_cli(["run", str(repo), "--agent", "mutate", "--max-iterations", "1"], cwd=tmp_path)
+    assert code == 0, err
+    assert f"baseline: running {venv_python} -m pytest" in err
+    assert_no_debris(repo)

@@ -48,6 +48,7 @@ def run_options(func: Any) -> Any:
         click.option("--agent-cmd", help="For --agent command: a shell command run in each candidate's worktree."),
         click.option("--test-cmd", help="Shell command running the tests (default: pytest, auto-detected). May hold {junit}."),
         click.option("--junit-xml", help="Where --test-cmd writes JUnit XML, relative to the repository root."),
+        click.option("--python", metavar="PATH", help="Interpreter for the default pytest command (default: [tool.explore] python, else $VIRTUAL_ENV's, else python on PATH)."),
         click.option("--branch-timeout", type=float, help="Seconds per candidate, generator and tests together (default 600)."),
         click.option("--test-timeout", type=float, help="Seconds per test, pytest only (default: 30 in the baseline, then 5x its slowest passing test, at least 10)."),
         click.option("--target-pass-rate", type=float, help="Quality gate in percent (default 100)."),

@@ -54,7 +54,7 @@ class Runner:
         # what earlier sessions of a resumed run spent counts against its budget
         self.generator = generators.create(self.agent, {**self.options.model_dump(), "spent": self.run.usage.model_dump()})
         self.test_command = make_command(self.options.test_cmd, self.options.junit_xml, self.options.python,
-                                         test_timeout=self.options.test_timeout or self.run.test_timeout or BASELINE_TEST_TIMEOUT)
+                                         test_timeout=self.options.test_timeout or self.run.test_timeout or BASELINE_TEST_TIMEOUT, root=self.root)
         pool_root = Path(self.options.worktree_dir).expanduser() / self.root.name if self.options.worktree_dir else default_root(self.root)
         self.pool = WorktreePool(self.info.repo, self.root, pool_root / self.run.run_id, include=self.options.worktree_include,
                                  keep_ignored=bool(self.options.worktree_setup))

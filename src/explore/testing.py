@@ -70,9 +70,14 @@ class TestCommand:
         return self.shell if self.shell else f"{self.python} -m pytest"
 
 
-def find_python(configured: str | None) -> str:
-    """`[tool.explore] python`, else the active virtual environment's, else PATH's, else ours."""
+def find_python(configured: str | None, root: Path | None = None) -> str:
+    """`--python` or `[tool.explore] python` (a relative path: from the repository root, else from
+    here; a bare name: on PATH), else the active virtual environment's, else PATH's, else ours."""
     if configured:
+        if os.sep in configured and not os.path.isabs(configured):
+            for base in filter(None, (root, Path.cwd())):
+                if (base / configured).exists():
+                    return str((base / configured).absolute())
         return configured
     venv = os.environ.get("VIRTUAL_ENV")
     if venv:
@@ -92,11 +97,11 @@ def has_module(python: str, module: str) -> bool:
 
 def make_command(
     test_cmd: str | None, junit_xml: str | None, python: str | None, extra_env: dict[str, str] | None = None,
-    test_timeout: float | None = BASELINE_TEST_TIMEOUT,
+    test_timeout: float | None = BASELINE_TEST_TIMEOUT, root: Path | None = None,
 ) -> TestCommand:
     if test_cmd:
         return TestCommand(shell=test_cmd, junit_xml=junit_xml, extra_env=extra_env or {})
-    interpreter = find_python(python)
+    interpreter = find_python(python, root)
     return TestCommand(python=interpreter, json_report=has_module(interpreter, "pytest_jsonreport"), extra_env=extra_env or {},
                        test_timeout=test_timeout)
 
@@ -257,7 +262,7 @@ def classify_infra(command: TestCommand, result: procs.ProcResult, run: TestRun)
         return f"test command not found or not executable: {command.describe()} — {tail.strip().splitlines()[-1] if tail.strip() else ''}"
     if command.is_pytest:
         if "No module named pytest" in tail:
-            return f"pytest is not installed in {command.python} (No module named pytest); install it there or set [tool.explore] python"
+            return f"pytest is not installed in {command.python} (No module named pytest); install it there, or choose another with --python or [tool.explore] python"
         if run.collection_errors:
             return f"collection errors in {', '.join(run.collection_errors[:5])}"
         if code == 5:
