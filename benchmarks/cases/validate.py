@@ -41,7 +41,7 @@ CLASSES = {
     "wrong_comparison", "off_by_one", "wrong_arithmetic", "wrong_boolean",
     "wrong_variable", "swapped_arguments", "missing_negation", "wrong_constant",
     "wrong_return", "missing_statement", "extra_statement", "wrong_index",
-    "loop_bound", "missing_call", "missing_guard",
+    "loop_bound", "missing_call", "missing_guard", "wrong_condition", "extra_call", "wrong_argument",
 }
 
 

@@ -24,6 +24,7 @@ from ...usage import MutateUsage, Usage
 from ..base import CandidateContext, ProposalRequest
 from . import localise, revert, shape
 from .changes import changed_files, changed_in, changed_lines, regressing_hunks
+from .deepen import deepen
 from .edits import Mutant
 from .screen import Job, Screener, Slot, Verdict
 from .search import Budget, Prepared, Search, screen_in_order
@@ -33,7 +34,8 @@ class MutateOptions(BaseModel):
     """`[tool.explore.mutate]` (or options["mutate"]): the search's own settings."""
 
     budget_mutants: int = 600
-    """Most mutants screened per iteration."""
+    """Most mutants screened per iteration while something plausible has been found; a search that
+    has found nothing widens until budget_seconds is spent (deepen.py)."""
     budget_seconds: float = 60.0
     """Most seconds spent screening per iteration."""
     formula: str = localise.DEFAULT_FORMULA
@@ -135,6 +137,7 @@ class MutateGenerator:
         if not suspects:
             return Proposal(reason="no source line outside the tests is run by the failing tests: nothing to mutate" + overrides_note(overridden) + hung_note(collected.hung))
         sources = {s.file: (request.scratch / s.file).read_text(encoding="utf-8") for s in suspects}
+        suspects = localise.without_contrast(suspects, spectrum, sources)
         policy = request.strategy.mutation
         hunks = await regressing_hunks(request) if request.strategy.shape == "minimal" else []
         for hunk in hunks:
@@ -186,6 +189,9 @@ class MutateGenerator:
             if (policy.max_edits >= 2 or stuck) and no_full and not budget.exhausted():
                 pairs = search.prepare(search.combine(singles), budget.mutants - budget.screened)
                 combos = await screen_in_order(pairs, slots, budget, job_for, lambda done: False)
+            if not any(p.plausible for p in reverts + singles + combos) and budget.left_s() > 0:
+                more, deeper = await deepen(search, reverts + singles + combos, request.tried_patches, slots, budget, job_for, settle)
+                singles, combos = singles + more, combos + deeper
             overridden += [o for o in screener.overridden() if o not in overridden]
         except BaseException:
             await self.aclose()  # a worker may be out of step: the next iteration starts afresh

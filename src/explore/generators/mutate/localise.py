@@ -10,6 +10,7 @@ coverage in the project's interpreter the same plugin traces lines itself.
 
 from __future__ import annotations
 
+import ast
 import json
 import math
 import re
@@ -66,6 +67,8 @@ class Spectrum:
     passing: frozenset[str]
     crash_lines: frozenset[tuple[str, int]] = field(default_factory=frozenset)
     """Source lines named in failing tests' tracebacks: ties are broken in their favour."""
+    asserted: frozenset[str] = field(default_factory=frozenset)
+    """Literal values the failing assertions got (`assert [] == [[1]]`: `[]`), as AST dumps."""
 
     def covering(self, file: str, line: int) -> frozenset[str]:
         tests = self.lines.get((file, line), frozenset())
@@ -113,6 +116,60 @@ def position_of(suspects: list[Suspect], file: str, lines: Iterable[int]) -> flo
             tied = [i for i, s in enumerate(suspects) if s.score == suspect.score]
             return (tied[0] + tied[-1]) / 2 + 1
     return None
+
+
+NO_CONTRAST = 0.9
+"""Without a passing test, the share of its score a line keeps when neither a traceback nor a
+failing assertion's value points at it."""
+
+
+def asserted_values(longreprs: Iterable[str]) -> frozenset[str]:
+    """The literal values failing assertions compared (`E  assert 0 == 3`, `E  +  where [] = f(2)`),
+    as AST dumps: the wrong value the code produced, often written as such in the source."""
+    found: set[str] = set()
+    for text in longreprs:
+        for match in re.finditer(r"^E\s+(?:assert (.+?) (?:==|!=|<=|>=|<|>|is not|is|in|not in) |\+\s+where (.+?) = )", text, flags=re.M):
+            value = match.group(1) or match.group(2)
+            try:
+                node = ast.parse(value.strip(), mode="eval").body
+            except (SyntaxError, ValueError, RecursionError):
+                continue
+            if _literal(node):
+                found.add(ast.dump(node))
+    return frozenset(found)
+
+
+def _literal(node: ast.AST) -> bool:
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+        node = node.operand
+    if isinstance(node, (ast.List, ast.Tuple, ast.Set)):
+        return all(_literal(e) for e in node.elts)
+    if isinstance(node, ast.Dict):
+        return all(k is not None and _literal(k) and _literal(v) for k, v in zip(node.keys, node.values))
+    return isinstance(node, ast.Constant)
+
+
+def without_contrast(suspects: list[Suspect], spectrum: Spectrum, sources: dict[str, str]) -> list[Suspect]:
+    """An order for a program no test passes on, where the spectrum ties every line the failing
+    tests run: the lines a traceback names, or that write a value a failing assertion got
+    (`return []` when the test got `[]`), keep their score; the others keep NO_CONTRAST of it."""
+    if spectrum.passing or not spectrum.failing:
+        return suspects
+    valued: set[tuple[str, int]] = set()
+    for file, text in sources.items():
+        try:
+            tree = ast.parse(text)
+        except (SyntaxError, ValueError, RecursionError):
+            continue
+        for node in ast.walk(tree):
+            if isinstance(node, ast.expr) and _literal(node) and ast.dump(node) in spectrum.asserted:
+                valued.update((file, n) for n in range(node.lineno, node.end_lineno + 1))  # type: ignore[operator]
+    out = []
+    for s in suspects:
+        favoured = (s.file, s.line) in valued or (s.file, s.line) in spectrum.crash_lines
+        score = s.score if favoured else s.score * NO_CONTRAST
+        out.append(Suspect((-round(score, 12), not favoured, s.file, s.line), s.file, s.line, score))
+    return sorted(out)
 
 
 # --- test files --------------------------------------------------------------------------------
@@ -226,7 +283,8 @@ def read_result(result_path: Path, failing: Iterable[str], passing: Iterable[str
         for number, contexts in (info.get("contexts") or {}).items():
             if int(number) >= 1:
                 lines[(rel, int(number))] = frozenset(c.split("|")[0] for c in contexts)
-    spectrum = Spectrum(lines, frozenset(failing), frozenset(passing), crash_lines(longreprs))
+    longreprs = list(longreprs)
+    spectrum = Spectrum(lines, frozenset(failing), frozenset(passing), crash_lines(longreprs), asserted_values(longreprs))
     return Collected(spectrum, overridden=list(raw.get("overridden") or []), measured=report is not None)
 
 

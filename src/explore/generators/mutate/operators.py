@@ -2,7 +2,9 @@
 
 Each operator is a small unit (ops_expr, ops_stmt) listed here with its family and prior: the
 prior says how often that kind of edit is the fix (changing an operator or a bound before
-deleting code), and ranks mutants of equally suspicious lines.
+deleting code), and ranks mutants of equally suspicious lines. The tier says when the search
+tries it: the first tier always, the second (ops_compound: two tokens at once, reshaped values,
+loops and calls) only once no first-tier mutant fixes a failing test.
 """
 
 from __future__ import annotations
@@ -11,7 +13,7 @@ import ast
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 
-from . import ops_call, ops_expr, ops_stmt
+from . import ops_call, ops_compound, ops_expr, ops_stmt
 from .edits import Change, Mutant, Source
 from .module import ModuleInfo
 
@@ -23,6 +25,7 @@ class Operator:
     prior: float
     single_token: bool
     apply: Callable[[ast.AST, ModuleInfo], Iterator[Change]]
+    tier: int = 1
 
     @property
     def doc(self) -> str:
@@ -55,7 +58,16 @@ REGISTRY: tuple[Operator, ...] = (
     Operator("insert_statement", "statement", 0.35, False, ops_stmt.insert_statement),
     Operator("wrap_call", "call", 0.30, False, ops_call.wrap_call),
     Operator("swap_commutative", "swap", 0.30, False, ops_call.swap_commutative),
+    Operator("compare_constant", "operator", 0.60, False, ops_compound.compare_constant, tier=2),
+    Operator("step", "bound", 0.55, False, ops_compound.step, tier=2),
+    Operator("recursive_argument", "call", 0.55, False, ops_compound.recursive_argument, tier=2),
+    Operator("loop_condition", "condition", 0.50, True, ops_compound.loop_condition, tier=2),
+    Operator("slice_iterable", "bound", 0.50, False, ops_compound.slice_iterable, tier=2),
+    Operator("unwrap_call", "call", 0.45, False, ops_compound.unwrap_call, tier=2),
+    Operator("containerise", "literal", 0.45, False, ops_compound.containerise, tier=2),
+    Operator("insert_call", "statement", 0.35, False, ops_compound.insert_call, tier=2),
 )
+TIERS = (1, 2)
 BY_NAME = {op.name: op for op in REGISTRY}
 
 

@@ -83,11 +83,15 @@ class Search:
         single_token: bool = False,
         changed: dict[str, set[int]] | None = None,
         max_lines: int = 40,
+        tiers: tuple[int, ...] = (1,),
     ) -> None:
         self.workdir = workdir
         self.sources = sources
         self.spectrum = spectrum
         self.suspects = top_lines(suspects, max_lines)
+        self.all_suspects = suspects
+        self.tiers = tiers
+        """Which operators' tiers `ranked` makes mutants of (operators.py)."""
         top = max((s.score for s in suspects), default=1.0) or 1.0
         self.weight = {(s.file, s.line): s.score / top for s in suspects}
         self.tried = {normalise_patch(p) for p in tried}
@@ -105,7 +109,7 @@ class Search:
 
     def ranked(self) -> list[tuple[Mutant, float]]:
         """Mutants at suspicious lines, best first; ties by file, line, operator, then generation order."""
-        ops = [op for op in REGISTRY if op.single_token or not self.single_token]
+        ops = [op for op in REGISTRY if (op.single_token or not self.single_token) and op.tier in self.tiers]
         by_file: dict[str, set[int]] = {}
         for s in self.suspects:
             by_file.setdefault(s.file, set()).add(s.line)
@@ -222,6 +226,28 @@ class Search:
             score = a.score + b.score
             key = (-gain, not analogous, -round(score, 12), position[id(a)] + position[id(b)], first.file, first.line, first.col, second.file, second.line, second.col, combo.operator, first.new, second.new)
             pairs.setdefault(combo.edits, (key, combo, score))
+        ordered = sorted(pairs.values(), key=lambda item: item[0])
+        return [(m, s) for _, m, s in ordered[:limit]]
+
+    def pairs_at_top(self, screened: list[Prepared], lines: int = 3, per_line: int = 30, limit: int = 3000) -> list[tuple[Mutant, float]]:
+        """Second-order mutants at the most suspicious lines: every two screened singles that
+        ran (no crash, no timeout) at the `lines` best lines, at one line or two, whose edits do
+        not overlap; best summed score first. For a search where no single edit fixed anything."""
+        alive = [p for p in screened if p.verdict and p.verdict.status == "ok" and len(p.mutant.lines) == 1]
+        top = sorted({p.mutant.lines[0] for p in alive}, key=lambda fl: (-self.weight.get(fl, 0.0), fl))[:lines]
+        chosen = [p for line in top for p in sorted((q for q in alive if q.mutant.lines[0] == line), key=lambda q: -q.score)[:per_line]]
+        pairs: dict[tuple, tuple[tuple, Mutant, float]] = {}
+        for a, b in itertools.combinations(chosen, 2):
+            if overlaps([e for _, e in a.mutant.edits], [e for _, e in b.mutant.edits]):
+                continue
+            first, second = sorted((a.mutant, b.mutant), key=lambda m: (m.file, m.line, m.col, m.operator, m.new))
+            combo = Mutant(
+                file=first.file, line=first.line, col=first.col, operator=f"{first.operator}+{second.operator}",
+                family="combination", prior=first.prior * second.prior, old=first.old, new=first.new, single_token=False,
+                edits=tuple(sorted(first.edits + second.edits, key=lambda fe: (fe[0], fe[1]))), parts=(first, second),
+            )
+            key = (-round(a.score + b.score, 12), first.file, first.line, first.col, second.line, second.col, combo.operator, first.new, second.new)
+            pairs.setdefault(combo.edits, (key, combo, a.score + b.score))
         ordered = sorted(pairs.values(), key=lambda item: item[0])
         return [(m, s) for _, m, s in ordered[:limit]]
 

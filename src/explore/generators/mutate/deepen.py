@@ -1,0 +1,65 @@
+"""The search past its first answer: when nothing screened so far fixes a single failing test,
+mutate widens, one stage after another, until its time allowance is spent — rather than stopping
+after a fixed count of mutants while most of its seconds are left.
+
+The stages, each screened in rank order with the ranking and the screening worker of the first
+pass (search.py, screen.py), each only while nothing plausible has turned up:
+
+1. the second-tier operators (ops_compound) at the lines already searched;
+2. every operator at the suspicious lines the first pass left out;
+3. second-order mutants: two edits (at one line or two) among the singles that ran at the most
+   suspicious lines, after every single edit.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from .operators import TIERS
+from .screen import Job, Slot
+from .search import Budget, Prepared, Search, screen_in_order
+
+UNBOUNDED = 10**9
+"""The count of mutants no longer binds while deepening: the seconds do."""
+
+
+def _stage(search: Search, suspects: list, tiers: tuple[int, ...], tried: list[str]) -> Search:
+    return Search(search.workdir, search.sources, search.spectrum, suspects, tried=tried, changed=search.changed,
+                  max_lines=len(suspects), tiers=tiers)
+
+
+async def deepen(search: Search, screened: list[Prepared], tried: list[str], slots: list[Slot], budget: Budget,
+                 job_for: Callable[[Prepared], Job],
+                 settle: Callable[[list], Callable[[list[Prepared]], bool]]) -> tuple[list[Prepared], list[Prepared]]:
+    """(singles, pairs) screened by the stages above; the caller calls it only when `screened`
+    holds no plausible mutant."""
+    budget.mutants = max(budget.mutants, budget.screened + UNBOUNDED)
+    singles: list[Prepared] = []
+    pairs: list[Prepared] = []
+    searched = {(s.file, s.line) for s in search.suspects}
+    rest = [s for s in search.all_suspects if (s.file, s.line) not in searched]
+    stages = [(search.suspects, (2,)), (rest, TIERS)]
+    for suspects, tiers in stages:
+        if budget.left_s() <= 0 or any(p.plausible for p in singles):
+            return singles, pairs
+        if not suspects:
+            continue
+        stage = _stage(search, suspects, tiers, [*tried, *(p.patch for p in screened + singles)])
+        ranked = stage.ranked()
+        singles += await screen_in_order(stage.prepare(ranked, UNBOUNDED), slots, budget, job_for, settle(ranked))
+        _account(search, stage)
+    if budget.left_s() <= 0 or any(p.plausible for p in singles):
+        return singles, pairs
+    ranked = search.pairs_at_top(screened + singles)
+    stage = _stage(search, search.suspects, TIERS, [*tried, *(p.patch for p in screened + singles)])
+    pairs = await screen_in_order(stage.prepare(ranked, UNBOUNDED), slots, budget, job_for, settle(ranked))
+    _account(search, stage)
+    return singles, pairs
+
+
+def _account(search: Search, stage: Search) -> None:
+    """A stage's preparation time and skipped mutants count as the search's own."""
+    search.prepare_s += stage.prepare_s
+    for reason, count in stage.skipped.items():
+        if reason != "tried":
+            search.skipped[reason] = search.skipped.get(reason, 0) + count
