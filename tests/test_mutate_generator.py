@@ -129,9 +129,11 @@ async def test_honest_failure_when_the_budget_finds_nothing(scratch: tuple[Path,
     request = await request_for(repo, work, tmp_path)
     fix = (await MutateGenerator({"parallel": 1}).propose(request)).plans[0].patch or ""
     request.tried_patches = [fix]  # the one fix is spent: the next-ranked mutant fixes nothing
-    proposal = await MutateGenerator({"parallel": 1, "mutate": {"budget_mutants": 1}}).propose(request)
+    # the count binds only while something plausible is found (deepen.py): the seconds end this one
+    proposal = await MutateGenerator({"parallel": 1, "mutate": {"budget_mutants": 1, "budget_seconds": 0.0}}).propose(request)
     assert proposal.plans == []
-    assert proposal.reason and proposal.reason.startswith("no plausible mutant: screened 1 mutants")
+    assert proposal.reason and proposal.reason.startswith("no plausible mutant: screened 0 mutants")
+    assert "(budget spent)" in proposal.reason
 
 
 @pytest.mark.anyio

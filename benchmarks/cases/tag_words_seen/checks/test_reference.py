@@ -8,5 +8,5 @@ def test_random_texts():
     vocabulary = ["a", "b", "c", "d", "e", "f"]
     for _ in range(200):
         text = " ".join(rng.choice(vocabulary) + rng.choice(["", ",", "."]) for _ in range(rng.randint(0, 12)))
-        want = list(dict.fromkeys(w.strip(",.") for w in text.split()))
+        want = [f"{i}. {w}" for i, w in enumerate(dict.fromkeys(w.strip(",.") for w in text.split()), start=1)]
         assert unique_words(text) == want

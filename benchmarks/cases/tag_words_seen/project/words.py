@@ -19,7 +19,7 @@ def unique_words(text):
         word = raw.lower().strip(".,;!?")
         if not word or word in seen:
             continue
-        out.append(word)
+        out.append(f"{len(out) + 1}. {word}")
     return out
 
 

@@ -1,7 +1,9 @@
 """`--agent mutate`: the built-in, offline, deterministic repair engine.
 
 propose = localise (per-test coverage → suspicious lines) → mutate (AST operators at those
-lines) → screen (fork worker, failing tests first) → shape (strategy) → plans with patches.
+lines) → screen (fork worker, failing tests first) → deepen (when nothing fixes a failing test:
+second-tier operators, more lines, two edits, until the seconds are spent) → shape (strategy)
+→ plans with patches.
 realise = `git apply` of the plan's patch in the candidate's worktree.
 """
 

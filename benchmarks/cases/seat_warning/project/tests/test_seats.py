@@ -23,5 +23,5 @@ def test_plenty_left_is_not():
 
 
 def test_report():
-    booked = {(0, 1), (0, 2), (0, 3), (1, 1)}
-    assert row_report(booked, 4) == {"A": "last seats", "B": "3 free"}
+    booked = {(1, 1), (1, 2), (1, 3), (2, 1), (3, 2), (3, 3)}
+    assert row_report(booked, 4) == {"B": "last seats", "C": "3 free", "D": "2 free"}

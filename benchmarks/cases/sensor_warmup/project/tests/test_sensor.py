@@ -19,7 +19,7 @@ def test_too_short_has_no_mean():
 
 
 def test_warmup_samples_are_ignored():
-    assert steady_mean([50.0, 40.0, 10.0, 20.0]) == 15.0
+    assert steady_mean([50.0, 40.0, 10.0, 20.0, 30.0]) == 20.0
 
 
 def test_custom_warmup():

@@ -10,8 +10,8 @@ def test_word_count():
 
 
 def test_distinct_words():
-    assert unique_words("red green blue") == ["red", "green", "blue"]
+    assert unique_words("red green blue") == ["1. red", "2. green", "3. blue"]
 
 
 def test_repeated_words_once():
-    assert unique_words("The cat saw the other cat.") == ["the", "cat", "saw", "other"]
+    assert unique_words("The cat saw the other cat.") == ["1. the", "2. cat", "3. saw", "4. other"]
