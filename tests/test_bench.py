@@ -177,7 +177,7 @@ def test_pure_helpers() -> None:
     assert is_test_path("tests/test_a.py") and is_test_path("pkg/conftest.py") and is_test_path("a_test.py")
     assert not is_test_path("money.py") and not is_test_path("testing/util.py")
     assert default_jobs(3, cores=2) == 1 and default_jobs(2, cores=8) == 4 and default_jobs(1, cores=1) == 1
-    assert len(load_corpus(CORPUS)) == 52
+    assert len(load_corpus(CORPUS)) == 60
     assert [c.name for c in load_corpus(CORPUS, ["prime_sieve"])] == ["prime_sieve"]
 
 
