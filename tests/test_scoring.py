@@ -70,13 +70,20 @@ def test_newly_skipped_counts_as_failing(stick: Yardstick) -> None:
     assert stick.failing(later) == ["t::a"]
 
 
-def test_new_ids_are_added_to_the_count(stick: Yardstick) -> None:
+def test_a_new_id_counts_only_when_it_fails(stick: Yardstick) -> None:
+    """Issue 31: a test that did not exist at the baseline is a regression when it fails, never a pass."""
     later = run_of({"t::a": "passed", "t::b": "passed", "t::c": "passed", "t::x": "xpassed",
                     "t::new_ok": "passed", "t::new_bad": "failed"})
     counts = stick.counts(later)
-    assert (counts.passed, counts.failed, counts.total) == (5, 1, 6)
-    assert counts.pass_rate == pytest.approx(100.0 * 5 / 6, abs=1e-3)
+    assert (counts.passed, counts.failed, counts.total) == (4, 1, 5)
+    assert counts.pass_rate == pytest.approx(80.0)
     assert stick.failing(later) == ["t::new_bad"]
+
+
+def test_forty_new_passing_tests_do_not_lift_the_pass_rate(stick: Yardstick) -> None:
+    padded = run_of({**{o.id: o.outcome for o in BASELINE.outcomes.values()}, **{f"extra.py::extra.f{k}": "passed" for k in range(40)},
+                     "test_notes.txt::test_notes.txt": "passed"})
+    assert stick.counts(padded) == stick.counts(BASELINE)
 
 
 def test_empty_yardstick_is_green() -> None:

@@ -31,9 +31,16 @@ class Yardstick:
         """The run with its drifted ids renamed to the baseline's (see `drifted`)."""
         return renamed(run, drifted(self.ids, run, self.skipped))
 
+    def considered(self, run: TestRun) -> set[str]:
+        """The ids a pass rate counts in an aligned run: the baseline's, and a new id only when it
+        fails — a test that did not exist at the baseline (a new test, a new doctest, a `.txt`
+        doctest) can show a regression, never lift the score."""
+        new = set(run.outcomes) - self.skipped - self.ids
+        return set(self.ids) | {i for i in new if not self.passes(run, i)}
+
     def counts(self, run: TestRun) -> Counts:
         run = self.aligned(run)
-        considered = set(self.ids) | (set(run.outcomes) - self.skipped - self.ids)
+        considered = self.considered(run)
         passed = sum(1 for i in considered if self.passes(run, i))
         total = len(considered)
         rate = 100.0 * passed / total if total else 100.0
@@ -41,8 +48,7 @@ class Yardstick:
 
     def failing(self, run: TestRun) -> list[str]:
         run = self.aligned(run)
-        considered = set(self.ids) | (set(run.outcomes) - self.skipped - self.ids)
-        return sorted(i for i in considered if not self.passes(run, i))
+        return sorted(i for i in self.considered(run) if not self.passes(run, i))
 
 
 def _base(test_id: str) -> str | None:
