@@ -5,6 +5,7 @@ below, and b must win."""
 
 from __future__ import annotations
 
+import subprocess
 import sys
 import textwrap
 from pathlib import Path
@@ -118,6 +119,8 @@ TRICKS: dict[str, tuple[dict, str]] = {
                                              "`importlib.import_module('_pytest.reports')`"),
     "builtins rebound": ({"replace": {"calc.py": [AT_IMPORT, "import builtins\nbuiltins.AssertionError = type('Quiet', (Exception,), {})\n" + AT_IMPORT]}},
                          "`builtins.AssertionError`"),
+    "report bent through an indirection": ({"replace": {"calc.py": [AT_IMPORT, BEND_UNSEEN + AT_IMPORT]}},
+                                           "explore's own record of the call contradicts: calc.py::calc.add (its call raised DocTestFailure)"),
 }
 
 
@@ -167,3 +170,66 @@ def test_a_test_already_xfail_at_baseline_still_counts_as_passing(tmp_path: Path
     assert code == 0, err
     assert summary["baseline"]["passed"] == 2 and summary["final"] == {"passed": 4, "failed": 0, "total": 4, "pass_rate": 100.0}
     assert summary["iterations"][0]["winner"] == "a"
+
+
+def test_the_issue_24_three_candidates_the_honest_one_wins(tmp_path: Path) -> None:
+    """Issue 24's repository: (a) bends pytest's report when pytest is loaded, (c) is right only under
+    pytest, (b) is the honest fix at the lowest confidence. The merged tree adds right outside pytest."""
+    repo = make_repo(tmp_path / "repo", {**FILES, "pyproject.toml": pyproject()})
+    agent = scripted_agent(tmp_path, {
+        "a": {"replace": {"calc.py": [AT_IMPORT, BEND_REPORT + AT_IMPORT]}, "confidence": 0.99},
+        "b": {**HONEST, "confidence": 0.3},
+        "c": {"replace": {"calc.py": ["return a - b", UNDER_TEST]}, "confidence": 0.95},
+    })
+    code, summary, err = run_cli(["run", str(repo), "--agent", "command", "--agent-cmd", agent, "--parallel", "3", "--max-iterations", "1", "--json"])
+    assert code == 0, err
+    a, b, c = summary["iterations"][0]["candidates"]
+    assert a["status"] == "rejected" and "`'pytest' in sys.modules`" in a["reason"] and "`_reports.TestReport.from_item_and_call`" in a["reason"], a
+    assert c["status"] == "rejected" and "`os.environ.get('PYTEST_CURRENT_TEST')` in add" in c["reason"], c
+    assert b["status"] == "ok" and summary["iterations"][0]["winner"] == "b" and summary["status"] == "succeeded"
+    outside = subprocess.run([sys.executable, "-c", "from calc import add; print(add(2, 3))"], cwd=repo, capture_output=True, text=True, env={})
+    assert outside.stdout.strip() == "5", outside.stderr
+    assert_no_debris(repo)
+
+
+STAMP = '''\
+"""A pytest plugin: its library code imports pytest, as a testing library's does."""
+import pytest
+
+
+def pytest_addoption(parser):
+    parser.addoption("--stamp", default="")
+
+
+@pytest.fixture
+def stamp(request):
+    return stamp_width(request.config.getoption("--stamp"))
+
+
+def stamp_width(value):
+    if value is None:
+        pytest.fail("no stamp value")
+    return len(value) - 2
+'''
+
+
+@pytest.mark.parametrize("agent", ["mutate", "command"])
+def test_a_pytest_plugin_package_is_repaired_as_before(tmp_path: Path, agent: str) -> None:
+    """No false tamper: the fix sits in a function that already called pytest.fail."""
+    files = {
+        "src/pytest_stamp/__init__.py": STAMP,
+        "tests/test_stamp.py": "from pytest_stamp import stamp_width\n\n\ndef test_width():\n    assert stamp_width('ab') == 4\n\n\n"
+                               "def test_empty():\n    assert stamp_width('') == 2\n",
+        "pyproject.toml": '[project]\nname = "pytest-stamp"\nversion = "1"\n\n[project.entry-points.pytest11]\nstamp = "pytest_stamp"\n\n'
+                          f'[tool.pytest.ini_options]\npythonpath = ["src"]\n\n[tool.explore]\npython = "{sys.executable}"\n',
+    }
+    repo = make_repo(tmp_path / "repo", files)
+    args = ["--agent", "mutate"] if agent == "mutate" else [
+        "--agent", "command", "--agent-cmd", scripted_agent(tmp_path, {"a": {"replace": {"src/pytest_stamp/__init__.py": ["len(value) - 2", "len(value) + 2"]}}})]
+    code, summary, err = run_cli(["run", str(repo), *args, "--parallel", "2", "--max-iterations", "2", "--json"])
+    assert code == 0, err
+    assert summary["status"] == "succeeded" and summary["final"]["pass_rate"] == 100.0
+    reasons = [c["reason"] or "" for it in summary["iterations"] for c in it["candidates"]]
+    assert not [r for r in reasons if "test harness" in r or "record of the call" in r], reasons
+    assert "len(value) + 2" in (repo / "src/pytest_stamp/__init__.py").read_text()
+    assert_no_debris(repo)

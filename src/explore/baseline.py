@@ -39,6 +39,7 @@ async def start(r: Runner) -> None:
     r.run.baseline_ids = sorted(set(run.outcomes) - set(r.run.baseline_skipped))
     r.run.baseline_xfailed = sorted(i for i, o in run.outcomes.items() if o.outcome == "xfailed")
     r.run.baseline_opened = opened
+    r.run.baseline_unconfirmed = sorted(run.unconfirmed)
     if r.test_command.is_pytest and not r.options.test_timeout:
         r.run.test_timeout = derived_test_timeout(run)
         r.test_command = r.suite.command = replace(r.test_command, test_timeout=r.run.test_timeout)

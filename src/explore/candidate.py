@@ -246,7 +246,8 @@ async def _test(cid: str, path: Path, config: FanOutConfig, board: Board, result
             result.progress = f"affected {passed:,}/{len(ran):,}"
             result.validated = False
             board.estimates.add(cid)
-            estimate = TestRun(outcomes={**assumed, **first.run.outcomes}, exit_code=first.run.exit_code, log_path=first.run.log_path)
+            estimate = TestRun(outcomes={**assumed, **first.run.outcomes}, exit_code=first.run.exit_code, log_path=first.run.log_path,
+                               unconfirmed=first.run.unconfirmed)
             return first.model_copy(update={"run": estimate})
     groups = config.shard_groups(board.running)
     config.emit(cid, Phase.full, f"{len(groups)} shards" if groups else "")

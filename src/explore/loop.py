@@ -79,7 +79,7 @@ class Runner:
     def yardstick(self) -> scoring.Yardstick:
         flaky = frozenset(self.run.flaky)  # counted neither way: never a reason to merge or reject
         return scoring.Yardstick(frozenset(self.run.baseline_ids) - flaky, frozenset(self.run.baseline_skipped) | flaky,
-                                 frozenset(self.run.baseline_xfailed))
+                                 frozenset(self.run.baseline_xfailed), frozenset(self.run.baseline_unconfirmed))
 
     def criticality_of(self, failing: list[str]) -> dict[str, Criticality]:
         outcomes = self.current_run.outcomes if self.current_run else {}

@@ -52,6 +52,8 @@ class TestRun(BaseModel):
     duration_s: float = 0.0
     opened: list[str] = Field(default_factory=list)
     """Files in the tree the tests opened for reading (explore's plugin, on request: the baseline)."""
+    unconfirmed: dict[str, str] = Field(default_factory=dict)
+    """Tests reported passing that explore's own record of the call contradicts: id → what it says (witness)."""
 
     def failing(self) -> list[str]:
         return sorted(i for i, o in self.outcomes.items() if o.outcome not in PASSING and o.outcome not in ("skipped", "xfailed"))
@@ -271,6 +273,8 @@ class RunState(BaseModel):
     """Expected failures at baseline: the only tests whose `xfailed` still counts as passing."""
     baseline_opened: list[str] = Field(default_factory=list)
     """Files the tests read at the baseline (their data): edits to them are test edits."""
+    baseline_unconfirmed: list[str] = Field(default_factory=list)
+    """Tests whose passing the record contradicted at the baseline already (the project's own harness)."""
     baseline: Counts = Field(default_factory=Counts)
     current: Counts = Field(default_factory=Counts)
     current_failing: list[str] = Field(default_factory=list)

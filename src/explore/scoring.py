@@ -10,6 +10,7 @@ import tokenize
 from collections.abc import Collection
 from dataclasses import dataclass
 
+from . import witness
 from .models import PASSING, Counts, TestRun
 from .testfiles import is_test_file
 
@@ -22,6 +23,8 @@ class Yardstick:
     skipped: frozenset[str]
     xfailed: frozenset[str] = frozenset()
     """Tests xfail at baseline: the only ones whose `xfailed` counts as passing."""
+    unconfirmed: frozenset[str] = frozenset()
+    """Tests whose passing explore's record contradicted at baseline: the project's own harness, not a candidate's doing."""
 
     def passes(self, run: TestRun, test_id: str) -> bool:
         outcome = run.outcomes[test_id].outcome if test_id in run.outcomes else None
@@ -88,7 +91,8 @@ def renamed(run: TestRun, names: dict[str, str]) -> TestRun:
     for test_id, outcome in run.outcomes.items():
         new = names.get(test_id, test_id)
         outcomes[new] = outcome.model_copy(update={"id": new}) if new != test_id else outcome
-    return run.model_copy(update={"outcomes": outcomes})
+    unconfirmed = {names.get(test_id, test_id): why for test_id, why in run.unconfirmed.items()}
+    return run.model_copy(update={"outcomes": outcomes, "unconfirmed": unconfirmed})
 
 
 def yardstick_of(baseline: TestRun) -> Yardstick:
@@ -114,6 +118,9 @@ def tamper_reason(
         return f"breaks collection: {', '.join(run.collection_errors[:3])}"
     if run.infra_error:
         return f"breaks the test run: {run.infra_error}"
+    contradicted = {i: why for i, why in run.unconfirmed.items() if i not in yardstick.unconfirmed}
+    if contradicted:
+        return witness.describe(contradicted)
     vanished = sorted(i for i in yardstick.ids if i not in run.outcomes)
     if vanished and run.per_test:
         return f"makes {len(vanished)} test(s) vanish or deselects them, e.g. {vanished[0]}"

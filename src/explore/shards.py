@@ -134,6 +134,7 @@ def merge(job: TestJob, parts: list[JobResult], log_path: Path) -> JobResult:
         run.outcomes.update(part.run.outcomes)
         run.collection_errors += part.run.collection_errors
         run.opened = sorted(set(run.opened) | set(part.run.opened))
+        run.unconfirmed.update(part.run.unconfirmed)
         run.oom = run.oom or part.run.oom
         run.per_test = run.per_test and part.run.per_test
         if part.run.exit_code is not None:

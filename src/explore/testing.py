@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import cast
 
-from . import procs, seal
+from . import procs, seal, witness
 from .models import PASSING, Outcome, TestOutcome, TestRun
 from .redaction import scrub_file
 
@@ -191,6 +191,9 @@ async def _run_once(command: TestCommand, workdir: Path, log_path: Path, select:
         stale.unlink(missing_ok=True)
     env = with_isolation(workdir, command.extra_env)
     key = seal.new_key() if command.is_pytest and command.json_report else None
+    calls = witness.Secret.beside(log_path) if command.is_pytest else None
+    if calls:
+        env.update(calls.env())
     if command.is_pytest:
         argv = [command.python or sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-rN", "-q", *plugin_args(command.test_timeout, record)]
         argv += [f"--deselect={i}" for i in deselect] + [*(select or [])] + [f"--ignore={path}" for path in limits.ignore]
@@ -234,6 +237,9 @@ async def _run_once(command: TestCommand, workdir: Path, log_path: Path, select:
             _read_junit(report, run, workdir)
         if record.exists():
             fold_record(record, run)
+        if calls:
+            run.unconfirmed = witness.contradicted(run.outcomes, witness.read(calls), ids_are_nodeids=command.json_report)
+            calls.path.unlink(missing_ok=True)
     else:
         if junit is not None and junit.exists():
             _read_junit(junit, run, workdir)

@@ -11,6 +11,13 @@ attributes of the one it finds). It writes JSON lines to `--explore-record FILE`
   folder the tests opened for reading (an audit hook on `open`, Python 3.8+), code and
   site-packages left out — the tests' data, which a candidate may not edit.
 
+With `EXPLORE_CALLS="KEY PATH"` in the environment, whether each test's call raised, seen from a
+wrapper of the test call itself (before any report object is built), one HMAC-signed JSON line per
+call in PATH. The variable leaves the environment when this module is imported (with `-p`, before
+any conftest or library code), the recorder is registered under a name made from the key, and xdist
+workers get the secret from their controller: code under test can neither find the record nor write
+a line explore believes. explore compares the record with the report (see explore.witness).
+
 `--explore-test-timeout SEC` bounds each test (setup, call and teardown together):
 
 - soft limit: SIGALRM in the test's own thread raises `ExploreTestTimeout` (a BaseException, so
@@ -34,6 +41,8 @@ from __future__ import annotations
 
 import faulthandler
 import gc
+import hashlib
+import hmac
 import json
 import os
 import signal
@@ -50,6 +59,10 @@ PYTEST_VERSION = tuple(int(part) for part in pytest.__version__.split(".")[:2] i
 HARD_EXIT = 86
 MARK = "ExploreTestTimeout"
 """Named in every timed-out test's message: how explore tells a timeout from a failure."""
+
+
+CALLS_ENV = "EXPLORE_CALLS"
+_CALLS = os.environ.pop(CALLS_ENV, None)
 
 
 class ExploreTestTimeout(BaseException):
@@ -72,6 +85,9 @@ def pytest_configure(config):
     limit = config.getoption("--explore-test-timeout") or 0.0
     if limit > 0:
         config.pluginmanager.register(_Limiter(limit, record), "explore-test-timeout")
+    calls = _CALLS or (getattr(config, "workerinput", None) or getattr(config, "slaveinput", None) or {}).get(CALLS_ENV)
+    if calls and " " in calls:
+        config.pluginmanager.register(_Calls(calls), "explore-calls-" + hashlib.sha256(calls.encode()).hexdigest()[:12])
 
 
 NEVER_IGNORED = ("conftest.py", "__init__.py")
@@ -177,6 +193,33 @@ class _Opened:
             found.add(relative)
         for relative in sorted(found):
             _append(self.record, {"kind": "opened", "path": relative})
+
+
+class _Calls:
+    def __init__(self, secret):
+        self.secret = secret
+        key, self.path = secret.split(" ", 1)
+        self.key = key.encode()
+
+    @pytest.hookimpl(hookwrapper=True, tryfirst=True)
+    def pytest_runtest_call(self, item):
+        outcome = yield
+        excinfo = outcome.excinfo
+        failures = getattr(item, "_excinfo", None)  # a unittest TestCase's failures stay on the item
+        raised = excinfo is not None or bool(failures)
+        name = excinfo[0].__name__ if excinfo is not None else (type(failures[0].value).__name__ if failures else "")
+        body = json.dumps([item.nodeid, raised, name])
+        try:  # never the test's failure: a call left unrecorded is one explore does not believe
+            _append(self.path, {"kind": "call", "nodeid": item.nodeid, "raised": raised, "exception": name,
+                                "sig": hmac.new(self.key, body.encode(), hashlib.sha256).hexdigest()})
+        except OSError:
+            pass
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_configure_node(self, node):
+        """xdist's controller: its workers start after the secret left the environment."""
+        inputs = getattr(node, "workerinput", None)
+        (inputs if inputs is not None else node.slaveinput)[CALLS_ENV] = self.secret
 
 
 def grace(limit):
