@@ -107,7 +107,7 @@ async def run_candidate(plan: CandidatePlan, config: FanOutConfig, board: Board)
             await _attempt(plan, config, board, result, files_dir)
     except TimeoutError:
         result.status = CandidateStatus.timeout
-        result.reason = f"exceeded --branch-timeout {config.branch_timeout:g}s; its process tree was killed"
+        result.reason = f"exceeded --branch-timeout {config.branch_timeout:g}s; its process tree was killed" + _last_words(files_dir)
     except SetupFailed as exc:
         board.infra_error = str(exc)
         result.status, result.reason = CandidateStatus.crashed, str(exc)
@@ -124,6 +124,13 @@ async def run_candidate(plan: CandidatePlan, config: FanOutConfig, board: Board)
         result.score = 0.0
     config.emit(plan.id, Phase.finished, result=result)
     return result
+
+
+def _last_words(files_dir: Path) -> str:
+    """What an agent that was killed printed last (its log in the candidate folder), for the reason."""
+    log = files_dir / "agent.log"
+    lines = log.read_text(encoding="utf-8", errors="replace").strip().splitlines() if log.exists() else []
+    return f"; the agent's last output: {lines[-1].strip()[:300]}" if lines else ""
 
 
 def _crashed(result: CandidateResult, exc: Exception) -> None:
@@ -151,13 +158,15 @@ async def _attempt(plan: CandidatePlan, config: FanOutConfig, board: Board, resu
         if found:
             board.agent_escalation[plan.id] = found
         result.status, result.reason = CandidateStatus.crashed, str(exc)
+        result.usage = Usage.of(getattr(exc, "usage", None))  # a named agent's spending before it failed
         return
     except Exception as exc:
         if plan.patch is not None:
             result.status, result.reason = CandidateStatus.apply_failed, f"{type(exc).__name__}: {exc}"[:500]
             return
         raise
-    result.usage = realised.usage
+    result.usage, result.fallbacks = realised.usage, realised.fallbacks
+    result.generator = realised.generator or result.generator
     if realised.confidence is not None:
         result.confidence = realised.confidence
     if realised.hypothesis:

@@ -68,6 +68,8 @@ class Options(BaseModel):
     """Commit the debug reports on the run branch with each iteration's commit."""
     mutate: dict[str, Any] = Field(default_factory=dict)
     anthropic: dict[str, Any] = Field(default_factory=dict)
+    agents: dict[str, dict[str, Any]] = Field(default_factory=dict)
+    """`[tool.explore.agents.NAME]`: model, args, bin, env, price of a named agent, or `cmd` to define one."""
     test_ids: list[str] = Field(default_factory=list)
     """Target tests named on the command line after `--` (ids, files or classes)."""
     tests: list[str] = Field(default_factory=list)

@@ -50,7 +50,7 @@ class Runner:
         if self.options.strategies_dir:
             extra.append((self.root / self.options.strategies_dir).resolve())
         self.strategies = strategy.load_strategies(extra)
-        self.agent = generators.resolve_agent(self.options.agent, self.options.agent_cmd)
+        self.agent = generators.resolve_agent(self.options.agent, self.options.agent_cmd, self.options.agents)
         # what earlier sessions of a resumed run spent counts against its budget
         self.generator = generators.create(self.agent, {**self.options.model_dump(), "spent": self.run.usage.model_dump()})
         self.test_command = make_command(self.options.test_cmd, self.options.junit_xml, self.options.python,
@@ -240,6 +240,9 @@ class Runner:
             for candidate in record.candidates:
                 record.usage += candidate.usage
                 self.run.usage += candidate.usage
+                record.fallbacks += candidate.fallbacks
+                for why in candidate.fallbacks:
+                    self.display.note(f"fallback: {why}")
             stop = outcome.findings.escalation(len(plans))
             if stop is not None:
                 raise stop
@@ -347,7 +350,7 @@ def check_options(root: Path, options: Options) -> None:
     known = strategy.load_strategies(extra)
     if options.strategy != "auto" and options.strategy not in known:
         raise UsageError(f"unknown strategy {options.strategy!r}: choose auto or one of {', '.join(sorted(known))}")
-    generators.resolve_agent(options.agent, options.agent_cmd)
+    generators.resolve_agent(options.agent, options.agent_cmd, options.agents)
     if options.since:
         targeting.since_commit(root, options.since)
 

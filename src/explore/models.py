@@ -163,6 +163,10 @@ class Realised(BaseModel):
     confidence: float | None = None
     hypothesis: str | None = None
     usage: Usage = Field(default_factory=Usage)
+    generator: str | None = None
+    """Set by an `--agent A,B,C` chain when a later member realised the candidate."""
+    fallbacks: list[str] = Field(default_factory=list)
+    """Why the chain passed over the members before it, for this candidate."""
 
 
 class CandidateResult(BaseModel):
@@ -189,6 +193,8 @@ class CandidateResult(BaseModel):
     """Human account of its test runs, e.g. "affected 12/12 → full 198/200"."""
     generator: str | None = None
     """The generator that produced it."""
+    fallbacks: list[str] = Field(default_factory=list)
+    """An `--agent A,B,C` chain: why the members before its generator were passed over for it."""
     executor: ExecutorName | None = None
     """Where its test jobs ran."""
 

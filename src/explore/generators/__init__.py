@@ -9,29 +9,37 @@ from ..errors import UsageError
 from ..redaction import SECRET_VARS
 from .base import CandidateContext, FixGenerator, ProposalRequest, TestWriter
 
-NAMES = ("mutate", "anthropic", "command")
-TEST_WRITERS = ("anthropic", "command")
-"""Generators that can write reproduction tests from a bug report (`--issue`)."""
+NAMES = ("mutate", "anthropic", "command", "claude-code", "codex", "gemini", "qwen", "aider")
+TEST_WRITERS = ("anthropic", "command", "claude-code", "codex", "gemini", "qwen", "aider")
+"""Generators that can write reproduction tests from a bug report (`--issue`), with the named
+command agents of `[tool.explore.agents.NAME]`."""
 
 __all__ = ["CandidateContext", "FixGenerator", "ProposalRequest", "NAMES", "TEST_WRITERS", "resolve_agent", "create",
            "check_issue"]
 
 
-def resolve_agent(agent: str, agent_cmd: str | None) -> str:
+def resolve_agent(agent: str, agent_cmd: str | None, agents: dict[str, Any] | None = None) -> str:
     """DESIGN §2: auto means command when --agent-cmd is given, anthropic with a key, else mutate.
-    `A,B,C` is a fallback chain: each member resolved alike, `auto` and repeats refused."""
+    `A,B,C` is a fallback chain: each member resolved alike, `auto` and repeats refused. A named
+    agent must be installed (or `[tool.explore.agents.NAME]` must define it with `cmd`)."""
+    agents = agents or {}
     if "," in agent:
         members = [m.strip() for m in agent.split(",")]
         if "auto" in members or "" in members or len(set(members)) != len(members):
             raise UsageError(f"--agent {agent!r}: a chain names each generator once, without auto "
                              f"(e.g. anthropic,command,mutate; generators: {', '.join(NAMES)})")
-        return ",".join(resolve_agent(m, agent_cmd) for m in members)
+        return ",".join(resolve_agent(m, agent_cmd, agents) for m in members)
     if agent == "auto":
         if agent_cmd:
             return "command"
         return "anthropic" if has_anthropic_credentials() else "mutate"
-    if agent not in NAMES:
-        raise UsageError(f"unknown agent {agent!r}: choose one of auto, {', '.join(NAMES)}")
+    if agent not in NAMES and agent not in agents:
+        raise UsageError(f"unknown agent {agent!r}: choose one of auto, {', '.join(NAMES)}, or a name defined in "
+                         f"[tool.explore.agents.NAME] with cmd")
+    if agent not in ("mutate", "anthropic", "command"):
+        from . import agents as named
+
+        named.create(agent, {"agents": agents})  # a missing executable or a bad setting: exit 2 now
     if agent == "command" and not agent_cmd:
         raise UsageError("--agent command needs --agent-cmd CMD (the agent to run in each worktree)")
     if agent == "anthropic" and not has_anthropic_credentials():
@@ -47,7 +55,7 @@ def has_anthropic_credentials() -> bool:
 
 def check_issue(agent: str) -> None:
     """`--issue` needs a generator that writes tests; mutate cannot."""
-    if not any(m in TEST_WRITERS for m in agent.split(",")):
+    if not any(m in TEST_WRITERS or m not in NAMES for m in agent.split(",")):
         raise UsageError(f"--issue needs a generator that can write tests from the report: {' or '.join(TEST_WRITERS)} "
                          f"(e.g. --agent anthropic, --agent command --agent-cmd CMD, or a chain such as "
                          f"--agent anthropic,mutate); --agent {agent} cannot")
@@ -78,4 +86,8 @@ def create(name: str, options: dict[str, Any]) -> FixGenerator:
         from .anthropic import AnthropicGenerator
 
         return AnthropicGenerator(options)
+    if name in NAMES or name in (options.get("agents") or {}):
+        from . import agents
+
+        return agents.create(name, options)
     raise UsageError(f"unknown agent {name!r}: choose one of auto, {', '.join(NAMES)}")

@@ -1,11 +1,20 @@
 """`--agent A,B,C`: a fallback chain of generators. Each iteration asks the head first; the next
 one is asked when the current one fails for this iteration — it raises, is unavailable past its
 retries (rate limit, overload, unreachable), runs out of budget, or proposes nothing. A refused
-key (401/403, a plain Escalation) still stops the run at once: falling back would hide it."""
+key (401/403, a plain Escalation) still stops the run at once: falling back would hide it.
+
+A coding agent (claude-code, codex…) meets its model only when it realises a candidate: when it
+is unavailable then, the candidate's worktree is reset and the next member realises it, from that
+member's own proposal for the iteration (asked once, shared by the candidates that fall back)."""
 
 from __future__ import annotations
 
+import string
+import subprocess
+from pathlib import Path
 from typing import Any
+
+import anyio
 
 from ..errors import BudgetExhausted, Escalation, Unavailable
 from ..models import CandidatePlan, Proposal, Realised
@@ -18,6 +27,8 @@ class ChainGenerator:
         self.members = members
         self.name = ",".join(m.name for m in members)
         self._by_name = {m.name: m for m in members}
+        self._proposals: dict[tuple[int, str], Proposal] = {}
+        self._asking = anyio.Lock()
 
     @property
     def usage(self) -> Usage:
@@ -55,8 +66,43 @@ class ChainGenerator:
 
     async def realise(self, plan: CandidatePlan, context: CandidateContext) -> Realised:
         member = self._by_name.get(plan.generator or "") or self.members[0]
-        return await member.realise(plan, context)
+        fallbacks: list[str] = []
+        spent = Usage()
+        while True:
+            try:
+                realised = await member.realise(plan, context)
+            except Unavailable as exc:
+                spent += Usage.of(getattr(exc, "usage", None))
+                later = self.members[self.members.index(member) + 1:]
+                if not later:
+                    exc.usage = spent  # type: ignore[attr-defined]
+                    raise
+                fallbacks.append(f"{member.name} unavailable for candidate {context.candidate_id}: {exc.reason}"[:600])
+                await anyio.to_thread.run_sync(_reset, context.workdir)
+                member, plan = later[0], await self._plan_of(later[0], plan, context)
+                continue
+            if not fallbacks:
+                return realised
+            return realised.model_copy(update={"generator": member.name, "fallbacks": fallbacks, "usage": spent + realised.usage})
+
+    async def _plan_of(self, member: FixGenerator, plan: CandidatePlan, context: CandidateContext) -> CandidatePlan:
+        """The candidate's plan from member's proposal for this iteration (asked once, then shared)."""
+        async with self._asking:
+            key = (context.iteration, member.name)
+            if key not in self._proposals:
+                self._proposals[key] = await member.propose(context.request)
+        plans = self._proposals[key].plans
+        if not plans:
+            raise RuntimeError(f"{member.name}, next in the chain, proposed nothing: {self._proposals[key].reason or 'no idea'}")
+        index = string.ascii_lowercase.find(context.candidate_id[:1])
+        return plans[max(0, index) % len(plans)].model_copy(update={"id": plan.id, "generator": member.name})
 
     def test_writer(self) -> Any:
         """The first member that can write tests (`--issue`), or None."""
         return next((m for m in self.members if hasattr(m, "write_tests")), None)
+
+
+def _reset(workdir: Path) -> None:
+    """Undo what a member that gave up left in the worktree (ignored files stay: setup output)."""
+    for args in (["reset", "--hard", "--quiet", "HEAD"], ["clean", "-fdq"]):
+        subprocess.run(["git", *args], cwd=workdir, check=True, capture_output=True)

@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 import http.server
 import json
+import re
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -56,11 +57,13 @@ class ScriptedAPI:
             self._cached.clear()
 
     def handle(self, method: str, path: str, headers: dict[str, str], body: bytes) -> tuple[int, dict[str, str], bytes]:
-        if method != "POST" or not path.split("?")[0].endswith("/v1/messages"):
-            return 404, {}, json.dumps({"type": "error", "error": {"type": "not_found_error", "message": path}}).encode()
-        data = json.loads(body or b"{}")
+        """A scripted failure answers any request (another CLI's protocol too); replies need /v1/messages."""
+        try:
+            data = json.loads(body or b"{}")
+        except ValueError:
+            data = {}
         with self._lock:
-            self.requests.append({"model": data.get("model"), "body": data, "headers": headers})
+            self.requests.append({"model": data.get("model"), "body": data, "headers": headers, "path": path})
             for failure in self.failures:
                 if failure.model in (None, data.get("model")):
                     self.failures.remove(failure)
@@ -68,10 +71,14 @@ class ScriptedAPI:
                             529: "overloaded_error"}.get(failure.status, "api_error")
                     payload = {"type": "error", "error": {"type": kind, "message": f"scripted {failure.status}"}}
                     return failure.status, failure.headers, json.dumps(payload).encode()
+        if method != "POST" or not path.split("?")[0].endswith("/v1/messages"):
+            return 404, {}, json.dumps({"type": "error", "error": {"type": "not_found_error", "message": path}}).encode()
         # outside the lock: an override may block one conversation while the others go on
         step = self.on_reply(self.role(data), self.turn(data), data) if self.on_reply else None
         with self._lock:
             reply = self._reply(data, step)
+        if data.get("stream"):
+            return 200, {"content-type": "text/event-stream"}, sse(reply)
         return 200, {"content-type": "application/json"}, json.dumps(reply).encode()
 
     def role(self, data: dict[str, Any]) -> str:
@@ -79,6 +86,12 @@ class ScriptedAPI:
         if "write_test" in names:
             return "test_writer"
         return "debugger" if "submit_diagnosis" in names else "coder"
+
+    @staticmethod
+    def workdir(data: dict[str, Any]) -> str | None:
+        """The working directory Claude Code names in its prompt: which candidate's worktree is asking."""
+        found = re.search(r"Primary working directory: (\S+)", json.dumps(data).replace("\\n", "\n"))
+        return found.group(1) if found else None
 
     @staticmethod
     def turn(data: dict[str, Any]) -> int:
@@ -134,6 +147,25 @@ class ScriptedAPI:
 
     def transport(self) -> httpx2.MockTransport:
         return httpx2.MockTransport(self.handle_httpx)
+
+
+def sse(reply: dict[str, Any]) -> bytes:
+    """A finished reply as the Messages API streams it (`"stream": true`): server-sent events."""
+    events: list[tuple[str, dict[str, Any]]] = [("message_start", {"message": {
+        **reply, "content": [], "stop_reason": None, "usage": {**reply["usage"], "output_tokens": 0}}})]
+    for index, block in enumerate(reply["content"]):
+        if block["type"] == "text":
+            start, delta = {"type": "text", "text": ""}, {"type": "text_delta", "text": block["text"]}
+        else:
+            start = {**block, "input": {}}
+            delta = {"type": "input_json_delta", "partial_json": json.dumps(block["input"])}
+        events += [("content_block_start", {"index": index, "content_block": start}),
+                   ("content_block_delta", {"index": index, "delta": delta}),
+                   ("content_block_stop", {"index": index})]
+    events += [("message_delta", {"delta": {"stop_reason": reply["stop_reason"], "stop_sequence": None},
+                                  "usage": {"output_tokens": reply["usage"]["output_tokens"]}}),
+               ("message_stop", {})]
+    return "".join(f"event: {name}\ndata: {json.dumps({'type': name, **body})}\n\n" for name, body in events).encode()
 
 
 @contextmanager

@@ -1,0 +1,169 @@
+"""Issue 26's acceptance with the real Claude Code CLI (and the real Codex CLI as a chain's first
+member): `explore run --agent claude-code` as a user runs it, the CLI installed from npm
+(tests/agent_clis.py), its model a scripted Messages API on 127.0.0.1 (ANTHROPIC_BASE_URL).
+Claude Code says its working directory in its prompt, so the script knows which candidate asks."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import psutil
+import pytest
+
+from agent_clis import real_cli
+from conftest import assert_no_debris, git, make_repo, run_cli
+from explore.generators.anthropic.scripted import Failure, ScriptedAPI, Step, serve
+
+FILES = {
+    "calc.py": "def add(a, b):\n    return a - b\n",
+    "tests/test_calc.py": "from calc import add\n\n\ndef test_add():\n    assert add(2, 3) == 5\n\n\ndef test_ok():\n    assert True\n",
+}
+ISSUE = "# add is wrong\n\n`add(2, 3)` returns -1; it should return 5.\n"
+WRONG = "a * b"
+
+
+def edit(to: str) -> Any:
+    """Claude Code's file tools on calc.py of whichever worktree asks: Read, Edit, then a last word."""
+    def steps(cwd: str, turn: int) -> Step:
+        return [[("Read", {"file_path": f"{cwd}/calc.py"})],
+                [("Edit", {"file_path": f"{cwd}/calc.py", "old_string": "a - b", "new_string": to})],
+                f"add now returns {to}."][min(turn, 2)]
+    return steps
+
+
+def script(api: ScriptedAPI, by_candidate: dict[str, Any]) -> None:
+    def reply(role: str, turn: int, body: dict[str, Any]) -> Step:
+        cwd = api.workdir(body) or ""
+        return by_candidate.get(Path(cwd).name, by_candidate["*"])(cwd, turn)
+    api.on_reply = reply
+
+
+@pytest.fixture
+def claude(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[ScriptedAPI, str]]:
+    """The scripted model served on loopback, the real `claude`, and a HOME of the test's own."""
+    binary = str(real_cli("claude"))
+    api = ScriptedAPI()
+    with serve(api) as url:
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", url)
+        monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-test-not-a-real-key")
+        monkeypatch.setenv("HOME", str(tmp_path / "home"))
+        monkeypatch.setenv("NO_PROXY", "127.0.0.1")
+        for name in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy"):
+            monkeypatch.delenv(name, raising=False)
+        yield api, binary
+        assert not [p for p in psutil.process_iter(["exe", "cmdline"]) if binary in " ".join(p.info["cmdline"] or [])]
+
+
+def repo(tmp_path: Path, binary: str, extra: str = "") -> Path:
+    return make_repo(tmp_path / "repo", FILES, explore_config=f'\n[tool.explore.agents.claude-code]\nbin = "{binary}"\n{extra}')
+
+
+def transcript_cost(summary: dict, iteration: int, cid: str) -> float:
+    """total_cost_usd of the result line Claude Code printed for that candidate (its transcript)."""
+    log = Path(summary["report"]).parent / f"iteration-{iteration}" / f"candidate-{cid}" / "agent.log"
+    results = [json.loads(line) for line in log.read_text().splitlines() if line.startswith('{"') and '"type":"result"' in line]
+    return results[-1]["total_cost_usd"]
+
+
+def test_two_candidates_the_right_one_merged_with_the_cost_claude_code_reported(tmp_path: Path, claude: tuple[ScriptedAPI, str]) -> None:
+    api, binary = claude
+    script(api, {"a": edit("a + b"), "*": edit(WRONG)})
+    root = repo(tmp_path, binary)
+    code, summary, stderr = run_cli(["run", str(root), "--agent", "claude-code", "--parallel", "2", "--json"])
+    assert summary is not None and code == 0 and summary["status"] == "succeeded", stderr
+    [iteration] = summary["iterations"]
+    assert iteration["winner"] == "a" and "return a + b" in (root / "calc.py").read_text()
+    a, b = iteration["candidates"]
+    assert a["generator"] == b["generator"] == "claude-code" and a["status"] == "ok" and b["pass_rate"] < a["pass_rate"]
+    for candidate in (a, b):
+        reported = transcript_cost(summary, 1, candidate["id"])
+        assert reported > 0 and candidate["usage"]["cost_usd"] == pytest.approx(reported)
+        assert candidate["usage"]["calls"] == 3  # Read, Edit, the last word: three model calls
+    assert summary["usage"]["cost_usd"] == pytest.approx(a["usage"]["cost_usd"] + b["usage"]["cost_usd"])
+    assert {Path(api.workdir(r["body"]) or "").name for r in api.requests} == {"a", "b"}
+    # the transcript of each candidate's agent is in its candidate folder; the report and live view say the cost
+    assert f"${summary['usage']['cost_usd']:.4f}" in Path(summary["report"]).read_text()
+    assert "usage: iteration 1 $" in stderr
+    assert_no_debris(root)
+
+
+def test_budget_below_one_candidate_stops_before_the_next_claude_run(tmp_path: Path, claude: tuple[ScriptedAPI, str]) -> None:
+    api, binary = claude
+    script(api, {"*": edit(WRONG)})
+    root = repo(tmp_path, binary)
+    code, summary, stderr = run_cli(["run", str(root), "--agent", "claude-code", "--parallel", "1", "--max-iterations", "3",
+                                     "--budget-usd", "0.001", "--json"])
+    assert summary is not None and code == 1 and summary["status"] == "failed", stderr
+    assert "budget" in json.dumps(summary).lower()
+    assert sum(1 for r in api.requests if ScriptedAPI.turn(r["body"]) == 0) == 1  # one claude run, no second
+    assert summary["usage"]["cost_usd"] > 0.001
+    assert_no_debris(root)
+
+
+def test_a_refused_key_escalates_within_seconds_and_leaves_no_claude(tmp_path: Path, claude: tuple[ScriptedAPI, str]) -> None:
+    api, binary = claude
+    api.failures += [Failure(401) for _ in range(50)]
+    root = repo(tmp_path, binary)
+    started = time.monotonic()
+    code, summary, stderr = run_cli(["run", str(root), "--agent", "claude-code", "--parallel", "2", "--json"])
+    elapsed = time.monotonic() - started
+    assert summary is not None and code == 3 and summary["status"] == "escalated", stderr
+    assert summary["escalation"]["category"] == "external_service"
+    assert "claude-code" in summary["escalation"]["reason"] and "401" in summary["escalation"]["reason"]
+    assert len(api.requests) <= 2 * 3  # its own retries only (CLAUDE_CODE_MAX_RETRIES=2), never explore's
+    assert elapsed < 90, elapsed  # claude's start-up dominates; its retries of a 401 would take minutes
+    assert_no_debris(root)
+
+
+def test_chain_codex_rate_limited_then_claude_code_produces_the_iteration(tmp_path: Path, claude: tuple[ScriptedAPI, str]) -> None:
+    api, binary = claude
+    script(api, {"*": edit("a + b")})
+    codex_api = ScriptedAPI(failures=[Failure(429) for _ in range(50)])
+    codex = real_cli("codex")
+    (tmp_path / "codex-home").mkdir()
+    with serve(codex_api) as codex_url:
+        provider = (f'model_providers.scripted={{name="scripted", base_url="{codex_url}/v1", env_key="ANTHROPIC_API_KEY", '
+                    f'wire_api="responses", request_max_retries=0, stream_max_retries=0}}')
+        root = repo(tmp_path, binary, f'\n[tool.explore.agents.codex]\nbin = "{codex}"\nmodel = "gpt-5-codex"\n'
+                                      f"args = ['-c', 'model_provider=scripted', '-c', '{provider}']\n"
+                                      f'env = {{CODEX_HOME = "{tmp_path / "codex-home"}"}}\n')
+        code, summary, stderr = run_cli(["run", str(root), "--agent", "codex,claude-code", "--parallel", "2", "--json"])
+    assert summary is not None and code == 0 and summary["status"] == "succeeded", stderr
+    [iteration] = summary["iterations"]
+    assert {c["generator"] for c in iteration["candidates"]} == {"claude-code"}
+    assert len(iteration["fallbacks"]) == 2 and all("codex unavailable" in why and "429" in why for why in iteration["fallbacks"])
+    assert codex_api.requests and all(r["path"].endswith("/responses") for r in codex_api.requests)  # the real codex asked
+    assert "return a + b" in (root / "calc.py").read_text()
+    assert_no_debris(root)
+
+
+def test_issue_reproduced_by_claude_code_then_repaired(tmp_path: Path, claude: tuple[ScriptedAPI, str]) -> None:
+    api, binary = claude
+    test_file = "from calc import add\n\n\ndef test_add_sums():\n    assert add(2, 3) == 5\n"
+
+    def writer(cwd: str, turn: int) -> Step:
+        return [[("Write", {"file_path": f"{cwd}/tests/test_issue.py", "content": test_file})],
+                'Wrote tests/test_issue.py.\n{"expected_failure": "assert -1 == 5", "summary": "add(2, 3) is 5"}'][min(turn, 1)]
+
+    def reply(role: str, turn: int, body: dict[str, Any]) -> Step:
+        cwd = api.workdir(body) or ""
+        return writer(cwd, turn) if "role: test-writer" in json.dumps(body) else edit("a + b")(cwd, turn)
+
+    api.on_reply = reply
+    files = {"calc.py": FILES["calc.py"], "tests/test_other.py": "def test_ok():\n    assert True\n"}
+    root = make_repo(tmp_path / "repo", files, explore_config=f'\n[tool.explore.agents.claude-code]\nbin = "{binary}"\n')
+    (tmp_path / "issue.md").write_text(ISSUE)
+    code, summary, stderr = run_cli(["run", str(root), "--agent", "claude-code", "--parallel", "1", "--issue",
+                                     str(tmp_path / "issue.md"), "--json"])
+    assert summary is not None and code == 0, stderr
+    assert (root / "tests" / "test_issue.py").read_text() == test_file and "return a + b" in (root / "calc.py").read_text()
+    repro = summary["reproduction"]
+    assert repro["kept"] == ["tests/test_issue.py::test_add_sums"] and repro["samples"][0]["generator"] == "claude-code"
+    assert git(root, "show", "--name-only", "--format=", repro["commit"]).split() == ["tests/test_issue.py"]
+    [first] = summary["iterations"]
+    assert first["winner"] == "a" and first["candidates"][0]["files_changed"] == ["calc.py"]
+    assert_no_debris(root)
