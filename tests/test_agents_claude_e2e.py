@@ -55,7 +55,19 @@ def claude(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[Sc
         for name in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy"):
             monkeypatch.delenv(name, raising=False)
         yield api, binary
-        assert not [p for p in psutil.process_iter(["exe", "cmdline"]) if binary in " ".join(p.info["cmdline"] or [])]
+        assert not ours(binary, tmp_path / "home")
+
+
+def ours(binary: str, home: Path) -> list[psutil.Process]:
+    """Live `claude` processes of this test (other test workers run their own)."""
+    found = []
+    for proc in psutil.process_iter(["cmdline"]):
+        try:
+            if binary in " ".join(proc.info["cmdline"] or []) and proc.environ().get("HOME") == str(home):
+                found.append(proc)
+        except psutil.Error:
+            continue
+    return found
 
 
 def repo(tmp_path: Path, binary: str, extra: str = "") -> Path:

@@ -44,7 +44,7 @@ def run_options(func: Any) -> Any:
         click.option("--parallel", type=int, help="Candidates explored concurrently per iteration (default 3)."),
         click.option("--max-iterations", type=int, help="Iterations before giving up (default 10)."),
         click.option("--strategy", help=f"Force a strategy: {STRATEGY_HELP} (default auto)."),
-        click.option("--agent", help="auto | mutate | anthropic | command, or a fallback chain A,B,C (default auto: anthropic with ANTHROPIC_API_KEY, else mutate)."),
+        click.option("--agent", help="auto | mutate | anthropic | command | claude-code | codex | gemini | qwen | aider | a [tool.explore.agents.NAME], or a fallback chain A,B,C (default auto: anthropic with ANTHROPIC_API_KEY, else mutate)."),
         click.option("--agent-cmd", help="For --agent command: a shell command run in each candidate's worktree."),
         click.option("--test-cmd", help="Shell command running the tests (default: pytest, auto-detected). May hold {junit}."),
         click.option("--junit-xml", help="Where --test-cmd writes JUnit XML, relative to the repository root."),
