@@ -1,7 +1,7 @@
 """Named agents against stand-in executables that print each CLI's documented output (Codex's
 `--json` events, Gemini CLI's and Qwen Code's `--output-format json`, Aider's report lines), run
 by `explore run` as a user runs it; the adapters' parsing and failure classes; named command
-agents; a missing executable; a hang. Claude Code and Codex for real: test_agents_claude_e2e.py."""
+agents; a missing executable; a hang. Claude Code and Codex for real: test_agents_real_cli.py."""
 
 from __future__ import annotations
 

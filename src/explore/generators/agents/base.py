@@ -256,6 +256,9 @@ class CLIAgent:
         outcome.usage = Usage(llm=priced(outcome.usage.llm, self.settings.price))
         self.total += outcome.usage
         self.runs += 1
+        (files_dir / "agent.json").write_text(json.dumps({  # what explore read from the transcript
+            "agent": self.name, "exit_code": done.exit_code, "session_id": outcome.session_id, "result": outcome.text,
+            "error": outcome.error, "usage": outcome.usage.model_dump()}, indent=2), encoding="utf-8")
         if done.exit_code == 0 and outcome.error is None:
             return outcome
         raise self._failure(outcome, done, output)

@@ -1,6 +1,6 @@
 """OpenAI's Codex CLI (`codex exec`): the prompt on stdin (no prompt argument), its `workspace-write` sandbox (edits in
-the worktree, no network for the commands it runs; `exec` never asks for approval), no session
-kept. Its `--json` events are the transcript: `thread.started` names the session,
+the worktree, no network for the commands it runs; `exec` never asks for approval), no web search,
+no session kept. Its `--json` events are the transcript: `thread.started` names the session,
 `turn.completed` counts tokens (no cost: set `price`), `error` / `turn.failed` say what failed."""
 
 from __future__ import annotations
@@ -18,7 +18,8 @@ class Codex:
     default_bin = "codex"
 
     def argv(self, settings: AgentSettings, role: Role, prompt_file: Path, budget_usd: float | None) -> list[str]:
-        flags = ["exec", "--json", "--sandbox", "workspace-write", "--skip-git-repo-check", "--ephemeral", "--color", "never"]
+        flags = ["exec", "--json", "--sandbox", "workspace-write", "--skip-git-repo-check", "--ephemeral", "--color", "never",
+                 "--config", 'web_search="disabled"']
         return [*flags, "--model", settings.model] if settings.model else flags
 
     def env(self, settings: AgentSettings) -> dict[str, str]:

@@ -1,7 +1,8 @@
-"""Issue 26's acceptance with the real Claude Code CLI (and the real Codex CLI as a chain's first
-member): `explore run --agent claude-code` as a user runs it, the CLI installed from npm
-(tests/agent_clis.py), its model a scripted Messages API on 127.0.0.1 (ANTHROPIC_BASE_URL).
-Claude Code says its working directory in its prompt, so the script knows which candidate asks."""
+"""Issue 26's acceptance with the real Claude Code and Codex CLIs: `explore run --agent claude-code`
+(or `codex`) as a user runs it, the CLI installed from npm (tests/agent_clis.py), its model a
+scripted server on 127.0.0.1 — the Messages API through ANTHROPIC_BASE_URL, the Responses API as a
+Codex custom model provider. Claude Code says its working directory in its prompt, so the script
+knows which candidate asks."""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ import pytest
 
 from agent_clis import real_cli
 from conftest import assert_no_debris, git, make_repo, run_cli
+from explore.generators.agents.scripted import USAGE, ScriptedResponses, apply_patch, message
 from explore.generators.anthropic.scripted import Failure, ScriptedAPI, Step, serve
 
 FILES = {
@@ -95,6 +97,8 @@ def test_two_candidates_the_right_one_merged_with_the_cost_claude_code_reported(
         reported = transcript_cost(summary, 1, candidate["id"])
         assert reported > 0 and candidate["usage"]["cost_usd"] == pytest.approx(reported)
         assert candidate["usage"]["calls"] == 3  # Read, Edit, the last word: three model calls
+        read = json.loads((Path(summary["report"]).parent / "iteration-1" / f"candidate-{candidate['id']}" / "agent.json").read_text())
+        assert read["session_id"] and read["result"].startswith("add now returns")
     assert summary["usage"]["cost_usd"] == pytest.approx(a["usage"]["cost_usd"] + b["usage"]["cost_usd"])
     assert {Path(api.workdir(r["body"]) or "").name for r in api.requests} == {"a", "b"}
     # the transcript of each candidate's agent is in its candidate folder; the report and live view say the cost
@@ -131,18 +135,43 @@ def test_a_refused_key_escalates_within_seconds_and_leaves_no_claude(tmp_path: P
     assert_no_debris(root)
 
 
+def codex_config(tmp_path: Path, url: str, extra: str = "") -> str:
+    """[tool.explore.agents.codex]: the real codex, a custom model provider at url with no retries of its
+    own, a CODEX_HOME and TMPDIR of the test's (codex puts no sandbox helper in a home under TMPDIR)."""
+    for folder in ("codex-home", "codex-tmp"):
+        (tmp_path / folder).mkdir(exist_ok=True)
+    provider = (f'model_providers.scripted={{name="scripted", base_url="{url}/v1", env_key="ANTHROPIC_API_KEY", '
+                f'wire_api="responses", request_max_retries=0, stream_max_retries=0}}')
+    return (f'\n[tool.explore.agents.codex]\nbin = "{real_cli("codex")}"\nmodel = "gpt-5.5"\n'
+            f"args = ['-c', 'model_provider=scripted', '-c', '{provider}']\n"
+            f'env = {{CODEX_HOME = "{tmp_path / "codex-home"}", TMPDIR = "{tmp_path / "codex-tmp"}"}}\n{extra}')
+
+
+def test_codex_edits_in_its_sandbox_and_its_tokens_are_booked(tmp_path: Path, claude: tuple[ScriptedAPI, str]) -> None:
+    patch = "*** Begin Patch\n*** Update File: calc.py\n@@\n def add(a, b):\n-    return a - b\n+    return a + b\n*** End Patch\n"
+    model = ScriptedResponses(lambda body, turn: apply_patch(patch) if turn == 0 else message("add adds now"))
+    with serve(model) as url:  # type: ignore[arg-type]
+        root = make_repo(tmp_path / "repo", FILES, explore_config=codex_config(
+            tmp_path, url, "price = {input = 1.0, cached_input = 0.1, output = 10.0}\n"))
+        code, summary, stderr = run_cli(["run", str(root), "--agent", "codex", "--parallel", "1", "--json"])
+    assert summary is not None and code == 0 and summary["status"] == "succeeded", stderr
+    [candidate] = summary["iterations"][0]["candidates"]
+    assert candidate["generator"] == "codex" and "return a + b" in (root / "calc.py").read_text()
+    assert len(model.requests) == 2 and "web_search" not in json.dumps([t.get("name") for t in model.requests[0]["tools"]])
+    cached = 2 * USAGE["input_tokens_details"]["cached_tokens"]
+    fresh, out = 2 * USAGE["input_tokens"] - cached, 2 * USAGE["output_tokens"]  # codex adds up its turn's responses
+    assert {k: candidate["usage"][k] for k in ("input_tokens", "cache_read_input_tokens", "output_tokens", "calls")} == {
+        "input_tokens": fresh, "cache_read_input_tokens": cached, "output_tokens": out, "calls": 1}
+    assert candidate["usage"]["cost_usd"] == pytest.approx((fresh * 1.0 + cached * 0.1 + out * 10.0) / 1e6)
+    assert_no_debris(root)
+
+
 def test_chain_codex_rate_limited_then_claude_code_produces_the_iteration(tmp_path: Path, claude: tuple[ScriptedAPI, str]) -> None:
     api, binary = claude
     script(api, {"*": edit("a + b")})
     codex_api = ScriptedAPI(failures=[Failure(429) for _ in range(50)])
-    codex = real_cli("codex")
-    (tmp_path / "codex-home").mkdir()
     with serve(codex_api) as codex_url:
-        provider = (f'model_providers.scripted={{name="scripted", base_url="{codex_url}/v1", env_key="ANTHROPIC_API_KEY", '
-                    f'wire_api="responses", request_max_retries=0, stream_max_retries=0}}')
-        root = repo(tmp_path, binary, f'\n[tool.explore.agents.codex]\nbin = "{codex}"\nmodel = "gpt-5-codex"\n'
-                                      f"args = ['-c', 'model_provider=scripted', '-c', '{provider}']\n"
-                                      f'env = {{CODEX_HOME = "{tmp_path / "codex-home"}"}}\n')
+        root = repo(tmp_path, binary, codex_config(tmp_path, codex_url))
         code, summary, stderr = run_cli(["run", str(root), "--agent", "codex,claude-code", "--parallel", "2", "--json"])
     assert summary is not None and code == 0 and summary["status"] == "succeeded", stderr
     [iteration] = summary["iterations"]
