@@ -18,6 +18,7 @@ import pytest
 PINNED = {
     "claude": "@anthropic-ai/claude-code@2.1.331",
     "codex": "@openai/codex@0.169.0",
+    "gemini": "@google/gemini-cli@0.61.0",
 }
 """The CLI versions tested for real (README: Named agents)."""
 

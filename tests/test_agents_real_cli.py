@@ -208,3 +208,24 @@ def test_issue_reproduced_by_claude_code_then_repaired(tmp_path: Path, claude: t
     [first] = summary["iterations"]
     assert first["winner"] == "a" and first["candidates"][0]["files_changed"] == ["calc.py"]
     assert_no_debris(root)
+
+
+def test_gemini_cli_refused_key_escalates(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The real Gemini CLI (API-key auth chosen in its settings, GOOGLE_GEMINI_BASE_URL on loopback)
+    meets a 401: its JSON error is read, the run escalates at once."""
+    gemini = str(real_cli("gemini"))
+    home = tmp_path / "home"
+    (home / ".gemini").mkdir(parents=True)
+    (home / ".gemini" / "settings.json").write_text(json.dumps({"security": {"auth": {"selectedType": "gemini-api-key"}}}))
+    api = ScriptedAPI(failures=[Failure(401) for _ in range(20)])
+    with serve(api) as url:
+        monkeypatch.setenv("HOME", str(home))
+        monkeypatch.setenv("GOOGLE_GEMINI_BASE_URL", url)
+        monkeypatch.setenv("GEMINI_API_KEY", "not-a-real-key")
+        root = make_repo(tmp_path / "repo", FILES, explore_config=f'\n[tool.explore.agents.gemini]\nbin = "{gemini}"\n')
+        code, summary, stderr = run_cli(["run", str(root), "--agent", "gemini", "--parallel", "1", "--json"])
+    assert summary is not None and code == 3 and summary["escalation"]["category"] == "external_service", stderr
+    assert "gemini" in summary["escalation"]["reason"] and "401" in summary["escalation"]["reason"]
+    assert api.requests and all("/v1beta/models/" in r["path"] for r in api.requests)  # the real gemini asked
+    assert not ours(gemini, home)
+    assert_no_debris(root)
