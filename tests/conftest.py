@@ -21,6 +21,33 @@ GIT_ID = ["-c", "user.name=Test User", "-c", "user.email=test@example.com"]
 def _isolated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("EXPLORE_WORKTREES_DIR", str(tmp_path / "worktrees"))
     monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+    # The same suite wherever it runs, bubblewrap installed or not; the sandbox's own tests
+    # (test_outside_writes.py) take the `bwrap` fixture and choose their mode.
+    monkeypatch.setenv("EXPLORE_SANDBOX", "off")
+
+
+@pytest.fixture(scope="session")
+def bwrap() -> str:
+    """bubblewrap, installed from the distribution's packages when missing and we are root (one
+    install for all test workers: a lock file); otherwise these tests fail, saying why."""
+    import fcntl
+    import shutil
+    import tempfile
+
+    with open(Path(tempfile.gettempdir()) / "explore-tests-bwrap.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        found = shutil.which("bwrap")
+        if found is None and sys.platform.startswith("linux") and os.geteuid() == 0 and shutil.which("apt-get"):
+            env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
+            install = ["apt-get", "install", "-y", "-q", "bubblewrap"]
+            if subprocess.run(install, capture_output=True, env=env, timeout=600).returncode != 0:
+                subprocess.run(["apt-get", "update", "-q"], capture_output=True, env=env, timeout=600)
+                subprocess.run(install, capture_output=True, env=env, timeout=600)
+            found = shutil.which("bwrap")
+    if found is None:
+        pytest.fail("the sandbox tests need bubblewrap: install it (apt-get install bubblewrap), or run the tests as root "
+                    "on a Debian-like system so they install it themselves")
+    return found
 
 
 @pytest.fixture

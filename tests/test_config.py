@@ -14,6 +14,22 @@ ALL_FLAGS_UNSET = {"parallel": None, "max_iterations": None, "strategy": None, "
                    "branch_timeout": None, "target_pass_rate": None, "no_apply": None}
 
 
+@pytest.fixture(autouse=True)
+def _no_sandbox_override(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("EXPLORE_SANDBOX")  # conftest sets it for the e2e tests: the defaults are checked here
+
+
+def test_sandbox_mode_from_pyproject_then_the_environment(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    pyproject(tmp_path, '[tool.explore]\nsandbox = "require"\nsandbox-writable = ["~/.claude"]\n')
+    options = build_options(tmp_path, {})
+    assert options.sandbox == "require" and options.sandbox_writable == ["~/.claude"]
+    monkeypatch.setenv("EXPLORE_SANDBOX", "OFF")
+    assert build_options(tmp_path, {}).sandbox == "off"
+    monkeypatch.setenv("EXPLORE_SANDBOX", "sometimes")
+    with pytest.raises(UsageError, match="sandbox"):
+        build_options(tmp_path, {})
+
+
 def pyproject(root: Path, body: str) -> Path:
     path = root / "pyproject.toml"
     path.write_text(body, encoding="utf-8")

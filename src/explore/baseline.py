@@ -83,7 +83,7 @@ async def reproduce_issue(r: Runner, run: TestRun) -> TestRun:
     samples = reproduce.Samples(
         writer=writer, issue=r.options.issue or "", pool=r.pool, commit=r.run.base_commit, test_command=r.test_command,
         test_patterns=r.options.test_patterns, run_dir=r.run_dir, timeout=r.options.branch_timeout, tracker=r.tracker,
-        memory_limit=r.memory_limit, setup=r.options.worktree_setup,
+        memory_limit=r.memory_limit, setup=r.options.worktree_setup, sandbox=r.sandbox,
         progress=lambda cid, text: r.display.note(f"  [{cid}] {text}"))  # samples are no fan-out: their progress is text
     result, paths = await reproduce.run_samples(samples, r.options.parallel)
     for attempt in result.samples:

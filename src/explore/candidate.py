@@ -12,7 +12,7 @@ from pathlib import Path
 
 import anyio
 
-from . import escalation, harness_refs, procs, scoring, shards, testcode
+from . import escalation, guard, harness_refs, procs, sandbox, scoring, shards, testcode
 from .affected import ImportMap
 from .errors import BudgetExhausted, Escalation, SetupFailed
 from .events import CandidateEvent, Listener, Phase
@@ -61,6 +61,10 @@ class FanOutConfig:
     """`--issue`: the reproduction test files of iteration 0, which no candidate may edit."""
     test_data: frozenset[str] = frozenset()
     """The files the tests read at the baseline: edits to them are test edits."""
+    watch: guard.Watch | None = None
+    """What no candidate may change outside its worktree, checked when each one ends."""
+    sandbox: sandbox.Sandbox | None = None
+    """Where its agent and setup processes run (its tests: the executor's)."""
 
     def emit(self, cid: str, phase: Phase, detail: str = "", result: CandidateResult | None = None) -> None:
         self.listener(CandidateEvent(cid, phase, detail, result))
@@ -92,6 +96,16 @@ class Board:
         twin = self.first_by_key.get(self.keys.get(cid, ""))
         return twin if twin and twin != cid else None
 
+    def forget(self, cid: str) -> None:
+        """cid runs again from the start (a replay): nothing it left counts."""
+        for table in (self.runs, self.patches, self.destructive, self.agent_escalation):
+            table.pop(cid, None)
+        key = self.keys.pop(cid, None)
+        if key is not None and self.first_by_key.get(key) == cid:
+            del self.first_by_key[key]
+        self.estimates.discard(cid)
+        self.done[cid] = anyio.Event()
+
 
 async def run_candidate(plan: CandidatePlan, config: FanOutConfig, board: Board) -> CandidateResult:
     result = CandidateResult(id=plan.id, status=CandidateStatus.crashed, confidence=plan.confidence,
@@ -102,6 +116,8 @@ async def run_candidate(plan: CandidatePlan, config: FanOutConfig, board: Board)
     started = time.monotonic()
     config.emit(plan.id, Phase.starting)
     board.running += 1
+    if config.watch is not None:
+        config.watch.enter(plan.id)
     try:
         with anyio.fail_after(config.branch_timeout):
             await _attempt(plan, config, board, result, files_dir)
@@ -119,6 +135,11 @@ async def run_candidate(plan: CandidatePlan, config: FanOutConfig, board: Board)
     finally:
         board.running -= 1
         board.done[plan.id].set()
+    if config.watch is not None:
+        try:
+            outside(result, await config.watch.leave(plan.id))
+        except (OSError, RuntimeError) as exc:  # never merged unchecked
+            result.status, result.reason = CandidateStatus.crashed, f"could not check what it changed outside its worktree: {exc}"[:500]
     result.duration_s = round(time.monotonic() - started, 3)
     if result.status != CandidateStatus.ok:
         result.score = 0.0
@@ -133,6 +154,17 @@ def _last_words(files_dir: Path) -> str:
     return f"; the agent's last output: {lines[-1].strip()[:300]}" if lines else ""
 
 
+def outside(result: CandidateResult, change: guard.Change | None) -> None:
+    """A candidate that changed what it must not in the repository is rejected, whatever its tests
+    said; files it may have changed elsewhere (home, the repository's parent) are named."""
+    if change is None:
+        return
+    result.outside_writes = [*change.paths, *change.elsewhere]
+    reason = guard.reason(change)
+    if reason:
+        result.status, result.reason = CandidateStatus.rejected, reason
+
+
 def _crashed(result: CandidateResult, exc: Exception) -> None:
     result.status, result.reason = CandidateStatus.crashed, f"{type(exc).__name__}: {exc}"[:500]
     result.usage = Usage.of(getattr(exc, "usage", None) or result.usage)  # what a generator spent before failing
@@ -142,13 +174,15 @@ async def _attempt(plan: CandidatePlan, config: FanOutConfig, board: Board, resu
     path, fresh = await anyio.to_thread.run_sync(config.pool.acquire, plan.id, config.commit)
     if fresh and config.worktree_setup:
         config.emit(plan.id, Phase.setup)
-        done = await procs.run(config.worktree_setup, path, log_path=files_dir / "setup.log", tracker=config.tracker)
+        done = await procs.run(config.worktree_setup, path, log_path=files_dir / "setup.log", tracker=config.tracker,
+                               confine=config.sandbox.confine(path, files_dir) if config.sandbox else None)
         if done.exit_code != 0:
             raise SetupFailed(f"worktree_setup `{config.worktree_setup}` failed with exit {done.exit_code}: {done.output_tail.strip()[-300:]}")
     config.emit(plan.id, Phase.generating)
     context = CandidateContext(
         workdir=path, candidate_id=plan.id, iteration=config.request.iteration, strategy=config.request.strategy,
         files_dir=files_dir, request=config.request, tracker=config.tracker,
+        confine=config.sandbox.confine(path, files_dir) if config.sandbox else None,
     )
     try:
         realised = await config.generator.realise(plan, context)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 
 if sys.version_info >= (3, 11):
@@ -78,6 +79,12 @@ class Options(BaseModel):
     """Targets = tests failing now that passed at this git revision, or at `last-green`."""
     issue: str | None = None
     """`--issue`: the text of a bug report; reproduction tests are written and committed first."""
+
+    sandbox: Literal["auto", "require", "off"] = "auto"
+    """Candidates' agents, setup and tests in a bubblewrap sandbox that writes only their worktree:
+    auto (when bwrap works here), require (refuse to run without it), off."""
+    sandbox_writable: list[str] = Field(default_factory=list)
+    """More paths a sandboxed agent may write (e.g. ~/.claude for an agent's own state)."""
 
     executor: Literal["local", "ray"] = "local"
     """Where test jobs run: this machine's worktrees, or a Ray cluster (RAY_ADDRESS, else a local Ray)."""
@@ -214,9 +221,15 @@ def read_repo_config(root: Path) -> dict[str, Any]:
     return {key.replace("-", "_"): value for key, value in table.items()}
 
 
+SANDBOX_ENV = "EXPLORE_SANDBOX"
+"""auto | require | off: the sandbox mode for this run, over `[tool.explore] sandbox` (CI, a one-off run)."""
+
+
 def build_options(root: Path, flags: dict[str, Any]) -> Options:
-    """Defaults < `[tool.explore]` < flags (None means the flag was not given)."""
+    """Defaults < `[tool.explore]` < $EXPLORE_SANDBOX < flags (None means the flag was not given)."""
     merged = read_repo_config(root)
+    if os.environ.get(SANDBOX_ENV):
+        merged["sandbox"] = os.environ[SANDBOX_ENV].strip().lower()
     merged.update({key: value for key, value in flags.items() if value is not None})
     try:
         options = Options.model_validate(merged)

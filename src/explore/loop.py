@@ -13,8 +13,8 @@ from pathlib import Path
 
 import anyio
 
-from . import (baseline, criticality, debug_reports, escalation, executors, generators, gitrepo, history, merging, procs,
-               redaction, scoring, shards, signals, state, strategy, targeting, targets, usage)
+from . import (baseline, criticality, debug_reports, escalation, executors, generators, gitrepo, guard, history, merging, procs,
+               redaction, sandbox, scoring, shards, signals, state, strategy, targeting, targets, usage)
 from .affected import ImportMap
 from .config import Options, parse_size
 from .errors import BudgetExhausted, Escalation, UsageError
@@ -62,8 +62,15 @@ class Runner:
         self.pool.disk_floor = parse_size(self.options.disk_floor)
         self.history_path = state.explore_dir(self.root) / "history.jsonl"
         self.run_dir = state.run_dir(self.root, self.run.run_id)
-        self.executor = executors.create(self.options, root=self.root, run_id=self.run.run_id, pool=self.pool, tracker=self.tracker)
-        self.suite = Suite(self.executor, self.test_command, self.options, self.run_dir, self.display, self.tracker, self.memory_limit)
+        self.sandbox = sandbox.probe(self.options.sandbox, tuple(self.options.sandbox_writable))
+        self.display.note(self.sandbox.note)
+        self.executor = executors.create(self.options, root=self.root, run_id=self.run.run_id, pool=self.pool, tracker=self.tracker,
+                                         sandbox=self.sandbox)
+        self.suite = Suite(self.executor, self.test_command, self.options, self.run_dir, self.display, self.tracker, self.memory_limit,
+                           sandbox=self.sandbox)
+        self.guard = guard.Guard(self.root, Path(self.info.repo.git_dir), Path(self.info.repo.common_dir), self.run_dir / "quarantine")
+        self.fence: guard.Fingerprint | None = None
+        """The user's tree and git dir as the last fan-out found (and left) them."""
 
     # ------------------------------------------------------------------ helpers
 
@@ -216,6 +223,8 @@ class Runner:
             self.display.candidates([p.id for p in plans])
             self.save(f"iteration-{n}-fanout")
             await self.executor.prepare(self.run.current_commit)
+            watch = await guard.Watch.start(self.guard, f"iteration-{n}")
+            self.fence = watch.baseline
             config = FanOutConfig(
                 generator=self.generator, request=request, pool=self.pool, executor=self.executor, commit=self.run.current_commit,
                 iteration_dir=iteration_dir, test_command=self.test_command, yardstick=self.yardstick,
@@ -230,7 +239,7 @@ class Runner:
                 protected=targets.protected(self.run.baseline_ids, self.run.targets, self.run.preexisting_failures,
                                             flaky | frozenset(self.run.baseline_xfailed)),  # xfail stays allowed there
                 frozen=frozenset(self.run.reproduction.files if self.run.reproduction else ()),
-                test_data=frozenset(self.run.baseline_opened),
+                test_data=frozenset(self.run.baseline_opened), watch=watch, sandbox=self.sandbox,
             )
             started = time.monotonic()
             outcome = await fan_out(plans, config, self.options.parallel)
@@ -351,6 +360,7 @@ def check_options(root: Path, options: Options) -> None:
     if options.strategy != "auto" and options.strategy not in known:
         raise UsageError(f"unknown strategy {options.strategy!r}: choose auto or one of {', '.join(sorted(known))}")
     generators.resolve_agent(options.agent, options.agent_cmd, options.agents)
+    sandbox.probe(options.sandbox, tuple(options.sandbox_writable))  # `require` without bubblewrap: refused here
     if options.since:
         targeting.since_commit(root, options.since)
 
@@ -384,7 +394,8 @@ async def run_repair(
     finally:
         usage.book_unrecorded(runner.generator, run)
         redaction.scrub_tree(state.run_dir(info.root, run.run_id))
-    merging.finish(info, run, options, display)
+    drift = runner.guard.drift(runner.fence) if runner.fence is not None else []
+    merging.finish(info, run, options, display, drift)
     run.finished = run.status != "interrupted"
     runner.save(run.status)
     return run

@@ -53,8 +53,9 @@ def commit_winner(repo: git.Repo, run: RunState, record: IterationRecord, best: 
     return new
 
 
-def finish(info: gitrepo.RepoInfo, run: RunState, options: Options, display: Display) -> None:
-    """Fast-forward the user's branch when safe; otherwise say how to take the result."""
+def finish(info: gitrepo.RepoInfo, run: RunState, options: Options, display: Display, drift: list[str] | None = None) -> None:
+    """Fast-forward the user's branch when safe; otherwise say how to take the result. drift: what
+    changed in the user's tree, hooks or config after the candidates ran (nothing explains it)."""
     merged = run.current_commit != run.base_commit
     if not merged:
         if run.branch and run.status not in ("interrupted", "escalated"):
@@ -66,6 +67,10 @@ def finish(info: gitrepo.RepoInfo, run: RunState, options: Options, display: Dis
     if options.no_apply or run.dirty or run.status in ("interrupted", "escalated"):
         why = "--no-apply" if options.no_apply else ("the tree had uncommitted changes" if run.dirty else f"the run is {run.status}")
         display.note(f"result left on {run.branch} ({why}); take it with: git merge --ff-only {run.branch}")
+        return
+    if drift:
+        display.note(f"result left on {run.branch}: {', '.join(drift[:8])} changed after the candidates ran and explore cannot tell "
+                     f"by whom; look at them, then take the result with: git merge --ff-only {run.branch}")
         return
     applied, why = gitrepo.fast_forward(info, run.start_commit, run.branch or run.current_commit)
     run.applied = applied

@@ -197,6 +197,8 @@ class CandidateResult(BaseModel):
     """An `--agent A,B,C` chain: why the members before its generator were passed over for it."""
     executor: ExecutorName | None = None
     """Where its test jobs ran."""
+    outside_writes: list[str] = Field(default_factory=list)
+    """What it changed outside its worktree (the shared git dir, the user's files): put back, and the reason it is rejected."""
 
 
 class IterationRecord(BaseModel):

@@ -114,6 +114,10 @@ def markdown(run: RunState) -> str:
             lines.append(f"Usage: {record.usage.text()}" + (f" — candidates: {per_candidate}" if per_candidate else ""))
         if record.timing.total():
             lines.append(f"Time: {timing_text(record.timing)}")
+    outside = [(r.n, c) for r in run.iterations for c in r.candidates if c.outside_writes]
+    if outside:
+        lines += ["", "## Writes outside the worktrees (put back; the candidate was rejected)",
+                  *[f"- iteration {n}, candidate {c.id}: {', '.join(f'`{p}`' for p in c.outside_writes)}" for n, c in outside]]
     if run.flaky:
         lines += ["", "## Flaky tests (not counted)", *[f"- `{t}`" for t in run.flaky]]
     lines += target_lines(run)

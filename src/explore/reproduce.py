@@ -17,6 +17,7 @@ from pathlib import Path
 import anyio
 
 from . import procs, scoring
+from .sandbox import Sandbox
 from .errors import BudgetExhausted, Escalation
 from .generators.base import TestWriteRequest, TestWriter, WrittenTests
 from .models import Reproduction, SampleAttempt, TestRun
@@ -107,6 +108,7 @@ class Samples:
     memory_limit: int | None = None
     setup: str | None = None
     """worktree_setup, run once in each fresh worktree."""
+    sandbox: Sandbox | None = None
     progress: Callable[[str, str], None] = lambda _s, _t: None
 
 
@@ -134,14 +136,16 @@ async def _sample(ctx: Samples, attempt: SampleAttempt, index: int, n: int, path
     files_dir.mkdir(parents=True, exist_ok=True)
     path, fresh = await anyio.to_thread.run_sync(ctx.pool.acquire, attempt.sample, ctx.commit)
     paths[attempt.sample] = path
+    confine = ctx.sandbox.confine(path, files_dir) if ctx.sandbox else None
     if fresh and ctx.setup:
-        done = await procs.run(ctx.setup, path, log_path=files_dir / "setup.log", tracker=ctx.tracker)
+        done = await procs.run(ctx.setup, path, log_path=files_dir / "setup.log", tracker=ctx.tracker, confine=confine)
         if done.exit_code != 0:
             attempt.why_not = f"worktree_setup failed with exit {done.exit_code}"
             return
     ctx.progress(attempt.sample, "writing tests")
     request = TestWriteRequest(issue=ctx.issue, workdir=path, sample=attempt.sample, index=index, of=n, files_dir=files_dir,
-                               test_patterns=ctx.test_patterns, test_command=ctx.test_command, tracker=ctx.tracker)
+                               test_patterns=ctx.test_patterns, test_command=ctx.test_command, tracker=ctx.tracker,
+                               confine=confine)
     try:
         with anyio.fail_after(ctx.timeout):
             written = await ctx.writer.write_tests(request)
@@ -168,7 +172,7 @@ async def _sample(ctx: Samples, attempt: SampleAttempt, index: int, n: int, path
         ctx.progress(attempt.sample, f"running {', '.join(attempt.files)} on today's code")
         with anyio.move_on_after(ctx.timeout):
             run = await run_tests(ctx.test_command, path, files_dir / "tests.log", select=attempt.files, tracker=ctx.tracker,
-                                  memory_limit=ctx.memory_limit)
+                                  memory_limit=ctx.memory_limit, confine=confine)
     judge(attempt, written, run)
     ctx.progress(attempt.sample, f"reproduces: {', '.join(attempt.reproducing)}" if attempt.reproducing else f"not kept: {attempt.why_not}")
 

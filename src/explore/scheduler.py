@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 import anyio
 
 from . import escalation, scoring
-from .candidate import Board, FanOutConfig, full_suite, run_candidate, score
+from .candidate import Board, FanOutConfig, full_suite, outside, run_candidate, score
 from .errors import Escalation
 from .events import Phase
 from .jobs import JobStatus
@@ -80,6 +80,17 @@ async def fan_out(plans: list[CandidatePlan], config: FanOutConfig, parallel: in
         for plan in plans:
             board.done[plan.id] = anyio.Event()
             group.start_soon(one, plan)
+    if config.watch is not None:  # a change several candidates may have made: each runs again, alone
+        for plan in plans:
+            if plan.id in config.watch.ambiguous:
+                config.watch.forget(plan.id)
+                board.forget(plan.id)
+                first = results[plan.id]
+                results[plan.id] = await run_candidate(plan, config, board)
+                results[plan.id].usage += first.usage
+        for cid, named in config.watch.named.items():  # changed elsewhere after cid had ended
+            results[cid].outside_writes += [p for p in named if p not in results[cid].outside_writes]
+        config.watch.named.clear()
     agreement = {cid: sum(1 for other in board.keys.values() if other == key) for cid, key in board.keys.items()}
     for cid, count in agreement.items():
         results[cid].agreement = count
@@ -107,6 +118,8 @@ async def validate(results: list[CandidateResult], config: FanOutConfig, board: 
         files_dir = config.iteration_dir / f"candidate-{result.id}"
         groups = config.shard_groups(1)
         config.emit(result.id, Phase.validating, f"{len(groups)} shards" if groups else "")
+        if config.watch is not None:
+            config.watch.enter(result.id)
         with anyio.move_on_after(config.branch_timeout) as scope:
             job = await full_suite(result.id, config.pool.path_for(result.id), config, board, result, files_dir, groups)
         if scope.cancelled_caught:
@@ -118,6 +131,8 @@ async def validate(results: list[CandidateResult], config: FanOutConfig, board: 
             board.runs[result.id] = job.run
             board.estimates.discard(result.id)
             score(result, job.run, config, result.files_changed)
+        if config.watch is not None:  # its full suite ran its code: checked like the candidate
+            outside(result, await config.watch.leave(result.id))
         if result.status != CandidateStatus.ok:
             result.score = 0.0
         config.emit(result.id, Phase.finished, result=result)

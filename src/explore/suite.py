@@ -14,6 +14,7 @@ from .errors import Escalation
 from .jobs import Executor, JobResult, JobStatus, TestJob
 from .models import PASSING, EscalationCategory, TestRun
 from .progress import Display
+from .sandbox import Sandbox
 from .testing import TestCommand
 
 
@@ -32,6 +33,7 @@ class Suite:
     memory_limit: int | None
     overhead_s: float = shards.DEFAULT_OVERHEAD_S
     """One test process's cost beyond its tests, measured on the last full run (its cheapest shard)."""
+    sandbox: Sandbox | None = None
 
     def timeout(self) -> float:
         return self.options.baseline_timeout or max(self.options.branch_timeout, 600.0)
@@ -120,7 +122,8 @@ class Suite:
 
     async def setup_once(self, path: Path) -> None:
         if self.options.worktree_setup:
-            done = await procs.run(self.options.worktree_setup, path, log_path=self.run_dir / "setup.log", tracker=self.tracker)
+            done = await procs.run(self.options.worktree_setup, path, log_path=self.run_dir / "setup.log", tracker=self.tracker,
+                                   confine=self.sandbox.confine(path, self.run_dir) if self.sandbox else None)
             if done.exit_code != 0:
                 raise Escalation(EscalationCategory.infrastructure, f"worktree_setup `{self.options.worktree_setup}` failed (exit {done.exit_code}): "
                                  f"{done.output_tail.strip()[-300:]}", escalation.INFRASTRUCTURE_ACTION)

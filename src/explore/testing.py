@@ -143,6 +143,7 @@ async def run_tests(
     ignore: list[str] | None = None,
     die_with_parent: bool = False,
     only: list[str] | None = None,
+    confine: procs.Confinement | None = None,
 ) -> TestRun:
     """Run the suite (or the selected pytest ids) in workdir; the caller bounds it in time.
     ignore: test files left out (pytest --ignore), for the shard that runs "everything else";
@@ -152,7 +153,7 @@ async def run_tests(
     A test that ignored the per-test limit ended its pytest process: it counts as `timeout`, and
     the suite runs again without it so the other tests still count."""
     hung: dict[str, TestOutcome] = {}
-    limits = _Limits(tracker, memory_limit, log_cap, ignore or [], die_with_parent, only)
+    limits = _Limits(tracker, memory_limit, log_cap, ignore or [], die_with_parent, only, confine)
     run = await _run_once(command, workdir, log_path, select, [], limits)
     attempt = 0
     while run.exit_code == HARD_EXIT and attempt < MAX_HARD_RERUNS and not run.oom:
@@ -181,6 +182,7 @@ class _Limits:
     ignore: list[str]
     die_with_parent: bool
     only: list[str] | None = None
+    confine: procs.Confinement | None = None
 
 
 async def _run_once(command: TestCommand, workdir: Path, log_path: Path, select: list[str] | None, deselect: list[str],
@@ -218,7 +220,7 @@ async def _run_once(command: TestCommand, workdir: Path, log_path: Path, select:
             (workdir / command.junit_xml).unlink(missing_ok=True)  # never score a stale report
     log.debug("tests: %s (log %s)", cmd if isinstance(cmd, str) else shlex.join(cmd), log_path)
     result = await procs.run(cmd, workdir, env=env, log_path=log_path, tracker=limits.tracker, memory_limit=limits.memory_limit,
-                             log_cap=limits.log_cap, die_with_parent=limits.die_with_parent)
+                             log_cap=limits.log_cap, die_with_parent=limits.die_with_parent, confine=limits.confine)
     run = TestRun(exit_code=result.exit_code, log_path=str(log_path), duration_s=result.duration_s)
     if result.oom:
         run.oom = True

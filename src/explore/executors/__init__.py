@@ -7,12 +7,15 @@ from pathlib import Path
 from .. import procs
 from ..config import Options, parse_size
 from ..jobs import Executor
+from ..sandbox import Sandbox
 from ..worktrees import WorktreePool
 
 
-def create(options: Options, *, root: Path, run_id: str, pool: WorktreePool, tracker: procs.ProcessTracker) -> Executor:
+def create(options: Options, *, root: Path, run_id: str, pool: WorktreePool, tracker: procs.ProcessTracker,
+           sandbox: Sandbox | None = None) -> Executor:
     """The executor the options name; `ray` connects (or starts a local Ray) now, so a bad address
-    or a missing extra is a usage error before the baseline."""
+    or a missing extra is a usage error before the baseline. sandbox: where local test processes
+    run (Ray workers run theirs unsandboxed)."""
     if options.executor == "ray":
         from .ray import RayExecutor
 
@@ -22,4 +25,4 @@ def create(options: Options, *, root: Path, run_id: str, pool: WorktreePool, tra
     from .local import LocalExecutor
 
     return LocalExecutor(pool=pool, tracker=tracker, parallel=options.parallel,
-                         worktree_setup=options.worktree_setup)
+                         worktree_setup=options.worktree_setup, sandbox=sandbox)

@@ -13,6 +13,7 @@ from pathlib import Path
 import anyio
 
 from .. import procs
+from ..sandbox import Sandbox
 from ..errors import SetupFailed
 from ..jobs import ExecutorName, JobResult, JobStatus, TestJob
 from ..worktrees import WorktreePool
@@ -25,6 +26,8 @@ class LocalExecutor:
     tracker: procs.ProcessTracker
     parallel: int
     worktree_setup: str | None = None
+    sandbox: Sandbox | None = None
+    """Where its test processes run (see sandbox.py)."""
     name: ExecutorName = ExecutorName.local
     _idle: list[str] = field(default_factory=list)
     _made: int = 0
@@ -39,15 +42,18 @@ class LocalExecutor:
     async def run(self, job: TestJob, log_dir: Path) -> JobResult:
         log_path = log_dir / job.log_name
         if job.workdir is not None:
-            return await execute(job, job.workdir, log_path, self.name, tracker=self.tracker)
+            return await execute(job, job.workdir, log_path, self.name, tracker=self.tracker, confine=self._confine(job.workdir, log_dir))
         slot = self._take_slot()
         try:
             path = await self._tree(slot, job, log_dir)
             if isinstance(path, JobResult):
                 return path
-            return await execute(job, path, log_path, self.name, tracker=self.tracker)
+            return await execute(job, path, log_path, self.name, tracker=self.tracker, confine=self._confine(path, log_dir))
         finally:
             self._idle.append(slot)
+
+    def _confine(self, path: Path, log_dir: Path) -> procs.Confinement | None:
+        return self.sandbox.confine(path, log_dir) if self.sandbox else None
 
     def _take_slot(self) -> str:
         if self._idle:
@@ -58,7 +64,8 @@ class LocalExecutor:
     async def _tree(self, slot: str, job: TestJob, log_dir: Path) -> Path | JobResult:
         path, fresh = await anyio.to_thread.run_sync(self.pool.acquire, slot, job.commit)
         if fresh and self.worktree_setup:
-            done = await procs.run(self.worktree_setup, path, log_path=log_dir / f"setup-{slot}.log", tracker=self.tracker)
+            done = await procs.run(self.worktree_setup, path, log_path=log_dir / f"setup-{slot}.log", tracker=self.tracker,
+                                   confine=self._confine(path, log_dir))
             if done.exit_code != 0:
                 raise SetupFailed(f"worktree_setup `{self.worktree_setup}` failed with exit {done.exit_code}: {done.output_tail.strip()[-300:]}")
         if job.patch:

@@ -9,6 +9,7 @@ from typing import Protocol
 
 from ..models import CandidatePlan, IterationRecord, Proposal, Realised, TestOutcome
 from ..procs import ProcessTracker
+from ..sandbox import Confinement
 from ..strategy import Strategy
 from ..testing import TestCommand
 from ..usage import Usage
@@ -59,6 +60,8 @@ class CandidateContext:
     """Outside the worktree: prompt and result files live here."""
     request: ProposalRequest
     tracker: ProcessTracker | None = None
+    confine: Confinement | None = None
+    """How an agent process of this candidate runs (its sandbox, the marker of its daemons)."""
 
 
 class FixGenerator(Protocol):
@@ -89,6 +92,7 @@ class TestWriteRequest:
     test_patterns: list[str]
     test_command: TestCommand
     tracker: ProcessTracker | None = None
+    confine: Confinement | None = None
 
 
 @dataclass

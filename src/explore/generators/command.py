@@ -74,6 +74,7 @@ class CommandGenerator:
             stdin=prompt.encode(),
             log_path=context.files_dir / "agent.log",
             tracker=context.tracker,
+            confine=context.confine,
         )
         if done.exit_code != 0:
             last = done.output_tail.strip().splitlines()[-1:] or ["(no output)"]
@@ -98,7 +99,8 @@ class CommandGenerator:
         env = {"EXPLORE_ROLE": "test-writer", "EXPLORE_PROMPT_FILE": str(prompt_file), "EXPLORE_ISSUE_FILE": str(issue_file),
                "EXPLORE_RESULT_FILE": str(result_file), "EXPLORE_CANDIDATE": request.sample}
         done = await procs.run(self.agent_cmd, request.workdir, env=env, stdin=prompt.encode(),
-                               log_path=request.files_dir / "agent.log", tracker=request.tracker)
+                               log_path=request.files_dir / "agent.log", tracker=request.tracker,
+                               confine=request.confine)
         if done.exit_code != 0:
             last = done.output_tail.strip().splitlines()[-1:] or ["(no output)"]
             raise AgentCrashed(f"agent exited with {done.exit_code}: {last[0][:300]}")

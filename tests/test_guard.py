@@ -1,0 +1,106 @@
+"""guard: what no candidate may change — fingerprinted, compared, put back byte for byte, and
+attributed — on real git repositories."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from conftest import git, make_repo
+from explore import guard
+
+FILES = {"calc.py": "def add(a, b):\n    return a + b\n", "run.sh": "#!/bin/sh\necho hi\n"}
+
+
+def repo_with_guard(tmp_path: Path) -> tuple[Path, guard.Guard]:
+    repo = make_repo(tmp_path / "repo", FILES)
+    (repo / "run.sh").chmod(0o755)
+    (repo / "link").symlink_to("calc.py")
+    (repo / "notes.txt").write_text("the user's untracked notes\n")
+    git(repo, "add", "run.sh", "link")
+    git(repo, "commit", "-qm", "exec bit and a link")
+    git(repo, "update-ref", "refs/heads/explore/run-1", "HEAD")
+    git(repo, "pack-refs", "--all")
+    return repo, guard.Guard(repo, repo / ".git", repo / ".git", tmp_path / "quarantine")
+
+
+def test_every_kind_of_change_is_named_and_put_back_byte_for_byte(tmp_path: Path) -> None:
+    repo, watched = repo_with_guard(tmp_path)
+    index = (repo / ".git" / "index").read_bytes()
+    before = watched.fingerprint()
+    (repo / ".git" / "hooks" / "post-commit").write_text("#!/bin/sh\ntouch HOOK\n")
+    with (repo / ".git" / "config").open("a") as config:
+        config.write("[alias]\n\tplanted = !touch x\n")
+    git(repo, "branch", "planted")
+    (repo / "calc.py").write_text("changed\n")
+    (repo / "run.sh").chmod(0o644)
+    (repo / "link").unlink()
+    (repo / "link").write_text("no longer a link\n")
+    (repo / "notes.txt").unlink()
+    (repo / "new" / "deep").mkdir(parents=True)
+    (repo / "new" / "deep" / "planted.txt").write_text("planted\n")
+    after = watched.fingerprint()
+    paths = watched.compare(before, after)
+    assert paths == sorted([".git/config", ".git/hooks/post-commit", ".git/refs/heads/planted"]) + sorted(
+        ["calc.py", "link", "new/deep/planted.txt", "notes.txt", "run.sh"])
+    change = watched.restore(before, after, "iteration-1-a")
+    assert change.restored and change.paths == paths
+    assert watched.fingerprint() == before
+    assert (repo / "calc.py").read_text() == FILES["calc.py"] and os.access(repo / "run.sh", os.X_OK)
+    assert (repo / "link").is_symlink() and os.readlink(repo / "link") == "calc.py"
+    assert (repo / "notes.txt").read_text() == "the user's untracked notes\n"
+    assert not (repo / "new" / "deep" / "planted.txt").exists() and not (repo / ".git" / "hooks" / "post-commit").exists()
+    assert "planted" not in git(repo, "branch", "--list")
+    assert (repo / ".git" / "index").read_bytes() == index  # read through a copy: the user's index is never written
+    kept = change.quarantine
+    assert kept is not None and (kept / "calc.py").read_text() == "changed\n" and (kept / ".git" / "hooks" / "post-commit").exists()
+
+
+def test_explores_own_refs_and_ignored_files_are_not_guarded(tmp_path: Path) -> None:
+    repo, watched = repo_with_guard(tmp_path)
+    before = watched.fingerprint()
+    git(repo, "update-ref", "refs/heads/explore/run-1", "HEAD~1")  # loose over the packed one
+    git(repo, "update-ref", "refs/heads/explore/run-2", "HEAD")
+    git(repo, "update-ref", "-d", "refs/heads/explore/run-1")  # rewrites packed-refs without it
+    (repo / "__pycache__").mkdir()
+    (repo / "__pycache__" / "calc.pyc").write_bytes(b"\0")
+    assert watched.compare(before, watched.fingerprint()) == []
+
+
+def test_files_in_home_and_next_to_the_repository_are_named(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / ".bashrc").write_text("# mine\n")
+    monkeypatch.setenv("HOME", str(home))
+    repo, watched = repo_with_guard(tmp_path)
+    before = watched.fingerprint()
+    with (home / ".bashrc").open("a") as rc:
+        rc.write("echo planted\n")
+    (tmp_path / "next-to-it.txt").write_text("x\n")
+    (home / ".cache" / "tool").mkdir(parents=True)  # a folder's own content is not watched
+    after = watched.fingerprint()
+    assert watched.elsewhere(before, after) == sorted([str(home / ".bashrc"), str(tmp_path / "next-to-it.txt")])
+    assert watched.compare(before, after) == []
+
+
+@pytest.mark.anyio
+async def test_one_suspect_is_the_culprit_several_are_replayed(tmp_path: Path) -> None:
+    repo, watched = repo_with_guard(tmp_path)
+    watch = await guard.Watch.start(watched, "iteration-1")
+    watch.enter("a")
+    watch.enter("b")
+    (repo / "planted.txt").write_text("x\n")
+    assert await watch.leave("a") is None  # b ran too: no telling which
+    assert watch.ambiguous == {"a", "b"} and not (repo / "planted.txt").exists()
+    assert await watch.leave("b") is None  # put back already: b's own check is clean
+    for cid in sorted(watch.ambiguous):  # the replay: one at a time
+        watch.forget(cid)
+        watch.enter(cid)
+        if cid == "a":
+            (repo / "planted.txt").write_text("x\n")
+        change = await watch.leave(cid)
+        assert (change is not None) == (cid == "a")
+    assert change is None and not watch.ambiguous and not (repo / "planted.txt").exists()
+
