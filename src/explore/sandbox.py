@@ -22,7 +22,7 @@ import subprocess
 import sys
 import uuid
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Literal
 
@@ -67,6 +67,10 @@ class Confinement:
     """Read-only again inside a writable folder (the admin dir's pointers, the object store's alternates)."""
     private: Path
     """Its private temp and cache folders live here (in the sandbox: outside it, /tmp and ~/.cache are read-only)."""
+
+    def with_writable(self, *paths: str) -> Confinement:
+        """The same, with more paths writable (a named agent's own state, e.g. ~/.claude)."""
+        return replace(self, writable=(*self.writable, *(Path(p).expanduser() for p in paths)))
 
     def wrap(self, cmd: Sequence[str] | str, env: Mapping[str, str] | None) -> tuple[list[str] | str, dict[str, str], str | None]:
         """(the command to start, its environment, the marker its daemons are found by — None in the

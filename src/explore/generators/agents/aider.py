@@ -24,6 +24,7 @@ class Aider:
     name = "aider"
     install = "python -m pip install aider-chat"
     default_bin = "aider"
+    state = ("~/.aider",)
 
     def argv(self, settings: AgentSettings, role: Role, prompt_file: Path, budget_usd: float | None) -> list[str]:
         flags = ["--message-file", str(prompt_file), "--yes-always", "--no-auto-commits", "--no-dirty-commits",

@@ -80,6 +80,8 @@ class Adapter(Protocol):
     install: str
     """The command that installs the CLI (said when it is missing)."""
     default_bin: str
+    state: tuple[str, ...]
+    """Where the CLI keeps its own state (login, settings): writable inside the sandbox."""
 
     def argv(self, settings: AgentSettings, role: Role, prompt_file: Path, budget_usd: float | None) -> list[str]:
         """The flags after the executable (the prompt also arrives on stdin)."""
@@ -195,14 +197,14 @@ class CLIAgent:
         prompt = build_prompt(context.request, plan.hypothesis or None)
         env = {"EXPLORE_CANDIDATE": context.candidate_id, "EXPLORE_ITERATION": str(context.iteration),
                "EXPLORE_STRATEGY": context.strategy.name, "EXPLORE_ROLE": "coder"}
-        outcome = await self._run("coder", prompt, context.workdir, context.files_dir, env, context.tracker)
+        outcome = await self._run("coder", prompt, context.workdir, context.files_dir, env, context.tracker, context.confine)
         return Realised(hypothesis=outcome.text.strip()[:500] or None, usage=outcome.usage)
 
     async def write_tests(self, request: TestWriteRequest) -> WrittenTests:
         """The test-writer role of `--issue`: told to write test files only (explore keeps only those)."""
         prompt = WRITER_TASK.format(patterns=", ".join(request.test_patterns), issue=request.issue.strip())
         env = {"EXPLORE_CANDIDATE": request.sample, "EXPLORE_ROLE": "test-writer"}
-        outcome = await self._run("test-writer", prompt, request.workdir, request.files_dir, env, request.tracker)
+        outcome = await self._run("test-writer", prompt, request.workdir, request.files_dir, env, request.tracker, request.confine)
         result = None
         claim = last_object(outcome.text)
         if claim is not None:
@@ -240,7 +242,7 @@ class CLIAgent:
         return None if self.budget_usd is None else self.budget_usd - spent.llm.cost_usd
 
     async def _run(self, role: Role, prompt: str, workdir: Path, files_dir: Path, env: dict[str, str],
-                   tracker: procs.ProcessTracker | None) -> Outcome:
+                   tracker: procs.ProcessTracker | None, confine: procs.Confinement | None = None) -> Outcome:
         remaining = self._remaining_usd()
         prompt_file = files_dir / "prompt.md"
         prompt_file.write_text(prompt, encoding="utf-8")
@@ -248,7 +250,8 @@ class CLIAgent:
         env = {**self.adapter.env(self.settings), **self.settings.env, **env, "EXPLORE_PROMPT_FILE": str(prompt_file)}
         self.running += 1
         try:
-            done = await procs.run(argv, workdir, env=env, stdin=prompt.encode(), log_path=files_dir / "agent.log", tracker=tracker)
+            done = await procs.run(argv, workdir, env=env, stdin=prompt.encode(), log_path=files_dir / "agent.log", tracker=tracker,
+                                   confine=confine.with_writable(*self.adapter.state) if confine else None)
         finally:
             self.running -= 1
         output = (files_dir / "agent.log").read_text(encoding="utf-8", errors="replace")

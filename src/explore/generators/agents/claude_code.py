@@ -18,6 +18,7 @@ class ClaudeCode:
     name = "claude-code"
     install = "npm install -g @anthropic-ai/claude-code"
     default_bin = "claude"
+    state = ("~/.claude", "~/.claude.json")
 
     def argv(self, settings: AgentSettings, role: Role, prompt_file: Path, budget_usd: float | None) -> list[str]:
         flags = ["-p", "--output-format", "stream-json", "--verbose", "--permission-mode", "acceptEdits",

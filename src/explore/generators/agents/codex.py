@@ -16,6 +16,7 @@ class Codex:
     name = "codex"
     install = "npm install -g @openai/codex"
     default_bin = "codex"
+    state = ("~/.codex",)
 
     def argv(self, settings: AgentSettings, role: Role, prompt_file: Path, budget_usd: float | None) -> list[str]:
         flags = ["exec", "--json", "--sandbox", "workspace-write", "--skip-git-repo-check", "--ephemeral", "--color", "never",

@@ -18,6 +18,7 @@ class Gemini:
     name = "gemini"
     install = "npm install -g @google/gemini-cli"
     default_bin = "gemini"
+    state = ("~/.gemini",)
 
     def argv(self, settings: AgentSettings, role: Role, prompt_file: Path, budget_usd: float | None) -> list[str]:
         flags = ["--prompt", ASK, "--output-format", "json", "--approval-mode", "auto_edit", "--skip-trust"]

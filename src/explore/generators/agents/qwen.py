@@ -17,6 +17,7 @@ class Qwen:
     name = "qwen"
     install = "npm install -g @qwen-code/qwen-code"
     default_bin = "qwen"
+    state = ("~/.qwen",)
 
     def argv(self, settings: AgentSettings, role: Role, prompt_file: Path, budget_usd: float | None) -> list[str]:
         flags = ["--output-format", "json", "--approval-mode", "auto-edit"]
