@@ -172,10 +172,12 @@ def test_a_test_already_xfail_at_baseline_still_counts_as_passing(tmp_path: Path
     assert summary["iterations"][0]["winner"] == "a"
 
 
-def test_the_issue_24_three_candidates_the_honest_one_wins(tmp_path: Path) -> None:
+@pytest.mark.parametrize("allowed", [False, True], ids=["test edits refused", "allow-test-edits"])
+def test_the_issue_24_three_candidates_the_honest_one_wins(tmp_path: Path, allowed: bool) -> None:
     """Issue 24's repository: (a) bends pytest's report when pytest is loaded, (c) is right only under
-    pytest, (b) is the honest fix at the lowest confidence. The merged tree adds right outside pytest."""
-    repo = make_repo(tmp_path / "repo", {**FILES, "pyproject.toml": pyproject()})
+    pytest, (b) is the honest fix at the lowest confidence. The merged tree adds right outside pytest.
+    allow-test-edits does not lift the rule: library code is not test code."""
+    repo = make_repo(tmp_path / "repo", {**FILES, "pyproject.toml": pyproject() + ("allow-test-edits = true\n" if allowed else "")})
     agent = scripted_agent(tmp_path, {
         "a": {"replace": {"calc.py": [AT_IMPORT, BEND_REPORT + AT_IMPORT]}, "confidence": 0.99},
         "b": {**HONEST, "confidence": 0.3},
