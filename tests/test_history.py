@@ -9,6 +9,7 @@ import pytest
 
 from explore import history
 from explore.history import HistoryRecord
+from explore.models import IterationRecord, RunState
 
 
 def rec(n: int, rate: float, failing: list[str] = (), run_id: str = "r1", flaky: list[str] = ()) -> HistoryRecord:
@@ -146,8 +147,17 @@ def test_load_missing_file_is_empty(tmp_path: Path) -> None:
     assert history.load(tmp_path / "nope.jsonl") == []
 
 
+def recorded_run(explore_dir: Path, run_id: str = "r1", flaky: list[str] = (), iterations: list[list[str]] = ()) -> None:
+    """A run's state in explore_dir/runs/, as `explore run` leaves it: what makes its records plausible."""
+    run = RunState(run_id=run_id, repo="/r", base_commit="abc", start_commit="abc", current_commit="abc", flaky=list(flaky),
+                   iterations=[IterationRecord(n=i + 1, strategy="conservative", failed_tests=f) for i, f in enumerate(iterations)])
+    (explore_dir / "runs" / run_id).mkdir(parents=True, exist_ok=True)
+    (explore_dir / "runs" / run_id / "state.json").write_text(run.model_dump_json())
+
+
 def test_append_then_load_round_trip(tmp_path: Path) -> None:
     path = tmp_path / ".explore" / "history.jsonl"  # parent folder created on demand
+    recorded_run(tmp_path / ".explore", flaky=["t::f"], iterations=[[]])
     first = HistoryRecord(run_id="r1", n=0, pass_rate=50.0, failing=["t::a"], flaky=["t::f"], strategy=None, commit="abc")
     second = HistoryRecord(run_id="r1", n=1, pass_rate=100.0, strategy="conservative", green=True)
     history.append(path, first)
@@ -158,6 +168,7 @@ def test_append_then_load_round_trip(tmp_path: Path) -> None:
 
 def test_load_skips_damaged_lines(tmp_path: Path) -> None:
     path = tmp_path / "history.jsonl"
+    recorded_run(tmp_path, iterations=[[]])
     good = HistoryRecord(run_id="r1", n=0, pass_rate=40.0, failing=["t::a"])
     later = HistoryRecord(run_id="r1", n=1, pass_rate=60.0)
     path.write_text(
@@ -172,6 +183,28 @@ def test_load_skips_damaged_lines(tmp_path: Path) -> None:
         handle.write(b"\xff\xfe garbage\n")
     history.append(path, later)
     assert history.load(path) == [good, later]
+
+
+def test_records_no_recorded_run_could_have_written_are_ignored_with_a_warning(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    path = tmp_path / "history.jsonl"
+    recorded_run(tmp_path, flaky=["t::f"], iterations=[["t::a"]])
+    honest = [HistoryRecord(run_id="r1", n=0, pass_rate=0.0, failing=["t::a", "t::b"], flaky=["t::f"], commit="abc"),
+              HistoryRecord(run_id="r1", n=1, pass_rate=50.0, failing=["t::a"], commit="abc")]
+    planted = [
+        (HistoryRecord(run_id="r9", n=0, pass_rate=0.0, flaky=["t::a", "t::b"]), "run 'r9' is not recorded"),
+        (HistoryRecord(run_id="r1", n=0, pass_rate=0.0, flaky=["t::a"]), "flaky tests run r1 never found: t::a"),
+        (HistoryRecord(run_id="r1", n=1, pass_rate=50.0, failing=["t::a"]), "a second record for iteration 1"),
+        (HistoryRecord(run_id="r1", n=2, pass_rate=50.0), "run r1 has no iteration 2"),
+        (HistoryRecord(run_id="r1", n=1, pass_rate=50.0, failing=["t::z"]), "failing tests that are not iteration 1 of run r1's"),
+        (HistoryRecord(run_id="../r1", n=0, pass_rate=0.0), "is not recorded"),
+        (HistoryRecord(run_id="r1", n=0, pass_rate=0.0, commit="f00d"), "commit f00d is none of run r1's"),
+    ]
+    for record in honest + [p for p, _ in planted]:
+        history.append(path, record)
+    with caplog.at_level("WARNING", logger="explore.history"):
+        assert history.load(path) == honest
+    for _, why in planted:
+        assert any(why in message for message in caplog.messages), why
 
 
 def test_a_failing_test_unmoved_two_iterations_running_is_set_aside() -> None:

@@ -18,6 +18,7 @@ from explore.scoring import (
     newly_failing,
     normalise_source,
     patch_key,
+    reach_reason,
     rank,
     tamper_reason,
     yardstick_of,
@@ -229,37 +230,50 @@ def test_diff_size_counts_changed_lines_only() -> None:
 
 # --- patch identity --------------------------------------------------------------------------
 
-PY = "def f(x):\n    return x + 1\n"
+PY = b"def f(x):\n    return x + 1\n"
 
 
 def test_comments_and_layout_do_not_change_python_keys() -> None:
-    variant = "# a comment\ndef f( x ):\n\n    return (x+1)  # inline\n"
+    variant = b"# a comment\ndef f( x ):\n\n    return (x+1)  # inline\n"
     assert normalise_source("m.py", PY) == normalise_source("m.py", variant)
     assert patch_key({"pkg/m.py": PY}) == patch_key({"pkg/m.py": variant})
 
 
 def test_real_change_changes_the_key() -> None:
-    assert patch_key({"pkg/m.py": PY}) != patch_key({"pkg/m.py": PY.replace("+ 1", "- 1")})
+    assert patch_key({"pkg/m.py": PY}) != patch_key({"pkg/m.py": PY.replace(b"+ 1", b"- 1")})
     assert patch_key({"pkg/m.py": PY}) != patch_key({"pkg/n.py": PY})  # same text, other file
     assert patch_key({"pkg/m.py": PY}) != patch_key({"pkg/m.py": None})  # deleted
     assert patch_key({"pkg/m.py": PY}) != patch_key({"pkg/m.py": PY, "pkg/n.py": PY})
+    docstring = b'def f(x):\n    """Twice x."""\n    return x + 1\n'
+    assert patch_key({"m.py": docstring}) != patch_key({"m.py": docstring.replace(b"Twice", b"Twice  ")})
 
 
-def test_unparsable_python_still_ignores_comments_but_not_tokens() -> None:
-    broken = "def f(x):\n    return x + + = 1  # note\n"
-    relaid = "def f( x ):\n    return x+ + =1\n"
-    assert normalise_source("m.py", broken) == normalise_source("m.py", relaid)
-    assert patch_key({"m.py": broken}) != patch_key({"m.py": broken.replace("= 1", "= 2")})
+def test_python_is_read_in_its_declared_encoding() -> None:
+    latin = "# -*- coding: latin-1 -*-\nNAME = 'café'\n"
+    assert normalise_source("m.py", latin.encode("latin-1")) != normalise_source("m.py", latin.encode("utf-8"))
 
 
-def test_other_text_ignores_whitespace_only() -> None:
-    assert patch_key({"conf.cfg": "a = 1\nb = 2\n"}) == patch_key({"conf.cfg": "a=1\n\n  b=2"})
-    assert patch_key({"conf.cfg": "a = 1\n"}) != patch_key({"conf.cfg": "a = 2\n"})
+def test_unparsable_python_and_every_other_file_compare_byte_for_byte() -> None:
+    broken = b"def f(x):\n    return x + + = 1  # note\n"
+    assert patch_key({"m.py": broken}) != patch_key({"m.py": broken.replace(b"  # note", b"")})
+    for name in ("conf.cfg", "data/expected.json", "notes.txt", "schema.yaml", "m.pyi"):
+        assert patch_key({name: b'{"a": 1}\n'}) != patch_key({name: b'{"a":1}\n'}), name
+        assert patch_key({name: b'{"a": 1}\n'}) == patch_key({name: b'{"a": 1}\n'})
 
 
 def test_patch_key_independent_of_dict_order() -> None:
-    assert patch_key({"a.py": "x = 1\n", "b.py": "y = 2\n"}) == patch_key({"b.py": "y = 2\n", "a.py": "x = 1\n"})
+    assert patch_key({"a.py": b"x = 1\n", "b.py": b"y = 2\n"}) == patch_key({"b.py": b"y = 2\n", "a.py": b"x = 1\n"})
 
 
-def test_unclosed_bracket_python_still_ignores_comments() -> None:
-    assert normalise_source("m.py", "def f(x:\n    return x + 1  # note\n") == normalise_source("m.py", "def f(x:\n    return x + 1\n")
+@pytest.mark.parametrize(("files", "links", "needle"), [
+    ([".explore"], {".explore": "/home/me/elsewhere"}, "touches .explore"),
+    (["sub/.explore/history.jsonl"], {}, "touches sub/.explore/history.jsonl"),
+    (["etc"], {"etc": "/etc"}, "symlink leading outside the tree: etc -> /etc"),
+    (["a/up"], {"a/up": "../../x"}, "a/up -> ../../x"),
+])
+def test_changes_out_of_bounds(files: list[str], links: dict[str, str], needle: str) -> None:
+    assert needle in (reach_reason(files, links) or "")
+
+
+def test_changes_within_bounds() -> None:
+    assert reach_reason(["a/b/link", "explore.py", ".explorer"], {"a/b/link": "../c/./d"}) is None

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 
 import anyio
 
-from . import adoption, escalation, generators, gitrepo, history, reproduce, targeting
+from . import adoption, escalation, generators, gitrepo, history, reproduce, targeting, testcode
 from .errors import Escalation
 from .models import EscalationCategory, TestRun
 from .testing import OPENED_ENV, derived_test_timeout
@@ -32,7 +32,7 @@ async def start(r: Runner) -> None:
     r.suite_s = time.monotonic() - started
     if run.infra_error:
         raise Escalation(EscalationCategory.infrastructure, f"the baseline test run failed: {run.infra_error} (log: {run.log_path})", escalation.INFRASTRUCTURE_ACTION)
-    opened = sorted(set(run.opened))
+    opened = testcode.test_data(run.opened, r.options.test_patterns, testcode.collected_files(run.outcomes))
     if r.options.issue:
         run = await reproduce_issue(r, run)
     r.run.baseline_skipped = sorted(i for i, o in run.outcomes.items() if o.outcome == "skipped")

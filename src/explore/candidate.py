@@ -6,13 +6,14 @@ is what travels to the executor, which runs the candidate's tests wherever it ru
 
 from __future__ import annotations
 
+import os
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import anyio
 
-from . import escalation, guard, harness_refs, procs, sandbox, scoring, shards, testcode
+from . import escalation, gitrepo, guard, harness_refs, procs, sandbox, scoring, shards, testcode
 from .affected import ImportMap
 from .errors import BudgetExhausted, Escalation, SetupFailed
 from .events import CandidateEvent, Listener, Phase
@@ -25,6 +26,10 @@ from .testfiles import is_test_file
 from .testing import TestCommand
 from .usage import Usage
 from .worktrees import WorktreePool
+
+
+LINK_REWRITTEN = ("rewrote its worktree's .git file (or pointed the worktree's HEAD at a branch): explore's own git "
+                  "would have acted on another repository or branch")
 
 
 @dataclass(frozen=True)
@@ -205,16 +210,27 @@ async def _attempt(plan: CandidatePlan, config: FanOutConfig, board: Board, resu
         result.confidence = realised.confidence
     if realised.hypothesis:
         result.hypothesis = realised.hypothesis
+    if not config.pool.intact(path):
+        result.status, result.reason = CandidateStatus.rejected, LINK_REWRITTEN
+        return
     patch_file = files_dir / "candidate.diff"
-    files = await anyio.to_thread.run_sync(config.pool.capture_patch, path, patch_file)
+    captured = await anyio.to_thread.run_sync(config.pool.capture_patch, path, patch_file)
+    files = captured.files
     patch = patch_file.read_text(encoding="utf-8", errors="replace")
-    result.files_changed, result.patch_path, result.diff_lines = files, str(patch_file), scoring.diff_size(patch)
+    result.files_changed, result.patch_path, result.diff_lines = files, str(patch_file), scoring.diff_size(captured.review)
     if not files:
         result.status, result.reason = CandidateStatus.rejected, "empty: the generator made no change"
         return
     board.patches[plan.id] = patch
+    reach = scoring.reach_reason(files, captured.links)
+    clobbered = gitrepo.would_overwrite(config.pool.repo_root, captured.added)
+    if clobbered and not reach:
+        reach = f"adds {', '.join(clobbered[:3])}, which would replace an untracked or ignored file of yours in {config.pool.repo_root}"
+    if reach:
+        result.status, result.reason = CandidateStatus.rejected, reach
+        return
     tests = tuple(f for f in files if is_test_file(f, config.test_patterns))
-    destructive = escalation.classify_patch(patch, tests)
+    destructive = escalation.classify_patch(captured.review, tests)
     if destructive:
         board.destructive[plan.id] = destructive
         result.status, result.reason = CandidateStatus.rejected, f"destructive: {destructive.reason}"
@@ -252,6 +268,9 @@ async def _attempt(plan: CandidatePlan, config: FanOutConfig, board: Board, resu
             result.status, result.reason = CandidateStatus.crashed, f"same patch as candidate {twin}, which did not finish"
         return
     job = await _test(plan.id, path, config, board, result, files_dir)
+    if not config.pool.intact(path):  # its code, run by the tests, rewrote the link
+        result.status, result.reason = CandidateStatus.rejected, LINK_REWRITTEN
+        return
     if job.status != JobStatus.ok:
         result.status, result.reason = _job_failure(job)
         return
@@ -332,8 +351,8 @@ def score(result: CandidateResult, run: TestRun, config: FanOutConfig, files: li
     result.score = counts.pass_rate
 
 
-def _read_or_none(path: Path) -> str | None:
+def _read_or_none(path: Path) -> bytes | None:
     try:
-        return path.read_text(encoding="utf-8", errors="replace")
-    except (FileNotFoundError, IsADirectoryError):
+        return os.readlink(path).encode(errors="surrogateescape") if path.is_symlink() else path.read_bytes()
+    except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
         return None

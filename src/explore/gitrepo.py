@@ -1,5 +1,10 @@
 """The user's repository: checks, snapshot of a dirty tree, commits made without touching the
-user's index or files, the run branch and the final fast-forward."""
+user's index or files, the run branch and the final fast-forward.
+
+Every git command explore runs is inert (`GIT`, `inert`): no hook and no fsmonitor runs, so
+nothing a candidate planted in the shared git dir runs under explore's name. Diffs explore reads
+(`DIFF`) show the bytes git commits, whatever `.gitattributes` (`-diff`, textconv) says.
+"""
 
 from __future__ import annotations
 
@@ -14,6 +19,13 @@ from .errors import UsageError
 
 FALLBACK_NAME = "explore"
 FALLBACK_EMAIL = "explore@localhost"
+INERT = ("-c", "core.hooksPath=/dev/null", "-c", "core.fsmonitor=false")
+GIT = ("git", *INERT)
+"""The start of every git command line explore runs."""
+DIFF_ARGS = ("-c", "core.attributesFile=/dev/null", "diff", "--no-color", "--no-textconv", "--no-ext-diff")
+DIFF = (*GIT, *DIFF_ARGS)
+"""A diff explore reads: no textconv, no external diff, no global attributes (add `--text` to see
+files `.gitattributes` marks `-diff` or binary as the text they are)."""
 GENERATED_IGNORES = "__pycache__/\n*.py[cod]\n.pytest_cache/\n.coverage\n.coverage.*\n*.egg-info/\n.mypy_cache/\n.ruff_cache/\n.explore/\n"
 """Never part of a candidate's diff, even in a project without a .gitignore."""
 
@@ -26,12 +38,18 @@ class RepoInfo:
     head: str
 
 
+def inert(repo: git.Repo) -> git.Repo:
+    """repo, with every command GitPython runs for it made inert (INERT)."""
+    repo.git.set_persistent_git_options(c=[INERT[1], INERT[3]])
+    return repo
+
+
 def open_repo(path: Path) -> RepoInfo:
     """The repository at path, refusing states in which a run could not be safe."""
     if not path.exists():
         raise UsageError(f"{path}: no such directory")
     try:
-        repo = git.Repo(path, search_parent_directories=True)
+        repo = inert(git.Repo(path, search_parent_directories=True))
     except (git.InvalidGitRepositoryError, git.NoSuchPathError):
         raise UsageError(f"{path} is not a git repository (run `git init` and commit your code first)") from None
     if repo.bare:
@@ -92,10 +110,28 @@ def exclude_path(repo: git.Repo, entry: str) -> None:
 
 
 def ignores_file(repo: git.Repo) -> Path:
+    """The excludes file a candidate's capture uses: the user's own global excludes file (it stays
+    in force: an `.env` ignored only there is never committed) followed by GENERATED_IGNORES."""
     path = Path(repo.common_dir) / "explore-ignores"
-    if not path.exists() or path.read_text() != GENERATED_IGNORES:
-        path.write_text(GENERATED_IGNORES)
+    text = _global_excludes(repo) + "\n" + GENERATED_IGNORES
+    if not path.exists() or path.read_text(errors="replace") != text:
+        path.write_text(text)
     return path
+
+
+def _global_excludes(repo: git.Repo) -> str:
+    """The text of the excludes file git uses for this repository (core.excludesFile, else
+    $XDG_CONFIG_HOME/git/ignore), or "" when there is none."""
+    try:
+        configured = repo.git.config("--type=path", "--get", "core.excludesFile").strip()
+    except git.GitCommandError:
+        configured = ""
+    base = os.environ.get("XDG_CONFIG_HOME") or os.path.join(os.path.expanduser("~"), ".config")
+    path = Path(configured) if configured else Path(base) / "git" / "ignore"
+    try:
+        return path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return ""
 
 
 def is_dirty(repo: git.Repo) -> bool:
@@ -168,15 +204,32 @@ def fast_forward(info: RepoInfo, start_commit: str, target: str) -> tuple[bool, 
         return False, f"{info.branch} has moved since the run started"
     if is_dirty(repo):
         return False, "the working tree has uncommitted changes"
+    clobbered = would_overwrite(info.root, repo.git.diff("--name-only", "-z", "--no-renames", "--diff-filter=A", start_commit, target).split("\0"))
+    if clobbered:
+        return False, (f"it adds {', '.join(clobbered[:3])}, which would replace your untracked or ignored "
+                       f"{'file' if len(clobbered) == 1 else 'files'} there; move {'it' if len(clobbered) == 1 else 'them'} away first")
     repo.git.merge("--ff-only", "--quiet", target, env=identity_env(repo))
     return True, ""
+
+
+def would_overwrite(root: Path, added: list[str]) -> list[str]:
+    """The paths a fast-forward adding `added` would write over in the user's tree: something
+    already there (git replaces an ignored file or folder without a word), or a file or symlink
+    where the path needs a folder."""
+    found = []
+    for name in filter(None, added):
+        parts = name.split("/")
+        parents = [root.joinpath(*parts[:i]) for i in range(1, len(parts))]
+        if os.path.lexists(root / name) or any(p.is_symlink() or (os.path.lexists(p) and not p.is_dir()) for p in parents):
+            found.append(name)
+    return found
 
 
 
 def resolve_commit(root: Path, ref: str) -> str | None:
     """The commit a revision (sha, branch, tag, HEAD~2…) names in the repository at root, or None."""
     try:
-        with git.Repo(root) as repo:
+        with inert(git.Repo(root)) as repo:
             return repo.git.rev_parse("--verify", "--quiet", f"{ref}^{{commit}}") or None
     except git.GitCommandError:
         return None

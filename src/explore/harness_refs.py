@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
 from . import testcode
+from .gitrepo import GIT
 from .testfiles import is_test_file
 
 HARNESS_MODULES = frozenset({"pytest", "_pytest", "pluggy", "unittest", "doctest", "xdist"})
@@ -259,7 +260,7 @@ def describe(found: dict[str, list[Reference]]) -> str | None:
 
 def reason(workdir: Path, commit: str, files: list[str], test_patterns: list[str], baseline_ids: Iterable[str]) -> str | None:
     """Why a candidate's change to `workdir` (from `commit`) references the test machinery, or None."""
-    tracked = subprocess.run(["git", "ls-tree", "-r", "--name-only", commit], cwd=workdir, capture_output=True, text=True, timeout=60)
+    tracked = subprocess.run([*GIT, "ls-tree", "-r", "--name-only", commit], cwd=workdir, capture_output=True, text=True, timeout=60)
     own = own_modules(tracked.stdout.splitlines())
     collected = testcode.collected_files(baseline_ids)
     test_code = testcode.plugin_files(workdir, commit) | {path for path, doctests_only in collected.items() if not doctests_only}

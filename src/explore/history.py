@@ -1,7 +1,9 @@
 """Stuck, regression, trend and similarity detection over the iteration history — pure.
 
 History persists across runs of the same repository (`.explore/history.jsonl`), one record per
-baseline and per iteration, so a nightly job knows what was stuck yesterday.
+baseline and per iteration, so a nightly job knows what was stuck yesterday. It is validated on
+read (`load`): a record that is malformed, or that no run recorded in `.explore/runs/` could have
+written (`implausible`), is ignored with a warning — it would otherwise call real failures flaky.
 """
 
 from __future__ import annotations
@@ -9,13 +11,18 @@ from __future__ import annotations
 import builtins
 import difflib
 import json
+import logging
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from pydantic import BaseModel, Field, ValidationError
 
+from .models import RunState
 from .testfiles import CONVENTIONS, is_test_file
+
+log = logging.getLogger(__name__)
+_warned: set[str] = set()
 
 
 class HistoryRecord(BaseModel):
@@ -166,17 +173,63 @@ def detect(
     )
 
 
+def implausible(record: HistoryRecord, run: RunState | None, seen: set[tuple[str, int]]) -> str | None:
+    """Why `record` cannot have been written by its run (`run`: its state, None when no run of
+    that id is recorded), or None. `seen`: the (run, n) pairs already read."""
+    if run is None:
+        return f"run {record.run_id!r} is not recorded in .explore/runs/"
+    if record.n > len(run.iterations) or record.n < 0:
+        return f"run {record.run_id} has no iteration {record.n}"
+    commits = {run.base_commit, run.start_commit, run.current_commit, *(i.commit for i in run.iterations)}
+    if run.reproduction and run.reproduction.commit:
+        commits.add(run.reproduction.commit)
+    if record.commit and record.commit not in commits:
+        return f"commit {record.commit[:10]} is none of run {record.run_id}'s"
+    if not set(record.flaky) <= set(run.flaky):
+        return f"flaky tests run {record.run_id} never found: {', '.join(sorted(set(record.flaky) - set(run.flaky))[:3])}"
+    if record.n and sorted(record.failing) != sorted(run.iterations[record.n - 1].failed_tests):
+        return f"failing tests that are not iteration {record.n} of run {record.run_id}'s"
+    if (record.run_id, record.n) in seen:
+        return f"a second record for iteration {record.n} of run {record.run_id}"
+    return None
+
+
 def load(path: Path) -> list[HistoryRecord]:
-    """Records in order; a damaged line (a run killed mid-write) is skipped, not fatal."""
+    """Records in order. A damaged line (a run killed mid-write) is skipped; a well-formed record
+    no recorded run could have written (`implausible`; runs read from `runs/` beside the file) is
+    ignored with a warning."""
     if not path.exists():
         return []
-    records = []
+    records: list[HistoryRecord] = []
+    runs: dict[str, RunState | None] = {}
+    seen: set[tuple[str, int]] = set()
     for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
         try:
-            records.append(HistoryRecord.model_validate(json.loads(line)))
+            record = HistoryRecord.model_validate(json.loads(line))
         except (ValueError, ValidationError):
             continue
+        if record.run_id not in runs:
+            runs[record.run_id] = _recorded_run(path.parent / "runs", record.run_id)
+        why = implausible(record, runs[record.run_id], seen)
+        if why:
+            if line not in _warned:
+                _warned.add(line)
+                log.warning("%s: ignoring a record (%s)", path, why)
+            continue
+        seen.add((record.run_id, record.n))
+        records.append(record)
     return records
+
+
+def _recorded_run(runs: Path, run_id: str) -> RunState | None:
+    state = runs / run_id / "state.json"
+    if "/" in run_id or run_id in ("", ".", "..") or not state.is_file():
+        return None
+    try:
+        run = RunState.model_validate_json(state.read_text(encoding="utf-8"))
+    except ValueError:
+        return None
+    return run if run.run_id == run_id else None
 
 
 def append(path: Path, record: HistoryRecord) -> None:

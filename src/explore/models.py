@@ -50,8 +50,9 @@ class TestRun(BaseModel):
     """False when only the exit code was available (custom command without JUnit XML)."""
     log_path: str | None = None
     duration_s: float = 0.0
-    opened: list[str] = Field(default_factory=list)
-    """Files in the tree the tests opened for reading (explore's plugin, on request: the baseline)."""
+    opened: dict[str, list[str]] = Field(default_factory=dict)
+    """Files in the tree opened for reading → the files whose code opened them (explore's plugin, on
+    request: the baseline)."""
     unconfirmed: dict[str, str] = Field(default_factory=dict)
     """Tests reported passing that explore's own record of the call contradicts: id → what it says (witness)."""
 

@@ -9,12 +9,12 @@ from __future__ import annotations
 
 import re
 import string
-import subprocess
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 import anyio
+import git
 
 from . import procs, scoring
 from .sandbox import Sandbox
@@ -159,12 +159,12 @@ async def _sample(ctx: Samples, attempt: SampleAttempt, index: int, n: int, path
         ctx.progress(attempt.sample, attempt.why_not)
         return
     attempt.summary, attempt.usage, attempt.discarded = written.summary, Usage.of(written.usage), list(written.refused)
-    changed = await anyio.to_thread.run_sync(ctx.pool.capture_patch, path, files_dir / "sample.diff")
-    for file in changed:
+    captured = await anyio.to_thread.run_sync(ctx.pool.capture_patch, path, files_dir / "sample.diff")
+    for file in captured.files:
         if scoring.is_test_file(file, ctx.test_patterns):
             attempt.files.append(file)
         else:
-            await anyio.to_thread.run_sync(_drop, path, file)
+            await anyio.to_thread.run_sync(_drop, ctx.pool, path, file)
             attempt.discarded.append(f"{file}: not a test file, discarded")
     attempt.predicted = {f: predicted_for(written, f) for f in attempt.files}
     run = TestRun()
@@ -177,20 +177,19 @@ async def _sample(ctx: Samples, attempt: SampleAttempt, index: int, n: int, path
     ctx.progress(attempt.sample, f"reproduces: {', '.join(attempt.reproducing)}" if attempt.reproducing else f"not kept: {attempt.why_not}")
 
 
-def _drop(worktree: Path, file: str) -> None:
+def _drop(pool: WorktreePool, worktree: Path, file: str) -> None:
     """Undo a writer's change to a file that is not a test: restore it, or remove it if new."""
-    tracked = subprocess.run(["git", "cat-file", "-e", f"HEAD:{file}"], cwd=worktree, capture_output=True).returncode == 0
-    if tracked:
-        subprocess.run(["git", "checkout", "HEAD", "--", file], cwd=worktree, check=True, capture_output=True)
-    else:
+    try:
+        pool.git_in(worktree, "checkout", "HEAD", "--", file)
+    except git.GitCommandError:  # not in HEAD: new
         (worktree / file).unlink(missing_ok=True)
 
 
-def keep_only(worktree: Path, changed: list[str], keep: list[str]) -> None:
+def keep_only(pool: WorktreePool, worktree: Path, changed: list[str], keep: list[str]) -> None:
     """Before committing the chosen sample: drop its test files that do not hold a kept test."""
     for file in changed:
         if file not in keep:
-            _drop(worktree, file)
+            _drop(pool, worktree, file)
 
 
 def commit(pool: WorktreePool, worktree: Path, result: Reproduction, parent: str, issue: str, files_dir: Path) -> str:
@@ -198,7 +197,7 @@ def commit(pool: WorktreePool, worktree: Path, result: Reproduction, parent: str
     from . import gitrepo
 
     chosen = next(a for a in result.samples if a.sample == result.chosen)
-    keep_only(worktree, chosen.files, result.files)
+    keep_only(pool, worktree, chosen.files, result.files)
     patch = files_dir / "reproduce.diff"
     pool.capture_patch(worktree, patch)
     title = next((line.strip("# ").strip() for line in issue.splitlines() if line.strip()), "the bug report")[:60]

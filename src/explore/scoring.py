@@ -4,9 +4,6 @@ from __future__ import annotations
 
 import ast
 import hashlib
-import io
-import re
-import tokenize
 from collections.abc import Collection
 from dataclasses import dataclass
 
@@ -185,28 +182,56 @@ def diff_size(patch: str) -> int:
     return sum(1 for line in patch.splitlines() if line[:1] in "+-" and not line.startswith(("+++", "---")))
 
 
-def normalise_source(path: str, text: str) -> str:
-    """Python parsed and unparsed (comments and layout gone); other text without whitespace."""
+def normalise_source(path: str, data: bytes) -> bytes:
+    """What patch agreement compares: a file's exact bytes, except Python source that parses, which
+    is compared by its syntax tree (parsed from the bytes, so a coding cookie counts; layout and
+    comments gone, as the interpreter ignores them — only code that reads its own source text,
+    `inspect.getsource` or a line number in a message, could tell such twins apart). No other
+    language is taken as whitespace-insensitive: JSON, YAML, INI, text data compare byte for byte,
+    since a test may well compare them as text."""
     if path.endswith(".py"):
         try:
-            return ast.unparse(ast.parse(text))
+            return b"ast:" + ast.dump(ast.parse(data)).encode()
         except (SyntaxError, ValueError):
             pass
-        try:
-            tokens = tokenize.generate_tokens(io.StringIO(text).readline)
-            return " ".join(t.string for t in tokens if t.type not in (tokenize.COMMENT, tokenize.NL, tokenize.NEWLINE))
-        except (tokenize.TokenError, SyntaxError):
-            text = re.sub(r"#[^\n]*", "", text)  # unparseable: drop what looks like comments
-    return re.sub(r"\s+", "", text)
+    return b"bytes:" + data
 
 
-def patch_key(files: dict[str, str | None]) -> str:
+def patch_key(files: dict[str, bytes | None]) -> str:
     """Identity of a candidate's result: its changed files' normalised contents (None = deleted)."""
     digest = hashlib.sha256()
     for path in sorted(files):
         content = files[path]
-        digest.update(path.encode() + b"\0" + (normalise_source(path, content).encode() if content is not None else b"<deleted>") + b"\0")
+        normal = normalise_source(path, content) if content is not None else b"<deleted>"
+        digest.update(path.encode(errors="surrogateescape") + b"\0" + hashlib.sha256(normal).digest())
     return digest.hexdigest()
+
+
+EXPLORE_DIR = ".explore"
+
+
+def reach_reason(files: list[str], links: dict[str, str]) -> str | None:
+    """Why a change is out of bounds whatever its tests say: it touches a path named `.explore`
+    (explore's own state, anywhere in the tree, a symlink included), or adds a symlink that leads
+    outside the tree."""
+    named = [f for f in files if EXPLORE_DIR in f.split("/")]
+    if named:
+        return f"touches {', '.join(named[:3])}: a path named .explore is explore's own state, out of every candidate's reach"
+    outside = [f"{f} -> {target}" for f, target in sorted(links.items()) if _leaves_tree(f, target)]
+    if outside:
+        return f"adds a symlink leading outside the tree: {', '.join(outside[:3])}"
+    return None
+
+
+def _leaves_tree(path: str, target: str) -> bool:
+    if target.startswith("/"):
+        return True
+    depth = path.count("/")
+    for part in target.split("/"):
+        depth += -1 if part == ".." else 0 if part in ("", ".") else 1
+        if depth < 0:
+            return True
+    return False
 
 
 RULES = ("pass rate", "fewer newly failing tests", "agreement between candidates", "confidence", "smaller diff", "candidate order")

@@ -22,6 +22,7 @@ from pathlib import Path
 
 import anyio
 
+from .gitrepo import GIT
 from .jobs import Executor, JobResult, JobStatus, TestJob
 from .models import TestRun
 
@@ -53,7 +54,7 @@ TEST_DEF = re.compile(rb"^\s*(?:async\s+)?def\s+test|^\s*class\s+Test", re.MULTI
 def disk_weights(workdir: Path) -> dict[str, float]:
     """The tracked test files of a checkout, weighed by the tests they define (`def test…`,
     `class Test…`; at least 1): the first baseline's plan, with no test process run to make it."""
-    listed = subprocess.run(["git", "ls-files", "-z"], cwd=workdir, capture_output=True, check=False).stdout.decode(errors="replace")
+    listed = subprocess.run([*GIT, "ls-files", "-z"], cwd=workdir, capture_output=True, check=False).stdout.decode(errors="replace")
     weights: dict[str, float] = {}
     for name in filter(None, listed.split("\0")):
         if any(fnmatch.fnmatch(name.rsplit("/", 1)[-1], pattern) for pattern in PYTEST_FILES):
@@ -133,7 +134,8 @@ def merge(job: TestJob, parts: list[JobResult], log_path: Path) -> JobResult:
     for part in parts:
         run.outcomes.update(part.run.outcomes)
         run.collection_errors += part.run.collection_errors
-        run.opened = sorted(set(run.opened) | set(part.run.opened))
+        for path, openers in part.run.opened.items():
+            run.opened[path] = sorted(set(run.opened.get(path, [])) | set(openers))
         run.unconfirmed.update(part.run.unconfirmed)
         run.oom = run.oom or part.run.oom
         run.per_test = run.per_test and part.run.per_test

@@ -20,6 +20,9 @@ import sys
 from collections.abc import Callable, Collection, Iterable
 from pathlib import Path, PurePosixPath
 
+from .gitrepo import GIT
+from .testfiles import is_test_file
+
 if sys.version_info >= (3, 11):
     import tomllib
 else:  # Python 3.10
@@ -244,6 +247,17 @@ def under_test_dir(path: str) -> bool:
     return any(part in TEST_DIRS for part in PurePosixPath(path).parts[:-1])
 
 
+def test_data(opened: dict[str, list[str]], test_patterns: Iterable[str], collected: dict[str, bool]) -> list[str]:
+    """The files test code read (a data file only library code reads is the library's own, free to
+    fix): `opened` maps each file to the files whose code opened it."""
+    patterns = list(test_patterns)
+
+    def is_test_code(path: str) -> bool:
+        return is_test_file(path, patterns) or under_test_dir(path) or collected.get(path) is False
+
+    return sorted(path for path, openers in opened.items() if any(is_test_code(by) for by in openers))
+
+
 def edits_to_test_code(
     files: list[str],
     read_old: Reader,
@@ -305,10 +319,10 @@ def read(path: Path) -> str | None:
 
 
 def git_show(workdir: Path, commit: str, path: str) -> str | None:
-    done = subprocess.run(["git", "show", f"{commit}:{path}"], cwd=workdir, capture_output=True, timeout=60)
+    done = subprocess.run([*GIT, "cat-file", "blob", f"{commit}:{path}"], cwd=workdir, capture_output=True, timeout=60)
     return done.stdout.decode("utf-8", errors="replace") if done.returncode == 0 else None
 
 
 def _git_files(workdir: Path, commit: str, name: str) -> list[str]:
-    done = subprocess.run(["git", "ls-tree", "-r", "--name-only", commit], cwd=workdir, capture_output=True, text=True, timeout=60)
+    done = subprocess.run([*GIT, "ls-tree", "-r", "--name-only", commit], cwd=workdir, capture_output=True, text=True, timeout=60)
     return [p for p in done.stdout.splitlines() if PurePosixPath(p).name == name]

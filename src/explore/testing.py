@@ -318,7 +318,7 @@ def fold_record(path: Path, run: TestRun) -> None:
             continue  # a line cut short by the watchdog's exit
         nodeid = str(entry.get("nodeid") or "")
         if entry.get("kind") == "opened" and isinstance(entry.get("path"), str):
-            run.opened.append(entry["path"])
+            run.opened.setdefault(entry["path"], []).append(str(entry.get("by", "")))
         if not nodeid:
             continue
         if entry.get("kind") == "hard_timeout":

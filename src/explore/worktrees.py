@@ -10,9 +10,11 @@ from __future__ import annotations
 import hashlib
 import os
 import shutil
+import subprocess
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import NamedTuple
 
 import git
 
@@ -33,6 +35,19 @@ class DiskFull(SetupFailed):
     """Free disk under the floor: no new worktree."""
 
 
+class Captured(NamedTuple):
+    """A candidate's change as captured from its worktree."""
+
+    files: list[str]
+    """The paths it changes (ignored and generated files left out)."""
+    review: str
+    """Its diff as text whatever `.gitattributes` says (`--text`): what the checks read."""
+    links: dict[str, str]
+    """Symlinks it adds or changes → where they point."""
+    added: list[str]
+    """The paths it adds (not in the commit it starts from)."""
+
+
 @dataclass
 class WorktreePool:
     repo: git.Repo
@@ -45,6 +60,10 @@ class WorktreePool:
     """Set when a worktree_setup command ran: its ignored output survives resets."""
     _git_admin: threading.Lock = field(default_factory=threading.Lock)
     created: dict[str, Path] = field(default_factory=dict)
+    links: dict[str, str] = field(default_factory=dict)
+    """Slot → its `.git` file as git wrote it (`gitdir: <its folder in the git dir>`). explore's own
+    git commands in a worktree name that folder (`--git-dir`) and never read the `.git` file, which
+    a candidate can rewrite; `intact` tells whether it did."""
 
     def path_for(self, slot: str) -> Path:
         return self.root / slot
@@ -52,7 +71,7 @@ class WorktreePool:
     def acquire(self, slot: str, commit: str) -> tuple[Path, bool]:
         """The slot's worktree at commit, clean; (path, created now)."""
         path = self.path_for(slot)
-        fresh = slot not in self.created or not (path / ".git").exists()
+        fresh = slot not in self.created or not os.path.lexists(path / ".git")
         if fresh:
             free = shutil.disk_usage(self.root.parent if self.root.parent.exists() else self.repo_root).free
             if free < self.disk_floor:
@@ -65,15 +84,44 @@ class WorktreePool:
             with self._git_admin:  # concurrent `worktree add` races on .git/worktrees
                 self.repo.git.worktree("add", "--detach", "--force", str(path), commit)
             self.created[slot] = path
+            self.links[slot] = (path / ".git").read_text(encoding="utf-8")
         else:
-            wt = git.Repo(path)
-            wt.git.reset("--hard", "--quiet", commit)
+            self._restore_link(slot)
+            self.git_in(path, "update-ref", "--no-deref", "HEAD", commit)  # detached again, whatever a candidate wrote there
+            self.git_in(path, "reset", "--hard", "--quiet", commit)
             # -x: no candidate's ignored output (bytecode, builds) leaks into the next one —
             # unless worktree_setup made ignored files the project needs.
-            wt.git.clean("-fdq" if self.keep_ignored else "-fdxq")
-            wt.close()
+            self.git_in(path, "clean", "-fdq" if self.keep_ignored else "-fdxq")
         self._copy_includes(path)
         return path, fresh
+
+    def intact(self, path: Path) -> bool:
+        """The worktree's `.git` file is the one git wrote, and its HEAD is detached as explore left it
+        (a candidate that points either at the user's branch or git dir is caught here)."""
+        link = path / ".git"
+        try:
+            head = (self._admin(path) / "HEAD").read_text(encoding="utf-8").strip()
+            return not link.is_symlink() and link.read_text(encoding="utf-8") == self.links[path.name] and not head.startswith("ref:")
+        except (OSError, KeyError, ValueError):
+            return False
+
+    def _restore_link(self, slot: str) -> None:
+        link = self.path_for(slot) / ".git"
+        if link.is_symlink() or link.is_dir():
+            shutil.rmtree(link) if link.is_dir() and not link.is_symlink() else link.unlink()
+        link.write_text(self.links[slot], encoding="utf-8")
+
+    def _admin(self, path: Path) -> Path:
+        """The worktree's own folder in the git dir, as git named it when explore created it."""
+        return Path(self.links[path.name].removeprefix("gitdir:").strip())
+
+    def git_in(self, path: Path, *args: str, stdin: bytes | None = None) -> bytes:
+        """git in the worktree at path, through explore's record of its git dir (never its `.git` file)."""
+        argv = [*gitrepo.GIT, f"--git-dir={self._admin(path)}", f"--work-tree={path}", *args]
+        done = subprocess.run(argv, cwd=path, input=stdin, capture_output=True, timeout=600)
+        if done.returncode != 0:
+            raise git.GitCommandError(argv, done.returncode, done.stderr)
+        return done.stdout
 
     def _copy_includes(self, path: Path) -> None:
         for pattern in self.include:
@@ -87,29 +135,37 @@ class WorktreePool:
                     target.parent.mkdir(parents=True, exist_ok=True)
                     shutil.copy2(source, target)
 
-    def capture_patch(self, path: Path, patch_file: Path) -> list[str]:
-        """The candidate's change as a binary-safe patch (ignored and generated files left out);
-        returns the files it changes."""
-        wt = git.Repo(path)
+    def capture_patch(self, path: Path, patch_file: Path) -> Captured:
+        """The candidate's change as a binary-safe patch (ignored and generated files left out, the
+        user's global excludes file kept in force), written to patch_file."""
+        self.git_in(path, "-c", f"core.excludesFile={gitrepo.ignores_file(self.repo)}", "add", "-A")
         try:
-            excludes = f"core.excludesFile={gitrepo.ignores_file(self.repo)}"
-            wt.git.execute(["git", "-c", excludes, "add", "-A"])
-            patch: bytes = wt.git.execute(["git", "diff", "--cached", "--binary", "HEAD"], strip_newline_in_stdout=False, stdout_as_string=False)
-            names = wt.git.execute(["git", "-c", "core.quotePath=false", "diff", "--cached", "--no-renames", "--name-only", "-z", "HEAD"]).split("\0")
-            wt.git.reset("--quiet")
+            patch = self.git_in(path, *gitrepo.DIFF_ARGS, "--cached", "--binary", "HEAD")
+            review = self.git_in(path, *gitrepo.DIFF_ARGS, "--cached", "--text", "HEAD").decode("utf-8", errors="replace")
+            raw = self.git_in(path, "-c", "core.quotePath=false", "diff", "--cached", "--no-renames", "--raw", "-z", "HEAD").decode(errors="surrogateescape")
         finally:
-            wt.close()
+            self.git_in(path, "reset", "--quiet")
         patch_file.parent.mkdir(parents=True, exist_ok=True)
         patch_file.write_bytes(patch if not patch or patch.endswith(b"\n") else patch + b"\n")
-        return [name for name in names if name]
+        fields = raw.split("\0")
+        files, links, added = [], {}, []
+        for meta, name in zip(fields[0::2], fields[1::2]):
+            _, new_mode, _, _, status = meta.split(" ")
+            files.append(name)
+            if new_mode == "120000":
+                links[name] = os.readlink(path / name)
+            if status == "A":
+                added.append(name)
+        return Captured(files, review, links, added)
 
     def remove_all(self) -> None:
         """Remove every worktree of the run, whatever state it is in."""
-        for path in list(self.created.values()):
+        for slot, path in list(self.created.items()):
             try:
+                self._restore_link(slot)
                 with self._git_admin:
                     self.repo.git.worktree("remove", "--force", "--force", str(path))
-            except git.GitCommandError:
+            except (git.GitCommandError, OSError):
                 shutil.rmtree(path, ignore_errors=True)
         self.created.clear()
         shutil.rmtree(self.root, ignore_errors=True)

@@ -12,13 +12,15 @@ import subprocess
 import tempfile
 from pathlib import Path
 
+from ..gitrepo import GIT
+
 BUNDLE_REF = "refs/heads/explore-tree"
 _IDENTITY = {"GIT_AUTHOR_NAME": "explore", "GIT_AUTHOR_EMAIL": "explore@localhost", "GIT_COMMITTER_NAME": "explore",
              "GIT_COMMITTER_EMAIL": "explore@localhost", "GIT_AUTHOR_DATE": "1700000000 +0000", "GIT_COMMITTER_DATE": "1700000000 +0000"}
 
 
 def _git(*args: str, cwd: Path | None = None, stdin: bytes | None = None) -> str:
-    done = subprocess.run(["git", *args], cwd=cwd, input=stdin, capture_output=True, env={**os.environ, **_IDENTITY})
+    done = subprocess.run([*GIT, *args], cwd=cwd, input=stdin, capture_output=True, env={**os.environ, **_IDENTITY})
     if done.returncode != 0:
         raise RuntimeError(f"git {' '.join(args[:3])} failed: {done.stderr.decode(errors='replace').strip()[-500:]}")
     return done.stdout.decode(errors="replace").strip()

@@ -8,8 +8,9 @@ attributes of the one it finds). It writes JSON lines to `--explore-record FILE`
   subtest, the message, so explore folds it into the parent (pytest-json-report keeps neither);
 - a test that ignored the time limit (below);
 - with EXPLORE_RECORD_OPENED=1 in the environment (the baseline): the files inside the invocation
-  folder the tests opened for reading (an audit hook on `open`, Python 3.8+), code and
-  site-packages left out — the tests' data, which a candidate may not edit.
+  folder opened for reading (an audit hook on `open`, Python 3.8+; code and site-packages left
+  out), each with the repository file whose code opened it (the nearest caller outside the
+  standard library and site-packages): explore keeps those test code read, the tests' data.
 
 With `EXPLORE_CALLS="KEY PATH"` in the environment, whether each test's call raised, seen from a
 wrapper of the test call itself (before any report object is built), one HMAC-signed JSON line per
@@ -165,7 +166,17 @@ class _Opened:
 
     def __init__(self, record):
         self.record, self.root, self.paths, self.on = record, os.getcwd(), set(), True
+        self.library = (os.path.dirname(os.__file__), os.path.dirname(pytest.__file__), os.path.abspath(__file__))
         sys.addaudithook(self._audit)
+
+    def _opener(self):
+        frame = sys._getframe(2)
+        while frame is not None:
+            name = frame.f_code.co_filename
+            if not (name.startswith("<") or name.startswith(self.library) or any(p in name for p in NOT_DATA[:2])):
+                return name
+            frame = frame.f_back
+        return None
 
     def _audit(self, event, args):
         if event != "open" or not self.on:
@@ -175,8 +186,9 @@ class _Opened:
             if isinstance(path, int) or path is None:
                 return
             reading = not any(c in mode for c in "wax+") if isinstance(mode, str) else not flags & (os.O_WRONLY | os.O_RDWR)
-            if reading:
-                self.paths.add(os.path.abspath(os.fsdecode(path)))
+            opener = self._opener() if reading else None
+            if opener:
+                self.paths.add((os.path.abspath(os.fsdecode(path)), opener))
         except Exception:
             pass
 
@@ -184,15 +196,20 @@ class _Opened:
         self.on = False
         root = os.path.realpath(self.root)
         found = set()
-        for path in self.paths:
-            real = os.path.realpath(path)
-            relative = os.path.relpath(real, root).replace(os.sep, "/")
-            parts = relative.split("/")
-            if relative.startswith("../") or relative.endswith(CODE) or any(p in NOT_DATA for p in parts) or not os.path.isfile(real):
-                continue
-            found.add(relative)
-        for relative in sorted(found):
-            _append(self.record, {"kind": "opened", "path": relative})
+        for path, opener in self.paths:
+            relative, by = _inside(root, path), _inside(root, opener)
+            if relative and by and not relative.endswith(CODE) and os.path.isfile(path):
+                found.add((relative, by))
+        for relative, by in sorted(found):
+            _append(self.record, {"kind": "opened", "path": relative, "by": by})
+
+
+def _inside(root, path):
+    """path relative to root (with /), or None when it is outside or in site-packages, a cache or .git."""
+    relative = os.path.relpath(os.path.realpath(path), root).replace(os.sep, "/")
+    if relative.startswith("../") or any(p in NOT_DATA for p in relative.split("/")):
+        return None
+    return relative
 
 
 class _Calls:

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import anyio
 
+from ... import gitrepo
 from ..base import ProposalRequest
 from ..prompt import head_tail
 
@@ -35,7 +36,7 @@ class Context:
 
 async def git_diff(cwd: Path, *revs: str) -> str:
     try:
-        done = await anyio.run_process(["git", "diff", "--no-color", *revs], cwd=cwd, check=False)
+        done = await anyio.run_process([*gitrepo.DIFF, "--text", *revs], cwd=cwd, check=False)
     except OSError:
         return ""
     return done.stdout.decode("utf-8", "replace") if done.returncode == 0 else ""
@@ -43,7 +44,7 @@ async def git_diff(cwd: Path, *revs: str) -> str:
 
 async def is_ancestor(cwd: Path, older: str, newer: str) -> bool:
     try:
-        done = await anyio.run_process(["git", "merge-base", "--is-ancestor", older, newer], cwd=cwd, check=False)
+        done = await anyio.run_process([*gitrepo.GIT, "merge-base", "--is-ancestor", older, newer], cwd=cwd, check=False)
     except OSError:
         return False
     return done.returncode == 0

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 
-from ... import procs
+from ... import gitrepo, procs
 from ..base import ProposalRequest
 from . import revert
 
@@ -17,7 +17,7 @@ async def changed_lines(request: ProposalRequest) -> dict[str, set[int]]:
     for commits in ranges:
         if commits[0] == commits[1]:
             continue
-        done = await procs.run(["git", "diff", "-U0", "--no-color", *commits, "--", "*.py"], request.scratch, tracker=request.tracker)
+        done = await procs.run([*gitrepo.DIFF, "--text", "-U0", *commits, "--", "*.py"], request.scratch, tracker=request.tracker)
         found = parse_changed(done.output_tail) if done.exit_code == 0 else {}
         if found:
             return found
@@ -29,10 +29,10 @@ async def regressing_hunks(request: ProposalRequest) -> list[revert.Hunk]:
     if request.regression is None:
         return []
     before, after = request.regression
-    ancestor = await procs.run(["git", "merge-base", "--is-ancestor", before, after], request.scratch, tracker=request.tracker)
+    ancestor = await procs.run([*gitrepo.GIT, "merge-base", "--is-ancestor", before, after], request.scratch, tracker=request.tracker)
     if ancestor.exit_code != 0:
         return []
-    done = await procs.run(["git", "diff", "-U0", "--no-color", before, after, "--", "*.py"], request.scratch, tracker=request.tracker)
+    done = await procs.run([*gitrepo.DIFF, "--text", "-U0", before, after, "--", "*.py"], request.scratch, tracker=request.tracker)
     return revert.parse_hunks(done.output_tail) if done.exit_code == 0 else []
 
 def changed_in(hunks: list[revert.Hunk]) -> dict[str, set[int]]:
@@ -47,7 +47,7 @@ async def changed_files(request: ProposalRequest, since: str) -> list[str] | Non
     git cannot tell: the caller starts afresh)."""
     if since == request.current_commit:
         return []
-    done = await procs.run(["git", "diff", "--name-only", "--no-color", since, request.current_commit], request.scratch, tracker=request.tracker)
+    done = await procs.run([*gitrepo.DIFF, "--name-only", since, request.current_commit], request.scratch, tracker=request.tracker)
     if done.exit_code != 0:
         return None
     return [str(request.scratch / name) for name in done.output_tail.splitlines() if name.strip()]

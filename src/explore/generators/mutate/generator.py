@@ -20,7 +20,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from ... import procs
+from ... import gitrepo, procs
 from ...models import CandidatePlan, PhaseTiming, Proposal, Realised
 from ...usage import MutateUsage, Usage
 from ..base import CandidateContext, ProposalRequest
@@ -245,7 +245,7 @@ class MutateGenerator:
         if not plan.patch:
             raise ApplyFailed("the mutate plan carries no patch")
         done = await procs.run(
-            ["git", "apply", "--whitespace=nowarn", "-"], context.workdir, stdin=plan.patch.encode(),
+            [*gitrepo.GIT, "apply", "--whitespace=nowarn", "-"], context.workdir, stdin=plan.patch.encode(),
             log_path=context.files_dir / "apply.log", tracker=context.tracker,
         )
         if done.exit_code != 0:
