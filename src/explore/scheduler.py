@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 import anyio
 
 from . import escalation, scoring
-from .candidate import Board, FanOutConfig, full_suite, outside, run_candidate, score
+from .candidate import LINK_REWRITTEN, Board, FanOutConfig, full_suite, outside, run_candidate, score
 from .errors import Escalation
 from .events import Phase
 from .jobs import JobStatus
@@ -131,6 +131,8 @@ async def validate(results: list[CandidateResult], config: FanOutConfig, board: 
             board.runs[result.id] = job.run
             board.estimates.discard(result.id)
             score(result, job.run, config, result.files_changed)
+            if not config.pool.intact(config.pool.path_for(result.id)):
+                result.status, result.reason = CandidateStatus.rejected, LINK_REWRITTEN
         if config.watch is not None:  # its full suite ran its code: checked like the candidate
             outside(result, await config.watch.leave(result.id))
         if result.status != CandidateStatus.ok:
