@@ -13,7 +13,7 @@ import pytest
 
 from conftest import assert_no_debris, git, make_repo, run_cli
 from test_run_e2e import AGENT
-from test_tamper import FILES, FORCE_PASS, HONEST, pyproject
+from test_tamper import FILES, HONEST, pyproject
 
 EXEC_AGENT = AGENT + "exec(action.get('exec', ''))\n"
 """The scripted agent of test_run_e2e, which may also run a snippet in its worktree."""
@@ -59,8 +59,10 @@ PKG = {
     "pkg/tests/helpers.py": "def expected_sum(a, b):\n    return a + b\n",
     "pkg/tests/test_calc.py": "from pkg.calc import add\nfrom pkg.tests.helpers import expected_sum\n\n\ndef test_add():\n    assert add(2, 3) == expected_sum(2, 3)\n",
 }
+DESELECT = 'def pytest_collection_modifyitems(config, items):\n    items[:] = [i for i in items if "add" not in i.name]\n'
+"""A plugin that names nothing of pytest's: only its entry point makes it one."""
 ENTRY_POINT = {
-    "force_plugin.py": FORCE_PASS,
+    "force_plugin.py": DESELECT,
     "force_plugin-1.0.dist-info/METADATA": "Metadata-Version: 2.1\nName: force-plugin\nVersion: 1.0\n",
     "force_plugin-1.0.dist-info/entry_points.txt": "[pytest11]\nforce = force_plugin\n",
 }

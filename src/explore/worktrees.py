@@ -115,10 +115,10 @@ class WorktreePool:
         """The worktree's own folder in the git dir, as git named it when explore created it."""
         return Path(self.links[path.name].removeprefix("gitdir:").strip())
 
-    def git_in(self, path: Path, *args: str, stdin: bytes | None = None) -> bytes:
+    def git_in(self, path: Path, *args: str) -> bytes:
         """git in the worktree at path, through explore's record of its git dir (never its `.git` file)."""
         argv = [*gitrepo.GIT, f"--git-dir={self._admin(path)}", f"--work-tree={path}", *args]
-        done = subprocess.run(argv, cwd=path, input=stdin, capture_output=True, timeout=600)
+        done = subprocess.run(argv, cwd=path, capture_output=True, timeout=600)
         if done.returncode != 0:
             raise git.GitCommandError(argv, done.returncode, done.stderr)
         return done.stdout
