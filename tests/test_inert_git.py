@@ -54,7 +54,7 @@ def test_hooks_and_fsmonitor_in_the_git_dir_never_run(tmp_path: Path) -> None:
     # restoring the git dir after each candidate does not make this test pass on its own
     subprocess.run([sys.executable, "-c", "import pathlib\n" + plant], cwd=repo, check=True)
     code, summary, err = run(repo, tmp_path, {"exec": plant}, HONEST)
-    assert_honest_won(code, summary, err, "empty")
+    assert_honest_won(code, summary, err, "")  # rejected (empty change, or the guard saw the git dir written): what matters is below
     assert summary["applied"] is True and quiet_git(repo, "rev-parse", "HEAD") == summary["merged_commit"]
     assert not marker.exists(), marker.read_text()
     assert (repo / "notes.log").read_text() == "the user's notes\n"
