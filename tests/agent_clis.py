@@ -19,6 +19,7 @@ PINNED = {
     "claude": "@anthropic-ai/claude-code@2.1.331",
     "codex": "@openai/codex@0.169.0",
     "gemini": "@google/gemini-cli@0.61.0",
+    "qwen": "@qwen-code/qwen-code@0.24.4",
 }
 """The CLI versions tested for real (README: Named agents)."""
 

@@ -229,3 +229,22 @@ def test_gemini_cli_refused_key_escalates(tmp_path: Path, monkeypatch: pytest.Mo
     assert api.requests and all("/v1beta/models/" in r["path"] for r in api.requests)  # the real gemini asked
     assert not ours(gemini, home)
     assert_no_debris(root)
+
+
+def test_qwen_code_refused_key_escalates(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The real Qwen Code (OpenAI-compatible auth at a loopback base URL, given with `args`) gets the
+    task on stdin, meets a 401, and the run escalates from its `result` message."""
+    qwen = str(real_cli("qwen"))
+    api = ScriptedAPI(failures=[Failure(401) for _ in range(20)])
+    (tmp_path / "home").mkdir()
+    with serve(api) as url:
+        monkeypatch.setenv("HOME", str(tmp_path / "home"))
+        args = ["--auth-type", "openai", "--openai-base-url", f"{url}/v1", "--openai-api-key", "not-a-real-key"]
+        config = f'\n[tool.explore.agents.qwen]\nbin = "{qwen}"\nmodel = "qwen3-coder-plus"\nargs = {json.dumps(args)}\n'
+        root = make_repo(tmp_path / "repo", FILES, explore_config=config)
+        code, summary, stderr = run_cli(["run", str(root), "--agent", "qwen", "--parallel", "1", "--json"])
+    assert summary is not None and code == 3 and summary["escalation"]["category"] == "external_service", stderr
+    assert "qwen" in summary["escalation"]["reason"] and "401" in summary["escalation"]["reason"]
+    assert api.requests and "Repair the failing tests" in json.dumps(api.requests[0]["body"])  # the task arrived on stdin
+    assert not ours(qwen, tmp_path / "home")
+    assert_no_debris(root)

@@ -262,13 +262,13 @@ class CLIAgent:
         (files_dir / "agent.json").write_text(json.dumps({  # what explore read from the transcript
             "agent": self.name, "exit_code": done.exit_code, "session_id": outcome.session_id, "result": outcome.text,
             "error": outcome.error, "usage": outcome.usage.model_dump()}, indent=2), encoding="utf-8")
-        if done.exit_code == 0 and outcome.error is None:
-            return outcome
-        raise self._failure(outcome, done, output)
+        kind = classify(outcome, output) if done.exit_code != 0 or outcome.error else None
+        if done.exit_code == 0 and kind is None:
+            return outcome  # an error it finished with anyway (turns, its own budget): its edits are scored
+        raise self._failure(outcome, done, output, kind)
 
-    def _failure(self, outcome: Outcome, done: procs.ProcResult, output: str) -> Exception:
+    def _failure(self, outcome: Outcome, done: procs.ProcResult, output: str, kind: Failure | None) -> Exception:
         last = (outcome.error or next((line for line in reversed(output.strip().splitlines()) if line.strip()), "(no output)"))[:300]
-        kind = classify(outcome, output)
         exc: Exception
         if kind == "auth":
             exc = Escalation(EscalationCategory.external_service, f"{self.name}: the model service refused its credentials: {last}",
