@@ -98,7 +98,7 @@ def test_a_missing_executable_is_exit_2_naming_the_install_command(tmp_path: Pat
 
 
 def test_named_command_agents_in_a_chain_each_with_its_own_command(tmp_path: Path) -> None:
-    """`[tool.explore.agents.NAME] cmd` defines agents; the first that edits nothing hands over to the next."""
+    """`[tool.explore.agents.NAME] cmd` defines agents usable in a chain, each with its own command."""
     config = ('\n[tool.explore.agents.idle]\ncmd = "true"\n'
               "[tool.explore.agents.fixer]\ncmd = \"sed -i 's/a - b/a + b/' calc.py\"\n")
     root = make_repo(tmp_path / "repo", FILES, explore_config=config)
@@ -155,3 +155,18 @@ def test_claude_code_result_line() -> None:
     assert (outcome.session_id, outcome.status, outcome.error) == ("s-9", 429, "API Error: 429 rate_limit_error")
     assert outcome.usage.model_dump() == {"input_tokens": 10, "output_tokens": 5, "cache_read_input_tokens": 7,
                                           "cache_creation_input_tokens": 3, "cost_usd": 0.0123, "calls": 1}
+
+
+def test_a_rate_limited_agent_before_mutate_hands_over_at_the_next_iteration(tmp_path: Path) -> None:
+    """mutate plans from the code first: the agent's candidates crash (the run goes on) and the next
+    iteration's proposal passes the agent over, saying why."""
+    error = json.dumps({"session_id": "g-3", "error": {"type": "Error", "message": "429 Too Many Requests", "code": 429}})
+    binary = stand_in(tmp_path / "bin", "gemini", [], error, edit=False, exit_code=1)
+    root = make_repo(tmp_path / "repo", FILES, explore_config=f'\n[tool.explore.agents.gemini]\nbin = "{binary}"\n')
+    code, summary, stderr = run_cli(["run", str(root), "--agent", "gemini,mutate", "--parallel", "2", "--json"])
+    assert summary is not None and code == 0, stderr
+    first, second = summary["iterations"][:2]
+    assert all(c["status"] == "crashed" and "mutate proposes next iteration" in c["reason"] for c in first["candidates"])
+    assert second["fallbacks"] and "gemini unavailable in the last iteration" in second["fallbacks"][0]
+    assert second["candidates"][0]["generator"] == "mutate" and "return a + b" in (root / "calc.py").read_text()
+    assert_no_debris(root)

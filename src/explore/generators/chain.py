@@ -3,13 +3,13 @@ one is asked when the current one fails for this iteration — it raises, is una
 retries (rate limit, overload, unreachable), runs out of budget, or proposes nothing. A refused
 key (401/403, a plain Escalation) still stops the run at once: falling back would hide it.
 
-A coding agent (claude-code, codex…) meets its model only when it realises a candidate: when it
-is unavailable then, the candidate's worktree is reset and the next member realises it, from that
-member's own proposal for the iteration (asked once, shared by the candidates that fall back)."""
+A coding agent (claude-code, codex…, a command) meets its model only when it realises a candidate:
+when it is unavailable then and the next member is an agent too, the candidate's worktree is reset
+and that member realises it; when the next member plans from the code first (mutate, anthropic),
+the candidate crashes and the next iteration's proposal passes the unavailable member over."""
 
 from __future__ import annotations
 
-import string
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -27,8 +27,8 @@ class ChainGenerator:
         self.members = members
         self.name = ",".join(m.name for m in members)
         self._by_name = {m.name: m for m in members}
-        self._proposals: dict[tuple[int, str], Proposal] = {}
-        self._asking = anyio.Lock()
+        self._resting: dict[str, str] = {}
+        """Members unavailable while realising a candidate: passed over by the next proposal."""
 
     @property
     def usage(self) -> Usage:
@@ -41,6 +41,10 @@ class ChainGenerator:
         fallbacks: list[str] = []
         usage = Usage()
         for member in self.members:
+            if member.name in self._resting:
+                why = self._resting.pop(member.name)
+                fallbacks.append(f"{member.name} unavailable in the last iteration: {why}"[:600])
+                continue
             try:
                 proposal = await member.propose(request)
             except Unavailable as exc:
@@ -74,32 +78,28 @@ class ChainGenerator:
             except Unavailable as exc:
                 spent += Usage.of(getattr(exc, "usage", None))
                 later = self.members[self.members.index(member) + 1:]
-                if not later:
-                    exc.usage = spent  # type: ignore[attr-defined]
-                    raise
-                fallbacks.append(f"{member.name} unavailable for candidate {context.candidate_id}: {exc.reason}"[:600])
-                await anyio.to_thread.run_sync(_reset, context.workdir)
-                member, plan = later[0], await self._plan_of(later[0], plan, context)
-                continue
+                if later and getattr(later[0], "agent_in_realise", False):
+                    fallbacks.append(f"{member.name} unavailable for candidate {context.candidate_id}: {exc.reason}"[:600])
+                    await anyio.to_thread.run_sync(_reset, context.workdir)
+                    member, plan = later[0], plan.model_copy(update={"generator": later[0].name, "operator": later[0].name})
+                    continue
+                stop: Exception = exc
+                if later:  # mutate or anthropic plan from the scratch worktree: they take over next iteration
+                    self._resting[member.name] = exc.reason
+                    stop = Resting(f"{member.name} unavailable: {exc.reason}; {later[0].name} proposes next iteration")
+                stop.usage = spent  # type: ignore[attr-defined]
+                raise stop from None
             if not fallbacks:
                 return realised
             return realised.model_copy(update={"generator": member.name, "fallbacks": fallbacks, "usage": spent + realised.usage})
 
-    async def _plan_of(self, member: FixGenerator, plan: CandidatePlan, context: CandidateContext) -> CandidatePlan:
-        """The candidate's plan from member's proposal for this iteration (asked once, then shared)."""
-        async with self._asking:
-            key = (context.iteration, member.name)
-            if key not in self._proposals:
-                self._proposals[key] = await member.propose(context.request)
-        plans = self._proposals[key].plans
-        if not plans:
-            raise RuntimeError(f"{member.name}, next in the chain, proposed nothing: {self._proposals[key].reason or 'no idea'}")
-        index = string.ascii_lowercase.find(context.candidate_id[:1])
-        return plans[max(0, index) % len(plans)].model_copy(update={"id": plan.id, "generator": member.name})
-
     def test_writer(self) -> Any:
         """The first member that can write tests (`--issue`), or None."""
         return next((m for m in self.members if hasattr(m, "write_tests")), None)
+
+
+class Resting(Exception):
+    """A member was unavailable for a candidate and the next one cannot take it over at once."""
 
 
 def _reset(workdir: Path) -> None:

@@ -46,6 +46,8 @@ test fails with today>", "summary": "<what it checks>"}}.
 
 class CommandGenerator:
     name = "command"
+    agent_in_realise = True
+    """Its proposal reads nothing: an `--agent A,B` chain can hand it a candidate mid-iteration."""
 
     def __init__(self, agent_cmd: str) -> None:
         self.agent_cmd = agent_cmd

@@ -176,6 +176,9 @@ test fails with today>", "summary": "<what it checks>"}}.
 class CLIAgent:
     """One named agent for the run; it keeps the run's totals for the budget."""
 
+    agent_in_realise = True
+    """Its proposal reads nothing: an `--agent A,B` chain can hand it a candidate mid-iteration."""
+
     def __init__(self, adapter: Adapter, settings: AgentSettings, options: dict[str, Any]) -> None:
         self.adapter, self.settings, self.name = adapter, settings, adapter.name
         self.budget_usd: float | None = options.get("budget_usd")
