@@ -10,9 +10,9 @@ from typing import TYPE_CHECKING
 
 import anyio
 
-from . import adoption, escalation, generators, gitrepo, history, reproduce, targeting, testcode
+from . import adoption, escalation, generators, gitrepo, history, reproduce, targeting, targets, testcode
 from .errors import Escalation
-from .models import EscalationCategory, TestRun
+from .models import EscalationCategory, RunState, TestRun
 from .testing import OPENED_ENV, derived_test_timeout
 
 if TYPE_CHECKING:
@@ -44,9 +44,6 @@ async def start(r: Runner) -> None:
         r.run.test_timeout = derived_test_timeout(run)
         r.test_command = r.suite.command = replace(r.test_command, test_timeout=r.run.test_timeout)
     failing = run.failing()
-    found = escalation.classify_failures([run.outcomes[i].longrepr or run.outcomes[i].message for i in failing])
-    if found:
-        raise Escalation(found.category, f"{found.reason} (in {len(failing)} failing test(s), e.g. {failing[0]})", found.action)
     if failing and r.test_command.is_pytest and all("::" in i for i in failing):
         known = {i for record in history.load(r.history_path) for i in record.flaky} & set(failing)
         r.run.flaky = sorted(known | (rerun_passed & set(failing)))  # reruns ran as each shard ended
@@ -54,6 +51,9 @@ async def start(r: Runner) -> None:
         await targeting.choose(r.run, r.options, run, r.suite, r.pool, r.display, r.root)
     if r.run.reproduction:
         targeting.target_reproduction(r.run, run)
+    files = gitrepo.python_files(r.info.repo, r.run.current_commit)
+    targeting.leave_out_environment(r.run, run, failing, files, r.display)
+    escalate_external(r.run, run, failing)
     targeting.leave_out_known(r.run, failing, r.root, r.display)
     r.current_run = run
     r.set_current(run)
@@ -73,6 +73,18 @@ async def start(r: Runner) -> None:
         r.display.note(f"per-test limit from now on: {r.test_command.test_timeout:g}s")
     r.check_gate()
     r.save("iterating")
+
+
+def escalate_external(state: RunState, run: TestRun, failing: list[str]) -> None:
+    """An external service (or an undecided requirement) behind a failure being repaired is for a
+    person; the same failure outside the targets was named an environment failure and left out."""
+    left = {f.test for f in state.environment_failures}
+    repair = [i for i in targets.to_repair(failing, state.targets) if i not in left]
+    texts = {i: run.outcomes[i].longrepr or run.outcomes[i].message for i in repair}
+    found = escalation.classify_failures(list(texts.values()))
+    if found:
+        hit = [i for i, text in texts.items() if found.regex.search(text)]
+        raise Escalation(found.category, f"{found.reason} (in {len(hit)} failing test(s), e.g. {hit[0]})", found.action)
 
 
 async def reproduce_issue(r: Runner, run: TestRun) -> TestRun:

@@ -233,3 +233,8 @@ def resolve_commit(root: Path, ref: str) -> str | None:
             return repo.git.rev_parse("--verify", "--quiet", f"{ref}^{{commit}}") or None
     except git.GitCommandError:
         return None
+
+
+def python_files(repo: git.Repo, commit: str) -> list[str]:
+    """The Python files of commit's tree, relative to the repository root."""
+    return [f for f in repo.git.ls_tree("-r", "--name-only", commit).splitlines() if f.endswith(".py")]

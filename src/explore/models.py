@@ -240,6 +240,18 @@ class SampleAttempt(BaseModel):
     usage: Usage = Field(default_factory=Usage)
 
 
+EnvironmentKind = Literal["missing_metadata", "missing_module", "missing_env", "connection_refused", "dns"]
+
+
+class EnvironmentFailure(BaseModel):
+    """A failing test no code edit can fix (environment.py), and the line that shows why."""
+
+    test: str
+    kind: EnvironmentKind
+    evidence: str
+    """The line of the failure that shows why (the exception as pytest printed it)."""
+
+
 class Reproduction(BaseModel):
     """Iteration 0 of `--issue`: the tests reproducing the report, committed before any repair."""
 
@@ -319,6 +331,8 @@ class RunState(BaseModel):
     """The tests this run repairs (None: every failing test), chosen once at the baseline."""
     preexisting_failures: list[str] = Field(default_factory=list)
     """Tests failing at the baseline that are not targets: left alone."""
+    environment_failures: list[EnvironmentFailure] = Field(default_factory=list)
+    """Failures at the baseline no code edit can fix (environment.py): left out like pre-existing ones."""
     reproduction: Reproduction | None = None
     """`--issue`: the reproduction tests of iteration 0."""
 
@@ -345,5 +359,6 @@ class Summary(BaseModel):
     usage: Usage = Field(default_factory=Usage)
     targets: list[str] | None = None
     preexisting_failures: list[str] = Field(default_factory=list)
+    environment_failures: list[EnvironmentFailure] = Field(default_factory=list)
     set_aside: list[str] = Field(default_factory=list)
     reproduction: Reproduction | None = None

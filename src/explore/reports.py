@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from . import scoring
+from . import environment, scoring
 from .models import CandidateResult, EscalationCategory, IterationRecord, PhaseTiming, RunState, Summary
 
 EXIT_CODES = {"succeeded": 0, "partial": 0, "failed": 1, "escalated": 3, "interrupted": 130, "running": 1}
@@ -32,6 +32,7 @@ def summary(run: RunState, report_path: Path | None) -> Summary:
         usage=run.usage,
         targets=run.targets,
         preexisting_failures=run.preexisting_failures,
+        environment_failures=run.environment_failures,
         set_aside=run.set_aside,
         reproduction=run.reproduction,
     )
@@ -120,7 +121,7 @@ def markdown(run: RunState) -> str:
                   *[f"- iteration {n}, candidate {c.id}: {', '.join(f'`{p}`' for p in c.outside_writes)}" for n, c in outside]]
     if run.flaky:
         lines += ["", "## Flaky tests (not counted)", *[f"- `{t}`" for t in run.flaky]]
-    lines += target_lines(run)
+    lines += target_lines(run) + environment_lines(run)
     if run.set_aside:
         lines += ["", "## Set aside (no edit ever changed their outcome)", *[f"- `{t}`" for t in run.set_aside]]
     if run.current_failing:
@@ -156,6 +157,14 @@ def target_lines(run: RunState) -> list[str]:
         lines += ["", "## Pre-existing failures (not targets, left alone)",
                   *[f"- `{t}` — {'still failing' if t in failing else 'passes now'}" for t in run.preexisting_failures]]
     return lines
+
+
+def environment_lines(run: RunState) -> list[str]:
+    """Failures no code edit can fix, left out of the targets, each with the line that shows why."""
+    if not run.environment_failures:
+        return []
+    return ["", f"## Environment failures ({len(run.environment_failures)}: no code edit can fix them; left out of the targets)",
+            *[f"- `{f.test}` ({f.kind}) — {environment.WHY[f.kind]}: `{f.evidence}`" for f in run.environment_failures]]
 
 
 def ranked(c: CandidateResult) -> scoring.Ranked:

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import anyio
 
-from . import gitrepo, history, known_failures, state, targets
+from . import environment, gitrepo, history, known_failures, state, targets
 from .config import Options
 from .errors import UsageError
 from .models import RunState, TestRun
@@ -54,6 +54,25 @@ def leave_out_known(run: RunState, failing: list[str], root: Path, display: Disp
         run.targets, run.known_failures = kept, left
         run.preexisting_failures = sorted(set(run.preexisting_failures) | set(left))
         display.note(f"leaving out {len(left)} known failure(s) recorded in {known_failures.path(root)}: {', '.join(left)}")
+
+
+def leave_out_environment(run: RunState, baseline: TestRun, failing: list[str], files: list[str], display: Display) -> None:
+    """Failures no code edit can fix (environment.py) are not targets: named with the line that
+    shows why, and left alone like pre-existing failures."""
+    candidates = [baseline.outcomes[i] for i in failing if i not in run.flaky]
+    modules = environment.local_modules(files)
+    found = [f for f in (environment.classify(o, modules, files) for o in candidates) if f is not None]
+    left = environment.left_out(found, run.targets)
+    if not left:
+        return
+    ids = {f.test for f in left}
+    chosen = run.targets if run.targets is not None else sorted(set(failing) - set(run.flaky))
+    run.targets = [t for t in chosen if t not in ids]
+    run.preexisting_failures = sorted(set(run.preexisting_failures) | ids)
+    run.environment_failures = left
+    display.note(f"environment: {len(left)} failure(s) no code edit can fix, left out of the targets:")
+    for failure in left[:10]:
+        display.note(f"  {environment.describe(failure)}")
 
 
 def since_commit(root: Path, since: str) -> str:
