@@ -16,11 +16,12 @@ import shutil
 import subprocess
 import sys
 import xml.etree.ElementTree as ET
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import cast
 
-from . import procs, seal, witness
+from . import homes, procs, seal, witness
 from .models import PASSING, Outcome, TestOutcome, TestRun
 from .redaction import scrub_file
 
@@ -152,8 +153,13 @@ async def run_tests(
 
     A test that ignored the per-test limit ended its pytest process: it counts as `timeout`, and
     the suite runs again without it so the other tests still count."""
+    with homes.private_home() if command.is_pytest else nullcontext({}) as home:  # a custom command's tools may keep envs in $HOME
+        limits = _Limits(tracker, memory_limit, log_cap, ignore or [], die_with_parent, only, confine, home)
+        return await _run_with_reruns(command, workdir, log_path, select, limits)
+
+
+async def _run_with_reruns(command: TestCommand, workdir: Path, log_path: Path, select: list[str] | None, limits: _Limits) -> TestRun:
     hung: dict[str, TestOutcome] = {}
-    limits = _Limits(tracker, memory_limit, log_cap, ignore or [], die_with_parent, only, confine)
     run = await _run_once(command, workdir, log_path, select, [], limits)
     attempt = 0
     while run.exit_code == HARD_EXIT and attempt < MAX_HARD_RERUNS and not run.oom:
@@ -183,6 +189,8 @@ class _Limits:
     die_with_parent: bool
     only: list[str] | None = None
     confine: procs.Confinement | None = None
+    home: dict[str, str] = field(default_factory=dict)
+    """The job's private HOME, TMPDIR and XDG folders (homes.py); empty for a custom command."""
 
 
 async def _run_once(command: TestCommand, workdir: Path, log_path: Path, select: list[str] | None, deselect: list[str],
@@ -191,7 +199,7 @@ async def _run_once(command: TestCommand, workdir: Path, log_path: Path, select:
     record = log_path.with_suffix(".record")
     for stale in (report, record, record.with_name(f"{record.name}.stack")):
         stale.unlink(missing_ok=True)
-    env = with_isolation(workdir, command.extra_env)
+    env = {**limits.home, **with_isolation(workdir, command.extra_env)}
     key = seal.new_key() if command.is_pytest and command.json_report else None
     calls = witness.Secret.beside(log_path) if command.is_pytest else None
     if calls:

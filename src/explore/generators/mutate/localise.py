@@ -23,7 +23,7 @@ from pathlib import Path
 
 import anyio
 
-from ... import procs, testfiles
+from ... import homes, procs, testfiles
 from ...testing import HARD_EXIT, MAX_HARD_RERUNS, isolation_env, plugin_args
 
 PLUGIN_NAME = "_explore_mutate_worker"
@@ -309,7 +309,8 @@ async def collect(
     env = coverage_env(workdir, run_dir, "coverage", result_path, test_patterns)
     hung: list[str] = []
     started = time.monotonic()
-    with anyio.move_on_after(time_limit if time_limit else math.inf) as scope:
+    with anyio.move_on_after(time_limit if time_limit else math.inf) as scope, homes.private_home() as home:
+        env = {**home, **env}
         for attempt in range(MAX_HARD_RERUNS + 1):
             result_path.unlink(missing_ok=True)
             record = run_dir / f"coverage-{attempt}.record"

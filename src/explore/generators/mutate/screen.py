@@ -19,7 +19,7 @@ import anyio
 from anyio.abc import Process
 from anyio.streams.buffered import BufferedByteReceiveStream
 
-from ... import procs
+from ... import homes, procs
 from .localise import PLUGIN_NAME, plugin_env
 
 GUARD_S = 30.0
@@ -89,11 +89,16 @@ class ForkWorker:
         self.process: Process | None = None
         self.reader: BufferedByteReceiveStream | None = None
         self.warm_s = 0.0
+        self.home: Path | None = None
+        """The worker's private home folder (homes.py)."""
         self.overridden: list[str] = []
         """The user's pytest options the worker turned off (from its hello)."""
 
     async def start(self) -> None:
-        env = {**os.environ, **plugin_env(self.workdir, self.run_dir), "EXPLORE_MUTATE_PRELOAD": json.dumps(self.preload),
+        if self.home is not None:
+            homes.remove(self.home)
+        self.home = homes.create()  # the worker's and its children's, until aclose
+        env = {**os.environ, **homes.env_for(self.home), **plugin_env(self.workdir, self.run_dir), "EXPLORE_MUTATE_PRELOAD": json.dumps(self.preload),
                "EXPLORE_MUTATE_PYCACHE": str(self.run_dir / "pycache")}
         script = Path(self.run_dir) / "plugin" / f"{PLUGIN_NAME}.py"
         log = open(self.run_dir / "worker.log", "ab")  # noqa: SIM115 (the process owns it)
@@ -148,7 +153,10 @@ class ForkWorker:
 
     async def aclose(self) -> None:
         with anyio.CancelScope(shield=True):
+            home, self.home = self.home, None
             if self.process is None:
+                if home is not None:
+                    homes.remove(home)
                 return
             process, self.process = self.process, None
             if process.stdin is not None:
@@ -163,6 +171,8 @@ class ForkWorker:
             await process.aclose()
             if self.tracker is not None:
                 self.tracker.pids.discard(process.pid)
+            if home is not None:
+                homes.remove(home)
 
 
 class FreshSlot:
@@ -182,8 +192,8 @@ class FreshSlot:
         env = {**plugin_env(self.workdir, self.run_dir), "EXPLORE_MUTATE_REQUEST": str(request), "EXPLORE_MUTATE_RESULT": str(result)}
         argv = [self.python, "-m", "pytest", "-p", PLUGIN_NAME, "-q", "-p", "no:cacheprovider", "--tb=no", "-rN", "-s", *job.phase1, *job.phase2]
         done = None
-        with anyio.move_on_after(job.timeout):
-            done = await procs.run(argv, self.workdir, env=env, tracker=self.tracker, memory_limit=job.memory_mb * 2**20)
+        with anyio.move_on_after(job.timeout), homes.private_home() as home:
+            done = await procs.run(argv, self.workdir, env={**home, **env}, tracker=self.tracker, memory_limit=job.memory_mb * 2**20)
         if done is None:
             return Verdict("timeout", duration_s=time.monotonic() - started)
         if not result.exists():

@@ -1,0 +1,83 @@
+"""Each test job its own home: `$HOME`, `TMPDIR` and the XDG config, data and state folders are
+private to the job (a fresh folder under the system's temp, removed when the job ends), so jobs
+that run at the same time (shards, candidates, validation, flaky reruns, mutate's coverage run
+and screening workers) cannot trample each other's files in the home, and the user's own home
+is never touched by the tests.
+
+Seeded from the user's, because the project may need them: the git identity and configuration
+(`~/.gitconfig`, `$XDG_CONFIG_HOME/git/`) and pip's configuration (`~/.pip/`, `~/.config/pip/`).
+Kept pointing at the user's: caches (`XDG_CACHE_HOME`: built to be shared, costly to rebuild —
+downloads, font caches), the user site-packages (`PYTHONUSERBASE`) and pyenv's root
+(`PYENV_ROOT`), so the same interpreter finds the same packages. What the project shares
+outside the home (ports, fixed paths such as /tmp/x) is not isolated.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import site
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+SEEDED = (".gitconfig", ".config/git", ".pip", ".config/pip")
+"""Copied from the user's home (relative to it) when present."""
+PREFIX = "explore-home-"
+
+
+def _user_config() -> Path:
+    return Path(os.environ.get("XDG_CONFIG_HOME") or Path.home() / ".config")
+
+
+def seed(home: Path) -> None:
+    """The user's git and pip configuration, copied into home."""
+    real = Path.home()
+    for name in SEEDED:
+        source = (_user_config() / name.removeprefix(".config/")) if name.startswith(".config/") else real / name
+        target = home / name
+        try:
+            if source.is_dir():
+                shutil.copytree(source, target, symlinks=True, dirs_exist_ok=True)
+            elif source.is_file():
+                target.parent.mkdir(parents=True, exist_ok=True)
+                shutil.copy2(source, target)
+        except OSError:
+            continue  # unreadable: the job goes without it
+
+
+def env_for(root: Path) -> dict[str, str]:
+    """The environment of a job whose private folders live under root (created here)."""
+    home, tmp = root / "home", root / "tmp"
+    folders = {"HOME": home, "TMPDIR": tmp, "XDG_CONFIG_HOME": home / ".config", "XDG_DATA_HOME": home / ".local" / "share",
+               "XDG_STATE_HOME": home / ".local" / "state"}
+    for folder in folders.values():
+        folder.mkdir(parents=True, exist_ok=True)
+    seed(home)
+    env = {name: str(path) for name, path in folders.items()}
+    env["XDG_CACHE_HOME"] = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    env["PYTHONUSERBASE"] = os.environ.get("PYTHONUSERBASE") or site.getuserbase()
+    pyenv = os.environ.get("PYENV_ROOT") or str(Path.home() / ".pyenv")
+    if Path(pyenv).is_dir():
+        env["PYENV_ROOT"] = pyenv
+    return env
+
+
+def create() -> Path:
+    """A fresh folder for a job's private home (env_for(root) fills it); remove() it afterwards."""
+    return Path(tempfile.mkdtemp(prefix=PREFIX))
+
+
+def remove(root: Path) -> None:
+    shutil.rmtree(root, ignore_errors=True)
+
+
+@contextmanager
+def private_home() -> Iterator[dict[str, str]]:
+    """A job's private home for the time of the `with`: its environment, removed afterwards."""
+    root = create()
+    try:
+        yield env_for(root)
+    finally:
+        remove(root)
