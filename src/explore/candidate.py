@@ -275,6 +275,7 @@ async def _attempt(plan: CandidatePlan, config: FanOutConfig, board: Board, resu
         result.status, result.reason = _job_failure(job)
         return
     board.runs[plan.id] = job.run
+    result.rerun_passed = await confirm_newly_failing(plan.id, path, config, board, job.run, files_dir)
     score(result, job.run, config, files)
 
 
@@ -288,7 +289,7 @@ def _job_failure(job: JobResult) -> tuple[CandidateStatus, str]:
 def candidate_job(config: FanOutConfig, board: Board, cid: str, path: Path, kind: str, select: list[str] | None = None) -> TestJob:
     return TestJob(id=f"{config.request.iteration}{cid}-{kind}", command=config.test_command, commit=config.commit, patch=board.patches.get(cid, ""),
                    select=select, timeout_s=config.branch_timeout, memory_limit=config.memory_limit,
-                   log_name="affected.log" if kind == "affected" else "tests.log", workdir=path)
+                   log_name={"affected": "affected.log", "rerun": "rerun.log"}.get(kind, "tests.log"), workdir=path)
 
 
 async def _test(cid: str, path: Path, config: FanOutConfig, board: Board, result: CandidateResult, files_dir: Path) -> JobResult:
@@ -335,6 +336,26 @@ def _selection(config: FanOutConfig, changed: list[str], failing_now: list[str])
     if files is None:
         return None
     return sorted(files) + [i for i in failing_now if i.split("::", 1)[0] not in files]
+
+
+MAX_RERUN = 20
+"""More tests newly failing than this is a breakage, not a flake: no rerun."""
+
+
+async def confirm_newly_failing(cid: str, path: Path, config: FanOutConfig, board: Board, run: TestRun, files_dir: Path) -> list[str]:
+    """No candidate condemned by a flake: the tests that passed before and fail in run are rerun
+    alone (in one job, in the candidate's tree) before they can reject or outrank it; those that
+    pass then take the rerun's outcome in run. Returns them."""
+    newly = [i for i in scoring.newly_failing(set(config.current_passing), run, config.yardstick)
+             if "::" in i and i in run.outcomes and run.outcomes[i].outcome != "timeout"]  # a hang would cost its whole limit again
+    if not newly or len(newly) > MAX_RERUN or not config.test_command.is_pytest:
+        return []
+    rerun = await config.executor.run(candidate_job(config, board, cid, path, "rerun", newly), files_dir)
+    if rerun.status != JobStatus.ok:
+        return []
+    passed = [i for i in newly if i in rerun.run.outcomes and rerun.run.outcomes[i].outcome in PASSING]
+    run.outcomes.update({i: rerun.run.outcomes[i] for i in passed})
+    return passed
 
 
 def score(result: CandidateResult, run: TestRun, config: FanOutConfig, files: list[str]) -> None:

@@ -346,6 +346,9 @@ class Runner:
         if not scoring.is_improvement(best.pass_rate, before):
             self.display.note(f"best candidate {best.id} ({best.pass_rate:.1f}%) does not improve on {before:.1f}%")
             return
+        if best.rerun_passed:
+            self.run.flaky = sorted(set(self.run.flaky) | set(best.rerun_passed))
+            self.display.note(f"flaky: {', '.join(best.rerun_passed[:5])} failed in candidate {best.id}'s run and passed rerun alone")
         new = merging.commit_winner(self.info.repo, self.run, record, best)
         self.current_run = outcome.runs[best.id]
         self.set_current(self.current_run)

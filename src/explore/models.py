@@ -183,6 +183,9 @@ class CandidateResult(BaseModel):
     operator: str | None = None
     location: str | None = None
     newly_failing: list[str] = Field(default_factory=list)
+    rerun_passed: list[str] = Field(default_factory=list)
+    """Tests passing before that failed in this candidate's run and passed when rerun alone: a
+    flake, not a breakage (their rerun's outcome counts; the run records them as flaky)."""
     failed_tests: list[str] = Field(default_factory=list)
     agreement: int = 1
     diff_lines: int = 0

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 import anyio
 
 from . import escalation, scoring
-from .candidate import LINK_REWRITTEN, Board, FanOutConfig, full_suite, outside, run_candidate, score
+from .candidate import LINK_REWRITTEN, Board, FanOutConfig, confirm_newly_failing, full_suite, outside, run_candidate, score
 from .errors import Escalation
 from .events import Phase
 from .jobs import JobStatus
@@ -130,6 +130,8 @@ async def validate(results: list[CandidateResult], config: FanOutConfig, board: 
         else:
             board.runs[result.id] = job.run
             board.estimates.discard(result.id)
+            result.rerun_passed = sorted(set(result.rerun_passed) | set(
+                await confirm_newly_failing(result.id, config.pool.path_for(result.id), config, board, job.run, files_dir)))
             score(result, job.run, config, result.files_changed)
             if not config.pool.intact(config.pool.path_for(result.id)):
                 result.status, result.reason = CandidateStatus.rejected, LINK_REWRITTEN
