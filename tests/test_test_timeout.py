@@ -218,9 +218,9 @@ async def test_the_watchdog_fires_when_a_del_would_wait_on_the_stuck_tests_lock(
 
     repo = make_repo(tmp_path / "repo", LOCKED)
     started = time.monotonic()
-    with anyio.fail_after(30):
+    with anyio.fail_after(60):  # before: hung for good
         run = await run_tests(TestCommand(python=sys.executable, test_timeout=1.0), repo, tmp_path / "run.log")
-    assert time.monotonic() - started < 3 + 12
+    assert time.monotonic() - started < 3 + 20  # the hard limit, then two pytest start-ups (a loaded machine's)
     stuck = run.outcomes["tests/test_locked.py::test_stuck"]
     assert stuck.outcome == "timeout" and "ignored the signal" in stuck.message
     assert "in test_stuck" in stuck.longrepr and "time.sleep(0.05)" in stuck.longrepr
