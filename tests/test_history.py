@@ -273,6 +273,17 @@ def test_failure_location_is_the_innermost_source_frame_else_the_function_the_te
     assert history.failure_location("assert 1 == 2") is None
 
 
+
+def test_frames_outside_the_project_are_no_failure_location() -> None:
+    """Issue 30: explore's own plugin (a timed-out test's stack) and site-packages were named as
+    where failures point. pytest names files outside the rootdir by absolute paths."""
+    plugin = "/work/src/explore/pytest_plugin/explore_pytest_plugin.py:171: in _alarm\n    raise ExploreTestTimeout(...)\n"
+    library = "/venv/lib/python3.11/site-packages/requests/api.py:59: in get\n"
+    stuck = RAISED.replace("stock.py:4: ZeroDivisionError", "stock.py:4: in available\n" + plugin + library + "E   ExploreTestTimeout")
+    assert history.failure_location(stuck) == "stock.py:available"
+    assert history.failure_location(ASSERTION + "\n" + plugin) == "call:order_total"
+
+
 def test_detect_counts_distinct_locations_of_the_reports() -> None:
     same = [ASSERTION, ASSERTION.replace("10, 10", "20, 20")]
     assert history.detect([], [], reports=same).locations == ["call:order_total"]

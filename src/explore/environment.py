@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Collection, Iterable
+
 from .models import EnvironmentFailure, EnvironmentKind, TestOutcome
 
 NETWORK: frozenset[str] = frozenset({"connection_refused", "dns"})
@@ -54,7 +55,7 @@ def _raised_by_project(text: str, exception: str, project_files: Collection[str]
     if not found:
         return False
     file, _, _ = found[-1]
-    if file.lstrip("./") not in project_files:
+    if file.removeprefix("./") not in project_files:
         return False
     marked = [line for line in text.splitlines() if line.startswith(">")]
     return bool(marked) and marked[-1][1:].strip().startswith("raise") and exception != "ModuleNotFoundError"

@@ -100,10 +100,16 @@ FAILING_LINE = re.compile(r"^>\s+(.*)$", re.MULTILINE)
 CALL = re.compile(r"(?<![\w.])([A-Za-z_][\w.]*)\s*\(")
 
 
+def _project_code(file: str) -> bool:
+    """A frame of the project's code: not its tests, nor a file pytest names by an absolute path
+    (outside the project: the standard library, site-packages, explore's own plugin)."""
+    return not (file.startswith("/") or "site-packages/" in file or is_test_file(file, CONVENTIONS))
+
+
 def failure_location(report: str) -> str | None:
-    """Where a failure report points: the innermost frame outside the tests (`file:function`),
+    """Where a failure report points: the innermost frame of the project's code (`file:function`),
     else the first non-builtin function the failing test line calls (`call:name`), else None."""
-    frames = [(f, line, func) for f, line, func in FRAME.findall(report) if not is_test_file(f.replace("\\", "/"), CONVENTIONS)]
+    frames = [(f, line, func) for f, line, func in FRAME.findall(report) if _project_code(f.replace("\\", "/"))]
     if frames:
         file, line, func = frames[-1]
         return f"{file}:{func or line}"

@@ -6,10 +6,11 @@ is never touched by the tests.
 
 Seeded from the user's, because the project may need them: the git identity and configuration
 (`~/.gitconfig`, `$XDG_CONFIG_HOME/git/`) and pip's configuration (`~/.pip/`, `~/.config/pip/`).
-Kept pointing at the user's: caches (`XDG_CACHE_HOME`: built to be shared, costly to rebuild —
-downloads, font caches), the user site-packages (`PYTHONUSERBASE`) and pyenv's root
-(`PYENV_ROOT`), so the same interpreter finds the same packages. What the project shares
-outside the home (ports, fixed paths such as /tmp/x) is not isolated.
+Caches (`XDG_CACHE_HOME`) are private too, as in the sandbox (sandbox.py), where the user's are
+read-only: what a job caches (downloads, font caches) is built again by the next. Kept pointing
+at the user's: the user site-packages (`PYTHONUSERBASE`) and pyenv's root (`PYENV_ROOT`), so the
+same interpreter finds the same packages. What the project shares outside the home (ports,
+fixed paths such as /tmp/x) is not isolated.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 SEEDED = (".gitconfig", ".config/git", ".pip", ".config/pip")
-"""Copied from the user's home (relative to it) when present."""
+"""Copied from the user's home (relative to it) when present: git's identity and configuration, pip's configuration."""
 PREFIX = "explore-home-"
 
 
@@ -50,13 +51,12 @@ def seed(home: Path) -> None:
 def env_for(root: Path) -> dict[str, str]:
     """The environment of a job whose private folders live under root (created here)."""
     home, tmp = root / "home", root / "tmp"
-    folders = {"HOME": home, "TMPDIR": tmp, "XDG_CONFIG_HOME": home / ".config", "XDG_DATA_HOME": home / ".local" / "share",
-               "XDG_STATE_HOME": home / ".local" / "state"}
+    folders = {"HOME": home, "TMPDIR": tmp, "XDG_CONFIG_HOME": home / ".config", "XDG_CACHE_HOME": home / ".cache",
+               "XDG_DATA_HOME": home / ".local" / "share", "XDG_STATE_HOME": home / ".local" / "state"}
     for folder in folders.values():
         folder.mkdir(parents=True, exist_ok=True)
     seed(home)
     env = {name: str(path) for name, path in folders.items()}
-    env["XDG_CACHE_HOME"] = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
     env["PYTHONUSERBASE"] = os.environ.get("PYTHONUSERBASE") or site.getuserbase()
     pyenv = os.environ.get("PYENV_ROOT") or str(Path.home() / ".pyenv")
     if Path(pyenv).is_dir():
