@@ -276,6 +276,9 @@ async def _attempt(plan: CandidatePlan, config: FanOutConfig, board: Board, resu
         return
     board.runs[plan.id] = job.run
     result.rerun_passed = await confirm_newly_failing(plan.id, path, config, board, job.run, files_dir)
+    if result.rerun_passed and not config.pool.intact(path):  # the rerun ran its code too
+        result.status, result.reason = CandidateStatus.rejected, LINK_REWRITTEN
+        return
     score(result, job.run, config, files)
 
 
