@@ -23,7 +23,8 @@ def _isolated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
     # The same suite wherever it runs, bubblewrap installed or not; the sandbox's own tests
     # (test_outside_writes.py) take the `bwrap` fixture and choose their mode.
-    monkeypatch.setenv("EXPLORE_SANDBOX", "off")
+    # EXPLORE_TEST_SANDBOX=auto runs the whole suite sandboxed where bubblewrap works.
+    monkeypatch.setenv("EXPLORE_SANDBOX", os.environ.get("EXPLORE_TEST_SANDBOX", "off"))
 
 
 @pytest.fixture(scope="session")
