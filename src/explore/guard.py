@@ -95,7 +95,7 @@ class Guard:
         paths = sorted(f"{shown}/{p}" for p in before.git_files.keys() | after.git_files.keys()
                        if _comparable(p, before.git_files.get(p)) != _comparable(p, after.git_files.get(p)))
         if before.tree != after.tree:
-            paths += self._tree_changes(before.tree, after.tree)
+            paths += sorted(rel for _, _, rel in self._tree_entries(before.tree, after.tree))
         return paths
 
     def drift(self, before: Fingerprint) -> list[str]:
@@ -113,6 +113,10 @@ class Guard:
         if not paths:
             return Change([], True)
         folder = self.quarantine_root / f"{label}-{time.strftime('%H%M%S')}"
+        for n in range(2, 1000):  # two restores within a second keep both copies
+            if not folder.exists():
+                break
+            folder = folder.with_name(f"{label}-{time.strftime('%H%M%S')}-{n}")
         for rel in sorted(before.git_files.keys() | after.git_files.keys()):
             old, new = before.git_files.get(rel), after.git_files.get(rel)
             if _comparable(rel, old) != _comparable(rel, new):
@@ -170,9 +174,6 @@ class Guard:
                 continue
             entries.append((int(old_mode, 8), None if status == "A" else old_sha, rel))
         return entries
-
-    def _tree_changes(self, before: str, after: str) -> list[str]:
-        return sorted(rel for _, _, rel in self._tree_entries(before, after))
 
     # ------------------------------------------------------------------ writing
 
