@@ -7,7 +7,7 @@ import re
 
 import git
 
-from . import gitrepo
+from . import applying
 from .models import IterationRecord, RunState
 from .progress import Display
 
@@ -15,11 +15,9 @@ RECOVERED = "recovered after a crash"
 
 
 def adopt_branch(repo: git.Repo, run: RunState, display: Display) -> None:
-    if not run.branch:
-        return
-    tip = gitrepo.branch_commit(repo, run.branch)
+    tip = applying.run_tip(repo, run)
     if tip and tip != run.current_commit and repo.git.rev_parse(f"{tip}^") == run.current_commit:
-        display.note(f"adopting {tip[:10]}, merged on {run.branch} just before the run stopped")
+        display.note(f"adopting {tip[:10]}, merged on the run's branch just before the run stopped")
         run.current_commit = run.merged_commit = tip
         subject = repo.git.log("-1", "--format=%s", tip)
         found = re.match(r"explore: iteration \d+ \((\w+)\) candidate (\w+)", subject)

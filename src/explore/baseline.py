@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 
 import anyio
 
-from . import adoption, escalation, generators, gitrepo, history, reproduce, targeting, targets, testcode
+from . import adoption, applying, escalation, generators, gitrepo, history, reproduce, targeting, targets, testcode
 from .errors import Escalation
 from .models import EscalationCategory, RunState, TestRun
 from .testing import OPENED_ENV, derived_test_timeout
@@ -110,7 +110,7 @@ async def reproduce_issue(r: Runner, run: TestRun) -> TestRun:
     # on the base commit: a run killed after this commit redoes iteration 0 from the baseline
     commit = await anyio.to_thread.run_sync(reproduce.commit, r.pool, paths[result.chosen], result, r.run.base_commit,
                                             r.options.issue or "", r.run_dir / "reproduce")
-    gitrepo.set_branch(r.info.repo, r.run.branch, commit, r.run.current_commit)
+    applying.move_run(r.info.repo, r.run, commit, r.run.current_commit)
     r.run.current_commit = result.commit = commit
     r.display.note(f"reproduce: kept {', '.join(result.kept)} (sample {result.chosen}) as {commit[:10]}")
     r.save("baseline")

@@ -151,7 +151,7 @@ def _execute(
 ) -> None:
     import anyio
 
-    from . import gitrepo, loop, reports, state
+    from . import applying, gitrepo, loop, reports, state
     from .config import MAX_PARALLEL, Options, build_options
     from .progress import Display, choose_mode
 
@@ -190,17 +190,20 @@ def _execute(
     except ExploreError as exc:
         _fail(str(exc), exc.exit_code, as_json)
         return
-    report = reports.write(info.root, result)
+    change = applying.change(info, result)
+    report = reports.write(info.root, result, change)
     if junit_out is not None:
         junit_out.parent.mkdir(parents=True, exist_ok=True)
         junit_out.write_text(reports.junit(result), encoding="utf-8")
-    summary = reports.summary(result, report)
+    summary = reports.summary(result, report, change)
     if decision is None:
         for line in reports.help_needed(result):
             display.console.print(line, style="bold red" if line.startswith("HELP") else "", markup=False, highlight=False)
     f = result.current
     display.result(f"{result.status}: {f.passed}/{f.total} passed ({f.pass_rate:.1f}%) — {result.stop_reason or ''}")
     display.result(f"report: {report}")
+    if change:
+        display.change(change)
     if as_json:
         click.echo(summary.model_dump_json())
     sys.exit(summary.exit_code if exit_override is None else exit_override)
@@ -222,7 +225,7 @@ def _ask(info: RepoInfo, result: RunState, as_json: bool, no_input: bool, displa
 
 def _go_on(info: RepoInfo, result: RunState, decision: Decision, options: Options, display: Display) -> RunState:
     """Hint or an applied destructive fix: the same run resumes, with a fresh allowance of iterations."""
-    from . import gate, gitrepo, state
+    from . import applying, gate, gitrepo, state
 
     result.branch = result.branch or f"explore/{result.run_id}"
     if decision.choice == "apply":
@@ -230,7 +233,7 @@ def _go_on(info: RepoInfo, result: RunState, decision: Decision, options: Option
         assert found is not None
         message = f"explore: candidate {found.cid} applied by a person despite: {found.what}"
         new = gitrepo.commit_patch(info.repo, result.current_commit, found.patch, message)
-        gitrepo.set_branch(info.repo, result.branch, new)
+        applying.move_run(info.repo, result, new)
         result.current_commit = result.merged_commit = new
         display.note(f"applied candidate {found.cid} as {new[:10]} on {result.branch}; re-testing")
     options.max_iterations = max(options.max_iterations, len(result.iterations) + options.no_progress_limit)
@@ -351,14 +354,69 @@ def rollback(run_id: str, to: int | None, path: Path) -> None:
     click.echo(message)
 
 
+@main.command("apply")
+@click.argument("run_id", required=False)
+@click.option("--path", "path", default=".", type=click.Path(path_type=Path), help="Repository (default: here).")
+def apply_command(run_id: str | None, path: Path) -> None:
+    """Bring a run's repair (its own commits, never a snapshot) into your current tree: a fast-forward
+    when the tree is clean and unmoved, otherwise applied to your files, uncommitted, your own changes
+    kept. A conflict changes nothing. Default: the latest run with a result not yet applied."""
+    from . import applying, gitrepo
+
+    try:
+        info = gitrepo.open_repo(path)
+        message = applying.apply(info, _pick(info.root, run_id, lambda r: bool(r.merged_commit) and r.application is None, "a result to apply"))
+    except ExploreError as exc:
+        _fail(str(exc), exc.exit_code, False)
+        return
+    click.echo(message)
+
+
+@main.command()
+@click.argument("run_id", required=False)
+@click.option("--path", "path", default=".", type=click.Path(path_type=Path), help="Repository (default: here).")
+def undo(run_id: str | None, path: Path) -> None:
+    """Put your branch (or your files) back where a run found them; refuses when you built on its
+    result. Default: the latest applied run."""
+    from . import applying, gitrepo
+
+    try:
+        info = gitrepo.open_repo(path)
+        message = applying.undo(info, _pick(info.root, run_id, lambda r: r.application is not None, "an applied result"))
+    except ExploreError as exc:
+        _fail(str(exc), exc.exit_code, False)
+        return
+    click.echo(message)
+
+
+def _pick(root: Path, run_id: str | None, fits: Any, what: str) -> RunState:
+    """The run named, or the latest one that fits."""
+    from . import state
+    from .errors import UsageError
+
+    if run_id:
+        return state.load(root, run_id)
+    found = [r for r in state.all_runs(root) if fits(r)]
+    if not found:
+        raise UsageError(f"no run here has {what} (see `explore status`)")
+    return max(found, key=lambda r: r.started_at)
+
+
 @main.command()
 @click.argument("folder", required=False, type=click.Path(path_type=Path))
 @click.option("--parallel", type=int, default=3, show_default=True)
 @click.option("--json", "as_json", is_flag=True, help="Print the JSON summary on stdout.")
 def demo(folder: Path | None, parallel: int, as_json: bool) -> None:
-    """Create a small buggy project (in FOLDER or a temp folder) and repair it offline with mutate."""
+    """Create a small buggy project (in FOLDER, kept; or a temp folder, removed at the end) and repair
+    it offline with mutate."""
+    import shutil
+
     from .demo import create_demo
 
     target = create_demo(folder)
-    click.echo(f"demo project: {target}", err=True)
-    _execute(target, {"agent": "mutate", "parallel": parallel}, as_json, resume_id=None, hint=None)
+    click.echo(f"demo project: {target}" + ("" if folder else " (removed at the end; give a FOLDER to keep it)"), err=True)
+    try:
+        _execute(target, {"agent": "mutate", "parallel": parallel}, as_json, resume_id=None, hint=None)
+    finally:
+        if folder is None:
+            shutil.rmtree(target, ignore_errors=True)

@@ -145,15 +145,17 @@ def _with_temp_index(repo: git.Repo, action) -> str:
         return action(env)
 
 
-def snapshot(repo: git.Repo, head: str) -> str:
+def snapshot(repo: git.Repo, head: str, parent: str | None = None) -> str:
     """A commit of the working tree as it stands (tracked changes and untracked, not ignored
-    files), made through a temporary index: the user's index and files are not touched."""
+    files) on parent (default: head), made through a temporary index: the user's index and files
+    are not touched."""
 
     def make(env: dict[str, str]) -> str:
         repo.git.read_tree(head, env=env)
         repo.git.add("-A", env=env)
         tree = repo.git.write_tree(env=env)
-        return repo.git.commit_tree(tree, "-p", head, "-m", "explore: snapshot of uncommitted work", env={**env, **identity_env(repo)})
+        return repo.git.commit_tree(tree, "-p", parent or head, "-m", "explore: snapshot of uncommitted work",
+                                    env={**env, **identity_env(repo)})
 
     return _with_temp_index(repo, make)
 
@@ -170,23 +172,43 @@ def commit_patch(repo: git.Repo, parent: str, patch_file: Path, message: str) ->
     return _with_temp_index(repo, make)
 
 
-def set_branch(repo: git.Repo, name: str, commit: str, old: str | None = None) -> None:
-    args = [f"refs/heads/{name}", commit] + ([old] if old else [])
-    repo.git.update_ref(*args)
+RUNS_NAMESPACE = "refs/explore/runs/"
+"""Where each run keeps its result: a ref `git branch` does not list, so an applied run leaves no
+visible branch while `explore undo`, `apply` and `resume` still find its commits."""
 
 
-def delete_branch(repo: git.Repo, name: str) -> None:
+def run_ref(run_id: str) -> str:
+    return f"{RUNS_NAMESPACE}{run_id}"
+
+
+def set_ref(repo: git.Repo, ref: str, commit: str, old: str | None = None) -> None:
+    repo.git.update_ref(ref, commit, *([old] if old else []))
+
+
+def delete_ref(repo: git.Repo, ref: str) -> None:
     try:
-        repo.git.update_ref("-d", f"refs/heads/{name}")
+        repo.git.update_ref("-d", ref)
     except git.GitCommandError:
         pass
 
 
-def branch_commit(repo: git.Repo, name: str) -> str | None:
+def ref_commit(repo: git.Repo, ref: str) -> str | None:
     try:
-        return repo.git.rev_parse("--verify", "--quiet", f"refs/heads/{name}^{{commit}}")
+        return repo.git.rev_parse("--verify", "--quiet", f"{ref}^{{commit}}") or None
     except git.GitCommandError:
         return None
+
+
+def set_branch(repo: git.Repo, name: str, commit: str, old: str | None = None) -> None:
+    set_ref(repo, f"refs/heads/{name}", commit, old)
+
+
+def delete_branch(repo: git.Repo, name: str) -> None:
+    delete_ref(repo, f"refs/heads/{name}")
+
+
+def branch_commit(repo: git.Repo, name: str) -> str | None:
+    return ref_commit(repo, f"refs/heads/{name}")
 
 
 def fast_forward(info: RepoInfo, start_commit: str, target: str) -> tuple[bool, str]:

@@ -8,7 +8,7 @@ from pathlib import Path
 import git
 import psutil
 
-from . import gitrepo, state
+from . import applying, gitrepo, state
 from .models import RunState
 from .procs import kill_tree
 
@@ -120,8 +120,8 @@ def rollback(info: gitrepo.RepoInfo, run_id: str, to: int | None) -> str:
         if n <= target_n:
             commit = sha
     branch = run.branch or f"explore/{run_id}"
-    gitrepo.set_branch(info.repo, branch, commit)
     run.branch, run.current_commit = branch, commit
+    applying.move_run(info.repo, run, commit)
     run.merged_commit = None if commit == run.base_commit else commit
     run.iterations = [r for r in run.iterations if r.n <= target_n]
     if run.status in ("succeeded", "partial", "failed"):

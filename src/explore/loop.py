@@ -13,8 +13,8 @@ from pathlib import Path
 
 import anyio
 
-from . import (baseline, criticality, debug_reports, escalation, executors, generators, gitrepo, guard, history, merging, procs,
-               redaction, sandbox, scoring, shards, signals, state, strategy, targeting, targets, usage)
+from . import (applying, baseline, criticality, debug_reports, escalation, executors, generators, gitrepo, guard, history, merging,
+               procs, redaction, sandbox, scoring, shards, signals, state, strategy, targeting, targets, usage)
 from .affected import ImportMap
 from .config import Options, parse_size
 from .errors import BudgetExhausted, Escalation, UsageError
@@ -287,8 +287,8 @@ class Runner:
             return
         path, tip = debug_reports.write(self.root, self.info.repo, self.options.reports_dir, self.run, record, failing,
                                         self.options.commit_reports and bool(self.run.branch))
-        if tip and self.run.branch:
-            gitrepo.set_branch(self.info.repo, self.run.branch, tip, self.run.current_commit)
+        if tip:
+            applying.move_run(self.info.repo, self.run, tip, self.run.current_commit)
             if record.commit == self.run.current_commit:
                 record.commit = tip
             self.run.current_commit = self.run.merged_commit = tip
@@ -378,16 +378,14 @@ async def run_repair(
         from .housekeeping import kill_strays
 
         kill_strays(run)
-        if run.branch and not gitrepo.branch_commit(info.repo, run.branch):
-            gitrepo.set_branch(info.repo, run.branch, run.current_commit)  # removed by hand or by an old clean
+        applying.restore_refs(info.repo, run)
         run.pid, run.status, run.escalation, run.stop_reason, run.no_progress = os.getpid(), "running", None, None, 0
     if hint:
         run.hints.append(hint)
     runner = Runner(info=info, options=options, run=run, display=display)
     runner.save()  # before any ref: a run killed from here on is found by `resume` and `clean`
     if not resume:
-        assert run.branch
-        gitrepo.set_branch(info.repo, run.branch, run.base_commit)
+        applying.move_run(info.repo, run, run.base_commit)
         state.fault_point("branch-created")
     try:
         await runner.execute()

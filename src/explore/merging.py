@@ -9,7 +9,7 @@ from pathlib import Path
 
 import git
 
-from . import gitrepo, state
+from . import applying, gitrepo, state
 from .config import Options
 from .models import CandidateResult, IterationRecord, RunState
 from .progress import Display
@@ -28,7 +28,6 @@ def prepare_new(info: gitrepo.RepoInfo, options: Options, run_id: str) -> RunSta
     return run
 
 
-
 def discard(info: gitrepo.RepoInfo, run: RunState) -> None:
     """A run refused for its input at the baseline (targets that match no test) leaves nothing:
     no branch, no run folder — as if refused before it started."""
@@ -36,6 +35,7 @@ def discard(info: gitrepo.RepoInfo, run: RunState) -> None:
 
     if run.branch and not run.iterations:
         gitrepo.delete_branch(info.repo, run.branch)
+        gitrepo.delete_ref(info.repo, gitrepo.run_ref(run.run_id))
     shutil.rmtree(state.run_dir(info.root, run.run_id), ignore_errors=True)
 
 
@@ -45,8 +45,7 @@ def commit_winner(repo: git.Repo, run: RunState, record: IterationRecord, best: 
     message = (f"explore: iteration {record.n} ({record.strategy}) candidate {best.id}: "
                f"pass rate {before:.1f}% -> {best.pass_rate:.1f}%\n\n{best.hypothesis}".strip())
     new = gitrepo.commit_patch(repo, run.current_commit, Path(best.patch_path or ""), message)
-    assert run.branch
-    gitrepo.set_branch(repo, run.branch, new, run.current_commit)
+    applying.move_run(repo, run, new, run.current_commit)
     state.fault_point("merged-before-save")
     run.current_commit, run.merged_commit = new, new
     record.winner, record.commit = best.id, new
@@ -54,27 +53,32 @@ def commit_winner(repo: git.Repo, run: RunState, record: IterationRecord, best: 
 
 
 def finish(info: gitrepo.RepoInfo, run: RunState, options: Options, display: Display, drift: list[str] | None = None) -> None:
-    """Fast-forward the user's branch when safe; otherwise say how to take the result. drift: what
-    changed in the user's tree, hooks or config after the candidates ran (nothing explains it)."""
+    """Fast-forward the user's branch when safe (the run then keeps no visible branch); otherwise say
+    how to take the result. drift: what changed in the user's tree, hooks or config after the
+    candidates ran (nothing explains it)."""
     merged = run.current_commit != run.base_commit
     if not merged:
-        if run.branch and run.status not in ("interrupted", "escalated"):
-            gitrepo.delete_branch(info.repo, run.branch)
-            run.branch = None
+        if run.status not in ("interrupted", "escalated"):
+            if run.branch:
+                gitrepo.delete_branch(info.repo, run.branch)
+                run.branch = None
+            gitrepo.delete_ref(info.repo, gitrepo.run_ref(run.run_id))
         run.merged_commit = None
         return
     run.merged_commit = run.current_commit
     if options.no_apply or run.dirty or run.status in ("interrupted", "escalated"):
         why = "--no-apply" if options.no_apply else ("the tree had uncommitted changes" if run.dirty else f"the run is {run.status}")
-        display.note(f"result left on {run.branch} ({why}); take it with: git merge --ff-only {run.branch}")
+        display.note(f"result left on {run.branch} ({why}); take it with: explore apply {run.run_id}")
         return
     if drift:
         display.note(f"result left on {run.branch}: {', '.join(drift[:8])} changed after the candidates ran and explore cannot tell "
-                     f"by whom; look at them, then take the result with: git merge --ff-only {run.branch}")
+                     f"by whom; look at them, then take the result with: explore apply {run.run_id}")
         return
-    applied, why = gitrepo.fast_forward(info, run.start_commit, run.branch or run.current_commit)
-    run.applied = applied
+    applied, why = applying.fast_forward(info, run)
     if applied:
+        if run.branch:
+            gitrepo.delete_branch(info.repo, run.branch)
+            run.branch = None
         display.note(f"fast-forwarded {info.branch} to {run.current_commit[:10]}")
     else:
-        display.note(f"result left on {run.branch} ({why}); take it with: git merge --ff-only {run.branch}")
+        display.note(f"result left on {run.branch} ({why}); take it with: explore apply {run.run_id}")

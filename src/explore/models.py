@@ -275,6 +275,21 @@ class EscalationInfo(BaseModel):
     options: list[str] = Field(default_factory=list)
 
 
+class Application(BaseModel):
+    """How a run's result reached the user's tree: what `explore undo` reverses."""
+
+    mode: Literal["fast_forward", "working_tree"]
+    """fast_forward: the user's branch moved to the run's result; working_tree: the repair was applied
+    to the files, uncommitted, the branch unmoved."""
+    branch: str
+    before: str
+    """The branch's commit before (the run's start for a fast-forward)."""
+    after: str
+    """The branch's commit after (the run's result for a fast-forward; `before` otherwise)."""
+    patch: str | None = None
+    """working_tree: the patch applied to the files (reversed by undo)."""
+
+
 class RunState(BaseModel):
     """Everything `explore resume` needs; written atomically after every step that matters."""
 
@@ -324,6 +339,8 @@ class RunState(BaseModel):
     pids: list[int] = Field(default_factory=list)
     merged_commit: str | None = None
     applied: bool = False
+    application: Application | None = None
+    """Set while the result is in the user's tree (by the final fast-forward or `explore apply`)."""
     finished: bool = False
     """True once the end of the run (fast-forward, report) is done; a terminal status without it
     means the run was killed on its way out and `resume` finishes it."""
@@ -365,3 +382,5 @@ class Summary(BaseModel):
     environment_failures: list[EnvironmentFailure] = Field(default_factory=list)
     set_aside: list[str] = Field(default_factory=list)
     reproduction: Reproduction | None = None
+    diff: str | None = None
+    """The repair's unified diff against the starting commit (a dirty tree's snapshot excluded)."""

@@ -10,7 +10,7 @@ import os
 import re
 import time
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from rich.console import Console, Group
 from rich.live import Live
@@ -21,7 +21,12 @@ from .events import CandidateEvent, Phase, describe
 from .models import CandidateStatus
 from .usage import Usage
 
+if TYPE_CHECKING:
+    from .applying import Change
+
 Mode = Literal["live", "lines"]
+PLAIN_DIFF_LINES = 400
+"""Past this, a diff in a log (not a terminal) is shortened too; the full one is on disk."""
 Verbosity = Literal["quiet", "normal", "verbose"]
 
 
@@ -207,6 +212,18 @@ class Display:
         else:
             self.console.print(text, markup=False, highlight=False)
 
+    def change(self, change: Change) -> None:
+        """The end of a run: what it changed (files and lines), the one command that undoes it, then
+        the patch itself — coloured in a terminal, shortened past a screen with the path of the full diff."""
+        self.result(change.headline())
+        self.result(change.command)
+        lines = change.diff.rstrip("\n").splitlines()
+        limit = max(10, self.console.size.height - 6) if self.mode == "live" else PLAIN_DIFF_LINES
+        for line in lines[:limit]:
+            self.console.print(Text(line, style=_diff_style(line)), soft_wrap=True)
+        if len(lines) > limit:
+            self.result(f"... {len(lines) - limit} more lines; the full diff: {change.path}")
+
     def log(self, text: str) -> None:
         """A line from a library's logging or a warning: above the live view, or in the log."""
         if self.quiet and not text.startswith(("WARNING", "ERROR", "CRITICAL")):
@@ -231,6 +248,12 @@ class _DisplayHandler(logging.Handler):
             self.display.log(f"{record.levelname} {record.name}: {record.getMessage()}")
         except Exception:  # a display failure must never take the run down
             self.handleError(record)
+
+
+def _diff_style(line: str) -> str:
+    if line.startswith(("+++", "---", "diff --git", "index ")):
+        return "bold"
+    return {"+": "green", "-": "red", "@": "cyan"}.get(line[:1], "")
 
 
 def _escape(text: str) -> str:

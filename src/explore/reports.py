@@ -5,13 +5,16 @@ from __future__ import annotations
 from pathlib import Path
 
 from . import environment, scoring
+from .applying import Change
+from .gitrepo import run_ref
 from .models import CandidateResult, EscalationCategory, IterationRecord, PhaseTiming, RunState, Summary
 
 EXIT_CODES = {"succeeded": 0, "partial": 0, "failed": 1, "escalated": 3, "interrupted": 130, "running": 1}
 
 
-def summary(run: RunState, report_path: Path | None) -> Summary:
+def summary(run: RunState, report_path: Path | None, change: Change | None = None) -> Summary:
     merged = run.merged_commit is not None
+    branch = run.branch or (run_ref(run.run_id) if merged else None)  # an applied run keeps only its hidden ref
     return Summary(
         run_id=run.run_id,
         status=run.status,
@@ -19,7 +22,7 @@ def summary(run: RunState, report_path: Path | None) -> Summary:
         baseline=run.baseline,
         final=run.current,
         iterations=run.iterations,
-        branch=run.branch if merged or run.status in ("interrupted", "escalated") else None,
+        branch=branch if merged or run.status in ("interrupted", "escalated") else None,
         merged_commit=run.merged_commit,
         applied=run.applied,
         escalation=run.escalation,
@@ -35,6 +38,7 @@ def summary(run: RunState, report_path: Path | None) -> Summary:
         environment_failures=run.environment_failures,
         set_aside=run.set_aside,
         reproduction=run.reproduction,
+        diff=change.diff if change else None,
     )
 
 
@@ -73,7 +77,7 @@ def _why(category: EscalationCategory) -> str:
     }.get(category, "explore cannot decide this safely on its own")
 
 
-def markdown(run: RunState) -> str:
+def markdown(run: RunState, change: Change | None = None) -> str:
     b, f = run.baseline, run.current
     lines = [
         f"# explore run {run.run_id}",
@@ -83,8 +87,8 @@ def markdown(run: RunState) -> str:
         + (", uncommitted work snapshotted" if run.dirty else "") + ")",
         f"- **Baseline:** {b.passed}/{b.total} passed ({b.pass_rate:.1f}%)",
         f"- **Final:** {f.passed}/{f.total} passed ({f.pass_rate:.1f}%)",
-        "- **Result:** " + (f"`{run.merged_commit[:10]}` on `{run.branch}`" + (", applied to your branch" if run.applied else ", not applied")
-                              if run.merged_commit else "nothing merged"),
+        "- **Result:** " + (f"`{run.merged_commit[:10]}` on `{run.branch or run_ref(run.run_id)}`"
+                            + (", applied to your branch" if run.applied else ", not applied") if run.merged_commit else "nothing merged"),
         f"- **Duration:** {run.duration_s:.1f}s",
     ]
     if not run.usage.empty:
@@ -93,6 +97,8 @@ def markdown(run: RunState) -> str:
         lines += ["", "## Guidance given", *[f"- {h}" for h in run.hints]]
     if run.escalation:
         lines += ["", "## Help needed", "", "```", *help_needed(run), "```"]
+    if change:
+        lines += ["", "## Change", "", f"{change.headline()}; {change.command}", "", "```diff", change.diff.rstrip("\n"), "```"]
     lines += reproduction_lines(run)
     for record in run.iterations:
         lines += ["", f"## Iteration {record.n} — {record.strategy}", "", f"Why this strategy: {record.strategy_reason}."]
@@ -201,9 +207,9 @@ def junit(run: RunState) -> str:
     return ET.tostring(suite, encoding="unicode")
 
 
-def write(root: Path, run: RunState) -> Path:
+def write(root: Path, run: RunState, change: Change | None = None) -> Path:
     from .state import atomic_write, run_dir
 
     path = run_dir(root, run.run_id) / "report.md"
-    atomic_write(path, markdown(run))
+    atomic_write(path, markdown(run, change))
     return path

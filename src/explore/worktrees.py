@@ -170,6 +170,10 @@ class WorktreePool:
         self.created.clear()
         shutil.rmtree(self.root, ignore_errors=True)
         try:
+            self.root.parent.rmdir()  # the repository's folder, once no run of it has worktrees
+        except OSError:
+            pass
+        try:
             self.repo.git.worktree("prune")
         except git.GitCommandError:
             pass

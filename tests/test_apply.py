@@ -1,0 +1,139 @@
+"""Issue 28: the end of a run — `explore apply` into a dirty tree, the change shown, `explore undo`,
+no visible branch once applied. Real git, real runs through the CLI with a scripted agent."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from conftest import assert_no_debris, git, make_repo, run_cli
+from test_run_e2e import CALC, FIX_ADD, FIX_MUL, scripted_agent
+
+
+def explore(repo: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "explore", *args], cwd=repo, capture_output=True, text=True, timeout=300)
+
+
+def tree_bytes(repo: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(repo)): p.read_bytes() for p in sorted(repo.rglob("*"))
+            if p.is_file() and ".git" not in p.relative_to(repo).parts and ".explore" not in p.relative_to(repo).parts
+            and "__pycache__" not in p.parts}
+
+
+def dirty_run(tmp_path: Path) -> tuple[Path, str, dict]:
+    """A repo whose mul the user fixed without committing, plus an untracked file; explore repairs add."""
+    repo = make_repo(tmp_path / "repo", CALC)
+    start = git(repo, "rev-parse", "HEAD")
+    (repo / "calc.py").write_text((repo / "calc.py").read_text().replace("return a + b", "return a * b"))
+    (repo / "notes.txt").write_text("my untracked notes\n")
+    code, summary, err = run_cli(["run", str(repo), "--agent-cmd", scripted_agent(tmp_path, {"a": {"replace": FIX_ADD}}),
+                                  "--parallel", "1", "--json"])
+    assert code == 0 and summary is not None and summary["applied"] is False, err
+    assert f"take it with: explore apply {summary['run_id']}" in err
+    return repo, start, summary
+
+
+def test_apply_brings_the_repair_into_a_dirty_tree_and_undo_takes_it_out(tmp_path: Path) -> None:
+    repo, start, summary = dirty_run(tmp_path)
+    mine = (repo / "calc.py").read_bytes()
+    staged = git(repo, "diff", "--cached")
+    done = explore(repo, "apply")
+    assert done.returncode == 0, done.stderr
+    assert "working tree, uncommitted" in done.stdout and f"explore undo {summary['run_id']}" in done.stdout
+    source = (repo / "calc.py").read_text()
+    assert "return a + b" in source and "return a * b" in source  # the fix and the user's own edit, both
+    assert (repo / "notes.txt").read_text() == "my untracked notes\n"
+    assert git(repo, "rev-parse", "HEAD") == start and git(repo, "diff", "--cached") == staged  # nothing committed or staged
+    assert git(repo, "log", "--format=%s", "main") == "initial"  # no snapshot commit on the branch
+    assert git(repo, "status", "--porcelain", "--", "calc.py", "notes.txt") == "M calc.py\n?? notes.txt"  # unstaged, untracked
+    assert git(repo, "branch", "--list", "explore/*") == ""
+    again = explore(repo, "apply", summary["run_id"])
+    assert again.returncode == 2 and "already applied" in again.stderr
+
+    back = explore(repo, "undo")
+    assert back.returncode == 0, back.stderr
+    assert (repo / "calc.py").read_bytes() == mine and (repo / "notes.txt").read_text() == "my untracked notes\n"
+    assert git(repo, "rev-parse", "HEAD") == start
+    assert_no_debris(repo)
+
+
+def test_apply_stops_on_a_conflict_with_the_tree_byte_identical(tmp_path: Path) -> None:
+    repo, start, summary = dirty_run(tmp_path)
+    calc = repo / "calc.py"
+    calc.write_text(calc.read_text().replace("return a - b", "return b - a  # mine"))  # the very line the repair changes
+    before, status = tree_bytes(repo), git(repo, "status", "--porcelain")
+    done = explore(repo, "apply", summary["run_id"])
+    assert done.returncode == 2, done.stderr
+    assert "conflicts with your changes in calc.py" in done.stderr and "nothing was changed" in done.stderr
+    assert "git stash" in done.stderr
+    assert tree_bytes(repo) == before and git(repo, "status", "--porcelain") == status
+    assert git(repo, "rev-parse", "HEAD") == start
+
+
+def test_an_applied_run_leaves_no_branch_shows_its_diff_and_undo_restores_the_branch(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo", CALC)
+    start = git(repo, "rev-parse", "HEAD")
+    agent = scripted_agent(tmp_path, {"a": {"replace": FIX_ADD}, "b": {"replace": FIX_MUL}})
+    done = subprocess.run([sys.executable, "-m", "explore", "run", str(repo), "--agent-cmd", agent, "--parallel", "2", "--json"],
+                          capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr
+    summary = json.loads(done.stdout)
+    run_id, result = summary["run_id"], summary["merged_commit"]
+    assert summary["applied"] is True and git(repo, "rev-parse", "HEAD") == result
+    # no visible branch; the result lives under a ref `git branch` does not list
+    assert git(repo, "branch", "--list", "explore/*") == "" and git(repo, "branch", "-a").split() == ["*", "main"]
+    assert summary["branch"] == f"refs/explore/runs/{run_id}" and git(repo, "rev-parse", summary["branch"]) == result
+    # the change: in the JSON, in the report, and at the very end of stderr, with the command that undoes it
+    assert summary["diff"] == git(repo, "diff", start, result) + "\n"
+    assert "-    return a - b\n+    return a + b" in summary["diff"] and "+    return a * b" in summary["diff"]
+    err = done.stderr.rstrip("\n").splitlines()
+    assert err[-len(summary["diff"].splitlines()):] == summary["diff"].splitlines()
+    assert f"undo it with: explore undo {run_id}" in done.stderr and "changed 1 file (+2 -2): calc.py" in done.stderr
+    report = Path(summary["report"]).read_text()
+    assert "## Change" in report and "+    return a * b" in report and f"explore undo {run_id}" in report
+    assert (repo / ".explore" / "runs" / run_id / "repair.diff").read_text() == summary["diff"]
+
+    back = explore(repo, "undo")
+    assert back.returncode == 0 and f"main back at {start[:10]}" in back.stdout, back.stderr
+    assert git(repo, "rev-parse", "HEAD") == start and "return a - b" in (repo / "calc.py").read_text()
+    assert git(repo, "status", "--porcelain") == ""
+    assert explore(repo, "undo", run_id).returncode == 2  # nothing applied any more
+    forth = explore(repo, "apply", run_id)
+    assert forth.returncode == 0 and "fast-forwarded main" in forth.stdout, forth.stderr
+    assert git(repo, "rev-parse", "HEAD") == result and git(repo, "branch", "--list", "explore/*") == ""
+
+    (repo / "README.md").write_text("mine\n")
+    git(repo, "add", "README.md")
+    git(repo, "commit", "-q", "-m", "my own work on top")
+    mine = git(repo, "rev-parse", "HEAD")
+    refused = explore(repo, "undo", run_id)
+    assert refused.returncode == 2 and "you committed on top of the run's result (1 commit(s)" in refused.stderr
+    assert "git revert" in refused.stderr and git(repo, "rev-parse", "HEAD") == mine
+    assert_no_debris(repo)
+
+
+def test_apply_after_the_branch_moved_applies_to_the_files_uncommitted(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo", CALC)
+    agent = scripted_agent(tmp_path, {"a": {"replace": FIX_ADD}, "b": {"replace": FIX_MUL}})
+    code, summary, err = run_cli(["run", str(repo), "--agent-cmd", agent, "--parallel", "2", "--no-apply", "--json"])
+    assert code == 0 and summary["branch"] == f"explore/{summary['run_id']}", err
+    (repo / "README.md").write_text("mine\n")
+    git(repo, "add", "README.md")
+    git(repo, "commit", "-q", "-m", "my own work meanwhile")
+    mine = git(repo, "rev-parse", "HEAD")
+    done = explore(repo, "apply")
+    assert done.returncode == 0, done.stderr
+    assert git(repo, "rev-parse", "HEAD") == mine and git(repo, "status", "--porcelain") == "M calc.py"
+    assert "return a + b" in (repo / "calc.py").read_text() and (repo / "README.md").read_text() == "mine\n"
+    assert git(repo, "branch", "--list", "explore/*") == ""  # applied: the branch is gone, the hidden ref stays
+    assert git(repo, "rev-parse", f"refs/explore/runs/{summary['run_id']}") == summary["merged_commit"]
+
+
+def test_apply_and_undo_refuse_plainly(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo", CALC)
+    nothing = explore(repo, "apply")
+    assert nothing.returncode == 2 and "no run here has a result to apply" in nothing.stderr
+    unknown = explore(repo, "undo", "no-such-run")
+    assert unknown.returncode == 2 and "no run 'no-such-run'" in unknown.stderr
