@@ -89,6 +89,7 @@ def test_an_applied_run_leaves_no_branch_shows_its_diff_and_undo_restores_the_br
     assert summary["diff"] == git(repo, "diff", start, result) + "\n"
     assert "-    return a - b\n+    return a + b" in summary["diff"] and "+    return a * b" in summary["diff"]
     err = done.stderr.rstrip("\n").splitlines()
+    assert "generator: command (your agent command" in err[0] and "auto: --agent-cmd is given" in err[0]
     assert err[-len(summary["diff"].splitlines()):] == summary["diff"].splitlines()
     assert f"undo it with: explore undo {run_id}" in done.stderr and "changed 1 file (+2 -2): calc.py" in done.stderr
     report = Path(summary["report"]).read_text()
@@ -137,3 +138,24 @@ def test_apply_and_undo_refuse_plainly(tmp_path: Path) -> None:
     assert nothing.returncode == 2 and "no run here has a result to apply" in nothing.stderr
     unknown = explore(repo, "undo", "no-such-run")
     assert unknown.returncode == 2 and "no run 'no-such-run'" in unknown.stderr
+
+
+def test_clean_older_than_prunes_old_runs_and_orphan_refs(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo", CALC)
+    code, summary, err = run_cli(["run", str(repo), "--agent-cmd", scripted_agent(tmp_path, {"a": {"replace": FIX_ADD}}),
+                                  "--parallel", "1", "--max-iterations", "1", "--no-apply", "--json"])
+    assert code == 1 and summary["branch"], err
+    run_id = summary["run_id"]
+    git(repo, "update-ref", "refs/explore/runs/gone-run", summary["merged_commit"])  # a run whose folder was removed by hand
+    young = explore(repo, "clean", "--older-than", "1d")
+    assert young.returncode == 0 and "ref refs/explore/runs/gone-run (its run folder is gone)" in young.stdout
+    assert run_id not in young.stdout and git(repo, "branch", "--list", "explore/*") == f"explore/{run_id}"
+    bad = explore(repo, "clean", "--older-than", "soon")
+    assert bad.returncode == 2 and "--older-than 'soon'" in bad.stderr
+    dry = explore(repo, "clean", "--older-than", "0s", "--dry-run")
+    assert f"would remove run {run_id}" in dry.stdout and (repo / ".explore" / "runs" / run_id).is_dir()
+    done = explore(repo, "clean", "--older-than", "0s")
+    assert done.returncode == 0 and f"removed run {run_id}" in done.stdout, done.stderr
+    assert git(repo, "branch", "--list", "explore/*") == "" and git(repo, "for-each-ref", "refs/explore/") == ""
+    assert not (repo / ".explore" / "runs" / run_id).exists()
+    assert explore(repo, "clean").stdout.strip() == "nothing to clean"

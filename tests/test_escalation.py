@@ -149,7 +149,18 @@ def test_options_name_resume_hint_rollback_and_clean() -> None:
     assert "explore rollback 20240101-abc --to 3" in text
     assert "explore clean" in text
     assert any(o.startswith("skip") for o in options)
-    assert escalation.options_for("r", 0)[1].endswith("--to 0")
+    assert not any("rollback" in o for o in escalation.options_for("r", 0))  # nothing merged: nothing to roll back to
+
+
+def test_options_offer_only_what_can_help_for_the_category_and_the_generator() -> None:
+    infra = "\n".join(escalation.options_for("run-1", 3, EscalationCategory.infrastructure, "anthropic"))
+    assert "explore resume run-1" in infra and "--hint" not in infra and "rollback" not in infra
+    service = "\n".join(escalation.options_for("run-1", 3, EscalationCategory.external_service, "command"))
+    assert "--hint" not in service and "rollback" not in service
+    mutate = "\n".join(escalation.options_for("run-1", 3, EscalationCategory.ambiguous_requirements, "mutate"))
+    assert "--hint" not in mutate and "mutate cannot use a hint" in mutate and "explore rollback run-1 --to 2" in mutate
+    chain = "\n".join(escalation.options_for("run-1", 3, EscalationCategory.ambiguous_requirements, "anthropic,mutate"))
+    assert 'explore resume run-1 --hint "' in chain
 
 
 def test_every_suggested_command_exists() -> None:
@@ -193,3 +204,16 @@ def test_statuses_and_criticality_levels_in_the_state_are_closed_sets(field: str
     assert RunState.model_validate({"run_id": "r", "repo": "/x", "status": "partial", "criticality": {"t::x": "low"}})
     with pytest.raises(ValidationError, match=field):
         RunState.model_validate({"run_id": "r", "repo": "/x", field: value})
+
+
+@pytest.mark.parametrize(("asked", "agent_cmd", "resolved", "needles"), [
+    ("auto", None, "mutate", ["generator: mutate (built in, offline", "auto: no ANTHROPIC_API_KEY", "--agent"]),
+    ("auto", None, "anthropic", ["generator: anthropic (Claude", "auto: ANTHROPIC_API_KEY is set", "--agent mutate"]),
+    ("auto", "my-agent", "command", ["generator: command (your agent command", "auto: --agent-cmd is given"]),
+    ("anthropic,mutate", None, "anthropic,mutate", ["anthropic (Claude", ", then mutate (", "chosen with --agent anthropic,mutate"]),
+])
+def test_a_run_says_which_generator_it_uses_and_why(asked: str, agent_cmd: str | None, resolved: str, needles: list[str]) -> None:
+    from explore.generators import why_agent
+
+    line = why_agent(asked, agent_cmd, resolved)
+    assert all(n in line for n in needles), line

@@ -226,3 +226,25 @@ def test_a_destructive_fix_is_applied_only_after_yes_naming_what_it_destroys(tmp
     assert "applied candidate a" in out and "succeeded" in out
     assert 'shutil.rmtree("cache")' in (repo / "calc.py").read_text()
     assert_no_debris(repo)
+
+
+@pytest.mark.parametrize(("category", "generator", "offered"), [
+    (None, "anthropic", ["hint", "rollback", "skip", "abort"]),
+    (None, "mutate", ["rollback", "skip", "abort"]),
+    ("infrastructure", "anthropic", ["skip", "abort"]),
+    ("external_service", "command", ["skip", "abort"]),
+    ("ambiguous_requirements", "anthropic,mutate", ["hint", "rollback", "skip", "abort"]),
+])
+def test_the_gate_offers_only_what_can_help(category: str | None, generator: str, offered: list[str]) -> None:
+    escalated = EscalationInfo(category=category, reason="why", suggested_action="what") if category else None
+    run = _run(iterations=[IterationRecord(n=1, strategy="s", pass_rate=75.0, commit="abc")], escalation=escalated)
+    assert [choice for _, choice, _ in gate.menu(run, None, generator)] == offered
+    said: list[str] = []
+    gate.ask(run, said.append, lambda prompt: "a", None, generator)
+    assert ("cannot use a hint" in said[1]) == (generator == "mutate")
+    assert ("no code edit can help" in said[1]) == (category in ("infrastructure", "external_service"))
+
+
+def test_no_rollback_offered_when_nothing_was_merged() -> None:
+    run = _run(iterations=[IterationRecord(n=1, strategy="s", pass_rate=50.0)])
+    assert "rollback" not in [choice for _, choice, _ in gate.menu(run, None)]

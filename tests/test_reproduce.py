@@ -3,6 +3,9 @@ chain (who proposes, why it moved on) — fast, no processes."""
 
 from __future__ import annotations
 
+import sys
+from pathlib import Path
+
 import pytest
 
 from explore.errors import BudgetExhausted, Escalation, Unavailable, UsageError
@@ -34,12 +37,65 @@ def test_a_failure_with_the_predicted_message_reproduces() -> None:
 @pytest.mark.parametrize(("outcome", "message", "predicted", "why"), [
     ("passed", "", "assert x", "passed on today's code"),
     ("error", "fixture 'db' not found", "assert x", "errors instead of failing"),
-    ("failed", "ZeroDivisionError", "assert x", "not the predicted 'assert x'"),
-    ("failed", "AssertionError", "", "predicted no failure message"),
+    ("failed", "ZeroDivisionError: division by zero", "assert x", "instead of failing as predicted ('assert x')"),
+    ("failed", "AssertionError: assert 1 == 3", "AssertionError: 1 != 2", "not the predicted 'AssertionError: 1 != 2' (2 not in the failure)"),
 ])
 def test_passes_errors_and_unpredicted_failures_are_not_kept(outcome: str, message: str, predicted: str, why: str) -> None:
     attempt = judged(run_of(test_x=(outcome, message)), predicted)
     assert not attempt.reproducing and why in (attempt.why_not or "")
+
+
+@pytest.mark.parametrize(("message", "predicted"), [
+    ("AssertionError: assert 10000 == 10240", "AssertionError: 10000 != 10240"),  # pytest's wording, unittest's prediction
+    ("AssertionError: 10000 != 10240", "assert parse_size('10k') == 10240"),  # the other way round (the name is in the traceback)
+    ("AssertionError: assert 'a' == 'b'", 'expected "b" but got "a"'),
+    ("ValueError: invalid size '10q'", "ValueError: invalid size"),
+])
+def test_a_failure_agreeing_in_substance_with_the_prediction_reproduces(message: str, predicted: str) -> None:
+    run = TestRun(outcomes={f"{FILE}::test_x": TestOutcome(id=f"{FILE}::test_x", outcome="failed", message=message, file=FILE,
+                                                            longrepr=f"    def test_x():\n>       assert parse_size('10k') == 10240\nE       {message}")})
+    attempt = judged(run, predicted)
+    assert attempt.reproducing == [f"{FILE}::test_x"] and not attempt.unpredicted, attempt.why_not
+
+
+def test_an_unpredicted_assertion_failure_is_kept_below_predicted_ones() -> None:
+    unpredicted = judged(run_of(t=("failed", "AssertionError: assert 1 == 2")), "", "a")
+    assert unpredicted.reproducing and unpredicted.unpredicted
+    error = judged(run_of(t=("failed", "NameError: name 'x' is not defined")), "", "b")
+    assert not error.reproducing and "errors with" in (error.why_not or "")
+    predicted = judged(run_of(t=("failed", "AssertionError: assert 1 == 3")), "1 != 3", "c")
+    other = judged(run_of(u=("failed", "AssertionError: assert 1 == 2")), "", "d")
+    assert vote([unpredicted, other, predicted]) is predicted  # one predicted sample beats two that predicted nothing
+    assert vote([unpredicted, error]) is unpredicted
+
+
+SIZES = "def parse_size(text):\n    return int(text[:-1]) * 1000\n"
+
+
+@pytest.mark.anyio
+async def test_real_pytest_and_unittest_failures_are_judged_by_what_they_mean(tmp_path: Path) -> None:
+    """Real pytest processes: the acceptance of issue 28 on both assertion styles, and a NameError."""
+    from explore.testing import make_command, run_tests
+
+    files = {
+        "sizes.py": SIZES,
+        "tests/test_pytest_style.py": "from sizes import parse_size\n\n\ndef test_k():\n    assert parse_size('10k') == 10240\n",
+        "tests/test_unittest_style.py": ("import unittest\n\nfrom sizes import parse_size\n\n\nclass T(unittest.TestCase):\n"
+                                         "    def test_k(self):\n        self.assertEqual(parse_size('10k'), 10240)\n"),
+        "tests/test_name_error.py": "from sizes import parse_size\n\n\ndef test_k():\n    assert parse_sizes('10k') == 10240\n",
+        "pyproject.toml": '[tool.pytest.ini_options]\npythonpath = ["."]\n',
+    }
+    for name, text in files.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(text)
+    tests = [n for n in files if n.startswith("tests/")]
+    run = await run_tests(make_command(None, None, sys.executable), tmp_path, tmp_path / "tests.log", select=tests)
+    assert {i.split("::")[0]: o.outcome for i, o in run.outcomes.items()} == dict.fromkeys(tests, "failed")
+    for file in tests:
+        attempt = SampleAttempt(sample="a", generator="command", files=[file])
+        judge(attempt, WrittenTests(predicted={file: "AssertionError: 10000 != 10240"}), run)
+        assert bool(attempt.reproducing) == (file != "tests/test_name_error.py"), (file, attempt.why_not)
+    assert "NameError" in (attempt.why_not or "") and "instead of failing" in (attempt.why_not or "")
 
 
 def test_no_file_and_collection_errors_say_so() -> None:

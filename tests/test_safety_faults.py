@@ -97,7 +97,7 @@ def assert_nothing_left(repo: Path, worktrees: Path, pidlog: Path | None = None,
     leftovers = live_processes_in(worktrees, pids=logged_pids(pidlog) if pidlog else ())
     assert not leftovers, leftovers
     start = git(repo, "rev-list", "--max-parents=0", "HEAD")
-    for line in git(repo, "for-each-ref", "--format=%(refname:short) %(objectname)", "refs/heads/explore/").splitlines():
+    for line in git(repo, "for-each-ref", "--format=%(refname:short) %(objectname)", "refs/heads/explore/", "refs/explore/").splitlines():
         name, sha = line.split()
         assert name in keep_branches or sha != start, f"{name} holds no merged work"
 
@@ -182,7 +182,9 @@ def test_sigkill_then_clean_then_resume_ends_like_an_uninterrupted_run(tmp_path:
         # the same result as without the kill, on the user's branch; merged work not redone
         assert git(repo, "rev-parse", "main^{tree}") == reference_tree["tree"]
         assert int(git(repo, "rev-list", "--count", "main")) == reference_tree["commits"]
-        assert git(repo, "rev-parse", f"explore/{run_id}") == git(repo, "rev-parse", "main")
+        # applied: no visible branch; the run's result stays under its hidden ref (for undo)
+        assert git(repo, "rev-parse", f"refs/explore/runs/{run_id}") == git(repo, "rev-parse", "main")
+        assert git(repo, "branch", "--list", "explore/*") == ""
         assert git(repo, "status", "--porcelain") == ""
         assert_nothing_left(repo, worktrees, pidlog, keep_branches=(f"explore/{run_id}",))
     finally:

@@ -211,16 +211,18 @@ def _execute(
 
 def _ask(info: RepoInfo, result: RunState, as_json: bool, no_input: bool, display: Display) -> Decision | None:
     """The gate: a person at a terminal is asked what to do; anyone else gets the exit code."""
-    from . import gate, state
+    from . import gate, generators, state
 
     if not gate.should_ask(result, as_json=as_json, no_input=no_input, stdin_tty=sys.stdin.isatty(), stderr_tty=sys.stderr.isatty()):
         return None
     destructive = gate.destructive_candidate(result, state.run_dir(info.root, result.run_id))
+    options = result.options
+    generator = generators.resolve_agent(options.get("agent", "auto"), options.get("agent_cmd"))
 
     def say(text: str) -> None:
         display.console.print(text, markup=False, highlight=False)
 
-    return gate.ask(result, say, lambda prompt: display.console.input(prompt, markup=False), destructive)
+    return gate.ask(result, say, lambda prompt: display.console.input(prompt, markup=False), destructive, generator)
 
 
 def _go_on(info: RepoInfo, result: RunState, decision: Decision, options: Options, display: Display) -> RunState:
@@ -305,20 +307,26 @@ def status(run_id: str | None, path: Path, as_json: bool) -> None:
         click.echo(
             f"{row['run_id']}  {row['status']:<11} iterations {row['iterations']:<3} "
             f"{row['baseline_pass_rate']:.1f}% → {row['pass_rate']:.1f}%  "
-            f"{row['branch'] or '-'}  worktrees {row['worktree_bytes'] / 2**20:.1f} MiB"
+            f"{row['branch'] or ('applied' if row['applied'] else '-')}  worktrees {row['worktree_bytes'] / 2**20:.1f} MiB"
         )
 
 
 @main.command()
 @click.option("--path", "path", default=".", type=click.Path(path_type=Path), help="Repository (default: here).")
+@click.option("--older-than", "older_than", metavar="AGE",
+              help="Also prune runs started more than AGE ago (30m, 12h, 7d, 2w): their folder, ref and branch.")
 @click.option("--dry-run", is_flag=True, help="List what would be removed, remove nothing.")
-def clean(path: Path, dry_run: bool) -> None:
-    """Remove worktrees, stale locks and processes left by dead runs (never a run's results)."""
+def clean(path: Path, older_than: str | None, dry_run: bool) -> None:
+    """Remove worktrees, stale locks and processes left by dead runs (never a run's results unless
+    --older-than prunes old runs)."""
     from . import gitrepo, housekeeping
 
     try:
         info = gitrepo.open_repo(path)
+        age = housekeeping.parse_age(older_than) if older_than is not None else None
         actions = housekeeping.clean(info, dry_run=dry_run)
+        if age is not None:
+            actions += housekeeping.prune(info, age, dry_run=dry_run)
     except ExploreError as exc:
         _fail(str(exc), exc.exit_code, False)
         return

@@ -94,16 +94,35 @@ def classify_agent_output(text: str) -> Pattern | None:
     return match(text, (EXTERNAL,))
 
 
-def options_for(run_id: str, last_iteration: int) -> list[str]:
-    """The exact commands a person can use to go on."""
-    options = [
-        f'retry with a hint: explore resume {run_id} --hint "what the fix should do"',
-        f"roll back: explore rollback {run_id} --to {max(0, last_iteration - 1)}",
-        "skip: leave this repository for now (the run branch keeps what was merged)",
-        "abort: explore clean   (removes the run's worktrees, locks and leftovers)",
-    ]
+ENVIRONMENT = (EscalationCategory.infrastructure, EscalationCategory.external_service)
+"""Categories no code edit can help: neither a hint nor a rollback is offered."""
+HINTLESS = frozenset({"mutate"})
+"""Generators that cannot use a person's hint (mutate searches mutations; it reads no text)."""
+
+
+def uses_hints(generator: str) -> bool:
+    """True when some generator of the chain reads a hint (an unknown generator is assumed to)."""
+    return not generator or any(g not in HINTLESS for g in generator.split(","))
+
+
+def options_for(run_id: str, last_iteration: int, category: EscalationCategory | None = None, generator: str = "") -> list[str]:
+    """The exact commands a person can use to go on — only those that can help for the category
+    and the generator."""
+    options = []
+    if category in ENVIRONMENT:
+        options.append(f"fix what the reason names, then continue: explore resume {run_id}")
+    elif uses_hints(generator):
+        options.append(f'retry with a hint: explore resume {run_id} --hint "what the fix should do"')
+    else:
+        options.append(f"{generator} cannot use a hint: start a new run with a generator that can "
+                       "(--agent anthropic with ANTHROPIC_API_KEY, or --agent-cmd CMD)")
+    if last_iteration > 0 and category not in ENVIRONMENT:
+        options.append(f"roll back: explore rollback {run_id} --to {last_iteration - 1}")
+    options += ["skip: leave this repository for now (the run branch keeps what was merged)",
+                "abort: explore clean   (removes the run's worktrees, locks and leftovers)"]
     return options
 
 
-def info(category: EscalationCategory, reason: str, action: str, run_id: str, last_iteration: int) -> EscalationInfo:
-    return EscalationInfo(category=category, reason=reason, suggested_action=action, options=options_for(run_id, last_iteration))
+def info(category: EscalationCategory, reason: str, action: str, run_id: str, last_iteration: int, generator: str = "") -> EscalationInfo:
+    return EscalationInfo(category=category, reason=reason, suggested_action=action,
+                          options=options_for(run_id, last_iteration, category, generator))

@@ -79,15 +79,18 @@ def destructive_candidate(run: RunState, run_dir: Path) -> Destructive | None:
     return Destructive(cid=found.group(1), patch=patch, what="; ".join(lines[:3]) or run.escalation.reason)
 
 
-def menu(run: RunState, destructive: Destructive | None) -> list[tuple[str, Choice, str]]:
-    """(key, choice, label) of what is offered."""
+def menu(run: RunState, destructive: Destructive | None, generator: str = "") -> list[tuple[str, Choice, str]]:
+    """(key, choice, label) of what is offered: only what can help for the category and the generator."""
     items: list[tuple[str, Choice, str]] = [
         ("h", "hint", "retry with a hint (the run resumes with it)"),
         ("r", "rollback", "roll back the run branch to an earlier iteration"),
         ("s", "skip", "skip: record the remaining failures as known; later runs leave them out"),
         ("a", "abort", "abort: clean up and exit"),
     ]
-    if not run.iterations:
+    environment = run.escalation is not None and run.escalation.category in escalation.ENVIRONMENT
+    if not escalation.uses_hints(generator) or environment:
+        items = [i for i in items if i[1] != "hint"]
+    if not any(r.commit for r in run.iterations) or environment:
         items = [i for i in items if i[1] != "rollback"]
     if not run.current_failing:
         items = [i for i in items if i[1] != "skip"]
@@ -97,10 +100,14 @@ def menu(run: RunState, destructive: Destructive | None) -> list[tuple[str, Choi
 
 
 def ask(run: RunState, say: Callable[[str], None], read: Callable[[str], str],
-        destructive: Destructive | None = None) -> Decision:
+        destructive: Destructive | None = None, generator: str = "") -> Decision:
     """Show why and the choices; read until a valid answer. EOF (Ctrl-D) counts as abort."""
     say(why(run))
-    items = menu(run, destructive)
+    if run.escalation is not None and run.escalation.category in escalation.ENVIRONMENT:
+        say(f"  no code edit can help here: fix what the reason names, then `explore resume {run.run_id}`")
+    elif not escalation.uses_hints(generator):
+        say(f"  ({generator} cannot use a hint; with ANTHROPIC_API_KEY or --agent-cmd a new run can take one)")
+    items = menu(run, destructive, generator)
     for key, _, label in items:
         say(f"  [{key}] {label}")
     keys = {key: choice for key, choice, _ in items}

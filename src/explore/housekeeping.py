@@ -35,6 +35,7 @@ def describe(info: gitrepo.RepoInfo, run: RunState) -> dict:
         "baseline_pass_rate": run.baseline.pass_rate,
         "pass_rate": run.current.pass_rate,
         "branch": run.branch if run.branch and gitrepo.branch_commit(info.repo, run.branch) else None,
+        "applied": run.application is not None,
         "merged_commit": run.merged_commit,
         "worktree_bytes": sum(_dir_size(Path(p)) for p in run.worktrees),
         "stop_reason": run.stop_reason,
@@ -54,8 +55,46 @@ def _explore_worktrees(repo: git.Repo, known: set[str]) -> list[str]:
     return found
 
 
+AGE_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
+
+
+def parse_age(text: str) -> float:
+    """`30m`, `12h`, `7d`, `2w` (a bare number is days) → seconds."""
+    import re
+
+    from .errors import UsageError
+
+    found = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([smhdw]?)\s*", text)
+    if not found:
+        raise UsageError(f"--older-than {text!r}: give an age such as 30m, 12h, 7d or 2w")
+    return float(found.group(1)) * AGE_UNITS[found.group(2) or "d"]
+
+
+def prune(info: gitrepo.RepoInfo, older_than: float, dry_run: bool = False, now: float | None = None) -> list[str]:
+    """Runs that ended (or died) more than older_than seconds ago: their folder, their hidden ref,
+    and their branch while it still points at their result (a branch you moved is yours)."""
+    import time
+
+    now = time.time() if now is None else now
+    actions = []
+    for run in state.all_runs(info.root):
+        if run.started_at > now - older_than or (run.status == "running" and state.pid_alive(run.pid or -1)):
+            continue
+        days = (now - run.started_at) / 86400
+        actions.append(f"run {run.run_id} ({run.status}, started {days:.1f} days ago)")
+        if dry_run:
+            continue
+        tip = applying.run_tip(info.repo, run)
+        if run.branch and gitrepo.branch_commit(info.repo, run.branch) in (tip, run.merged_commit, run.base_commit):
+            gitrepo.delete_branch(info.repo, run.branch)
+        gitrepo.delete_ref(info.repo, gitrepo.run_ref(run.run_id))
+        shutil.rmtree(state.run_dir(info.root, run.run_id), ignore_errors=True)
+    return actions
+
+
 def clean(info: gitrepo.RepoInfo, dry_run: bool = False) -> list[str]:
-    """Worktrees, processes and run branches with nothing merged left by dead runs; stale locks."""
+    """Worktrees, processes and run branches with nothing merged left by dead runs; stale locks;
+    hidden refs of runs whose folder is gone."""
     actions: list[str] = []
     runs = state.all_runs(info.root)
     holder = state.read_lock(info.root)
@@ -91,12 +130,19 @@ def clean(info: gitrepo.RepoInfo, dry_run: bool = False) -> list[str]:
             actions.append(f"branch {run.branch} (nothing merged)")
             if not dry_run:
                 gitrepo.delete_branch(info.repo, run.branch)
+                gitrepo.delete_ref(info.repo, gitrepo.run_ref(run.run_id))
         if run.status == "running":
             actions.append(f"mark run {run.run_id} as interrupted")
             if not dry_run:
                 run.status, run.stop_reason = "interrupted", "its process died; `explore resume` continues"
                 run.worktrees, run.pids = [], []
                 state.save(info.root, run)
+    known_runs = {r.run_id for r in runs}
+    for ref in info.repo.git.for_each_ref("--format=%(refname)", gitrepo.RUNS_NAMESPACE).split():
+        if ref.removeprefix(gitrepo.RUNS_NAMESPACE) not in known_runs:
+            actions.append(f"ref {ref} (its run folder is gone)")
+            if not dry_run:
+                gitrepo.delete_ref(info.repo, ref)
     if holder and not live:
         actions.append(f"stale lock of run {holder.get('run_id')} (pid {holder.get('pid')})")
         if not dry_run:

@@ -117,6 +117,7 @@ class Runner:
         self.display.note("interrupted: stopping candidates and cleaning up (Ctrl-C again to force)")
 
     async def _main(self) -> None:
+        self.display.note(generators.why_agent(self.options.agent, self.options.agent_cmd, self.agent))
         try:
             if not self.run.baseline_ids and self.run.phase in ("start", "baseline"):
                 await baseline.start(self)
@@ -142,7 +143,7 @@ class Runner:
 
     def escalate(self, category: EscalationCategory, reason: str, action: str) -> None:
         self.run.status = "escalated"
-        self.run.escalation = escalation.info(category, reason, action, self.run.run_id, len(self.run.iterations))
+        self.run.escalation = escalation.info(category, reason, action, self.run.run_id, len(self.run.iterations), self.agent)
         self.run.stop_reason = f"escalated ({category})"
 
     def set_current(self, run: TestRun) -> None:
@@ -383,6 +384,8 @@ async def run_repair(
     if hint:
         run.hints.append(hint)
     runner = Runner(info=info, options=options, run=run, display=display)
+    if hint and not escalation.uses_hints(runner.agent):
+        display.note(f"{runner.agent} cannot use a hint: it is kept in the report; a generator that reads it: --agent anthropic or --agent-cmd")
     runner.save()  # before any ref: a run killed from here on is found by `resume` and `clean`
     if not resume:
         applying.move_run(info.repo, run, run.base_commit)

@@ -235,9 +235,11 @@ class SampleAttempt(BaseModel):
     predicted: dict[str, str] = Field(default_factory=dict)
     """Test file → the failure message the writer predicted."""
     reproducing: list[str] = Field(default_factory=list)
-    """Test ids that fail on today's code with the predicted message."""
+    """Test ids that fail on today's code as predicted (or with an assertion, when nothing was predicted)."""
     signature: str = ""
     """The failure messages of its reproducing tests, normalised: equal signatures agree."""
+    unpredicted: bool = False
+    """Its reproducing tests fail with an assertion its writer did not predict: ranked below predicted ones."""
     why_not: str | None = None
     """Why none of its tests was kept (or why it lost the vote)."""
     usage: Usage = Field(default_factory=Usage)

@@ -1,8 +1,11 @@
 """Iteration 0 of `explore run --issue`: N test-writer samples, each in its own worktree, write
 tests reproducing the bug report; each sample's new tests run on today's code. A test is kept
-when it fails (not an error, not a pass) with the failure message its writer predicted. When
-samples disagree, the largest group whose failures agree wins (majority, as Agentless does) and
-the first sample of that group gives the kept tests. The pure decisions (`judge`, `vote`) are
+when it fails (not an error, not a pass, not an exception its writer did not predict) and its
+failure agrees in substance with the one predicted: the values and names the prediction holds
+appear in the failure, whatever the assertion style's wording (pytest's `assert 1 == 2`,
+unittest's `1 != 2`). An assertion failure nobody predicted still counts, ranked below predicted
+ones. When samples disagree, the largest group whose failures agree wins (majority, as Agentless
+does) and the first sample of that group gives the kept tests. The pure decisions (`judge`, `vote`) are
 separate from the worktrees and processes (`run_samples`)."""
 
 from __future__ import annotations
@@ -37,9 +40,45 @@ def predicted_for(written: WrittenTests, file: str) -> str:
     return written.predicted.get(file) or written.predicted.get("*", "")
 
 
+STYLE_WORDS = frozenset(
+    "assert assertion assertionerror error expected expect got but was were is are be to equal equals not in and or the a an "
+    "of should instead returned returns return value values fails failed failure with where than that it this".split())
+"""The wording of assertion styles: never the substance of a prediction."""
+TOKEN = re.compile(r"""'([^'\n]*)'|"([^"\n]*)"|(?<![\w.])(-?\d+(?:\.\d+)?)(?![\w])|([A-Za-z_]\w*)""")
+EXCEPTION = re.compile(r"\s*(?:E\s+)?((?:\w+\.)*(\w*(?:Error|Exception|Exit|Interrupt)))\b")
+
+
+def substance(prediction: str) -> list[str]:
+    """The values and names a predicted failure holds: numbers, quoted strings, identifiers and
+    exception types, without the words of an assertion style."""
+    found: list[str] = []
+    for single, double, number, word in TOKEN.findall(prediction):
+        token = single or double or number or word
+        if token and not (word and word.lower() in STYLE_WORDS) and token not in found:
+            found.append(token)
+    return found
+
+
+def agrees(prediction: str, failure: str) -> bool:
+    """The failure says what the prediction says: each of its values and names appears in it."""
+    tokens = substance(prediction)
+    if not tokens:
+        return normalise(prediction) in normalise(failure)
+    text = failure.lower()
+    return all(re.search(rf"(?<![\w.]){re.escape(t.lower())}(?!\w)" if re.fullmatch(r"[\w.-]+", t) else re.escape(t.lower()), text)
+               for t in tokens)
+
+
+def raised(message: str) -> str | None:
+    """The exception a failure raised other than an assertion (NameError, TypeError…), or None."""
+    found = EXCEPTION.match(message)
+    return found.group(2) if found and found.group(2) != "AssertionError" else None
+
+
 def judge(attempt: SampleAttempt, written: WrittenTests, run: TestRun) -> None:
-    """Which of the sample's tests reproduce the report: failed (not an error) with the message
-    its writer predicted. Fills reproducing, signature and why_not."""
+    """Which of the sample's tests reproduce the report: failed (not an error, not an exception
+    nobody predicted) agreeing in substance with the predicted failure; without a prediction, an
+    assertion failure, ranked below predicted ones. Fills reproducing, signature, unpredicted and why_not."""
     if not attempt.files:
         attempt.why_not = "wrote no test file" + (f" ({'; '.join(attempt.discarded)})" if attempt.discarded else "")
         return
@@ -47,37 +86,45 @@ def judge(attempt: SampleAttempt, written: WrittenTests, run: TestRun) -> None:
         attempt.why_not = f"its tests do not run: {run.infra_error or '; '.join(run.collection_errors)}"[:400]
         return
     whys: list[str] = []
-    messages: set[str] = set()
+    messages: dict[bool, set[str]] = {True: set(), False: set()}
+    found: dict[bool, list[str]] = {True: [], False: []}  # predicted → reproducing tests
     for test_id, outcome in sorted(run.outcomes.items()):
         file = outcome.file or test_id.split("::", 1)[0]
         if file not in attempt.files:
             continue
         expected = predicted_for(written, file)
+        failure = f"{outcome.message}\n{outcome.longrepr}"
+        exception = raised(outcome.message)
         if outcome.outcome == "error":
             whys.append(f"{test_id} errors instead of failing: {outcome.message[:150]}")
         elif outcome.outcome != "failed":
             whys.append(f"{test_id} {outcome.outcome} on today's code")
-        elif not expected:
-            whys.append(f"{test_id} fails, but its writer predicted no failure message")
-        elif normalise(expected) not in normalise(f"{outcome.message}\n{outcome.longrepr}"):
-            whys.append(f"{test_id} fails with {outcome.message[:150]!r}, not the predicted {expected[:150]!r}")
+        elif exception and not re.search(rf"\b{exception}\b", expected):
+            whys.append(f"{test_id} errors with {outcome.message[:150]!r} instead of failing as predicted ({expected[:150]!r})")
+        elif expected and not agrees(expected, failure):
+            missing = [t for t in substance(expected) if not agrees(t, failure)]
+            whys.append(f"{test_id} fails with {outcome.message[:150]!r}, not the predicted {expected[:150]!r}"
+                        + (f" ({', '.join(missing[:5])} not in the failure)" if missing else ""))
         else:
-            attempt.reproducing.append(test_id)
-            messages.add(normalise(outcome.message.splitlines()[0] if outcome.message else expected))
-    attempt.signature = "\n".join(sorted(messages))
+            found[bool(expected)].append(test_id)
+            messages[bool(expected)].add(normalise(outcome.message.splitlines()[0] if outcome.message else expected))
+    predicted = bool(found[True])
+    attempt.reproducing, attempt.unpredicted = found[predicted], not predicted and bool(found[False])
+    attempt.signature = "\n".join(sorted(messages[predicted]))
     if not attempt.reproducing:
         attempt.why_not = "; ".join(whys) or "its test files hold no test"
 
 
 def vote(attempts: list[SampleAttempt]) -> SampleAttempt | None:
-    """The first sample of the largest group of reproducing samples whose failures agree."""
-    groups: dict[str, list[SampleAttempt]] = {}
+    """The first sample of the largest group of reproducing samples whose failures agree; samples
+    whose prediction came true rank above those that predicted nothing."""
+    groups: dict[tuple[bool, str], list[SampleAttempt]] = {}
     for attempt in attempts:
         if attempt.reproducing:
-            groups.setdefault(attempt.signature, []).append(attempt)
+            groups.setdefault((attempt.unpredicted, attempt.signature), []).append(attempt)
     if not groups:
         return None
-    winners = max(groups.values(), key=len)  # max keeps the first of equal sizes: sample order
+    winners = max(groups.values(), key=lambda g: (not g[0].unpredicted, len(g)))  # max keeps the first of equals: sample order
     chosen = winners[0]
     for attempt in attempts:
         if attempt.reproducing and attempt is not chosen:

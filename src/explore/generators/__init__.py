@@ -91,3 +91,24 @@ def create(name: str, options: dict[str, Any]) -> FixGenerator:
 
         return agents.create(name, options)
     raise UsageError(f"unknown agent {name!r}: choose one of auto, {', '.join(NAMES)}")
+
+
+GENERATOR_WORDS = {
+    "mutate": "built in, offline: mutations of the lines the failing tests point at",
+    "anthropic": "Claude through the Anthropic API",
+    "command": "your agent command, run in each candidate's worktree",
+}
+
+
+def why_agent(asked: str, agent_cmd: str | None, resolved: str) -> str:
+    """A run's first line: the generator it uses, why, and how to choose another."""
+    what = ", then ".join(f"{name} ({GENERATOR_WORDS.get(name, 'a named agent')})" for name in resolved.split(","))
+    if asked != "auto":
+        return f"generator: {what} — chosen with --agent {asked}"
+    if resolved == "command":
+        why = "--agent-cmd is given"
+    elif resolved == "anthropic":
+        why = "ANTHROPIC_API_KEY is set; --agent mutate repairs offline"
+    else:
+        why = "no ANTHROPIC_API_KEY; set it for Claude, or choose with --agent (anthropic, command, ...)"
+    return f"generator: {what} — auto: {why}"
