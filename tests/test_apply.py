@@ -4,6 +4,7 @@ no visible branch once applied. Real git, real runs through the CLI with a scrip
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -159,3 +160,18 @@ def test_clean_older_than_prunes_old_runs_and_orphan_refs(tmp_path: Path) -> Non
     assert git(repo, "branch", "--list", "explore/*") == "" and git(repo, "for-each-ref", "refs/explore/") == ""
     assert not (repo / ".explore" / "runs" / run_id).exists()
     assert explore(repo, "clean").stdout.strip() == "nothing to clean"
+
+
+def test_the_demo_shows_its_change_and_leaves_nothing_behind(tmp_path: Path) -> None:
+    temp = tmp_path / "tmp"
+    temp.mkdir()
+    env = {**os.environ, "TMPDIR": str(temp)}
+    done = subprocess.run([sys.executable, "-m", "explore", "demo", "--json"], capture_output=True, text=True, timeout=600, env=env)
+    assert done.returncode == 0, done.stderr
+    summary = json.loads(done.stdout)
+    assert "+    return price_cents * quantity" in summary["diff"] and "+    if quantity >= 10:" in summary["diff"]
+    assert done.stderr.rstrip("\n").splitlines()[-1] == summary["diff"].rstrip("\n").splitlines()[-1]
+    assert "changed 1 file (+2 -2): pricing.py" in done.stderr
+    assert list(temp.iterdir()) == []  # the demo project is gone
+    worktrees = tmp_path / "worktrees"  # EXPLORE_WORKTREES_DIR (conftest): not even an empty folder per repository
+    assert not worktrees.exists() or list(worktrees.iterdir()) == []

@@ -114,7 +114,7 @@ def test_unknown_key_names_it_and_lists_allowed_keys(tmp_path: Path) -> None:
         ("parallel = 0", "parallel"),
         ("parallel = -3", "parallel"),
         ("target-pass-rate = 150", "target-pass-rate"),
-        ("target_pass_rate = -1", "target-pass-rate"),
+        ("target_pass_rate = -1", "target_pass_rate = -1"),  # named as written
         ("max-iterations = 0", "max-iterations"),
         ("branch-timeout = 0", "branch-timeout"),
         ("parallel = 'many'", "parallel"),
@@ -127,6 +127,16 @@ def test_invalid_value_names_the_key(tmp_path: Path, body: str, key: str) -> Non
         build_options(tmp_path, {})
     assert key in str(caught.value)
     assert caught.value.exit_code == 2
+
+
+def test_a_config_error_names_the_file_the_key_and_the_value(tmp_path: Path) -> None:
+    pyproject(tmp_path, '[tool.explore]\nparallel = "three"\n')
+    with pytest.raises(UsageError) as caught:
+        build_options(tmp_path, {})
+    assert str(caught.value).startswith(f"parallel = 'three' in [tool.explore] of {tmp_path / 'pyproject.toml'}: ")
+    with pytest.raises(UsageError) as flag:
+        build_options(tmp_path, {"parallel": 0})  # the flag wins and is named as a flag
+    assert str(flag.value) == "--parallel 0: must be at least 1"
 
 
 def test_invalid_flag_value_is_a_usage_error(tmp_path: Path) -> None:

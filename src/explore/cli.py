@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 import click
 
 from .errors import ExploreError
+from .helptext import RUN_EXAMPLES, RUN_GROUPS, GroupedCommand
 
 if TYPE_CHECKING:
     from .config import Options
@@ -33,7 +34,7 @@ def _fail(message: str, code: int, as_json: bool) -> None:
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
-@click.version_option(package_name="explore-runner")
+@click.version_option(None, "-V", "--version", package_name="explore-runner", prog_name="explore")
 def main() -> None:
     """Repair failing test suites: candidate fixes explored side by side in git worktrees,
     scored by the tests they make pass, the best merged on a run branch."""
@@ -80,8 +81,10 @@ def person_options(func: Any) -> Any:
     return func
 
 
-class _RunCommand(click.Command):
+class _RunCommand(GroupedCommand):
     """`explore run [PATH] [-- TEST_IDS…]`: what follows `--` are target test ids, never PATH."""
+
+    groups = RUN_GROUPS
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
         if "--" in args:
@@ -93,8 +96,9 @@ class _RunCommand(click.Command):
         return super().collect_usage_pieces(ctx) + ["[-- TEST_IDS]..."]
 
 
-@main.command(cls=_RunCommand)
-@click.argument("path", default=".", type=click.Path(path_type=Path))
+@main.command(cls=_RunCommand, epilog=RUN_EXAMPLES)
+@click.argument("path", required=False, type=click.Path(path_type=Path))
+@click.option("--path", "path_option", type=click.Path(path_type=Path), help="Repository (default: here); the same as PATH.")
 @run_options
 @click.option("--tests", "tests", multiple=True, metavar="PATTERN",
               help="Target tests by glob over node ids (repeatable); only targets are repaired, no other test may break.")
@@ -102,10 +106,13 @@ class _RunCommand(click.Command):
               help="Targets = tests failing now that passed at REF, or at the last green run in .explore/history.jsonl.")
 @click.option("--issue", "issue_file", metavar="FILE|-",
               help="A bug report (markdown or text; - reads stdin): tests reproducing it are written and committed first, then repaired.")
-def run(path: Path, as_json: bool, junit_out: Path | None, tests: tuple[str, ...], quiet: bool, verbose: bool, no_input: bool,
-        issue_file: str | None, **flags: Any) -> None:
+def run(path: Path | None, path_option: Path | None, as_json: bool, junit_out: Path | None, tests: tuple[str, ...], quiet: bool,
+        verbose: bool, no_input: bool, issue_file: str | None, **flags: Any) -> None:
     """Repair the failing tests of the git repository at PATH (default: here); with TEST_IDS after
     `--`, --tests or --since, only those target tests; with --issue, the bug a report describes."""
+    if path and path_option and path.resolve() != path_option.resolve():
+        _fail(f"two repositories named: PATH {path} and --path {path_option}; give one", 2, as_json)
+    path = path or path_option or Path(".")
     if issue_file is not None:
         try:
             flags["issue"] = _read_issue(issue_file)

@@ -230,11 +230,12 @@ def build_options(root: Path, flags: dict[str, Any]) -> Options:
     merged = read_repo_config(root)
     if os.environ.get(SANDBOX_ENV):
         merged["sandbox"] = os.environ[SANDBOX_ENV].strip().lower()
-    merged.update({key: value for key, value in flags.items() if value is not None})
+    given = {key: value for key, value in flags.items() if value is not None}
+    merged.update(given)
     try:
         options = Options.model_validate(merged)
     except ValidationError as exc:
-        raise UsageError(describe_validation(exc, root, _written_names(root))) from exc
+        raise UsageError(describe_validation(exc, root, _written_names(root), set(given))) from exc
     return options
 
 
@@ -247,12 +248,17 @@ def _written_names(root: Path) -> dict[str, str]:
         return {}
 
 
-def describe_validation(exc: ValidationError, root: Path, written: dict[str, str] | None = None) -> str:
+def describe_validation(exc: ValidationError, root: Path, written: dict[str, str] | None = None, flags: set[str] | None = None) -> str:
+    """The first error, naming where the value came from: the flag, or the file, key and value."""
     first = exc.errors()[0]
-    key = ".".join(str(part) for part in first["loc"]) or "(options)"
-    key = (written or {}).get(key, key)
+    name = ".".join(str(part) for part in first["loc"]) or "(options)"
+    key = (written or {}).get(name, name)
     if first["type"] == "extra_forbidden":
         allowed = ", ".join(sorted(name.replace("_", "-") for name in Options.model_fields))
         return f"unknown option {key!r} in [tool.explore] of {root / 'pyproject.toml'}; allowed keys: {allowed}"
-    return f"invalid value for {key.replace('_', '-')}: {first['msg']} (got {first.get('input')!r})"
+    why = str(first["msg"]).removeprefix("Value error, ")
+    value = first.get("input")
+    if name.split(".")[0] in (flags or set()):
+        return f"--{name.split('.')[0].replace('_', '-')} {value}: {why}"
+    return f"{key} = {value!r} in [tool.explore] of {root / 'pyproject.toml'}: {why}"
 

@@ -10,7 +10,7 @@ import os
 import re
 import time
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from rich.console import Console, Group
 from rich.live import Live
@@ -28,6 +28,13 @@ Mode = Literal["live", "lines"]
 PLAIN_DIFF_LINES = 400
 """Past this, a diff in a log (not a terminal) is shortened too; the full one is on disk."""
 Verbosity = Literal["quiet", "normal", "verbose"]
+
+
+def make_console(**kwargs: Any) -> Console:
+    """A rich console that honours NO_COLOR fully (no bold or dim either, https://no-color.org)."""
+    if os.environ.get("NO_COLOR"):
+        kwargs["color_system"] = None
+    return Console(**kwargs)
 
 
 def choose_mode(as_json: bool, stderr_is_terminal: bool, env: dict[str, str] | None = None) -> Mode:
@@ -97,8 +104,8 @@ class RunView:
 
     def __rich__(self) -> Group:
         elapsed = time.monotonic() - self.started
-        head = Text.assemble(("explore ", "bold"), f"iteration {self.iteration or '-'}",
-                             (f"  strategy {self.strategy}", "cyan"), f" — {self.why}" if self.why else "")
+        head = Text.assemble(("explore ", "bold"), f"iteration {self.iteration}" if self.iteration else "baseline",
+                             (f"  strategy {self.strategy}", "cyan") if self.strategy else "", f" — {self.why}" if self.why else "")
         facts = Text(f"pass rate {'-' if self.pass_rate is None else f'{self.pass_rate:.1f}%'}"
                      f"  ·  {elapsed:.0f}s elapsed" + (f"  ·  spent {self.spend}" if self.spend else ""), style="dim")
         table = Table(box=None, pad_edge=False, show_edge=False)
@@ -123,7 +130,7 @@ class Display:
     """Progress on stderr in one of two modes; `start()`/`stop()` bracket a run."""
 
     def __init__(self, mode: Mode = "lines", verbosity: Verbosity = "normal") -> None:
-        self.console = Console(stderr=True, highlight=False, soft_wrap=mode == "lines")
+        self.console = make_console(stderr=True, highlight=False, soft_wrap=mode == "lines")
         self.mode, self.verbosity = mode, verbosity
         self.quiet = verbosity == "quiet"
         self.started = time.monotonic()
@@ -210,7 +217,7 @@ class Display:
         if self.mode == "lines":
             self.console.print(Text(f"{time.monotonic() - self.started:7.1f}s ", style="dim") + Text(text))
         else:
-            self.console.print(text, markup=False, highlight=False)
+            self.console.print(text, markup=False, highlight=False, soft_wrap=True)  # one line, wrapped by the terminal only
 
     def change(self, change: Change) -> None:
         """The end of a run: what it changed (files and lines), the one command that undoes it, then

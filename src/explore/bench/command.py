@@ -10,10 +10,16 @@ from pathlib import Path
 
 import click
 
+from ..helptext import BENCH_EXAMPLES, BENCH_GROUPS, GroupedCommand
+
 BUILT_IN = ("auto", "conservative", "aggressive", "exploratory", "surgical")
 
 
-@click.command()
+class _BenchCommand(GroupedCommand):
+    groups = BENCH_GROUPS
+
+
+@click.command(cls=_BenchCommand, epilog=BENCH_EXAMPLES)
 @click.argument("cases_dir", required=False, default="benchmarks/cases", type=click.Path(path_type=Path))
 @click.option("--strategy", "strategies", multiple=True, help="Strategy to measure; repeat for several (default: auto and the four built-ins).")
 @click.option("--agent", default="mutate", show_default=True, help="Fix generator: mutate | anthropic | command | auto.")
@@ -33,18 +39,18 @@ def bench(
     """Measure which strategy repairs best: run explore on every case of CASES_DIR (default
     benchmarks/cases) with each strategy in scratch copies, judge each result independently
     (suite green, reference checks, tests untouched, debris), and write bench.json, bench.md and a chart."""
-    from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     from ..errors import ExploreError
     from ..generators import resolve_agent
+    from ..progress import make_console
     from . import compare as comparing
     from . import render
     from .corpus import load_corpus
     from .results import BenchResult, CaseResult, aggregate
     from .runner import BenchConfig, default_jobs, run_all
 
-    err = Console(stderr=True)
+    err = make_console(stderr=True)
     if compare:
         try:
             old, new = (BenchResult.load(p) for p in compare)
@@ -84,7 +90,7 @@ def bench(
     )
     folder = out or Path(".explore") / "bench" / started.replace(":", "")
     written = render.write_all(result, folder)
-    render.table(result, err if as_json else Console())
+    render.table(result, err if as_json else make_console())
     err.print("wrote " + ", ".join(str(p) for p in written))
     if not any(p.suffix == ".png" for p in written):
         err.print(render.NO_CHART, markup=False, highlight=False, soft_wrap=True)
