@@ -286,6 +286,8 @@ def test_non_utf8_text_file_in_a_candidate_diff(tmp_path: Path) -> None:
         assert summary["iterations"][0]["candidates"][0]["status"] == "ok", summary["iterations"][0]["candidates"][0]
         blob = subprocess.run(["git", "cat-file", "blob", f"{summary['branch']}:notes/latin1.txt"], cwd=repo, capture_output=True, check=True).stdout
         assert blob == latin1
+        assert "caf\ufffd cr\ufffdme" in summary["diff"]  # the change shown, readable; repair.diff keeps the bytes
+        assert latin1.rstrip() in (repo / ".explore" / "runs" / summary["run_id"] / "repair.diff").read_bytes()
     finally:
         kill_everything_under(tmp_path / "worktrees")
 

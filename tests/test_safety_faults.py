@@ -97,6 +97,7 @@ def assert_nothing_left(repo: Path, worktrees: Path, pidlog: Path | None = None,
     leftovers = live_processes_in(worktrees, pids=logged_pids(pidlog) if pidlog else ())
     assert not leftovers, leftovers
     start = git(repo, "rev-list", "--max-parents=0", "HEAD")
+    keep_branches += tuple(f"explore/runs/{name.removeprefix('explore/')}" for name in keep_branches if name)  # their hidden refs
     for line in git(repo, "for-each-ref", "--format=%(refname:short) %(objectname)", "refs/heads/explore/", "refs/explore/").splitlines():
         name, sha = line.split()
         assert name in keep_branches or sha != start, f"{name} holds no merged work"

@@ -67,7 +67,7 @@ def change(info: gitrepo.RepoInfo, run: RunState) -> Change | None:
     if not run.merged_commit or run.merged_commit == run.base_commit:
         return None
     span = (run.base_commit, run.merged_commit)
-    diff = info.repo.git.diff("--no-color", "--no-ext-diff", *span, strip_newline_in_stdout=False)
+    raw = _diff_bytes(info.repo, *span, binary=False)
     files, added, removed = [], 0, 0
     for line in info.repo.git.diff("--numstat", "--no-renames", *span).splitlines():
         plus, minus, name = line.split("\t", 2)
@@ -75,7 +75,8 @@ def change(info: gitrepo.RepoInfo, run: RunState) -> Change | None:
         added += int(plus) if plus.isdigit() else 0
         removed += int(minus) if minus.isdigit() else 0
     path = state.run_dir(info.root, run.run_id) / DIFF_FILE
-    state.atomic_write(path, diff)
+    path.write_bytes(raw)  # as git wrote it, whatever the files' encoding
+    diff = raw.decode("utf-8", errors="replace")
     command = f"undo it with: explore undo {run.run_id}" if run.application else f"take it with: explore apply {run.run_id}"
     return Change(diff=diff, files=files, added=added, removed=removed, path=path, command=command)
 
@@ -88,7 +89,8 @@ def fast_forward(info: gitrepo.RepoInfo, run: RunState) -> tuple[bool, str]:
         return False, "the tree had uncommitted changes"
     applied, why = gitrepo.fast_forward(info, run.start_commit, tip)
     if applied:
-        _applied(info.root, run, Application(mode="fast_forward", branch=info.branch, before=run.start_commit, after=tip))
+        run.application, run.applied = Application(mode="fast_forward", branch=info.branch, before=run.start_commit, after=tip), True
+        _forget_branch(info.repo, run)
     return applied, why
 
 
@@ -107,7 +109,7 @@ def apply(info: gitrepo.RepoInfo, run: RunState) -> str:
     if not run.dirty and info.branch == run.start_branch and info.head == run.start_commit and not gitrepo.is_dirty(repo):
         applied, why = fast_forward(info, run)
         if applied:
-            _forget_branch(repo, run)
+            state.save(info.root, run)
             return f"fast-forwarded {info.branch} to {tip[:10]}; undo with: explore undo {run.run_id}"
         raise UsageError(f"cannot fast-forward {info.branch}: {why}")
     mine = gitrepo.snapshot(repo, info.head, parent=run.base_commit)  # the tree as it stands, on the run's base
@@ -124,8 +126,10 @@ def apply(info: gitrepo.RepoInfo, run: RunState) -> str:
         raise UsageError(f"your working tree already holds the repair of run {run.run_id}: nothing to apply")
     patch_path.write_bytes(patch)
     _git_apply(info.root, patch_path)
-    _applied(info.root, run, Application(mode="working_tree", branch=info.branch, before=info.head, after=info.head, patch=str(patch_path)))
+    run.application, run.applied = Application(mode="working_tree", branch=info.branch, before=info.head, after=info.head,
+                                               patch=str(patch_path)), True
     _forget_branch(repo, run)
+    state.save(info.root, run)
     return (f"applied the repair of run {run.run_id} to your working tree, uncommitted (your own changes are kept): "
             f"review with `git diff`, commit when ready; undo with: explore undo {run.run_id}")
 
@@ -166,11 +170,6 @@ def undo(info: gitrepo.RepoInfo, run: RunState) -> str:
     return f"{done}; bring it back with: explore apply {run.run_id}"
 
 
-def _applied(root: Path, run: RunState, application: Application) -> None:
-    run.application, run.applied = application, True
-    state.save(root, run)
-
-
 def _forget_branch(repo: git.Repo, run: RunState) -> None:
     """An applied run keeps no visible branch: its commits stay under its hidden ref."""
     if run.branch:
@@ -206,8 +205,9 @@ def _merge_tree(repo: git.Repo, mine: str, theirs: str) -> tuple[str, list[str]]
     return lines[0], sorted(set(line for line in lines[1:] if line.strip()))
 
 
-def _diff_bytes(repo: git.Repo, old: str, new: str) -> bytes:
-    out: bytes = repo.git.execute(["git", "diff", "--binary", "--no-color", "--no-ext-diff", "--no-renames", old, new],
+def _diff_bytes(repo: git.Repo, old: str, new: str, binary: bool = True) -> bytes:
+    """git diff old new as bytes: --binary for a patch to apply, plain for people to read."""
+    out: bytes = repo.git.execute(["git", "diff", *(["--binary", "--no-renames"] if binary else []), "--no-color", "--no-ext-diff", old, new],
                                   strip_newline_in_stdout=False, stdout_as_string=False)
     return out
 

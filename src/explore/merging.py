@@ -76,9 +76,6 @@ def finish(info: gitrepo.RepoInfo, run: RunState, options: Options, display: Dis
         return
     applied, why = applying.fast_forward(info, run)
     if applied:
-        if run.branch:
-            gitrepo.delete_branch(info.repo, run.branch)
-            run.branch = None
         display.note(f"fast-forwarded {info.branch} to {run.current_commit[:10]}")
     else:
         display.note(f"result left on {run.branch} ({why}); take it with: explore apply {run.run_id}")
