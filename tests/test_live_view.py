@@ -12,7 +12,7 @@ from pathlib import Path
 import pexpect
 import pyte
 
-from conftest import assert_no_debris, run_cli
+from conftest import assert_no_debris, git, run_cli
 
 from explore.demo import create_demo
 from explore.events import CandidateEvent, Phase
@@ -69,10 +69,13 @@ def test_piped_the_line_log_is_unchanged(tmp_path: Path) -> None:
     assert code == 0, err
     assert "\x1b[" not in err
     lines = err.splitlines()
-    assert all(re.match(r"^\s*\d+\.\ds ", line) for line in lines), err
+    end = next(i for i, line in enumerate(lines) if line.startswith("diff --git"))  # the change, as git shows it, closes the log
+    assert all(re.match(r"^\s*\d+\.\ds ", line) for line in lines[:end]), err
     for expected in ("fan out: 3 candidate(s) a, b, c", "[a] starting", "[b] generating", "[c] ok ", "merged candidate a"):
         assert expected in err, expected
-    assert re.match(r"^\s*\d+\.\ds succeeded: 7/7 passed", lines[-2]) and re.match(r"^\s*\d+\.\ds report: ", lines[-1])
+    assert re.match(r"^\s*\d+\.\ds succeeded: 7/7 passed", lines[end - 4]) and re.match(r"^\s*\d+\.\ds report: ", lines[end - 3])
+    assert re.match(r"^\s*\d+\.\ds changed 1 file \(\+2 -2\): pricing.py", lines[end - 2]) and "explore undo" in lines[end - 1]
+    assert lines[end:] == git(target, "diff", "HEAD~1", "HEAD").splitlines()
 
 
 # ------------------------------------------------------------------------- pure parts
