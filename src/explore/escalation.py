@@ -105,9 +105,10 @@ def uses_hints(generator: str) -> bool:
     return not generator or any(g not in HINTLESS for g in generator.split(","))
 
 
-def options_for(run_id: str, last_iteration: int, category: EscalationCategory | None = None, generator: str = "") -> list[str]:
+def options_for(run_id: str, last_iteration: int, category: EscalationCategory | None = None, generator: str = "",
+                merged: bool = True) -> list[str]:
     """The exact commands a person can use to go on — only those that can help for the category
-    and the generator."""
+    and the generator (a rollback only once something was merged)."""
     options = []
     if category in ENVIRONMENT:
         options.append(f"fix what the reason names, then continue: explore resume {run_id}")
@@ -116,13 +117,14 @@ def options_for(run_id: str, last_iteration: int, category: EscalationCategory |
     else:
         options.append(f"{generator} cannot use a hint: start a new run with a generator that can "
                        "(--agent anthropic with ANTHROPIC_API_KEY, or --agent-cmd CMD)")
-    if last_iteration > 0 and category not in ENVIRONMENT:
+    if last_iteration > 0 and merged and category not in ENVIRONMENT:
         options.append(f"roll back: explore rollback {run_id} --to {last_iteration - 1}")
     options += ["skip: leave this repository for now (the run branch keeps what was merged)",
                 "abort: explore clean   (removes the run's worktrees, locks and leftovers)"]
     return options
 
 
-def info(category: EscalationCategory, reason: str, action: str, run_id: str, last_iteration: int, generator: str = "") -> EscalationInfo:
+def info(category: EscalationCategory, reason: str, action: str, run_id: str, last_iteration: int, generator: str = "",
+         merged: bool = True) -> EscalationInfo:
     return EscalationInfo(category=category, reason=reason, suggested_action=action,
-                          options=options_for(run_id, last_iteration, category, generator))
+                          options=options_for(run_id, last_iteration, category, generator, merged))

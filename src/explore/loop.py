@@ -143,7 +143,8 @@ class Runner:
 
     def escalate(self, category: EscalationCategory, reason: str, action: str) -> None:
         self.run.status = "escalated"
-        self.run.escalation = escalation.info(category, reason, action, self.run.run_id, len(self.run.iterations), self.agent)
+        self.run.escalation = escalation.info(category, reason, action, self.run.run_id, len(self.run.iterations), self.agent,
+                                              any(r.commit for r in self.run.iterations))
         self.run.stop_reason = f"escalated ({category})"
 
     def set_current(self, run: TestRun) -> None:
