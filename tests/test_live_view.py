@@ -75,7 +75,7 @@ def test_piped_the_line_log_is_unchanged(tmp_path: Path) -> None:
         assert expected in err, expected
     assert re.match(r"^\s*\d+\.\ds succeeded: 7/7 passed", lines[end - 4]) and re.match(r"^\s*\d+\.\ds report: ", lines[end - 3])
     assert re.match(r"^\s*\d+\.\ds changed 1 file \(\+2 -2\): pricing.py", lines[end - 2]) and "explore undo" in lines[end - 1]
-    assert lines[end:] == git(target, "diff", "HEAD~1", "HEAD").splitlines()
+    assert "\n".join(lines[end:]).strip() == git(target, "diff", "HEAD~1", "HEAD")
 
 
 # ------------------------------------------------------------------------- pure parts
