@@ -90,7 +90,8 @@ def test_an_applied_run_leaves_no_branch_shows_its_diff_and_undo_restores_the_br
     assert summary["diff"] == git(repo, "diff", start, result) + "\n"
     assert "-    return a - b\n+    return a + b" in summary["diff"] and "+    return a * b" in summary["diff"]
     err = done.stderr.rstrip("\n").splitlines()
-    assert "generator: command (your agent command" in err[0] and "auto: --agent-cmd is given" in err[0]
+    opening = next(line for line in err[:3] if "generator:" in line)  # among the run's first lines
+    assert "generator: command (your agent command" in opening and "auto: --agent-cmd is given" in opening
     assert err[-len(summary["diff"].splitlines()):] == summary["diff"].splitlines()
     assert f"undo it with: explore undo {run_id}" in done.stderr and "changed 1 file (+2 -2): calc.py" in done.stderr
     report = Path(summary["report"]).read_text()
