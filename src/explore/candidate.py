@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import time
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 
 import anyio
@@ -187,7 +188,7 @@ async def _attempt(plan: CandidatePlan, config: FanOutConfig, board: Board, resu
     context = CandidateContext(
         workdir=path, candidate_id=plan.id, iteration=config.request.iteration, strategy=config.request.strategy,
         files_dir=files_dir, request=config.request, tracker=config.tracker,
-        confine=config.sandbox.confine(path, files_dir) if config.sandbox else None,
+        confine=config.sandbox.confine(path, files_dir) if config.sandbox else None, git=partial(config.pool.git_in, path),
     )
     try:
         realised = await config.generator.realise(plan, context)

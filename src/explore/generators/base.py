@@ -3,6 +3,7 @@ plan inside its own worktree under the candidate's deadline."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
@@ -62,6 +63,9 @@ class CandidateContext:
     tracker: ProcessTracker | None = None
     confine: Confinement | None = None
     """How an agent process of this candidate runs (its sandbox, the marker of its daemons)."""
+    git: Callable[..., bytes] | None = None
+    """explore's own git in this worktree, through the git dir explore recorded (never the `.git`
+    file, which an agent can rewrite): what undoes what an agent left."""
 
 
 class FixGenerator(Protocol):

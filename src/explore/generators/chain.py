@@ -11,12 +11,12 @@ the candidate crashes and the next iteration's proposal passes the unavailable m
 from __future__ import annotations
 
 import subprocess
-from pathlib import Path
 from typing import Any
 
 import anyio
 
 from ..errors import BudgetExhausted, Escalation, Unavailable
+from ..gitrepo import GIT
 from ..models import CandidatePlan, Proposal, Realised
 from ..usage import Usage
 from .base import CandidateContext, FixGenerator, ProposalRequest
@@ -80,7 +80,7 @@ class ChainGenerator:
                 later = self.members[self.members.index(member) + 1:]
                 if later and getattr(later[0], "agent_in_realise", False):
                     fallbacks.append(f"{member.name} unavailable for candidate {context.candidate_id}: {exc.reason}"[:600])
-                    await anyio.to_thread.run_sync(_reset, context.workdir)
+                    await anyio.to_thread.run_sync(_reset, context)
                     member, plan = later[0], plan.model_copy(update={"generator": later[0].name, "operator": later[0].name})
                     continue
                 stop: Exception = exc
@@ -102,7 +102,10 @@ class Resting(Exception):
     """A member was unavailable for a candidate and the next one cannot take it over at once."""
 
 
-def _reset(workdir: Path) -> None:
+def _reset(context: CandidateContext) -> None:
     """Undo what a member that gave up left in the worktree (ignored files stay: setup output)."""
     for args in (["reset", "--hard", "--quiet", "HEAD"], ["clean", "-fdq"]):
-        subprocess.run(["git", *args], cwd=workdir, check=True, capture_output=True)
+        if context.git is not None:
+            context.git(*args)
+        else:
+            subprocess.run([*GIT, *args], cwd=context.workdir, check=True, capture_output=True)
