@@ -6,8 +6,8 @@ bench.json keeps each run's final diff, not the mutant behind it, so this finds 
 again: it applies the diff to the case's project, makes every mutant of the changed file with
 mutate's registry, and keeps those (or pairs of those) that give the same text. Several
 operators can make the same text (`name` and `return_value` for `return x` → `return y`); the
-search screens the one with the higher prior first and drops the rest as duplicates, so that
-one is credited. Prints a Markdown table: operator, repairs it took part in, correct ones.
+search screens the first tier's before the second's and, within a tier, the one with the higher
+prior first, and drops the rest as duplicates, so that one is credited. Prints a Markdown table: operator, repairs it took part in, correct ones.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from pathlib import Path
 from explore.generators.mutate.edits import Source, apply_edits
 from explore.generators.mutate.operators import REGISTRY, mutants_in
 
-RANK = {op.name: (-op.prior, op.name) for op in REGISTRY}
+RANK = {op.name: (op.tier, -op.prior, op.name) for op in REGISTRY}  # the first tier is screened first
 
 
 def final_texts(project: Path, diff: str) -> dict[str, tuple[str, str]]:
