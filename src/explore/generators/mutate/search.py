@@ -215,14 +215,9 @@ class Search:
             gain = len(set(a.fixed) | set(b.fixed))
             if partial and gain <= max(len(a.fixed), len(b.fixed)):
                 continue
-            first, second = sorted((a.mutant, b.mutant), key=lambda m: (m.file, m.line, m.col, m.operator, m.new))
+            combo = pair_of(a.mutant, b.mutant)
+            first, second = combo.parts
             analogous = self._change_key(first) is not None and self._change_key(first) == self._change_key(second)
-            combo = Mutant(
-                file=first.file, line=first.line, col=first.col, operator=f"{first.operator}+{second.operator}",
-                family="combination", prior=first.prior * second.prior, old=first.old, new=first.new,
-                single_token=first.single_token and second.single_token,
-                edits=tuple(sorted(first.edits + second.edits, key=lambda fe: (fe[0], fe[1]))), parts=(first, second),
-            )
             score = a.score + b.score
             key = (-gain, not analogous, -round(score, 12), position[id(a)] + position[id(b)], first.file, first.line, first.col, second.file, second.line, second.col, combo.operator, first.new, second.new)
             pairs.setdefault(combo.edits, (key, combo, score))
@@ -240,12 +235,8 @@ class Search:
         for a, b in itertools.combinations(chosen, 2):
             if overlaps([e for _, e in a.mutant.edits], [e for _, e in b.mutant.edits]):
                 continue
-            first, second = sorted((a.mutant, b.mutant), key=lambda m: (m.file, m.line, m.col, m.operator, m.new))
-            combo = Mutant(
-                file=first.file, line=first.line, col=first.col, operator=f"{first.operator}+{second.operator}",
-                family="combination", prior=first.prior * second.prior, old=first.old, new=first.new, single_token=False,
-                edits=tuple(sorted(first.edits + second.edits, key=lambda fe: (fe[0], fe[1]))), parts=(first, second),
-            )
+            combo = pair_of(a.mutant, b.mutant)
+            first, second = combo.parts
             key = (-round(a.score + b.score, 12), first.file, first.line, first.col, second.line, second.col, combo.operator, first.new, second.new)
             pairs.setdefault(combo.edits, (key, combo, a.score + b.score))
         ordered = sorted(pairs.values(), key=lambda item: item[0])
@@ -257,6 +248,17 @@ class Search:
             return None
         file, edit = mutant.edits[0]
         return (mutant.operator, self.sources[file][edit.start : edit.end], edit.text)
+
+
+def pair_of(a: Mutant, b: Mutant) -> Mutant:
+    """The two-edit mutant made of two singles (in source order)."""
+    first, second = sorted((a, b), key=lambda m: (m.file, m.line, m.col, m.operator, m.new))
+    return Mutant(
+        file=first.file, line=first.line, col=first.col, operator=f"{first.operator}+{second.operator}",
+        family="combination", prior=first.prior * second.prior, old=first.old, new=first.new,
+        single_token=first.single_token and second.single_token,
+        edits=tuple(sorted(first.edits + second.edits, key=lambda fe: (fe[0], fe[1]))), parts=(first, second),
+    )
 
 
 def top_lines(suspects: list[Suspect], most: int) -> list[Suspect]:
