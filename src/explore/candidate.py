@@ -26,7 +26,7 @@ from .shards import DEFAULT_OVERHEAD_S
 from .testfiles import is_test_file
 from .testing import TestCommand
 from .usage import Usage
-from .worktrees import WorktreePool
+from .worktrees import Captured, WorktreePool
 
 
 LINK_REWRITTEN = ("rewrote its worktree's .git file (or pointed the worktree's HEAD at a branch): explore's own git "
@@ -71,6 +71,8 @@ class FanOutConfig:
     """What no candidate may change outside its worktree, checked when each one ends."""
     sandbox: sandbox.Sandbox | None = None
     """Where its agent and setup processes run (its tests: the executor's)."""
+    max_patch_bytes: int | None = None
+    """`max-patch-size`: a larger patch is not read further and its candidate is rejected."""
 
     def emit(self, cid: str, phase: Phase, detail: str = "", result: CandidateResult | None = None) -> None:
         self.listener(CandidateEvent(cid, phase, detail, result))
@@ -88,6 +90,13 @@ class Board:
 
     runs: dict[str, TestRun] = field(default_factory=dict)
     patches: dict[str, str] = field(default_factory=dict)
+    """The patch each candidate's test jobs apply (its exact bytes, surrogate-escaped)."""
+    tested: dict[str, Captured] = field(default_factory=dict)
+    """Each candidate's change as captured before its tests ran: what a winner's commit is built from."""
+    whole: set[str] = field(default_factory=set)
+    """Candidates whose last full-suite run was one unsharded job: it was their final confirmation."""
+    kept: dict[str, frozenset[str]] = field(default_factory=dict)
+    """The ignored entries of each candidate's worktree before its generator ran (worktree_setup's)."""
     keys: dict[str, str] = field(default_factory=dict)
     first_by_key: dict[str, str] = field(default_factory=dict)
     estimates: set[str] = field(default_factory=set)
@@ -184,6 +193,7 @@ async def _attempt(plan: CandidatePlan, config: FanOutConfig, board: Board, resu
                                confine=config.sandbox.confine(path, files_dir) if config.sandbox else None)
         if done.exit_code != 0:
             raise SetupFailed(f"worktree_setup `{config.worktree_setup}` failed with exit {done.exit_code}: {done.output_tail.strip()[-300:]}")
+    board.kept[plan.id] = await anyio.to_thread.run_sync(config.pool.ignored, path) if config.pool.keep_ignored else frozenset()
     config.emit(plan.id, Phase.generating)
     context = CandidateContext(
         workdir=path, candidate_id=plan.id, iteration=config.request.iteration, strategy=config.request.strategy,
@@ -215,14 +225,19 @@ async def _attempt(plan: CandidatePlan, config: FanOutConfig, board: Board, resu
         result.status, result.reason = CandidateStatus.rejected, LINK_REWRITTEN
         return
     patch_file = files_dir / "candidate.diff"
-    captured = await anyio.to_thread.run_sync(config.pool.capture_patch, path, patch_file)
-    files = captured.files
-    patch = patch_file.read_text(encoding="utf-8", errors="replace")
-    result.files_changed, result.patch_path, result.diff_lines = files, str(patch_file), scoring.diff_size(captured.review)
+    captured = await anyio.to_thread.run_sync(config.pool.capture_patch, path, patch_file, config.max_patch_bytes)
+    files = result.files_changed = captured.files
+    result.binary_files = list(captured.binary)
     if not files:
         result.status, result.reason = CandidateStatus.rejected, "empty: the generator made no change"
         return
-    board.patches[plan.id] = patch
+    if captured.patch is None:
+        binary = f"; binary: {', '.join(captured.binary[:5])}" if captured.binary else ""
+        result.status, result.reason = CandidateStatus.rejected, f"its patch is over max-patch-size ({_size(config.max_patch_bytes)}){binary}"
+        return
+    result.patch_path, result.diff_lines = str(patch_file), scoring.diff_size(captured.review)
+    board.patches[plan.id] = captured.patch.decode("utf-8", errors="surrogateescape")
+    board.tested[plan.id] = captured
     reach = scoring.reach_reason(files, captured.links)
     clobbered = gitrepo.would_overwrite(config.pool.repo_root, captured.added)
     if clobbered and not reach:
@@ -303,6 +318,7 @@ async def _test(cid: str, path: Path, config: FanOutConfig, board: Board, result
     selection = _selection(config, result.files_changed, failing_now)
     if selection is not None:
         config.emit(cid, Phase.affected, str(len(selection)))
+        await anyio.to_thread.run_sync(config.pool.scrub, path, board.kept.get(cid, frozenset()))
         first = await config.executor.run(candidate_job(config, board, cid, path, "affected", selection), files_dir)
         if first.status != JobStatus.ok:
             return first
@@ -323,8 +339,10 @@ async def _test(cid: str, path: Path, config: FanOutConfig, board: Board, result
 
 async def full_suite(cid: str, path: Path, config: FanOutConfig, board: Board, result: CandidateResult, files_dir: Path,
                      groups: list[list[str]]) -> JobResult:
+    await anyio.to_thread.run_sync(config.pool.scrub, path, board.kept.get(cid, frozenset()))
     full = await shards.run_sharded(config.executor, candidate_job(config, board, cid, path, "full"), groups, files_dir)
     if full.status == JobStatus.ok:
+        (board.whole.discard if groups else board.whole.add)(cid)
         counts = config.yardstick.counts(full.run)
         result.progress = f"{result.progress + ' → ' if result.progress else ''}full {counts.passed:,}/{counts.total:,}"
         result.validated = True
@@ -374,6 +392,10 @@ def score(result: CandidateResult, run: TestRun, config: FanOutConfig, files: li
         return
     result.status = CandidateStatus.ok
     result.score = counts.pass_rate
+
+
+def _size(limit: int | None) -> str:
+    return f"{(limit or 0) / 2**20:g} MiB"
 
 
 def _read_or_none(path: Path) -> bytes | None:

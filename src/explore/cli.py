@@ -241,7 +241,7 @@ def _go_on(info: RepoInfo, result: RunState, decision: Decision, options: Option
         found = gate.destructive_candidate(result, state.run_dir(info.root, result.run_id))
         assert found is not None
         message = f"explore: candidate {found.cid} applied by a person despite: {found.what}"
-        new = gitrepo.commit_patch(info.repo, result.current_commit, found.patch, message)
+        new = gitrepo.commit_patch(info.repo, result.current_commit, found.patch.read_bytes(), message)
         applying.move_run(info.repo, result, new)
         result.current_commit = result.merged_commit = new
         display.note(f"applied candidate {found.cid} as {new[:10]} on {result.branch}; re-testing")

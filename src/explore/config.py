@@ -59,6 +59,8 @@ class Options(BaseModel):
     """Memory cap per candidate's process tree, e.g. 512M or 2G (default: half the RAM / parallel)."""
     disk_floor: str = "1G"
     """No new worktree is created when free disk falls under this."""
+    max_patch_size: str = "5M"
+    """A candidate whose patch is larger is rejected (its patch is not read further)."""
     flaky_reruns: int = 1
     """How often failing baseline tests are rerun to tell flaky ones apart."""
     budget_usd: float | None = None
@@ -147,7 +149,7 @@ class Options(BaseModel):
             raise ValueError("must be a positive number of CPUs")
         return value
 
-    @field_validator("branch_memory", "disk_floor", "ray_memory")
+    @field_validator("branch_memory", "disk_floor", "ray_memory", "max_patch_size")
     @classmethod
     def _size(cls, value: str | None) -> str | None:
         if value is not None:

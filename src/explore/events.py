@@ -24,6 +24,8 @@ class Phase(str, Enum):
     validating = "validating"
     not_needed = "not_needed"
     """Validation skipped: it cannot beat what is already validated."""
+    confirming = "confirming"
+    """The winner's commit runs unsharded in a clean checkout before the merge (confirmation.py)."""
     finished = "finished"
     """A result (final, or again after validation): the moment to checkpoint."""
 
@@ -53,6 +55,7 @@ def describe(event: CandidateEvent) -> str:
         Phase.full: "full suite" + (f" ({event.detail})" if event.detail else ""),
         Phase.validating: "validating on the full suite" + (f" ({event.detail})" if event.detail else ""),
         Phase.not_needed: f"full suite not needed ({event.detail})",
+        Phase.confirming: "final confirmation: the commit's suite unsharded in a clean checkout",
     }.get(event.phase, event.phase.value)
 
 

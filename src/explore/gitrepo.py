@@ -9,6 +9,7 @@ nothing a candidate planted in the shared git dir runs under explore's name. Dif
 from __future__ import annotations
 
 import os
+import subprocess
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -160,16 +161,33 @@ def snapshot(repo: git.Repo, head: str, parent: str | None = None) -> str:
     return _with_temp_index(repo, make)
 
 
-def commit_patch(repo: git.Repo, parent: str, patch_file: Path, message: str) -> str:
-    """Commit parent + patch without a checkout (temporary index), returning the new sha."""
+class TreeMismatch(Exception):
+    """The commit built from a candidate's patch is not the tree its tests ran on."""
+
+
+def commit_patch(repo: git.Repo, parent: str, patch: bytes, message: str, tested_tree: str | None = None) -> str:
+    """Commit parent + patch (the bytes held since before the tests ran, never a file read back)
+    without a checkout (temporary index), returning the new sha. tested_tree: the tree the tests
+    ran on; a commit whose tree differs is refused (TreeMismatch) before any ref points at it."""
 
     def make(env: dict[str, str]) -> str:
         repo.git.read_tree(parent, env=env)
-        repo.git.apply("--cached", "--binary", "--whitespace=nowarn", str(patch_file), env=env)
+        if patch:
+            done = subprocess.run([*GIT, "apply", "--cached", "--binary", "--whitespace=nowarn", "-"], cwd=repo.working_tree_dir or repo.git_dir,
+                                  input=patch, capture_output=True, env={**os.environ, **env})
+            if done.returncode != 0:
+                raise git.GitCommandError(["git", "apply", "--cached"], done.returncode, done.stderr)
         tree = repo.git.write_tree(env=env)
+        if tested_tree is not None and tree != tested_tree:
+            raise TreeMismatch(f"the commit's tree {tree[:10]} is not the tested tree {tested_tree[:10]}")
         return repo.git.commit_tree(tree, "-p", parent, "-m", message, env={**env, **identity_env(repo)})
 
     return _with_temp_index(repo, make)
+
+
+def commit_tree(repo: git.Repo, tree: str, parent: str, message: str) -> str:
+    """A commit of tree on parent that no ref points at (a checkout of exactly that tree)."""
+    return repo.git.commit_tree(tree, "-p", parent, "-m", message, env=identity_env(repo))
 
 
 RUNS_NAMESPACE = "refs/explore/runs/"

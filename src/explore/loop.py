@@ -19,7 +19,7 @@ from .affected import ImportMap
 from .config import Options, parse_size
 from .errors import BudgetExhausted, Escalation, UsageError
 from .events import CandidateEvent, Phase
-from .models import CandidatePlan, Criticality, EscalationCategory, IterationRecord, PhaseTiming, Proposal, RunState, TestOutcome, TestRun
+from .models import CandidatePlan, CandidateStatus, Criticality, EscalationCategory, IterationRecord, PhaseTiming, Proposal, RunState, TestOutcome, TestRun
 from .progress import Display
 from .scheduler import FanOutConfig, FanOutResult, fan_out
 from .suite import Suite, weights_of
@@ -242,10 +242,11 @@ class Runner:
                                             flaky | frozenset(self.run.baseline_xfailed)),  # xfail stays allowed there
                 frozen=frozenset(self.run.reproduction.files if self.run.reproduction else ()),
                 test_data=frozenset(self.run.baseline_opened), watch=watch, sandbox=self.sandbox,
+                max_patch_bytes=parse_size(self.options.max_patch_size),
             )
             started = time.monotonic()
             outcome = await fan_out(plans, config, self.options.parallel)
-            timing.validation = round(outcome.validation_s, 3)
+            timing.validation, timing.confirmation = round(outcome.validation_s, 3), round(outcome.confirmation_s, 3)
             timing.fanout = round(time.monotonic() - started - outcome.validation_s, 3)
             record.candidates = outcome.candidates
             for candidate in record.candidates:
@@ -348,10 +349,16 @@ class Runner:
         if not scoring.is_improvement(best.pass_rate, before):
             self.display.note(f"best candidate {best.id} ({best.pass_rate:.1f}%) does not improve on {before:.1f}%")
             return
+        try:
+            new = merging.build_commit(self.info.repo, self.run, record, best, outcome.tested[best.id])
+        except gitrepo.TreeMismatch as exc:
+            best.status, best.reason, best.score = CandidateStatus.rejected, f"its commit is not what was tested: {exc}", 0.0
+            self.display.note(f"candidate {best.id} not merged: {best.reason}")
+            return
         if best.rerun_passed:
             self.run.flaky = sorted(set(self.run.flaky) | set(best.rerun_passed))
             self.display.note(f"flaky: {', '.join(best.rerun_passed[:5])} failed in candidate {best.id}'s run and passed rerun alone")
-        new = merging.commit_winner(self.info.repo, self.run, record, best)
+        merging.adopt(self.info.repo, self.run, record, best, new)
         self.current_run = outcome.runs[best.id]
         self.set_current(self.current_run)
         self.display.note(f"merged candidate {best.id}: {before:.1f}% → {self.run.current.pass_rate:.1f}% ({new[:10]})")

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import os
 import time
-from pathlib import Path
 
 import git
 
@@ -13,6 +12,7 @@ from . import applying, gitrepo, state
 from .config import Options
 from .models import CandidateResult, IterationRecord, RunState
 from .progress import Display
+from .worktrees import Captured
 
 
 def prepare_new(info: gitrepo.RepoInfo, options: Options, run_id: str) -> RunState:
@@ -39,17 +39,21 @@ def discard(info: gitrepo.RepoInfo, run: RunState) -> None:
     shutil.rmtree(state.run_dir(info.root, run.run_id), ignore_errors=True)
 
 
-def commit_winner(repo: git.Repo, run: RunState, record: IterationRecord, best: CandidateResult) -> str:
-    """best's patch as one commit on the run branch; the run and the record point at it."""
-    before = run.current.pass_rate
+def build_commit(repo: git.Repo, run: RunState, record: IterationRecord, best: CandidateResult, tested: Captured) -> str:
+    """best's change as a commit on the current commit, no ref moved yet: built from the patch
+    bytes captured before its tests ran, and refused (gitrepo.TreeMismatch) unless its tree is
+    the tree they ran on."""
     message = (f"explore: iteration {record.n} ({record.strategy}) candidate {best.id}: "
-               f"pass rate {before:.1f}% -> {best.pass_rate:.1f}%\n\n{best.hypothesis}".strip())
-    new = gitrepo.commit_patch(repo, run.current_commit, Path(best.patch_path or ""), message)
+               f"pass rate {run.current.pass_rate:.1f}% -> {best.pass_rate:.1f}%\n\n{best.hypothesis}".strip())
+    return gitrepo.commit_patch(repo, run.current_commit, tested.patch or b"", message, tested.tree)
+
+
+def adopt(repo: git.Repo, run: RunState, record: IterationRecord, best: CandidateResult, new: str) -> None:
+    """The confirmed commit on the run branch; the run and the record point at it."""
     applying.move_run(repo, run, new, run.current_commit)
     state.fault_point("merged-before-save")
     run.current_commit, run.merged_commit = new, new
     record.winner, record.commit = best.id, new
-    return new
 
 
 def finish(info: gitrepo.RepoInfo, run: RunState, options: Options, display: Display, drift: list[str] | None = None) -> None:

@@ -130,7 +130,7 @@ class PhaseTiming(BaseModel):
     the first iteration (or a resumed run's re-test), booked on the iteration that follows it;
     `propose` is the generator's whole proposal, of which `coverage`, `prepare` and `screening` are
     mutate's per-test coverage run, mutant generation and preparation, and mutant screening; `fanout` is the candidates' worktrees, patches and
-    first test runs; `validation` the full-suite runs of the best candidates; `merge` the commit."""
+    first test runs; `validation` the full-suite runs of the best candidates and the winner's final confirmation; `merge` the commit."""
 
     baseline: float = 0.0
     propose: float = 0.0
@@ -140,6 +140,8 @@ class PhaseTiming(BaseModel):
     fanout: float = 0.0
     validation: float = 0.0
     merge: float = 0.0
+    confirmation: float = 0.0
+    """Of `validation`: the final confirmation of the winner (0 when its scored run already was one)."""
 
     def total(self) -> float:
         return self.baseline + self.propose + self.fanout + self.validation + self.merge
@@ -190,6 +192,8 @@ class CandidateResult(BaseModel):
     agreement: int = 1
     diff_lines: int = 0
     patch_path: str | None = None
+    binary_files: list[str] = Field(default_factory=list)
+    """Files its change adds or edits that git sees as binary (named in the report)."""
     usage: Usage = Field(default_factory=Usage)
     validated: bool = True
     """False while its pass rate is an estimate from its affected tests (never merged so)."""

@@ -48,7 +48,8 @@ def timing_text(timing: PhaseTiming) -> str:
     split = timing.coverage + timing.prepare + timing.screening > 0
     phases = [("baseline", timing.baseline), ("coverage", timing.coverage), ("preparation", timing.prepare), ("screening", timing.screening),
               ("other proposal" if split else "proposal", timing.propose - (timing.coverage + timing.prepare + timing.screening)),
-              ("fan-out", timing.fanout), ("validation", timing.validation), ("merge", timing.merge)]
+              ("fan-out", timing.fanout), ("validation", timing.validation - timing.confirmation),
+              ("final confirmation", timing.confirmation), ("merge", timing.merge)]
     shown = [f"{name} {seconds:.1f}s" for name, seconds in phases if seconds >= 0.05]
     return " · ".join(shown) + f" (total {timing.total():.1f}s)"
 
@@ -114,6 +115,7 @@ def markdown(run: RunState, change: Change | None = None) -> str:
                 tried = (c.hypothesis or c.operator or "").replace("|", "\\|").replace("\n", " ")[:160]
                 why = (c.reason or why_not(record, c)).replace("|", "\\|")
                 lines.append(f"| {c.id} | {c.status.value} | {c.pass_rate:.1f}% | {c.confidence:.2f} | {', '.join(c.files_changed)} | {tried} | {why[:200]} |")
+            lines += [f"Binary files in candidate {c.id}'s change: {', '.join(f'`{f}`' for f in c.binary_files)}" for c in record.candidates if c.binary_files]
         lines.append("")
         lines.append(f"After: {record.pass_rate:.1f}%" + (f", merged {record.winner} as `{record.commit[:10]}`" if record.commit else ", nothing merged"))
         if not record.usage.empty:

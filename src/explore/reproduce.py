@@ -245,9 +245,8 @@ def commit(pool: WorktreePool, worktree: Path, result: Reproduction, parent: str
 
     chosen = next(a for a in result.samples if a.sample == result.chosen)
     keep_only(pool, worktree, chosen.files, result.files)
-    patch = files_dir / "reproduce.diff"
-    pool.capture_patch(worktree, patch)
+    captured = pool.capture_patch(worktree, files_dir / "reproduce.diff")
     title = next((line.strip("# ").strip() for line in issue.splitlines() if line.strip()), "the bug report")[:60]
     body = "\n".join(f"- {t}: fails with the predicted {chosen.predicted.get(t.split('::', 1)[0], '')[:120]!r}" for t in result.kept)
     message = f"reproduce: {title}\n\nTests written by sample {chosen.sample} ({chosen.generator}) that fail on today's code:\n{body}"
-    return gitrepo.commit_patch(pool.repo, parent, patch, message)
+    return gitrepo.commit_patch(pool.repo, parent, captured.patch or b"", message, captured.tree)

@@ -9,16 +9,17 @@ run down; cancellation (Ctrl-C) kills every process tree and cancels every execu
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import anyio
 
-from . import escalation, scoring
+from . import confirmation, escalation, gitrepo, scoring
 from .candidate import LINK_REWRITTEN, Board, FanOutConfig, confirm_newly_failing, full_suite, outside, run_candidate, score
 from .errors import Escalation
 from .events import Phase
 from .jobs import JobStatus
 from .models import CandidatePlan, CandidateResult, CandidateStatus, EscalationCategory, TestRun
+from .worktrees import Captured
 
 __all__ = ["FanOutConfig", "FanOutResult", "Findings", "fan_out"]
 
@@ -61,7 +62,11 @@ class FanOutResult:
     ranking: list[str]
     """Validated `ok` candidates, best first (DESIGN §1's order)."""
     validation_s: float = 0.0
-    """Wall time of the full-suite validation of the best candidates (for the timing)."""
+    """Wall time of the full-suite validation of the best candidates and the final confirmation."""
+    tested: dict[str, Captured] = field(default_factory=dict)
+    """Each candidate's change as captured before its tests ran: a winner's commit is built from it."""
+    confirmation_s: float = 0.0
+    """Of validation_s: the final confirmation of the winner (confirmation.py)."""
 
     def best(self) -> CandidateResult | None:
         return next((c for c in self.candidates if self.ranking and c.id == self.ranking[0]), None)
@@ -96,12 +101,47 @@ async def fan_out(plans: list[CandidatePlan], config: FanOutConfig, parallel: in
         results[cid].agreement = count
     ordered = [results[plan.id] for plan in plans]
     started = time.monotonic()
-    await validate(ordered, config, board)
+    confirmation_s = await settle(ordered, config, board)
     validation_s = time.monotonic() - started
     runs = {r.id: board.runs[board.twin_of(r.id) or r.id] for r in ordered if (board.twin_of(r.id) or r.id) in board.runs}
     findings = Findings(board.stop, board.infra_error, dict(board.destructive), dict(board.agent_escalation))
     ranked = scoring.rank([_ranked(r) for r in ordered if r.status == CandidateStatus.ok and r.validated])
-    return FanOutResult(ordered, runs, agreement, findings, [r.id for r in ranked], validation_s)
+    return FanOutResult(ordered, runs, agreement, findings, [r.id for r in ranked], validation_s, dict(board.tested),
+                        confirmation_s)
+
+
+async def settle(results: list[CandidateResult], config: FanOutConfig, board: Board) -> float:
+    """Validation of the best, then the final confirmation of the one that would be merged
+    (confirmation.py); a winner it refuses is rejected and validation goes on for the next.
+    Returns the seconds the confirmations took."""
+    spent = 0.0
+    while True:
+        await validate(results, config, board)
+        ranked = scoring.rank([_ranked(r) for r in results if r.status == CandidateStatus.ok and r.validated])
+        best = next((r for r in results if ranked and r.id == ranked[0].id), None)
+        if best is None or not scoring.is_improvement(best.pass_rate, config.current_rate) or best.id in board.whole:
+            return spent  # nothing to merge, or its scored run was one unsharded job on its own tree: that is the confirmation
+        config.emit(best.id, Phase.confirming)
+        started = time.monotonic()
+        why = await confirm(best, config, board)
+        spent += time.monotonic() - started
+        if not why:
+            return spent
+        best.status, best.reason, best.score = CandidateStatus.rejected, why, 0.0
+        config.emit(best.id, Phase.finished, result=best)
+
+
+async def confirm(result: CandidateResult, config: FanOutConfig, board: Board) -> str | None:
+    """The final confirmation of result's tree; tests found flaky in its run (rerun_passed) are
+    held to it neither way, as they join the run's flaky ones when it is merged."""
+    cid, flaky = result.id, frozenset(result.rerun_passed)
+    tested = board.tested[cid]
+    yardstick = replace(config.yardstick, ids=config.yardstick.ids - flaky, skipped=config.yardstick.skipped | flaky)
+    commit = await anyio.to_thread.run_sync(gitrepo.commit_tree, config.pool.repo, tested.tree, config.commit,
+                                            f"explore: final confirmation of candidate {cid}")
+    return await confirmation.confirm(config.executor, config.test_command, commit, f"{config.request.iteration}{cid}-confirm",
+                                      config.branch_timeout, config.memory_limit, config.iteration_dir / f"candidate-{cid}",
+                                      board.runs[board.twin_of(cid) or cid], yardstick)
 
 
 async def validate(results: list[CandidateResult], config: FanOutConfig, board: Board) -> None:

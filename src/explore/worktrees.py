@@ -31,6 +31,23 @@ def default_root(repo_root: Path) -> Path:
     return Path(base) / f"{repo_root.name}-{digest}"
 
 
+def _read_capped(argv: list[str], cwd: Path, limit: int | None) -> bytes | None:
+    """A command's stdout in chunks; None (the command killed) once it passes limit bytes."""
+    chunks: list[bytes] = []
+    size = 0
+    with subprocess.Popen(argv, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL) as proc:
+        assert proc.stdout is not None
+        while chunk := proc.stdout.read(1 << 16):
+            size += len(chunk)
+            if limit is not None and size > limit:
+                proc.kill()
+                return None
+            chunks.append(chunk)
+        if proc.wait() != 0:
+            raise subprocess.CalledProcessError(proc.returncode, argv)
+    return b"".join(chunks)
+
+
 class DiskFull(SetupFailed):
     """Free disk under the floor: no new worktree."""
 
@@ -46,6 +63,13 @@ class Captured(NamedTuple):
     """Symlinks it adds or changes → where they point."""
     added: list[str]
     """The paths it adds (not in the commit it starts from)."""
+    patch: bytes | None = None
+    """The binary git diff, held in memory from before its tests ran (what a winner's commit is
+    built from); None when it is over max-patch-size."""
+    tree: str = ""
+    """The git tree of the change: what its tests ran on."""
+    binary: tuple[str, ...] = ()
+    """The files whose change git sees as binary (named in the report)."""
 
 
 @dataclass
@@ -115,9 +139,12 @@ class WorktreePool:
         """The worktree's own folder in the git dir, as git named it when explore created it."""
         return Path(self.links[path.name].removeprefix("gitdir:").strip())
 
+    def _argv(self, path: Path, *args: str) -> list[str]:
+        return [*gitrepo.GIT, f"--git-dir={self._admin(path)}", f"--work-tree={path}", *args]
+
     def git_in(self, path: Path, *args: str) -> bytes:
         """git in the worktree at path, through explore's record of its git dir (never its `.git` file)."""
-        argv = [*gitrepo.GIT, f"--git-dir={self._admin(path)}", f"--work-tree={path}", *args]
+        argv = self._argv(path, *args)
         done = subprocess.run(argv, cwd=path, capture_output=True, timeout=600)
         if done.returncode != 0:
             raise git.GitCommandError(argv, done.returncode, done.stderr)
@@ -135,18 +162,49 @@ class WorktreePool:
                     target.parent.mkdir(parents=True, exist_ok=True)
                     shutil.copy2(source, target)
 
-    def capture_patch(self, path: Path, patch_file: Path) -> Captured:
+    def _excluding(self) -> tuple[str, str]:
+        """explore's ignore rules (the user's global excludes file and generated files): what they
+        ignore is never part of a patch, and is gone when a candidate's tests run."""
+        return "-c", f"core.excludesFile={gitrepo.ignores_file(self.repo)}"
+
+    def ignored(self, path: Path) -> frozenset[str]:
+        """The ignored entries of a worktree (an ignored folder as one entry)."""
+        listed = self.git_in(path, *self._excluding(), "ls-files", "-z", "--others", "--ignored", "--exclude-standard", "--directory")
+        return frozenset(filter(None, listed.decode(errors="surrogateescape").split("\0")))
+
+    def scrub(self, path: Path, keep: frozenset[str] = frozenset()) -> None:
+        """Leave exactly the tracked tree of the change plus the user's include set: the ignored
+        files a candidate (or its test run) made are removed before its tests run — a
+        self-ignoring folder (its own .gitignore says `*`) must not patch what the tests import.
+        keep: the ignored entries present before the candidate ran (worktree_setup's output);
+        without a worktree_setup every ignored file goes, and the includes are copied afresh."""
+        if self.keep_ignored:
+            for entry in sorted(self.ignored(path) - keep):
+                target = path / entry
+                if target.is_dir() and not target.is_symlink():
+                    shutil.rmtree(target, ignore_errors=True)
+                else:
+                    target.unlink(missing_ok=True)
+        else:
+            self.git_in(path, *self._excluding(), "clean", "-fdXq")
+        self._copy_includes(path)
+
+    def capture_patch(self, path: Path, patch_file: Path, max_bytes: int | None = None) -> Captured:
         """The candidate's change as a binary-safe patch (ignored and generated files left out, the
-        user's global excludes file kept in force), written to patch_file."""
-        self.git_in(path, "-c", f"core.excludesFile={gitrepo.ignores_file(self.repo)}", "add", "-A")
+        user's global excludes file kept in force), held in memory from now on (patch_file is a
+        copy for people), and its tree id: what is tested and, for a winner, committed. Binary
+        files are named first (numstat); the patch and its text review are read in chunks and
+        given up past max_bytes (patch None), never loaded whole."""
+        self.git_in(path, *self._excluding(), "add", "-A")
         try:
-            patch = self.git_in(path, *gitrepo.DIFF_ARGS, "--cached", "--binary", "HEAD")
-            review = self.git_in(path, *gitrepo.DIFF_ARGS, "--cached", "--text", "HEAD").decode("utf-8", errors="replace")
+            tree = self.git_in(path, "write-tree").decode().strip()
             raw = self.git_in(path, "-c", "core.quotePath=false", "diff", "--cached", "--no-renames", "--raw", "-z", "HEAD").decode(errors="surrogateescape")
+            numstat = self.git_in(path, "-c", "core.quotePath=false", *gitrepo.DIFF_ARGS, "--cached", "--no-renames", "--numstat", "-z", "HEAD")
+            patch = _read_capped(self._argv(path, *gitrepo.DIFF_ARGS, "--cached", "--binary", "HEAD"), path, max_bytes)
+            review = _read_capped(self._argv(path, *gitrepo.DIFF_ARGS, "--cached", "--text", "HEAD"), path, max_bytes) if patch is not None else None
         finally:
             self.git_in(path, "reset", "--quiet")
-        patch_file.parent.mkdir(parents=True, exist_ok=True)
-        patch_file.write_bytes(patch if not patch or patch.endswith(b"\n") else patch + b"\n")
+        binary = tuple(line.split("\t", 2)[2] for line in numstat.decode(errors="surrogateescape").split("\0") if line.startswith("-\t-\t"))
         fields = raw.split("\0")
         files, links, added = [], {}, []
         for meta, name in zip(fields[0::2], fields[1::2]):
@@ -156,7 +214,12 @@ class WorktreePool:
                 links[name] = os.readlink(path / name)
             if status == "A":
                 added.append(name)
-        return Captured(files, review, links, added)
+        if patch is None or review is None:
+            return Captured(files, "", links, added, None, tree, binary)
+        patch = patch if not patch or patch.endswith(b"\n") else patch + b"\n"
+        patch_file.parent.mkdir(parents=True, exist_ok=True)
+        patch_file.write_bytes(patch)
+        return Captured(files, review.decode("utf-8", errors="replace"), links, added, patch, tree, binary)
 
     def remove_all(self) -> None:
         """Remove every worktree of the run, whatever state it is in."""

@@ -80,4 +80,4 @@ def reuse_or_checkout(bundle_data: bytes, commit: str, tree: Path) -> None:
 
 def apply_patch(tree: Path, patch: str) -> None:
     if patch:
-        _git("apply", "--binary", "--whitespace=nowarn", "-", cwd=tree, stdin=patch.encode())
+        _git("apply", "--binary", "--whitespace=nowarn", "-", cwd=tree, stdin=patch.encode("utf-8", errors="surrogateescape"))

@@ -69,7 +69,7 @@ class LocalExecutor:
             if done.exit_code != 0:
                 raise SetupFailed(f"worktree_setup `{self.worktree_setup}` failed with exit {done.exit_code}: {done.output_tail.strip()[-300:]}")
         if job.patch:
-            done = await procs.run([*gitrepo.GIT, "apply", "--binary", "--whitespace=nowarn", "-"], path, stdin=job.patch.encode(),
+            done = await procs.run([*gitrepo.GIT, "apply", "--binary", "--whitespace=nowarn", "-"], path, stdin=job.patch.encode("utf-8", errors="surrogateescape"),
                                    tracker=self.tracker)
             if done.exit_code != 0:
                 return JobResult(job_id=job.id, status=JobStatus.crashed, executor=self.name,
