@@ -8,6 +8,8 @@ only this run sees what the user's plain `pytest` will see.
 
 A scored run that already was one unsharded full-suite job on exactly the candidate's tree (no
 ignored file: the worktree is scrubbed before every test job) is that run: nothing runs again.
+The confirmation is held to the scored run's rules too (scoring.tamper_reason): collection, the
+run itself, and explore's witness of what each test call did (witness.py).
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from pathlib import Path
 
 from .jobs import Executor, JobStatus, TestJob
 from .models import TestRun
-from .scoring import Yardstick
+from .scoring import Yardstick, tamper_reason
 from .testing import TestCommand
 
 
@@ -54,6 +56,7 @@ async def confirm(executor: Executor, command: TestCommand, commit: str, job_id:
     done = await executor.run(job, log_dir)
     if done.status != JobStatus.ok:
         return f"the final confirmation did not run to its end: {done.reason or done.status.value}"
-    if done.run.infra_error:
-        return f"the final confirmation's test run failed: {done.run.infra_error}"
+    tamper = tamper_reason([], done.run, yardstick, [], allow_test_edits=True)  # what the scored run was held to, the witness included
+    if tamper:
+        return f"the final confirmation: {tamper}"
     return reason(*disagreements(scored, done.run, yardstick))
