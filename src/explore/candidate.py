@@ -340,9 +340,12 @@ async def _test(cid: str, path: Path, config: FanOutConfig, board: Board, result
 async def full_suite(cid: str, path: Path, config: FanOutConfig, board: Board, result: CandidateResult, files_dir: Path,
                      groups: list[list[str]]) -> JobResult:
     await anyio.to_thread.run_sync(config.pool.scrub, path, board.kept.get(cid, frozenset()))
+    # one unsharded job on exactly the tested tree is the final confirmation; an earlier test run
+    # that rewrote tracked files makes it not so (the confirmation then runs on a clean checkout)
+    whole = not groups and await anyio.to_thread.run_sync(config.pool.tree_of, path) == board.tested[cid].tree
     full = await shards.run_sharded(config.executor, candidate_job(config, board, cid, path, "full"), groups, files_dir)
     if full.status == JobStatus.ok:
-        (board.whole.discard if groups else board.whole.add)(cid)
+        (board.whole.add if whole else board.whole.discard)(cid)
         counts = config.yardstick.counts(full.run)
         result.progress = f"{result.progress + ' → ' if result.progress else ''}full {counts.passed:,}/{counts.total:,}"
         result.validated = True

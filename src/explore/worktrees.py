@@ -189,6 +189,14 @@ class WorktreePool:
             self.git_in(path, *self._excluding(), "clean", "-fdXq")
         self._copy_includes(path)
 
+    def tree_of(self, path: Path) -> str:
+        """The git tree the worktree holds now, as capture_patch would see it."""
+        self.git_in(path, *self._excluding(), "add", "-A")
+        try:
+            return self.git_in(path, "write-tree").decode().strip()
+        finally:
+            self.git_in(path, "reset", "--quiet")
+
     def capture_patch(self, path: Path, patch_file: Path, max_bytes: int | None = None) -> Captured:
         """The candidate's change as a binary-safe patch (ignored and generated files left out, the
         user's global excludes file kept in force), held in memory from now on (patch_file is a
