@@ -126,8 +126,7 @@ def test_global_state_changed_at_import_is_caught_by_the_unsharded_confirmation(
     """a fixes `add` and sets the `decimal` context at import: tests/test_money.py, which does not
     import calc, passes in its own shard and fails in one pytest process, as the user runs it."""
     repo = make_repo(tmp_path / "repo", MONEY)
-    trick = {"replace": {"calc.py": ["return a - b", "return a + b"]}}
-    trick["replace"]["calc.py"] = ["def add(a, b):\n    return a - b", "import decimal\n\ndecimal.getcontext().prec = 6\n\n\ndef add(a, b):\n    return a + b"]
+    trick = {"replace": {"calc.py": ["def add(a, b):\n    return a - b", "import decimal\n\ndecimal.getcontext().prec = 6\n\n\ndef add(a, b):\n    return a + b"]}}
     agent = scripted_agent(tmp_path, {"a": {**trick, "confidence": 0.99}, "b": HONEST})
     code, summary, err = run_cli(["run", str(repo), "--agent", "command", "--agent-cmd", agent, "--parallel", "2", "--max-iterations", "1",
                                   "--shards", "2", "--json"])
