@@ -94,7 +94,7 @@ class Board:
     tested: dict[str, Captured] = field(default_factory=dict)
     """Each candidate's change as captured before its tests ran: what a winner's commit is built from."""
     whole: set[str] = field(default_factory=set)
-    """Candidates whose last full-suite run was one unsharded job: it was their final confirmation."""
+    """Candidates whose last full-suite run was one unsharded job on exactly their tested tree: it was their final confirmation."""
     kept: dict[str, frozenset[str]] = field(default_factory=dict)
     """The ignored entries of each candidate's worktree before its generator ran (worktree_setup's)."""
     keys: dict[str, str] = field(default_factory=dict)
