@@ -27,11 +27,12 @@ from pathlib import Path
 
 import anyio
 
+from explore.gitrepo import GIT
+
 EXPLORE_REFS = ("refs/heads/explore/", "refs/explore/")
 """explore's own ref namespace: its run branches, which it writes while candidates run."""
 GIT_FILES = ("config", "HEAD", "packed-refs")
 GIT_FOLDERS = ("hooks", "info", "refs")
-_QUIET_GIT = ["-c", "core.hooksPath=/dev/null", "-c", "core.fsmonitor=false"]
 
 
 @dataclass(frozen=True)
@@ -212,7 +213,7 @@ def _blob(root: Path, sha: str) -> bytes:
 
 
 def _git(root: Path, args: list[str], env: dict[str, str] | None = None) -> bytes:
-    done = subprocess.run(["git", *_QUIET_GIT, *args], cwd=root, env={**os.environ, **(env or {})}, capture_output=True, timeout=300)
+    done = subprocess.run([*GIT, *args], cwd=root, env={**os.environ, **(env or {})}, capture_output=True, timeout=300)
     if done.returncode != 0:
         raise RuntimeError(f"git {args[0]} in {root} failed: {done.stderr.decode(errors='replace').strip()[-300:]}")
     return done.stdout
