@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from .edits import Change, Edit, find_operator, replace
 from .module import ModuleInfo
 from .ops_expr import LOW_PRECEDENCE, _op_text, _wrap
-from .ops_stmt import _block_of, _copy_text, _next_statement, _whole_lines
+from .ops_stmt import _copy_text, _insertion_lines, _next_statement
 
 ORDER_OPS = ("<", "<=", ">", ">=", "==", "!=")
 NAMES_LIMIT = 4
@@ -270,12 +270,11 @@ def insert_call(node: ast.AST, module: ModuleInfo) -> Iterator[Change]:
     """Insert after a statement a method call the module makes elsewhere, on a receiver in scope
     here, with another name as its argument (`seen.add(node)`, `lines.append(text)` after the
     loop): bookkeeping written once and forgotten here."""
-    if not isinstance(node, ast.stmt) or _block_of(node, module) is None or module.function_of.get(id(node)) is None:
-        return
-    source = module.source
-    lines = _whole_lines(source, node)
+    lines = _insertion_lines(node, module)
     if lines is None:
         return
+    assert isinstance(node, ast.stmt)
+    source = module.source
     receivers = set(_value_names(node, module, node.end_lineno + 1)) | set(module.module_scope.locals)  # type: ignore[attr-defined]
     names = _recent_names(node, module)
     indent = source.lines[node.lineno - 1][: node.col_offset]  # type: ignore[attr-defined]

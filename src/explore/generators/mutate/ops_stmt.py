@@ -192,16 +192,23 @@ def _copy_text(source: Source, donor: ast.stmt, mapping: dict[str, str], rename_
     return text
 
 
+def _insertion_lines(node: ast.AST, module: ModuleInfo) -> tuple[int, int] | None:
+    """The whole lines of a statement of a function's block, after which a statement may be
+    inserted; None for any other node."""
+    if not isinstance(node, ast.stmt) or _block_of(node, module) is None or module.function_of.get(id(node)) is None:
+        return None
+    return _whole_lines(module.source, node)
+
+
 def insert_statement(node: ast.AST, module: ModuleInfo) -> Iterator[Change]:
     """Insert after a statement a copy of another statement of the function (or a sibling
     method, its parameters renamed to this one's), its names renamed by analogy: the fix's
     ingredients are usually already there."""
-    if not isinstance(node, ast.stmt) or _block_of(node, module) is None or module.function_of.get(id(node)) is None:
-        return
-    source = module.source
-    lines = _whole_lines(source, node)
+    lines = _insertion_lines(node, module)
     if lines is None:
         return
+    assert isinstance(node, ast.stmt)
+    source = module.source
     target_func = module.function_of[id(node)]
     indent = source.lines[node.lineno - 1][: node.col_offset]
     scope = module.scope(node)
