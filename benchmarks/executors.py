@@ -98,13 +98,13 @@ def overhead(tmp: Path, files: int, rounds: int = 5) -> list[tuple[str, str, str
     import anyio
     import git
 
-    from explore import procs
+    from explore.edges import procs
     from explore.executors.bundle import make_bundle
     from explore.executors.local import LocalExecutor
     from explore.executors.ray import RayExecutor
-    from explore.jobs import JobStatus, TestJob
-    from explore.testing import TestCommand
-    from explore.worktrees import WorktreePool
+    from explore.executors.jobs import JobStatus, TestJob
+    from explore.edges.testing import TestCommand
+    from explore.edges.worktrees import WorktreePool
 
     big = tmp / "big"
     parallel_speedup.make_big_repo(big, files - 1)

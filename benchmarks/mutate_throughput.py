@@ -26,7 +26,7 @@ from explore.generators.mutate import localise
 from explore.generators.mutate.edits import Source, mutated_sources
 from explore.generators.mutate.operators import mutants_in
 from explore.generators.mutate.screen import Job, Screener
-from explore.testing import TestCommand, run_tests
+from explore.edges.testing import TestCommand, run_tests
 
 MODULE = '''\
 """A small module: text and number helpers."""

@@ -142,7 +142,7 @@ def floor(project: Path, sleep_s: float, slow_files: int) -> tuple[float, float]
     other, the winner's full suite (one process); --parallel 3: the baseline in 3 shards
     balanced by the known durations, the three candidates' affected tests at once, the winner's
     full suite in the same 3 shards. Their ratio is the most any runner could reach here."""
-    from explore.shards import plan
+    from explore.executors.shards import plan
 
     weights = {"test_calc.py": 0.01, **{f"test_slow_{k}.py": sleep_s / slow_files for k in range(slow_files)}}
     everything, shards, affected = [sorted(weights)], plan(weights, 3), [["test_calc.py"]]
@@ -311,15 +311,15 @@ def make_big_repo(root: Path, files: int) -> None:
 
 
 def fake_run(ids: list[str], failing: set[str]):
-    from explore.models import TestOutcome, TestRun
+    from explore.model.models import TestOutcome, TestRun
 
     return TestRun(outcomes={i: TestOutcome(id=i, outcome="failed" if i in failing else "passed") for i in ids})
 
 
 def score(patch_file: Path, files: list[str], worktree: Path, ids: list[str], baseline, candidate_run) -> None:
     """What the scheduler does with a candidate's patch and test run, minus the tests."""
-    from explore import scoring
-    from explore.config import DEFAULT_TEST_PATTERNS
+    from explore.decide import scoring
+    from explore.model.config import DEFAULT_TEST_PATTERNS
 
     patch = patch_file.read_text(encoding="utf-8")
     scoring.diff_size(patch)
@@ -342,7 +342,7 @@ def edit(worktree: Path, n: int) -> None:
 def overhead(tmp: Path, files: int) -> list[tuple[str, str, str]]:
     import git as gitpython
 
-    from explore.worktrees import WorktreePool, default_root
+    from explore.edges.worktrees import WorktreePool, default_root
 
     big = tmp / "big"
     make_big_repo(big, files)

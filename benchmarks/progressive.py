@@ -330,7 +330,7 @@ def main() -> None:
                     if m and int(m.group(2).replace(",", "")) >= 0.9 * total]
             if wide:
                 print(f"  why: the affected runs selected (nearly) the whole suite ({'; '.join(wide)}): the static import\n"
-                      f"  map matched every test file (see the package-layout bug in src/explore/affected.py), so each\n"
+                      f"  map matched every test file (see the package-layout bug in src/explore/decide/affected.py), so each\n"
                       f"  candidate ran the full suite as its 'affected' run and the winner ran it once more to validate.")
             first_full = [r for r in sel["rows"] if r["iteration"] == "iteration-1" and r["kind"] == "tests"]
             full_cost = iteration_figures(full, "iteration-1")["cpu"] / max(1, len(iteration_figures(full, "iteration-1")["runs"]))

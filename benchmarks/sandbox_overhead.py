@@ -1,7 +1,7 @@
 """Issue 23's benchmark: what the sandbox and the outside-write guard cost per candidate.
 
 A generated git repo (`--files` Python files) and a linked worktree of it, as a run's pool has.
-Three ways to start the same process in the worktree through `explore.procs.run`, interleaved
+Three ways to start the same process in the worktree through `explore.edges.procs.run`, interleaved
 round by round so the machine's load drifts over all three alike:
 
   plain     no confinement (how explore ran every process before issue 23);
@@ -34,7 +34,7 @@ from pathlib import Path
 
 import anyio
 
-from explore import guard, procs, sandbox
+from explore.edges import guard, procs, sandbox
 
 PROCESSES_PER_CANDIDATE = 3
 TARGET_S = 0.1

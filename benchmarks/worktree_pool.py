@@ -6,7 +6,7 @@ other, each candidate leaving the kind of mess a candidate leaves (a tracked fil
 untracked file, ignored bytecode). Both ways copy the ignored `.env` the project needs
 (`worktree_include`).
 
-  pool   explore.worktrees.WorktreePool: acquire(slot, commit) — a `git worktree add` the
+  pool   explore.edges.worktrees.WorktreePool: acquire(slot, commit) — a `git worktree add` the
          first time a slot is used, a reset (`reset --hard` + `clean`) after that — and
          remove_all() once at the end, spread over the 15 candidates.
   fresh  `git worktree add --detach` + `git worktree remove --force` per candidate.
@@ -76,7 +76,7 @@ def check_clean(worktree: Path) -> None:
 def bench_pool(repo_root: Path, commit: str, iterations: int) -> dict:
     import git as gitpython
 
-    from explore.worktrees import WorktreePool, default_root
+    from explore.edges.worktrees import WorktreePool, default_root
 
     repo = gitpython.Repo(repo_root)
     pool = WorktreePool(repo, repo_root, default_root(repo_root) / "bench-pool", include=[".env"])

@@ -123,7 +123,7 @@ def ray_address(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """One real local Ray per test module (`ray start --head --block`), its whole tree killed after."""
     import socket
 
-    from explore import procs
+    from explore.edges import procs
 
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))

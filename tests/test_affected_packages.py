@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 
-from explore.affected import ImportMap
+from explore.decide.affected import ImportMap
 
 
 def test_changing_one_module_of_a_package_selects_only_its_importers(tmp_path: Path) -> None:

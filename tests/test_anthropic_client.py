@@ -7,7 +7,7 @@ import time
 import httpx2
 import pytest
 
-from explore.errors import BudgetExhausted, Escalation
+from explore.model.errors import BudgetExhausted, Escalation
 from explore.generators.anthropic.client import ChainExhausted, ModelClient, RetryPolicy, retry_after
 from explore.generators.anthropic.cost import DEFAULT_PRICES, Ledger, cost_of
 from explore.generators.anthropic.scripted import Failure, ScriptedAPI

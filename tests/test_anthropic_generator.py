@@ -11,14 +11,14 @@ from pathlib import Path
 import httpx2
 import pytest
 
-from explore.errors import BudgetExhausted, Escalation
+from explore.model.errors import BudgetExhausted, Escalation
 from explore.generators.anthropic import AnthropicGenerator
 from explore.generators.anthropic.context import assemble
 from explore.generators.anthropic.scripted import Failure, ScriptedAPI
 from explore.generators.base import CandidateContext, ProposalRequest
-from explore.models import Realised, TestOutcome
-from explore.strategy import load_strategies
-from explore.testing import TestCommand
+from explore.model.models import Realised, TestOutcome
+from explore.decide.strategy import load_strategies
+from explore.edges.testing import TestCommand
 
 KEY = "sk-ant-test-generator-SECRET-42"
 LONGREPR = '''    def test_add():
@@ -285,7 +285,7 @@ async def test_coder_turns_are_bounded(repo: tuple[Path, Path, str]) -> None:
 
 @pytest.mark.anyio
 async def test_context_tells_what_earlier_iterations_tried(repo: tuple[Path, Path, str]) -> None:
-    from explore.models import CandidateResult, CandidateStatus, IterationRecord
+    from explore.model.models import CandidateResult, CandidateStatus, IterationRecord
 
     root, wt, head = repo
     tried = "--- a/calc.py\n+++ b/calc.py\n@@ -1,2 +1,2 @@\n-    return a - b\n+    return b - a\n"

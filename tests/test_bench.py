@@ -29,7 +29,7 @@ PY = sys.executable
 
 def bench_cli(args: list[str], env: dict[str, str] | None = None, timeout: float = 600) -> subprocess.CompletedProcess:
     """`explore bench` as a user runs it (through `python -m explore.bench` until it is registered)."""
-    from explore import cli
+    from explore.cli import commands as cli
 
     entry = ["-m", "explore", "bench"] if "bench" in cli.main.commands else ["-m", "explore.bench"]
     return subprocess.run([PY, *entry, *args], capture_output=True, text=True, timeout=timeout, env=env)
@@ -192,11 +192,11 @@ def test_registers_on_the_main_group() -> None:
     from click.testing import CliRunner
 
     from explore.bench.command import bench
-    from explore.cli import main
+    from explore.cli.commands import main
 
     assert isinstance(bench, click.Command) and bench.name == "bench"
     group = click.Group("explore", commands=dict(main.commands), context_settings=main.context_settings)
-    group.add_command(bench)  # what `main.add_command(bench)` in cli.py does
+    group.add_command(bench)  # what `main.add_command(bench)` in cli/commands.py does
     done = CliRunner().invoke(group, ["bench", "-h"])
     assert done.exit_code == 0 and "--compare OLD NEW" in done.output and "--jobs" in done.output
 
@@ -206,7 +206,7 @@ def test_without_matplotlib_bench_says_how_to_get_the_chart(tmp_path: Path) -> N
     shutil.copytree(CORPUS / "prime_sieve", cases / "prime_sieve")
     scratch = tmp_path / "scratch"
     scratch.mkdir()
-    no_matplotlib = "import sys; sys.modules['matplotlib'] = None; from explore.cli import main; main(prog_name='explore')"
+    no_matplotlib = "import sys; sys.modules['matplotlib'] = None; from explore.cli.commands import main; main(prog_name='explore')"
     done = subprocess.run([PY, "-c", no_matplotlib, "bench", str(cases), "--agent", "mutate", "--strategy", "conservative",
                            "--out", str(tmp_path / "out")], capture_output=True, text=True, timeout=600,
                           env={**os.environ, "TMPDIR": str(scratch)})

@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from explore import config
-from explore.config import DEFAULT_TEST_PATTERNS, Options, build_options, read_repo_config
-from explore.errors import UsageError
+from explore.model import config
+from explore.model.config import DEFAULT_TEST_PATTERNS, Options, build_options, read_repo_config
+from explore.model.errors import UsageError
 
 ALL_FLAGS_UNSET = {"parallel": None, "max_iterations": None, "strategy": None, "agent": None, "test_cmd": None,
                    "branch_timeout": None, "target_pass_rate": None, "no_apply": None}

@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from conftest import assert_no_debris, git, run_cli
-from explore.demo import create_demo
+from explore.cli.demo import create_demo
 
 
 def _fixed(target: Path) -> None:

@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from conftest import assert_no_debris, make_repo, run_cli
-from explore import environment
-from explore.testing import TestCommand, run_tests
+from explore.decide import environment
+from explore.edges.testing import TestCommand, run_tests
 
 CALC = {
     "calc.py": "def half(x):\n    return x * 2\n\n\ndef double(x):\n    return x + x\n",
@@ -105,7 +105,7 @@ def test_environment_failures_are_told_from_code_failures(tmp_path: Path) -> Non
 
 
 def test_network_kinds_stay_targets() -> None:
-    from explore.models import EnvironmentFailure
+    from explore.model.models import EnvironmentFailure
 
     found = [EnvironmentFailure(test="t::dns", kind="dns", evidence="x"), EnvironmentFailure(test="t::meta", kind="missing_metadata", evidence="y")]
     assert [f.test for f in environment.left_out(found, None)] == ["t::meta"]

@@ -7,10 +7,10 @@ import json
 import pytest
 from pydantic import ValidationError
 
-from explore import escalation
-from explore.errors import Escalation
-from explore.escalation import PATTERNS
-from explore.models import EscalationCategory, EscalationInfo
+from explore.decide import escalation
+from explore.model.errors import Escalation
+from explore.decide.escalation import PATTERNS
+from explore.model.models import EscalationCategory, EscalationInfo
 
 # One real-looking positive example per row of PATTERNS. A new row without an example fails
 # test_every_pattern_has_an_example.
@@ -164,7 +164,7 @@ def test_options_offer_only_what_can_help_for_the_category_and_the_generator() -
 
 
 def test_every_suggested_command_exists() -> None:
-    from explore import cli
+    from explore.cli import commands as cli
 
     for option in escalation.options_for("run-1", 3):
         words = option.split()
@@ -199,7 +199,7 @@ def test_an_unknown_category_fails_where_it_is_raised_and_where_it_is_read() -> 
 
 @pytest.mark.parametrize("field, value", [("status", "done"), ("criticality", {"t::x": "urgent"})])
 def test_statuses_and_criticality_levels_in_the_state_are_closed_sets(field: str, value: object) -> None:
-    from explore.models import RunState
+    from explore.model.models import RunState
 
     assert RunState.model_validate({"run_id": "r", "repo": "/x", "status": "partial", "criticality": {"t::x": "low"}})
     with pytest.raises(ValidationError, match=field):

@@ -15,8 +15,8 @@ import pytest
 
 from conftest import assert_no_debris, git, make_repo
 
-from explore import gate
-from explore.models import Counts, EscalationInfo, IterationRecord, RunState
+from explore.cli import gate
+from explore.model.models import Counts, EscalationInfo, IterationRecord, RunState
 
 CALC = {
     "calc.py": "def add(a, b):\n    return a - b\n\n\ndef mul(a, b):\n    return a + b\n",

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from conftest import git, make_repo
-from explore import guard
+from explore.edges import guard
 
 FILES = {"calc.py": "def add(a, b):\n    return a + b\n", "run.sh": "#!/bin/sh\necho hi\n"}
 

@@ -1,4 +1,4 @@
-"""Pure decisions of explore.harness_refs: which references to the test machinery a change adds."""
+"""Pure decisions of explore.edges.harness_refs: which references to the test machinery a change adds."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import textwrap
 
 import pytest
 
-from explore import harness_refs
+from explore.edges import harness_refs
 
 PLAIN = "def add(a, b):\n    return a - b\n"
 

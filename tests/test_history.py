@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from explore import history
-from explore.history import HistoryRecord
-from explore.models import IterationRecord, RunState
+from explore.decide import history
+from explore.decide.history import HistoryRecord
+from explore.model.models import IterationRecord, RunState
 
 
 def rec(n: int, rate: float, failing: list[str] = (), run_id: str = "r1", flaky: list[str] = ()) -> HistoryRecord:

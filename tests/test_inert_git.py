@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from conftest import GIT_ID, assert_no_debris, make_repo, run_cli
-from explore import gitrepo
+from explore.edges import gitrepo
 from test_protected_set import agent, assert_honest_won, run
 from test_tamper import FILES, HONEST, pyproject
 

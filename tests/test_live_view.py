@@ -14,11 +14,11 @@ import pyte
 
 from conftest import assert_no_debris, git, run_cli
 
-from explore.demo import create_demo
-from explore.events import CandidateEvent, Phase
-from explore.models import CandidateResult, CandidateStatus
-from explore.progress import Display, Row, RunView, choose_mode
-from explore.usage import Usage
+from explore.cli.demo import create_demo
+from explore.model.events import CandidateEvent, Phase
+from explore.model.models import CandidateResult, CandidateStatus
+from explore.cli.live import Display, Row, RunView, choose_mode
+from explore.model.usage import Usage
 
 ROW = re.compile(r"^([abc])\s{2,}(\S.*?)\s{2,}")
 

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from conftest import make_repo
-from explore.progress import RunView, make_console
+from explore.cli.live import RunView, make_console
 
 CORPUS = Path(__file__).parents[1] / "benchmarks" / "cases"
 

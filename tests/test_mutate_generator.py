@@ -12,9 +12,9 @@ import pytest
 
 from explore.generators.base import CandidateContext, ProposalRequest
 from explore.generators.mutate import ApplyFailed, MutateGenerator
-from explore.models import CandidatePlan, TestOutcome
-from explore.strategy import load_strategies
-from explore.testing import TestCommand, run_tests
+from explore.model.models import CandidatePlan, TestOutcome
+from explore.decide.strategy import load_strategies
+from explore.edges.testing import TestCommand, run_tests
 
 from conftest import git, make_repo
 

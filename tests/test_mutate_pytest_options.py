@@ -95,7 +95,7 @@ def test_demo_with_addopts_is_repaired_as_without_it(tmp_path: Path, addopts: st
     """The issue's acceptance: `addopts = "-n 2"` with pytest-xdist installed, `--cov=<pkg>` with
     pytest-cov; the baseline runs as configured (the user's choice), mutate's own runs do not
     (pytest-cov's tracer would take over mutate's, xdist hides the tests), and the report says so."""
-    from explore import demo
+    from explore.cli import demo
 
     root = tmp_path / "demo"
     files = {**demo.FILES, "pyproject.toml": demo.FILES["pyproject.toml"].replace("[tool.explore]", f'addopts = "{addopts}"\n\n[tool.explore]').format(python=sys.executable)}

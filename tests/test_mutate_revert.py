@@ -16,8 +16,8 @@ from explore.generators.mutate import MutateGenerator, revert, shape
 from explore.generators.mutate.edits import Edit, Mutant, apply_edits
 from explore.generators.mutate.screen import Verdict
 from explore.generators.mutate.search import Prepared
-from explore.strategy import load_strategies
-from explore.testing import TestCommand, run_tests
+from explore.decide.strategy import load_strategies
+from explore.edges.testing import TestCommand, run_tests
 
 from conftest import git, make_repo, write_files
 

@@ -10,11 +10,11 @@ from pathlib import Path
 
 import pytest
 
-from explore import procs
+from explore.edges import procs
 from explore.generators.base import ProposalRequest
 from explore.generators.mutate import MutateGenerator
-from explore.strategy import load_strategies
-from explore.testing import TestCommand, run_tests
+from explore.decide.strategy import load_strategies
+from explore.edges.testing import TestCommand, run_tests
 
 from conftest import git, make_repo
 

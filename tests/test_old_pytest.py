@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from conftest import assert_no_debris, make_repo, run_cli
-from explore.testing import TestCommand, run_tests
+from explore.edges.testing import TestCommand, run_tests
 
 OLD_PYTEST = "pytest==4.6.11"
 PYTHONS = ("3.8", "3.9", "3.7")

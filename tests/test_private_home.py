@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 
 from conftest import assert_no_debris, make_repo
-from explore import homes
+from explore.edges import homes
 
 CONFTEST = """\
     import time

@@ -11,8 +11,8 @@ import anyio
 import psutil
 import pytest
 
-from explore import procs
-from explore.procs import CappedLog, ProcessTracker
+from explore.edges import procs
+from explore.edges.procs import CappedLog, ProcessTracker
 
 PY = sys.executable
 

@@ -9,8 +9,8 @@ import pytest
 from conftest import assert_no_debris, make_repo, run_cli
 from test_run_e2e import CALC, FIX_ADD, scripted_agent
 
-from explore import criticality, history
-from explore.affected import ImportMap, imports_of, module_names
+from explore.decide import criticality, history
+from explore.decide.affected import ImportMap, imports_of, module_names
 
 
 def test_module_names_cover_src_and_flat_layouts() -> None:
@@ -146,7 +146,7 @@ def test_gate_fails_with_a_high_criticality_failure(tmp_path: Path) -> None:
 
 
 def test_criticality_defaults_and_configuration() -> None:
-    from explore.models import TestOutcome
+    from explore.model.models import TestOutcome
 
     slow = TestOutcome(id="tests/test_x.py::test_y", outcome="failed", markers=["slow"])
     assert criticality.classify("tests/integration/test_db.py::test_q", None, {}) == "medium"

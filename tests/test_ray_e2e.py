@@ -13,7 +13,7 @@ import pytest
 
 from conftest import assert_no_debris, git, make_repo, ray_command_lines, run_cli
 from explore.executors.ray import scratch_root
-from explore.state import runs_dir
+from explore.run.state import runs_dir
 from test_run_e2e import BREAK, CALC, FIX_ADD, FIX_MUL, scripted_agent
 from test_safety_signals import Ready, explore_process, gone
 

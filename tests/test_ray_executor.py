@@ -14,14 +14,14 @@ import git
 import psutil
 import pytest
 
-from explore import procs
-from explore.errors import UsageError
+from explore.edges import procs
+from explore.model.errors import UsageError
 from explore.executors import bundle
 from explore.executors.local import LocalExecutor
 from explore.executors.ray import RayExecutor, scratch_root
-from explore.jobs import ExecutorName, JobStatus, TestJob
-from explore.testing import TestCommand
-from explore.worktrees import WorktreePool
+from explore.executors.jobs import ExecutorName, JobStatus, TestJob
+from explore.edges.testing import TestCommand
+from explore.edges.worktrees import WorktreePool
 
 from conftest import make_repo
 
@@ -136,7 +136,7 @@ def test_an_unreachable_cluster_is_a_usage_error_naming_the_address(tmp_path: Pa
 def test_without_ray_installed_the_error_says_what_to_install(tmp_path: Path) -> None:
     script = ("import sys; sys.modules['ray'] = None\n"
               "from explore.executors.ray import RayExecutor\n"
-              "from explore.errors import UsageError\nfrom pathlib import Path\n"
+              "from explore.model.errors import UsageError\nfrom pathlib import Path\n"
               "try:\n    RayExecutor.connect(Path('.'), 'x')\nexcept UsageError as exc:\n    print(exc)\n")
     done = subprocess.run([PY, "-c", script], capture_output=True, text=True, timeout=60)
     assert "pip install 'explore-runner[ray]'" in done.stdout, done.stderr

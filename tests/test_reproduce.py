@@ -8,12 +8,12 @@ from pathlib import Path
 
 import pytest
 
-from explore.errors import BudgetExhausted, Escalation, Unavailable, UsageError
+from explore.model.errors import BudgetExhausted, Escalation, Unavailable, UsageError
 from explore.generators import check_issue, resolve_agent
 from explore.generators.base import WrittenTests
 from explore.generators.chain import ChainGenerator
-from explore.models import CandidatePlan, Proposal, SampleAttempt, TestOutcome, TestRun
-from explore.reproduce import escalation_reason, judge, vote
+from explore.model.models import CandidatePlan, Proposal, SampleAttempt, TestOutcome, TestRun
+from explore.run.reproduce import escalation_reason, judge, vote
 
 FILE = "tests/test_issue.py"
 
@@ -75,7 +75,7 @@ SIZES = "def parse_size(text):\n    return int(text[:-1]) * 1000\n"
 @pytest.mark.anyio
 async def test_real_pytest_and_unittest_failures_are_judged_by_what_they_mean(tmp_path: Path) -> None:
     """Real pytest processes: the acceptance of issue 28 on both assertion styles, and a NameError."""
-    from explore.testing import make_command, run_tests
+    from explore.edges.testing import make_command, run_tests
 
     files = {
         "sizes.py": SIZES,

@@ -6,23 +6,10 @@ import random
 
 import pytest
 
-from explore import config
-from explore.models import TestOutcome, TestRun
-from explore.testfiles import is_test_file
-from explore.scoring import (
-    Ranked,
-    Yardstick,
-    diff_size,
-    drifted,
-    is_improvement,
-    newly_failing,
-    normalise_source,
-    patch_key,
-    reach_reason,
-    rank,
-    tamper_reason,
-    yardstick_of,
-)
+from explore.model import config
+from explore.model.models import TestOutcome, TestRun
+from explore.model.testfiles import is_test_file
+from explore.decide.scoring import Ranked, Yardstick, diff_size, drifted, is_improvement, newly_failing, normalise_source, patch_key, reach_reason, rank, tamper_reason, yardstick_of
 
 PATTERNS = list(config.DEFAULT_TEST_PATTERNS)
 

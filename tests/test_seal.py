@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from conftest import write_files
-from explore import seal
-from explore.testing import make_command, run_tests
+from explore.edges import seal
+from explore.edges.testing import make_command, run_tests
 
 SUITE = {
     "test_x.py": """\

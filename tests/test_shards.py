@@ -12,13 +12,14 @@ import anyio
 import git
 import pytest
 
-from explore import procs, shards
+from explore.edges import procs
+from explore.executors import shards
 from explore.executors.local import LocalExecutor
 from explore.generators.mutate.localise import load_result
-from explore.jobs import ExecutorName, JobResult, JobStatus, TestJob
-from explore.models import TestOutcome, TestRun
-from explore.testing import TestCommand, with_isolation
-from explore.worktrees import WorktreePool
+from explore.executors.jobs import ExecutorName, JobResult, JobStatus, TestJob
+from explore.model.models import TestOutcome, TestRun
+from explore.edges.testing import TestCommand, with_isolation
+from explore.edges.worktrees import WorktreePool
 
 from conftest import assert_no_debris, make_repo, run_cli
 

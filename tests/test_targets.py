@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import pytest
 
-from explore import targets
-from explore.config import Options, build_options
-from explore.errors import UsageError
-from explore.history import HistoryRecord
-from explore.models import TestOutcome, TestRun
-from explore.scoring import outside_targets_reason
+from explore.decide import targets
+from explore.model.config import Options, build_options
+from explore.model.errors import UsageError
+from explore.decide.history import HistoryRecord
+from explore.model.models import TestOutcome, TestRun
+from explore.decide.scoring import outside_targets_reason
 
 BASELINE = [
     "tests/test_calc.py::test_add",

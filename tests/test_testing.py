@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from explore.testing import PLUGIN_DIR, SUITE_ID, TestCommand, isolation_env, make_command, run_tests
+from explore.edges.testing import PLUGIN_DIR, SUITE_ID, TestCommand, isolation_env, make_command, run_tests
 
 PY = sys.executable
 

@@ -7,8 +7,8 @@ import pytest
 from pydantic import ValidationError
 
 from explore.generators.chain import ChainGenerator
-from explore.models import IterationRecord, RunState
-from explore.usage import LLMUsage, MutateUsage, Usage, book_unrecorded
+from explore.model.models import IterationRecord, RunState
+from explore.model.usage import LLMUsage, MutateUsage, Usage, book_unrecorded
 
 CALL = {"input_tokens": 100, "output_tokens": 20, "cache_read_input_tokens": 300, "cache_creation_input_tokens": 0,
         "cost_usd": 0.0012, "calls": 1}

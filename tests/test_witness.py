@@ -1,4 +1,4 @@
-"""explore's own record of each test call (explore.witness and the plugin): real pytest runs
+"""explore's own record of each test call (explore.decide.witness and the plugin): real pytest runs
 whose report is honest are confirmed test for test; a report bent below the syntax tree's sight
 is contradicted."""
 
@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 
 from conftest import write_files
-from explore import witness
-from explore.models import TestOutcome
-from explore.testing import TestCommand, run_tests
+from explore.decide import witness
+from explore.model.models import TestOutcome
+from explore.edges.testing import TestCommand, run_tests
 
 PY = sys.executable
 KEY = "k" * 32

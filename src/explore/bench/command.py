@@ -10,7 +10,7 @@ from pathlib import Path
 
 import click
 
-from ..helptext import BENCH_EXAMPLES, BENCH_GROUPS, GroupedCommand
+from ..cli.helptext import BENCH_EXAMPLES, BENCH_GROUPS, GroupedCommand
 
 BUILT_IN = ("auto", "conservative", "aggressive", "exploratory", "surgical")
 
@@ -41,9 +41,9 @@ def bench(
     (suite green, reference checks, tests untouched, debris), and write bench.json, bench.md and a chart."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-    from ..errors import ExploreError
+    from ..model.errors import ExploreError
     from ..generators import resolve_agent
-    from ..progress import make_console
+    from ..cli.live import make_console
     from . import compare as comparing
     from . import render
     from .corpus import load_corpus

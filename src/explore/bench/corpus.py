@@ -11,7 +11,7 @@ else:  # Python 3.10
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..errors import UsageError
+from ..model.errors import UsageError
 
 
 @dataclass(frozen=True)

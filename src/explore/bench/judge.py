@@ -19,7 +19,7 @@ from pathlib import Path
 
 import psutil
 
-from ..testfiles import CONVENTIONS, is_test_file
+from ..model.testfiles import CONVENTIONS, is_test_file
 from .corpus import Case
 from .results import Verdict
 

@@ -8,8 +8,8 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
-from ..models import RunStatus
-from ..usage import Usage
+from ..model.models import RunStatus
+from ..model.usage import Usage
 
 class Verdict(BaseModel):
     """The judge's own findings on the tree explore left on the user's branch."""

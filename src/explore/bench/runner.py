@@ -17,7 +17,7 @@ from typing import Callable
 
 from pydantic import ValidationError
 
-from ..models import Summary
+from ..model.models import Summary
 from .corpus import Case
 from .judge import git, judge
 from .results import CaseResult, Verdict

@@ -1,14 +1,16 @@
-"""Executors: where test jobs run (see jobs.Executor). A registry from the option's name."""
+"""executors: where test jobs run — the job and executor seam (jobs), splitting a test run into
+shards (shards), and the local and Ray executors, found by the option's name (the registry here).
+It may import explore.model, decide and edges."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from .. import procs
-from ..config import Options, parse_size
-from ..jobs import Executor
-from ..sandbox import Sandbox
-from ..worktrees import WorktreePool
+from ..edges import procs
+from ..model.config import Options, parse_size
+from .jobs import Executor
+from ..edges.sandbox import Sandbox
+from ..edges.worktrees import WorktreePool
 
 
 def create(options: Options, *, root: Path, run_id: str, pool: WorktreePool, tracker: procs.ProcessTracker,

@@ -12,7 +12,7 @@ import subprocess
 import tempfile
 from pathlib import Path
 
-from ..gitrepo import GIT
+from ..edges.gitrepo import GIT
 
 BUNDLE_REF = "refs/heads/explore-tree"
 _IDENTITY = {"GIT_AUTHOR_NAME": "explore", "GIT_AUTHOR_EMAIL": "explore@localhost", "GIT_COMMITTER_NAME": "explore",

@@ -11,10 +11,11 @@ from pathlib import Path
 
 import anyio
 
-from .. import procs, shards
-from ..jobs import ExecutorName, JobResult, JobStatus, TestJob
-from ..models import TestRun
-from ..testing import run_tests
+from ..edges import procs
+from . import shards
+from .jobs import ExecutorName, JobResult, JobStatus, TestJob
+from ..model.models import TestRun
+from ..edges.testing import run_tests
 
 
 async def execute(

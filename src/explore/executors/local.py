@@ -12,11 +12,11 @@ from pathlib import Path
 
 import anyio
 
-from .. import gitrepo, procs
-from ..sandbox import Sandbox
-from ..errors import SetupFailed
-from ..jobs import ExecutorName, JobResult, JobStatus, TestJob
-from ..worktrees import WorktreePool
+from ..edges import gitrepo, procs
+from ..edges.sandbox import Sandbox
+from ..model.errors import SetupFailed
+from .jobs import ExecutorName, JobResult, JobStatus, TestJob
+from ..edges.worktrees import WorktreePool
 from .execute import execute
 
 

@@ -24,8 +24,8 @@ from typing import Any
 
 import anyio
 
-from ..errors import UsageError
-from ..jobs import ExecutorName, JobResult, JobStatus, TestJob
+from ..model.errors import UsageError
+from .jobs import ExecutorName, JobResult, JobStatus, TestJob
 from . import bundle
 
 INSTALL_HINT = "pip install 'explore-runner[ray]'"
@@ -39,7 +39,7 @@ def run_on_worker(tree_bundle: bytes, job: dict[str, Any], run_id: str, setup: s
     """The Ray task: the tree (this worker's, reused across its jobs of the run), the patch, the
     run. Returns (JobResult, full log). The worker's folder stays for its next job: `sweep`
     removes it when the run closes."""
-    from .. import procs
+    from ..edges import procs
     from .execute import execute
 
     test_job = TestJob.model_validate(job)

@@ -1,12 +1,13 @@
-"""Fix generators, found by name."""
+"""generators: the fix generators (mutate, anthropic, command agents, fallback chains), found by name.
+They may import explore.model, decide and edges; nothing above (executors, fanout, run, cli)."""
 
 from __future__ import annotations
 
 import os
 from typing import Any
 
-from ..errors import UsageError
-from ..redaction import SECRET_VARS
+from ..model.errors import UsageError
+from ..decide.redaction import SECRET_VARS
 from .base import CandidateContext, FixGenerator, ProposalRequest, TestWriter
 
 NAMES = ("mutate", "anthropic", "command", "claude-code", "codex", "gemini", "qwen", "aider")

@@ -8,12 +8,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
-from ..models import CandidatePlan, IterationRecord, Proposal, Realised, TestOutcome
-from ..procs import ProcessTracker
-from ..sandbox import Confinement
-from ..strategy import Strategy
-from ..testing import TestCommand
-from ..usage import Usage
+from ..model.models import CandidatePlan, IterationRecord, Proposal, Realised, TestOutcome
+from ..edges.procs import ProcessTracker
+from ..edges.sandbox import Confinement
+from ..decide.strategy import Strategy
+from ..edges.testing import TestCommand
+from ..model.usage import Usage
 
 
 @dataclass

@@ -15,10 +15,10 @@ from typing import Any
 
 import anyio
 
-from ..errors import BudgetExhausted, Escalation, Unavailable
-from ..gitrepo import GIT
-from ..models import CandidatePlan, Proposal, Realised
-from ..usage import Usage
+from ..model.errors import BudgetExhausted, Escalation, Unavailable
+from ..edges.gitrepo import GIT
+from ..model.models import CandidatePlan, Proposal, Realised
+from ..model.usage import Usage
 from .base import CandidateContext, FixGenerator, ProposalRequest
 
 

@@ -7,8 +7,8 @@ import json
 
 from pydantic import BaseModel, ValidationError
 
-from .. import procs
-from ..models import CandidatePlan, Proposal, Realised
+from ..edges import procs
+from ..model.models import CandidatePlan, Proposal, Realised
 from .base import CandidateContext, ProposalRequest, TestWriteRequest, WrittenTests
 from .prompt import build_prompt
 

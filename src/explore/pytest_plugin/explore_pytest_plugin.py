@@ -17,7 +17,7 @@ wrapper of the test call itself (before any report object is built), one HMAC-si
 call in PATH. The variable leaves the environment when this module is imported (with `-p`, before
 any conftest or library code), the recorder is registered under a name made from the key, and xdist
 workers get the secret from their controller: code under test can neither find the record nor write
-a line explore believes. explore compares the record with the report (see explore.witness).
+a line explore believes. explore compares the record with the report (see explore.decide.witness).
 
 `--explore-test-timeout SEC` bounds each test (setup, call and teardown together):
 

@@ -8,7 +8,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from ...errors import UsageError
+from ...model.errors import UsageError
 from ..command import CommandGenerator
 from .aider import Aider
 from .base import Adapter, AgentSettings, CLIAgent

@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from ...usage import LLMUsage, Usage
+from ...model.usage import LLMUsage, Usage
 from .base import AgentSettings, Outcome, Role
 
 TOKENS = re.compile(r"^Tokens: ([\d.]+)([kM]?) sent(?:, ([\d.]+)([kM]?) cache write)?(?:, ([\d.]+)([kM]?) cache hit)?, ([\d.]+)([kM]?) received\."

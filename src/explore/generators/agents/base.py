@@ -17,10 +17,10 @@ from typing import Any, Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from ... import procs
-from ...errors import BudgetExhausted, Escalation, Unavailable, UsageError
-from ...models import CandidatePlan, EscalationCategory, Proposal, Realised
-from ...usage import LLMUsage, Usage
+from ...edges import procs
+from ...model.errors import BudgetExhausted, Escalation, Unavailable, UsageError
+from ...model.models import CandidatePlan, EscalationCategory, Proposal, Realised
+from ...model.usage import LLMUsage, Usage
 from ..base import CandidateContext, ProposalRequest, TestWriteRequest, WrittenTests
 from ..command import AgentCrashed, WriterResult
 from ..prompt import build_prompt

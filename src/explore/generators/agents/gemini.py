@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from ...usage import LLMUsage, Usage
+from ...model.usage import LLMUsage, Usage
 from .base import AgentSettings, Outcome, Role, json_objects
 
 ASK = "Do the task given above."

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ...usage import LLMUsage, Usage
+from ...model.usage import LLMUsage, Usage
 from .base import AgentSettings, Outcome, Role, last_result
 
 ASK = "Do the task given on standard input."

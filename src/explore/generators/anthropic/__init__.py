@@ -8,10 +8,10 @@ from typing import Any
 
 import anyio
 
-from ...errors import Escalation, Unavailable
-from ...models import CandidatePlan, EscalationCategory, Proposal, Realised
-from ...redaction import redact
-from ...usage import Usage
+from ...model.errors import Escalation, Unavailable
+from ...model.models import CandidatePlan, EscalationCategory, Proposal, Realised
+from ...decide.redaction import redact
+from ...model.usage import Usage
 from ..base import CandidateContext, ProposalRequest, TestWriteRequest, WrittenTests
 from . import coder, debugger, testwriter
 from .client import ChainExhausted, HttpClientFactory, ModelClient, RetryPolicy

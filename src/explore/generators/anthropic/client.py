@@ -20,8 +20,8 @@ import anthropic
 import anyio
 import httpx2
 
-from ...errors import Escalation
-from ...models import EscalationCategory
+from ...model.errors import Escalation
+from ...model.models import EscalationCategory
 from .cost import Ledger, usage_of
 
 log = logging.getLogger("explore.generators.anthropic")

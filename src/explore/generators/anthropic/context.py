@@ -11,7 +11,7 @@ from pathlib import Path
 
 import anyio
 
-from ... import gitrepo
+from ...edges import gitrepo
 from ..base import ProposalRequest
 from ..prompt import head_tail
 

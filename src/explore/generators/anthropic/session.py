@@ -12,7 +12,7 @@ from typing import Any
 
 import anthropic
 
-from ...redaction import redact
+from ...decide.redaction import redact
 from . import cost
 from .client import ChainExhausted, ModelClient, ModelFailed, strip_thinking
 

@@ -7,7 +7,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field, field_validator
 
-from ...errors import UsageError
+from ...model.errors import UsageError
 from .cost import DEFAULT_PRICES
 
 

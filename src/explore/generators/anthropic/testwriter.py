@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ...redaction import redact
+from ...decide.redaction import redact
 from ..base import TestWriteRequest, WrittenTests
 from .session import Session, Transcript, converse
 from .tools import READ_TOOLS, ToolError, Workspace

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from ...testfiles import is_test_file
+from ...model.testfiles import is_test_file
 from ..prompt import head_tail
 
 log = logging.getLogger("explore.generators.anthropic")

@@ -34,7 +34,7 @@ import _explore_mutate_loading as loading
 import pytest
 
 RESULT_ENV = "EXPLORE_MUTATE_RESULT"
-SHARD_ENV = "EXPLORE_SHARD"  # explore.shards.SHARD_ENV: this file runs in the project's interpreter, without explore
+SHARD_ENV = "EXPLORE_SHARD"  # explore.executors.shards.SHARD_ENV: this file runs in the project's interpreter, without explore
 REQUEST_ENV = "EXPLORE_MUTATE_REQUEST"
 MODE_ENV = "EXPLORE_MUTATE_MODE"
 OMIT_ENV = "EXPLORE_MUTATE_OMIT"

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 
-from ... import gitrepo, procs
+from ...edges import gitrepo, procs
 from ..base import ProposalRequest
 from . import revert
 

@@ -20,9 +20,9 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from ... import gitrepo, procs
-from ...models import CandidatePlan, PhaseTiming, Proposal, Realised
-from ...usage import MutateUsage, Usage
+from ...edges import gitrepo, procs
+from ...model.models import CandidatePlan, PhaseTiming, Proposal, Realised
+from ...model.usage import MutateUsage, Usage
 from ..base import CandidateContext, ProposalRequest
 from . import localise, revert, shape
 from .changes import changed_files, changed_in, changed_lines, regressing_hunks

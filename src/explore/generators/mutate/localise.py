@@ -23,8 +23,9 @@ from pathlib import Path
 
 import anyio
 
-from ... import homes, procs, testfiles
-from ...testing import HARD_EXIT, MAX_HARD_RERUNS, isolation_env, plugin_args
+from ...edges import homes, procs
+from ...model import testfiles
+from ...edges.testing import HARD_EXIT, MAX_HARD_RERUNS, isolation_env, plugin_args
 
 PLUGIN_NAME = "_explore_mutate_worker"
 IMPORT_TIME = ""

@@ -19,7 +19,7 @@ import anyio
 from anyio.abc import Process
 from anyio.streams.buffered import BufferedByteReceiveStream
 
-from ... import homes, procs
+from ...edges import homes, procs
 from .localise import PLUGIN_NAME, plugin_env
 
 GUARD_S = 30.0

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Collection
 
-from ...models import CandidatePlan
+from ...model.models import CandidatePlan
 from .edits import Mutant, normalise_patch
 from .search import Prepared
 

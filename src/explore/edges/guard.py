@@ -1,0 +1,285 @@
+"""What a candidate must never change, fingerprinted before and after it runs, and put back.
+
+Guarded: in the repository's shared git dir, `hooks/`, `info/`, `config`, `HEAD` and every ref
+outside explore's own namespace (loose files under `refs/` and the lines of `packed-refs`); and the
+user's working tree — tracked and untracked, not ignored, files, as the dirty-tree snapshot records
+them (a tree made from a copy of the user's index, so the user's index is never written).
+
+A change is put back byte for byte: git-dir files from the copies kept at the fingerprint, the
+working tree from the blobs of the fingerprint's tree. What the restore overwrites or deletes is
+first copied to a quarantine folder, so a change the user made themselves is never lost.
+
+`Watch` attributes a change to candidates: every candidate that ran since the last clean check
+is a suspect. One suspect is the culprit; several are `ambiguous` and the fan-out replays them
+one at a time (without the sandbox, concurrent candidates cannot be told apart otherwise).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import stat
+import subprocess
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import anyio
+
+from explore.edges.gitrepo import GIT
+
+EXPLORE_REFS = ("refs/heads/explore/", "refs/explore/")
+"""explore's own ref namespace: its run branches, which it writes while candidates run."""
+GIT_FILES = ("config", "HEAD", "packed-refs")
+GIT_FOLDERS = ("hooks", "info", "refs")
+
+
+@dataclass(frozen=True)
+class Fingerprint:
+    git_files: dict[str, tuple[int, bytes]]
+    """Path relative to the common git dir → (mode, content), explore's refs left out."""
+    tree: str
+    """The tree of the user's working tree (tracked and untracked, not ignored)."""
+    elsewhere: dict[str, tuple[int, int, int]] = field(default_factory=dict)
+    """Files directly in the user's home, ~/.ssh, ~/.config and the repository's parent folder →
+    (size, mtime_ns, inode): named when they change, never put back (explore keeps no copy)."""
+
+
+@dataclass(frozen=True)
+class Change:
+    paths: list[str]
+    """What changed, as a person finds it: `.git/hooks/post-commit`, `calc.py`."""
+    restored: bool
+    """Everything is back as it was (checked by a fresh fingerprint)."""
+    quarantine: Path | None = None
+    """Where what the restore replaced was copied."""
+    elsewhere: list[str] = field(default_factory=list)
+    """Files outside the repository that changed (named, not put back)."""
+
+
+@dataclass
+class Guard:
+    """The repository whose shared git dir and working tree no candidate may change."""
+
+    root: Path
+    git_dir: Path
+    """The user's own git dir (its index is the one the working tree is read through)."""
+    common_dir: Path
+    quarantine_root: Path
+
+    def fingerprint(self) -> Fingerprint:
+        return Fingerprint(self._git_files(), self._tree(), self._elsewhere())
+
+    def _elsewhere(self) -> dict[str, tuple[int, int, int]]:
+        home = Path(os.path.expanduser("~"))
+        found = {}
+        for folder in dict.fromkeys([home, home / ".ssh", home / ".config", self.root.parent]):
+            try:
+                entries = list(os.scandir(folder))
+            except OSError:
+                continue
+            for entry in entries:
+                try:
+                    if entry.is_file(follow_symlinks=False) or entry.is_symlink():
+                        info = entry.stat(follow_symlinks=False)
+                        found[entry.path] = (info.st_size, info.st_mtime_ns, info.st_ino)
+                except OSError:
+                    continue
+        return found
+
+    def elsewhere(self, before: Fingerprint, after: Fingerprint) -> list[str]:
+        return sorted(p for p in before.elsewhere.keys() | after.elsewhere.keys() if before.elsewhere.get(p) != after.elsewhere.get(p))
+
+    def compare(self, before: Fingerprint, after: Fingerprint) -> list[str]:
+        shown = self._shown_git_dir()
+        paths = sorted(f"{shown}/{p}" for p in before.git_files.keys() | after.git_files.keys()
+                       if _comparable(p, before.git_files.get(p)) != _comparable(p, after.git_files.get(p)))
+        if before.tree != after.tree:
+            paths += sorted(rel for _, _, rel in self._tree_entries(before.tree, after.tree))
+        return paths
+
+    def drift(self, before: Fingerprint) -> list[str]:
+        """What changed since before in the user's tree, hooks and config — no candidate runs now,
+        so nothing explains it (explore itself may add to info/exclude and its own refs)."""
+        now = self.fingerprint()
+        kept = {p: v for p, v in now.git_files.items() if p == "config" or p.startswith("hooks/")}
+        old = {p: v for p, v in before.git_files.items() if p == "config" or p.startswith("hooks/")}
+        return self.compare(Fingerprint(old, before.tree), Fingerprint(kept, now.tree))
+
+    def restore(self, before: Fingerprint, after: Fingerprint, label: str) -> Change:
+        """Put back what changed between before and after; returns what changed and whether the
+        restore holds (a writer still running may undo it)."""
+        paths = self.compare(before, after)
+        if not paths:
+            return Change([], True)
+        folder = self.quarantine_root / f"{label}-{time.strftime('%H%M%S')}"
+        for n in range(2, 1000):  # two restores within a second keep both copies
+            if not folder.exists():
+                break
+            folder = folder.with_name(f"{label}-{time.strftime('%H%M%S')}-{n}")
+        for rel in sorted(before.git_files.keys() | after.git_files.keys()):
+            old, new = before.git_files.get(rel), after.git_files.get(rel)
+            if _comparable(rel, old) != _comparable(rel, new):
+                self._put_back(self.common_dir / rel, old, folder / ".git" / rel)
+        if before.tree != after.tree:
+            for mode, sha, rel in self._tree_entries(before.tree, after.tree):
+                self._put_back(self.root / rel, (mode, _blob(self.root, sha)) if sha else None, folder / rel)
+        held = not self.compare(before, self.fingerprint())
+        return Change(paths, held, folder if folder.exists() else None)
+
+    # ------------------------------------------------------------------ reading
+
+    def _shown_git_dir(self) -> str:
+        try:
+            return str(self.common_dir.relative_to(self.root))
+        except ValueError:
+            return str(self.common_dir)
+
+    def _git_files(self) -> dict[str, tuple[int, bytes]]:
+        found: dict[str, tuple[int, bytes]] = {}
+        candidates = [self.common_dir / name for name in GIT_FILES]
+        for folder in GIT_FOLDERS:
+            base = self.common_dir / folder
+            if base.is_dir():
+                candidates += [Path(d) / f for d, _, files in os.walk(base) for f in files]
+        for path in candidates:
+            rel = path.relative_to(self.common_dir).as_posix()
+            if rel.startswith(EXPLORE_REFS) or rel.endswith(".lock"):
+                continue
+            try:
+                info = path.lstat()
+                data = os.readlink(path).encode() if stat.S_ISLNK(info.st_mode) else path.read_bytes()
+            except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
+                continue
+            found[rel] = (info.st_mode, data)
+        return found
+
+    def _tree(self) -> str:
+        with tempfile.TemporaryDirectory(prefix="explore-guard-") as folder:
+            index = Path(folder) / "index"
+            if (self.git_dir / "index").exists():
+                shutil.copyfile(self.git_dir / "index", index)  # its stat cache: only changed files are read
+            env = {"GIT_INDEX_FILE": str(index), "GIT_OPTIONAL_LOCKS": "0"}
+            _git(self.root, ["add", "-A"], env)
+            return _git(self.root, ["write-tree"], env).decode().strip()
+
+    def _tree_entries(self, before: str, after: str) -> list[tuple[int, str | None, str]]:
+        """(old mode, old blob or None when the path is new, path) for every path that differs."""
+        out = _git(self.root, ["diff-tree", "-r", "-z", "--no-renames", before, after]).decode("utf-8", "surrogateescape")
+        parts = out.split("\0")
+        entries = []
+        for meta, rel in zip(parts[0::2], parts[1::2]):
+            old_mode, _, old_sha, _, status = meta.lstrip(":").split(" ")
+            if old_mode == "160000":  # a submodule's commit: nothing to write back here
+                continue
+            entries.append((int(old_mode, 8), None if status == "A" else old_sha, rel))
+        return entries
+
+    # ------------------------------------------------------------------ writing
+
+    @staticmethod
+    def _put_back(path: Path, old: tuple[int, bytes] | None, keep: Path) -> None:
+        """path as it was (old), or gone when it did not exist; its present content kept at keep."""
+        if path.is_symlink() or path.is_file():
+            keep.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(path, keep, follow_symlinks=False)
+            path.unlink()
+        elif path.is_dir():
+            keep.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copytree(path, keep, symlinks=True, dirs_exist_ok=True)
+            shutil.rmtree(path)
+        if old is None:
+            return
+        mode, data = old
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if stat.S_ISLNK(mode):
+            os.symlink(data.decode("utf-8", "surrogateescape"), path)
+            return
+        path.write_bytes(data)
+        os.chmod(path, stat.S_IMODE(mode))
+
+
+def _comparable(rel: str, entry: tuple[int, bytes] | None) -> tuple[int, bytes] | None:
+    """packed-refs is compared without explore's own refs (written by explore while candidates run)."""
+    if entry is None or rel != "packed-refs":
+        return entry
+    kept = [line for line in entry[1].splitlines(keepends=True) if not any(f" {ns}".encode() in line for ns in EXPLORE_REFS)]
+    return entry[0], b"".join(kept)
+
+
+def _blob(root: Path, sha: str) -> bytes:
+    return _git(root, ["cat-file", "blob", sha])
+
+
+def _git(root: Path, args: list[str], env: dict[str, str] | None = None) -> bytes:
+    done = subprocess.run([*GIT, *args], cwd=root, env={**os.environ, **(env or {})}, capture_output=True, timeout=300)
+    if done.returncode != 0:
+        raise RuntimeError(f"git {args[0]} in {root} failed: {done.stderr.decode(errors='replace').strip()[-300:]}")
+    return done.stdout
+
+
+@dataclass
+class Watch:
+    """One fan-out's attribution of changes: who ran since the last clean check."""
+
+    guard: Guard
+    baseline: Fingerprint
+    label: str
+    clean_at: float = field(default_factory=time.monotonic)
+    spans: dict[str, tuple[float, float | None]] = field(default_factory=dict)
+    ambiguous: set[str] = field(default_factory=set)
+    named: dict[str, list[str]] = field(default_factory=dict)
+    """Files outside the repository that changed while each candidate ran."""
+    lock: anyio.Lock = field(default_factory=anyio.Lock)
+
+    @classmethod
+    async def start(cls, guard: Guard, label: str) -> Watch:
+        return cls(guard, await anyio.to_thread.run_sync(guard.fingerprint), label)
+
+    def enter(self, cid: str) -> None:
+        self.spans[cid] = (time.monotonic(), None)
+
+    async def leave(self, cid: str) -> Change | None:
+        """cid's processes are done: the change it alone is suspected of, if any. A change in the
+        repository with several suspects marks them all ambiguous (see `ambiguous`) and returns
+        None; a change elsewhere (never put back) is only named, on every suspect."""
+        began, _ = self.spans.get(cid, (time.monotonic(), None))
+        self.spans[cid] = (began, time.monotonic())
+        async with self.lock:
+            now = time.monotonic()
+            after = await anyio.to_thread.run_sync(self.guard.fingerprint)
+            suspects = sorted(c for c, (start, end) in self.spans.items() if start <= now and (end is None or end >= self.clean_at))
+            elsewhere = self.guard.elsewhere(self.baseline, after)
+            if elsewhere:
+                for suspect in suspects:
+                    self.named.setdefault(suspect, []).extend(p for p in elsewhere if p not in self.named.get(suspect, []))
+                self.baseline = Fingerprint(self.baseline.git_files, self.baseline.tree, after.elsewhere)
+            if self.guard.compare(self.baseline, after):
+                change = await anyio.to_thread.run_sync(self.guard.restore, self.baseline, after, f"{self.label}-{'-'.join(suspects)}")
+            else:
+                change = None
+            self.clean_at = time.monotonic()
+        if change is not None and suspects != [cid]:
+            self.ambiguous.update(suspects)
+            return None
+        named = self.named.pop(cid, [])
+        if change is None and not named:
+            return None
+        return Change(change.paths if change else [], change.restored if change else True,
+                      change.quarantine if change else None, named)
+
+    def forget(self, cid: str) -> None:
+        """cid is about to be replayed alone."""
+        self.ambiguous.discard(cid)
+        self.spans.pop(cid, None)
+
+
+def reason(change: Change) -> str | None:
+    """The rejection reason of a candidate that changed what it must not in the repository."""
+    if not change.paths:
+        return None
+    shown = ", ".join(change.paths[:8]) + (f" (+{len(change.paths) - 8} more)" if len(change.paths) > 8 else "")
+    kept = f"; what it wrote is kept in {change.quarantine}" if change.quarantine else ""
+    held = "restored byte for byte" if change.restored else "restore attempted, but they changed again (a process still writing?)"
+    return f"wrote outside its worktree: {shown} — {held}{kept}"

@@ -1,0 +1,272 @@
+"""Library code that reaches into the test harness: a candidate's change read as a syntax tree.
+
+Code under test has no business knowing it is under test. A change to non-test Python code that
+adds a reference to the test machinery — pytest's or unittest's modules, the runner's environment
+variables (`PYTEST_CURRENT_TEST`, `EXPLORE_*`), `"pytest" in sys.modules`, the caller's frames
+(`sys._getframe`, `inspect.stack`), a rebinding of `builtins` — is how code bends the harness or
+behaves differently under test, so it is tamper. A reference the file already had at the same
+place (the same function or class) before the run is the project's own business: a pytest plugin
+package's library code imports pytest.
+
+Pure: two texts of a file in, the new references out. `reason` at the end reads the texts from git
+and the worktree. Obvious indirections count (`importlib.import_module("_pytest.reports")`,
+`__import__`, `getattr(sys, "_getframe")`, `os.environ["PYTEST_" + name]`, an alias of an import);
+code assembling names at run time out of pieces is beyond a syntax tree — explore's record of each
+test call (`witness`) still catches a report bent that way.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+import subprocess
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+
+from . import testcode
+from .gitrepo import GIT
+from ..model.testfiles import is_test_file
+
+HARNESS_MODULES = frozenset({"pytest", "_pytest", "pluggy", "unittest", "doctest", "xdist"})
+HARNESS_PREFIXES = ("pytest_", "_pytest", "explore_", "_explore")
+"""Plugin modules (pytest_jsonreport, pytest_timeout…) and explore's own plugins."""
+RUNNER_ENV_PREFIXES = ("PYTEST", "_PYTEST", "EXPLORE_")
+INTROSPECTION = frozenset({
+    "sys._getframe", "sys._current_frames", "sys.settrace", "sys.setprofile", "threading.settrace", "threading.setprofile",
+    "inspect.stack", "inspect.currentframe", "inspect.getouterframes", "inspect.trace",
+    "traceback.extract_stack", "traceback.walk_stack", "traceback.format_stack",
+    "gc.get_objects", "gc.get_referrers", "gc.get_referents",
+})
+"""Ways to look at the caller (the test, the runner) or at every live object (pytest's included)."""
+FRAME_ATTRIBUTES = frozenset({"f_back", "f_locals", "f_globals", "tb_frame", "gi_frame", "cr_frame"})
+PIECES = FRAME_ATTRIBUTES | {name.rsplit(".", 1)[1] for name in INTROSPECTION if name.rsplit(".", 1)[1].startswith("_")} | {"currentframe", "__builtins__"}
+"""Attribute names that count even as strings (`getattr(sys, "_getframe")`, `vars(sys)["_getframe"]`)."""
+_DOTTED = re.compile(r"[A-Za-z_]\w*(\.[A-Za-z_]\w*)*")
+
+
+@dataclass(frozen=True)
+class Reference:
+    place: str
+    """The enclosing function or class (`Calc.add`), or `<module>`."""
+    key: str
+    """What is referenced, resolved through import aliases: `_pytest.reports.TestReport`, `'PYTEST_CURRENT_TEST'`."""
+    shown: str
+    """The code as written, for the reason (`"pytest" in sys.modules`)."""
+
+
+def is_harness_module(name: str, own: frozenset[str] = frozenset()) -> bool:
+    root = name.split(".", 1)[0]
+    if root in own:
+        return False
+    return root in HARNESS_MODULES or root.startswith(HARNESS_PREFIXES) or name == "py.test"
+
+
+def references(text: str, own: frozenset[str] = frozenset()) -> list[Reference]:
+    """Every reference to the test machinery in a module's source; [] when it does not parse.
+    own: the project's top-level modules (a plugin package `pytest_foo` importing itself is not harness)."""
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError):
+        return []
+    return _Finder(tree, own).found
+
+
+def new_references(old: str | None, new: str | None, own: frozenset[str] = frozenset()) -> list[Reference]:
+    """The references of `new` the file did not already have at the same place in `old`."""
+    if new is None:
+        return []
+    before = {(r.place, r.key) for r in references(old or "", own)}
+    seen: set[tuple[str, str]] = set()
+    out = []
+    for ref in references(new, own):
+        if (ref.place, ref.key) not in before and (ref.place, ref.key) not in seen:
+            seen.add((ref.place, ref.key))
+            out.append(ref)
+    return out
+
+
+class _Finder(ast.NodeVisitor):
+    def __init__(self, tree: ast.Module, own: frozenset[str]) -> None:
+        self.own = own
+        self.found: list[Reference] = []
+        self.places: list[str] = []
+        self.parents: dict[ast.AST, ast.AST] = {child: node for node in ast.walk(tree) for child in ast.iter_child_nodes(node)}
+        self.docstrings = {id(body[0].value) for node in ast.walk(tree)
+                           if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))
+                           and (body := node.body) and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant)}
+        self.aliases = _aliases(tree)
+        self.visit(tree)
+
+    def add(self, key: str, node: ast.AST) -> None:
+        shown = ast.unparse(node)
+        self.found.append(Reference(self.places[-1] if self.places else "<module>", key, shown if len(shown) <= 90 else shown[:87] + "..."))
+
+    def scoped(self, node: ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) -> None:
+        self.places.append(f"{self.places[-1]}.{node.name}" if self.places else node.name)
+        self.generic_visit(node)
+        self.places.pop()
+
+    visit_FunctionDef = visit_AsyncFunctionDef = visit_ClassDef = scoped
+
+    def visit_Import(self, node: ast.Import) -> None:
+        for alias in node.names:
+            if is_harness_module(alias.name, self.own):
+                self.add(f"import {alias.name}", node)
+
+    def visit_ImportFrom(self, node: ast.ImportFrom) -> None:
+        module = node.module or ""
+        if node.level:
+            return  # the package's own modules
+        for alias in node.names:
+            path = f"{module}.{alias.name}"
+            if is_harness_module(module, self.own) or path in INTROSPECTION:
+                self.add(f"import {path}", node)
+
+    def visit_Name(self, node: ast.Name) -> None:
+        self.chain(node)
+
+    def visit_Attribute(self, node: ast.Attribute) -> None:
+        if node.attr in FRAME_ATTRIBUTES:
+            self.add(f".{node.attr}", node)
+        self.chain(node)
+        self.generic_visit(node)
+
+    def visit_Call(self, node: ast.Call) -> None:
+        func = node.func
+        if isinstance(func, ast.Name) and func.id in ("getattr", "setattr", "delattr") and len(node.args) >= 2:
+            base, name = _dotted(node.args[0], self.aliases), node.args[1]
+            if base and isinstance(name, ast.Constant) and isinstance(name.value, str):
+                self.resolved(f"{base}.{name.value}", node, write=func.id != "getattr")
+        self.generic_visit(node)
+
+    def visit_Assign(self, node: ast.Assign) -> None:
+        self.writes(node.targets, node)
+
+    def visit_AugAssign(self, node: ast.AugAssign) -> None:
+        self.writes([node.target], node)
+
+    def visit_AnnAssign(self, node: ast.AnnAssign) -> None:
+        self.writes([node.target], node)
+
+    def visit_Delete(self, node: ast.Delete) -> None:
+        self.writes(node.targets, node)
+
+    def writes(self, targets: list[ast.expr], node: ast.stmt) -> None:
+        """`builtins.__dict__["len"] = …` (an attribute target is a chain in Store context)."""
+        for target in targets:
+            path = _dotted(target.value, self.aliases) if isinstance(target, ast.Subscript) else None
+            if path and path.split(".", 1)[0] == "builtins":
+                self.add(f"rebinds {path}[]", target)
+        self.generic_visit(node)
+
+    def visit_Constant(self, node: ast.Constant) -> None:
+        value = node.value
+        if not isinstance(value, str) or id(node) in self.docstrings:
+            return
+        named = _DOTTED.fullmatch(value) and is_harness_module(value, self.own)
+        if named or value.startswith(RUNNER_ENV_PREFIXES) or value in PIECES:
+            self.add(repr(value), self.context(node))
+
+    def chain(self, node: ast.Name | ast.Attribute) -> None:
+        """An outermost name or attribute chain (`_pytest.reports.TestReport.from_item_and_call`)."""
+        if isinstance(self.parents.get(node), ast.Attribute):
+            return
+        base = node
+        while isinstance(base, ast.Attribute):
+            base = base.value
+        if isinstance(base, ast.Name) and base.id not in self.aliases and base.id != "__builtins__":
+            return  # a local name that happens to be called `stack` or `pytest`
+        path = _dotted(node, self.aliases)
+        if path:
+            self.resolved(path, node, write=isinstance(node.ctx, (ast.Store, ast.Del)))
+
+    def resolved(self, path: str, node: ast.AST, write: bool) -> None:
+        root = path.split(".", 1)[0]
+        if root == "__builtins__" or (write and root == "builtins"):
+            self.add(f"rebinds {path}" if write else path, node)
+        elif is_harness_module(path, self.own) or any(path == name or path.startswith(name + ".") for name in INTROSPECTION):
+            self.add(path, node)
+
+    def context(self, node: ast.AST) -> ast.AST:
+        """What to show for a string: the comparison, call or subscript it takes part in."""
+        shown = node
+        parent = self.parents.get(shown)
+        while isinstance(parent, (ast.BinOp, ast.JoinedStr, ast.FormattedValue)):
+            shown, parent = parent, self.parents.get(parent)
+        return parent if isinstance(parent, (ast.Compare, ast.Call, ast.Subscript)) else shown
+
+
+def _aliases(tree: ast.Module) -> dict[str, str]:
+    """Local name → the module path it stands for (`import _pytest.reports as r` → r: `_pytest.reports`)."""
+    names: dict[str, str] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                names[alias.asname or alias.name.split(".", 1)[0]] = alias.name if alias.asname else alias.name.split(".", 1)[0]
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            for alias in node.names:
+                names[alias.asname or alias.name] = f"{node.module}.{alias.name}"
+    return names
+
+
+def _dotted(node: ast.expr, aliases: dict[str, str]) -> str | None:
+    """`a.b.c` with its first name resolved through the imports, or None for anything else."""
+    parts: list[str] = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "getattr" and len(node.args) >= 2:
+        name = node.args[1]
+        base = _dotted(node.args[0], aliases)
+        if base is None or not (isinstance(name, ast.Constant) and isinstance(name.value, str)):
+            return None
+        return ".".join([base, name.value, *reversed(parts)])
+    if not isinstance(node, ast.Name):
+        return None
+    return ".".join([aliases.get(node.id, node.id), *reversed(parts)])
+
+
+# -------------------------------------------------------------------------------------- the edge
+
+
+def library_files(files: Iterable[str], test_patterns: list[str], test_code: set[str]) -> list[str]:
+    """The changed Python files that are neither tests nor the harness (conftest, plugins)."""
+    return [f for f in files if f.endswith(".py") and not is_test_file(f, test_patterns) and f not in test_code
+            and PurePosixPath(f).name not in testcode.WHOLE_HARNESS_NAMES]
+
+
+def own_modules(paths: Iterable[str]) -> frozenset[str]:
+    """The project's top-level importable names, from its tracked files (`src/` layout or flat)."""
+    names = set()
+    for path in paths:
+        parts = PurePosixPath(path).parts
+        if parts and parts[0] == "src":
+            parts = parts[1:]
+        if len(parts) > 1 or (parts and parts[0].endswith(".py")):
+            names.add(parts[0].removesuffix(".py"))
+    return frozenset(names)
+
+
+def describe(found: dict[str, list[Reference]]) -> str | None:
+    if not found:
+        return None
+    parts = []
+    for path, refs in found.items():
+        shown = list(dict.fromkeys(f"`{r.shown}`" + (f" in {r.place}" if r.place != "<module>" else "") for r in refs))
+        parts.append(f"{path}: {', '.join(shown[:3])}" + (f" and {len(shown) - 3} more" if len(shown) > 3 else ""))
+    return f"reaches into the test harness from library code: {'; '.join(parts[:3])}"
+
+
+def reason(workdir: Path, commit: str, files: list[str], test_patterns: list[str], baseline_ids: Iterable[str]) -> str | None:
+    """Why a candidate's change to `workdir` (from `commit`) references the test machinery, or None."""
+    tracked = subprocess.run([*GIT, "ls-tree", "-r", "--name-only", commit], cwd=workdir, capture_output=True, text=True, timeout=60)
+    own = own_modules(tracked.stdout.splitlines())
+    collected = testcode.collected_files(baseline_ids)
+    test_code = testcode.plugin_files(workdir, commit) | {path for path, doctests_only in collected.items() if not doctests_only}
+    found = {}
+    for path in library_files(files, test_patterns, test_code):
+        refs = new_references(testcode.git_show(workdir, commit, path), testcode.read(workdir / path), own)
+        if refs:
+            found[path] = refs
+    return describe(found)

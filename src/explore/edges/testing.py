@@ -1,0 +1,456 @@
+"""Run a test command in a directory and read per-test results (pytest-json-report or JUnit XML).
+
+Tells a test failure apart from an infrastructure failure: a missing command, a crashed runner,
+collection errors, pytest's exit codes 2–4, nothing collected.
+"""
+
+from __future__ import annotations
+
+import json
+import linecache
+import logging
+import os
+import re
+import shlex
+import shutil
+import subprocess
+import sys
+import xml.etree.ElementTree as ET
+from contextlib import nullcontext
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import cast
+
+from . import homes, procs, seal
+from ..decide import witness
+from ..model.models import PASSING, Outcome, TestOutcome, TestRun
+from ..decide.redaction import scrub_file
+
+log = logging.getLogger("explore.testing")
+
+SUITE_ID = "<suite>"
+"""The single pseudo-test of a custom command that reports only its exit code."""
+
+PLUGIN_DIR = Path(__file__).parents[1] / "pytest_plugin"
+"""Holds explore_pytest_plugin.py (per-test limit, subtest record); put on PYTHONPATH, loaded with -p."""
+PLUGIN = "explore_pytest_plugin"
+OPENED_ENV = "EXPLORE_RECORD_OPENED"
+"""Set for the baseline: the plugin records the files the tests open (their data)."""
+HARD_EXIT = 86
+"""The plugin's exit code when a test ignored the time limit (kept in step with the plugin)."""
+TIMEOUT_MARK = "ExploreTestTimeout"
+MAX_HARD_RERUNS = 5
+BASELINE_TEST_TIMEOUT = 30.0
+"""Seconds per test in the baseline, when nothing is configured: a hang shows within a minute."""
+TEST_TIMEOUT_FLOOR = 10.0
+TEST_TIMEOUT_FACTOR = 5.0
+KNOWN_OUTCOMES: frozenset[str] = frozenset({"passed", "failed", "error", "skipped", "xfailed", "xpassed"})
+
+
+@dataclass
+class TestCommand:
+    """How to run the suite: pytest through an interpreter, or a user's shell command."""
+
+    __test__ = False
+
+    python: str | None = None
+    """Interpreter for the default pytest command (None for a custom command)."""
+    shell: str | None = None
+    """A custom `--test-cmd`, run through the shell; may hold a `{junit}` placeholder."""
+    junit_xml: str | None = None
+    """Where the custom command writes JUnit XML, relative to its working directory."""
+    json_report: bool = True
+    extra_env: dict[str, str] = field(default_factory=dict)
+    test_timeout: float | None = None
+    """Seconds per test (pytest only, through explore's plugin); None: only the whole-run limits."""
+
+    @property
+    def is_pytest(self) -> bool:
+        return self.shell is None
+
+    def describe(self) -> str:
+        return self.shell if self.shell else f"{self.python} -m pytest"
+
+
+def find_python(configured: str | None, root: Path | None = None) -> str:
+    """`--python` or `[tool.explore] python` (a relative path: from the repository root, else from
+    here; a bare name: on PATH), else the active virtual environment's, else PATH's, else ours."""
+    if configured:
+        if os.sep in configured and not os.path.isabs(configured):
+            for base in filter(None, (root, Path.cwd())):
+                if (base / configured).exists():
+                    return str((base / configured).absolute())
+        return configured
+    venv = os.environ.get("VIRTUAL_ENV")
+    if venv:
+        candidate = Path(venv) / "bin" / "python"
+        if candidate.exists():
+            return str(candidate)
+    return shutil.which("python") or shutil.which("python3") or sys.executable
+
+
+def has_module(python: str, module: str) -> bool:
+    try:
+        done = subprocess.run([python, "-c", f"import {module}"], capture_output=True, timeout=60)
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+    return done.returncode == 0
+
+
+def make_command(
+    test_cmd: str | None, junit_xml: str | None, python: str | None, extra_env: dict[str, str] | None = None,
+    test_timeout: float | None = BASELINE_TEST_TIMEOUT, root: Path | None = None,
+) -> TestCommand:
+    if test_cmd:
+        return TestCommand(shell=test_cmd, junit_xml=junit_xml, extra_env=extra_env or {})
+    interpreter = find_python(python, root)
+    return TestCommand(python=interpreter, json_report=has_module(interpreter, "pytest_jsonreport"), extra_env=extra_env or {},
+                       test_timeout=test_timeout)
+
+
+def derived_test_timeout(baseline: TestRun) -> float:
+    """The per-test limit after the baseline: a multiple of its slowest passing test, with a floor."""
+    slowest = max((o.duration_s for o in baseline.outcomes.values() if o.outcome in PASSING), default=0.0)
+    return round(max(TEST_TIMEOUT_FLOOR, TEST_TIMEOUT_FACTOR * slowest), 1)
+
+
+def isolation_env(workdir: Path) -> dict[str, str]:
+    """Put the worktree's own code first on sys.path: an editable install of the user's checkout
+    must not shadow the candidate's files. explore's pytest plugin comes after it."""
+    paths = [str(workdir / "src")] if (workdir / "src").is_dir() else []
+    paths += [str(workdir), str(PLUGIN_DIR)]
+    existing = os.environ.get("PYTHONPATH")
+    return {"PYTHONPATH": os.pathsep.join(paths + ([existing] if existing else []))}
+
+
+def with_isolation(workdir: Path, extra_env: dict[str, str]) -> dict[str, str]:
+    """extra_env over the isolation of workdir; a PYTHONPATH in extra_env comes after the
+    worktree's own paths, never instead of them (a shard runs in a worktree of its own)."""
+    isolated = isolation_env(workdir)
+    env = {**isolated, **extra_env}
+    if extra_env.get("PYTHONPATH"):
+        env["PYTHONPATH"] = os.pathsep.join([isolated["PYTHONPATH"], extra_env["PYTHONPATH"]])
+    return env
+
+
+async def run_tests(
+    command: TestCommand,
+    workdir: Path,
+    log_path: Path,
+    *,
+    select: list[str] | None = None,
+    tracker: procs.ProcessTracker | None = None,
+    memory_limit: int | None = None,
+    log_cap: int = procs.DEFAULT_LOG_CAP,
+    ignore: list[str] | None = None,
+    die_with_parent: bool = False,
+    only: list[str] | None = None,
+    confine: procs.Confinement | None = None,
+) -> TestRun:
+    """Run the suite (or the selected pytest ids) in workdir; the caller bounds it in time.
+    ignore: test files left out (pytest --ignore), for the shard that runs "everything else";
+    only: the only test files collected (explore's plugin), for the other shards;
+    die_with_parent: the run dies with this process (a Ray worker), see procs.run.
+
+    A test that ignored the per-test limit ended its pytest process: it counts as `timeout`, and
+    the suite runs again without it so the other tests still count."""
+    with homes.private_home() if command.is_pytest else nullcontext({}) as home:  # a custom command's tools may keep envs in $HOME
+        limits = _Limits(tracker, memory_limit, log_cap, ignore or [], die_with_parent, only, confine, home)
+        return await _run_with_reruns(command, workdir, log_path, select, limits)
+
+
+async def _run_with_reruns(command: TestCommand, workdir: Path, log_path: Path, select: list[str] | None, limits: _Limits) -> TestRun:
+    hung: dict[str, TestOutcome] = {}
+    run = await _run_once(command, workdir, log_path, select, [], limits)
+    attempt = 0
+    while run.exit_code == HARD_EXIT and attempt < MAX_HARD_RERUNS and not run.oom:
+        stuck = {i: o for i, o in run.outcomes.items() if o.outcome == "timeout"}
+        if not stuck.keys() - hung.keys():
+            break
+        hung.update(stuck)
+        attempt += 1
+        rest_log = log_path.with_name(f"{log_path.stem}-rest-{attempt}{log_path.suffix}")
+        duration = run.duration_s
+        run = await _run_once(command, workdir, rest_log, select, sorted(hung), limits)
+        run.duration_s += duration
+    if hung:
+        run.outcomes = {**run.outcomes, **hung}
+        if run.exit_code in (0, 5, HARD_EXIT) and not run.oom:
+            run.exit_code = 1  # failing tests, and not "nothing collected" when every test hung
+            run.infra_error = f"collection errors in {', '.join(run.collection_errors[:5])}" if run.collection_errors else None
+    return run
+
+
+@dataclass(frozen=True)
+class _Limits:
+    tracker: procs.ProcessTracker | None
+    memory_limit: int | None
+    log_cap: int
+    ignore: list[str]
+    die_with_parent: bool
+    only: list[str] | None = None
+    confine: procs.Confinement | None = None
+    home: dict[str, str] = field(default_factory=dict)
+    """The job's private HOME, TMPDIR and XDG folders (homes.py); empty for a custom command."""
+
+
+async def _run_once(command: TestCommand, workdir: Path, log_path: Path, select: list[str] | None, deselect: list[str],
+                    limits: _Limits) -> TestRun:
+    report = log_path.with_suffix(".report")
+    record = log_path.with_suffix(".record")
+    for stale in (report, record, record.with_name(f"{record.name}.stack")):
+        stale.unlink(missing_ok=True)
+    env = {**limits.home, **with_isolation(workdir, command.extra_env)}
+    key = seal.new_key() if command.is_pytest and command.json_report else None
+    calls = witness.Secret.beside(log_path) if command.is_pytest else None
+    if calls:
+        env.update(calls.env())
+    if command.is_pytest:
+        argv = [command.python or sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-rN", "-q", *plugin_args(command.test_timeout, record)]
+        argv += [f"--deselect={i}" for i in deselect] + [*(select or [])] + [f"--ignore={path}" for path in limits.ignore]
+        if limits.only is not None:
+            listing = log_path.with_suffix(".only")
+            listing.parent.mkdir(parents=True, exist_ok=True)
+            listing.write_text("".join(f"{path}\n" for path in limits.only), encoding="utf-8")
+            argv.append(f"--explore-only={listing}")
+        if key:
+            plugin_dir = seal.install(log_path.with_suffix(".seal"))
+            env.update({seal.ENV: key, "PYTHONPATH": os.pathsep.join([env["PYTHONPATH"], str(plugin_dir)])})
+            argv[3:3] = ["-p", seal.PLUGIN]
+        if command.json_report:
+            # --json-report-omit takes several values: it must come after the test ids.
+            argv += ["--json-report", f"--json-report-file={report}", "--json-report-omit", "log", "streams", "warnings"]
+        else:
+            argv += [f"--junit-xml={report}"]
+        cmd: list[str] | str = argv
+    else:
+        cmd = (command.shell or "").replace("{junit}", shlex.quote(str(report)))
+        if command.junit_xml:
+            (workdir / command.junit_xml).unlink(missing_ok=True)  # never score a stale report
+    log.debug("tests: %s (log %s)", cmd if isinstance(cmd, str) else shlex.join(cmd), log_path)
+    result = await procs.run(cmd, workdir, env=env, log_path=log_path, tracker=limits.tracker, memory_limit=limits.memory_limit,
+                             log_cap=limits.log_cap, die_with_parent=limits.die_with_parent, confine=limits.confine)
+    run = TestRun(exit_code=result.exit_code, log_path=str(log_path), duration_s=result.duration_s)
+    if result.oom:
+        run.oom = True
+        run.infra_error = f"the test run exceeded its memory cap (peak {result.peak_rss // 2**20} MiB)"
+        return run
+
+    junit = report if "{junit}" in (command.shell or "") else (workdir / command.junit_xml if command.junit_xml else None)
+    forged = key is not None and report.exists() and not seal.verify(report, key)
+    for written in (report, junit, record):
+        if written is not None:
+            scrub_file(written)  # a test may print the environment: outcomes carry no credential
+    if command.is_pytest:
+        if command.json_report and report.exists():
+            _read_json_report(report, run)
+        elif report.exists():
+            _read_junit(report, run, workdir)
+        if record.exists():
+            fold_record(record, run)
+        if calls:
+            run.unconfirmed = witness.contradicted(run.outcomes, witness.read(calls), ids_are_nodeids=command.json_report)
+            calls.path.unlink(missing_ok=True)
+    else:
+        if junit is not None and junit.exists():
+            _read_junit(junit, run, workdir)
+        elif result.exit_code not in (126, 127):
+            run.per_test = False
+            outcome = "passed" if result.exit_code == 0 else "failed"
+            run.outcomes[SUITE_ID] = TestOutcome(id=SUITE_ID, outcome=outcome, message=result.output_tail[-2000:])
+    run.infra_error = classify_infra(command, result, run)
+    if forged:
+        run.outcomes.clear()
+        run.infra_error = "its JSON report was not written by pytest: it lacks this run's seal (a forged report)"
+    return run
+
+
+def plugin_args(test_timeout: float | None, record: Path) -> list[str]:
+    """pytest arguments loading explore's plugin (PLUGIN_DIR must be on PYTHONPATH: isolation_env)."""
+    limit = [f"--explore-test-timeout={test_timeout:g}"] if test_timeout else []
+    return ["-p", PLUGIN, f"--explore-record={record}", *limit]
+
+
+def classify_infra(command: TestCommand, result: procs.ProcResult, run: TestRun) -> str | None:
+    """Why this run says nothing about the code, or None when it is an ordinary test result."""
+    tail = result.output_tail
+    code = result.exit_code
+    if code in (126, 127):
+        return f"test command not found or not executable: {command.describe()} — {tail.strip().splitlines()[-1] if tail.strip() else ''}"
+    if command.is_pytest:
+        if "No module named pytest" in tail:
+            return f"pytest is not installed in {command.python} (No module named pytest); install it there, or choose another with --python or [tool.explore] python"
+        if run.collection_errors:
+            return f"collection errors in {', '.join(run.collection_errors[:5])}"
+        if code == 5:
+            return "no tests collected"
+        if code in (2, 3, 4):
+            return f"pytest exited with {code} ({ {2: 'interrupted', 3: 'internal error', 4: 'usage error'}[code]}): {_last_line(tail)}"
+        if code not in (0, 1):
+            return f"the test runner crashed (exit {code}): {_last_line(tail)}"
+        if not run.outcomes and code != 0:
+            return f"pytest failed without reporting any test: {_last_line(tail)}"
+    elif run.per_test and not run.outcomes and code not in (0, None):
+        return f"the test command failed without reporting any test (exit {code}): {_last_line(tail)}"
+    return None
+
+
+def _last_line(text: str) -> str:
+    lines = [line for line in text.strip().splitlines() if line.strip()]
+    return lines[-1][:300] if lines else "(no output)"
+
+
+def outcome_of(raw: str) -> tuple[Outcome, str]:
+    """A runner's outcome string as explore's: pytest's, and the parent of subtests ("subtests
+    passed", "subtests failed"…) as its own; an unknown one is an error that names it."""
+    base = raw.strip().removeprefix("subtests ").strip()
+    if base in KNOWN_OUTCOMES:
+        return cast(Outcome, base), ""
+    return "error", f"explore does not know the test outcome {raw!r}: counted as an error"
+
+
+def _with_timeout(outcome: TestOutcome) -> TestOutcome:
+    """explore's plugin's limit, or the project's own pytest-timeout, stopped the test."""
+    stopped = TIMEOUT_MARK in outcome.message or TIMEOUT_MARK in outcome.longrepr[:2000] or "from pytest-timeout" in outcome.message
+    if outcome.outcome not in PASSING and stopped:
+        outcome.outcome = "timeout"
+    return outcome
+
+
+def fold_record(path: Path, run: TestRun) -> None:
+    """The plugin's record: failing subtests into their parent, tests that ignored the limit."""
+    subtests: dict[str, list[dict[str, str]]] = {}
+    for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
+        try:
+            entry = json.loads(line)
+        except json.JSONDecodeError:
+            continue  # a line cut short by the watchdog's exit
+        nodeid = str(entry.get("nodeid") or "")
+        if entry.get("kind") == "opened" and isinstance(entry.get("path"), str):
+            run.opened.setdefault(entry["path"], []).append(str(entry.get("by", "")))
+        if not nodeid:
+            continue
+        if entry.get("kind") == "hard_timeout":
+            stack = stuck_stack(Path(str(entry["stack"]))) if entry.get("stack") else str(entry.get("longrepr", ""))
+            run.outcomes[nodeid] = TestOutcome(id=nodeid, outcome="timeout", message=str(entry.get("message", "")),
+                                               longrepr=stack[-6000:], file=nodeid.split("::", 1)[0],
+                                               duration_s=float(entry.get("duration") or 0.0))
+        elif entry.get("kind") == "subtest":
+            subtests.setdefault(nodeid, []).append(entry)
+    for nodeid, failures in subtests.items():
+        parent = run.outcomes.get(nodeid) or TestOutcome(id=nodeid, outcome="failed", file=nodeid.split("::", 1)[0])
+        if parent.outcome in PASSING or parent.outcome == "skipped":
+            parent.outcome = "failed"  # pytest-subtests under pytest 8 says "subtests passed" here
+        parts = [f"subtest {f.get('subtest', '')}: {f.get('message', '')}" for f in failures]
+        own = [m for m in parent.message.split("; ") if m and not m.startswith("contains ") and not any(m in p for p in parts)]
+        parent.message = "; ".join(own + parts)[:2000]
+        if not all(str(f.get("message", "")) in parent.longrepr for f in failures):  # JUnit XML already has them
+            longreprs = "\n\n".join(str(f.get("longrepr", "")) for f in failures)
+            parent.longrepr = (longreprs + ("\n\n" + parent.longrepr if parent.longrepr else ""))[-6000:]
+        run.outcomes[nodeid] = _with_timeout(parent)
+
+
+def stuck_stack(path: Path) -> str:
+    """The stack faulthandler wrote when the plugin's watchdog ended a test's process, read here
+    (outside the dying process): the watchdog's own thread left out, each frame's source line
+    added, innermost call last as in a traceback."""
+    try:
+        text = path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return "(no stack: the process ended before faulthandler wrote it)"
+    blocks = [b for b in text.split("\n\n") if b.strip() and not b.lstrip().startswith("Current thread")]
+    out = []
+    for block in blocks:
+        header, *frames = block.strip().splitlines()
+        out.append(header.replace("(most recent call first)", "(most recent call last)"))
+        for frame in reversed(frames):
+            out.append(frame.rstrip())
+            found = re.match(r'\s*File "(.+)", line (\d+)', frame)
+            source = linecache.getline(found.group(1), int(found.group(2))).strip() if found else ""
+            if source:
+                out.append(f"    {source}")
+    linecache.clearcache()
+    return "\n".join(out) or text
+
+
+def _read_json_report(path: Path, run: TestRun) -> None:
+    data = json.loads(path.read_text(encoding="utf-8", errors="replace"))
+    for collector in data.get("collectors", []):
+        if collector.get("outcome") == "failed" and collector.get("nodeid"):
+            run.collection_errors.append(collector["nodeid"])
+    for test in data.get("tests", []):
+        nodeid = test["nodeid"]
+        outcome, message = outcome_of(str(test.get("outcome", "")))
+        longrepr, duration = "", 0.0
+        for phase in ("setup", "call", "teardown"):
+            stage = test.get(phase) or {}
+            duration += float(stage.get("duration") or 0.0)
+            if stage.get("outcome") == "failed":
+                if outcome == "passed":  # a teardown error after a passing call
+                    outcome = "error"
+                crash = stage.get("crash") or {}
+                message = message or crash.get("message", "")
+                longrepr = longrepr or str(stage.get("longrepr", ""))
+                if phase == "setup":
+                    outcome = "error"
+            elif stage.get("outcome") == "skipped" and not message:
+                message = str(stage.get("longrepr", ""))[-300:]
+        run.outcomes[nodeid] = _with_timeout(TestOutcome(
+            id=nodeid,
+            outcome=outcome,
+            message=message,
+            longrepr=longrepr[-6000:],
+            file=nodeid.split("::", 1)[0],
+            markers=[k for k in test.get("keywords", []) if k and k.isidentifier()][:20],
+            duration_s=round(duration, 4),
+        ))
+
+
+def _read_junit(path: Path, run: TestRun, workdir: Path) -> None:
+    try:
+        root = ET.parse(path).getroot()
+    except ET.ParseError as exc:
+        run.collection_errors.append(f"unreadable JUnit XML {path.name}: {exc}")
+        return
+    for case in root.iter("testcase"):
+        classname, name = case.get("classname", ""), case.get("name", "")
+        file = case.get("file")
+        test_id = (_pytest_id(classname, name, workdir) if classname else None) or f"{classname}::{name}"
+        outcome: Outcome = "passed"
+        messages: list[str] = []
+        longreprs: list[str] = []
+        for child in case:  # several failures: a test's failing subtests, each its own element
+            if child.tag in ("failure", "error"):
+                outcome = "error" if child.tag == "error" and outcome != "failed" else "failed"
+                text = child.get("message", "") or ""
+                if text and text not in messages and not (messages and text.startswith("contains ")):
+                    messages.append(text)
+                longreprs.append(child.text or "")
+            elif child.tag == "skipped" and outcome == "passed":
+                outcome = "skipped"
+                messages.append(child.get("message", "") or "")
+        if not classname and outcome == "error":
+            run.collection_errors.append(name)
+        try:
+            duration = float(case.get("time") or 0.0)
+        except ValueError:
+            duration = 0.0
+        if test_id in run.outcomes:  # the same id twice (pytest-subtests' reports): the worse one stands
+            previous = run.outcomes[test_id]
+            if outcome in PASSING or outcome == "skipped":
+                continue
+            messages = [m for m in [previous.message] if m and previous.outcome not in PASSING] + messages
+        run.outcomes[test_id] = _with_timeout(TestOutcome(
+            id=test_id, outcome=outcome, message="; ".join(messages)[:2000], longrepr="\n\n".join(longreprs)[-6000:],
+            file=file, duration_s=duration,
+        ))
+
+
+def _pytest_id(classname: str, name: str, workdir: Path) -> str | None:
+    """Rebuild a pytest node id from pytest's own JUnit XML (dotted module path + classes)."""
+    parts = classname.split(".")
+    for cut in range(len(parts), 0, -1):
+        candidate = Path(*parts[:cut]).with_suffix(".py")
+        if (workdir / candidate).is_file():
+            return "::".join([candidate.as_posix(), *parts[cut:], name])
+    return None

@@ -1,0 +1,250 @@
+"""A pool of git worktrees per run, outside the work tree, reused across iterations with a reset.
+
+Creating a worktree right after removing one is slow on some file systems while a reset is
+cheap, so each run keeps its worktrees (one per slot) until it ends, and resets them to the
+run's current commit before every use: never a stale base.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import subprocess
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import NamedTuple
+
+import git
+
+from . import gitrepo
+from ..model.errors import SetupFailed
+
+
+def default_root(repo_root: Path) -> Path:
+    """A cache folder outside the work tree, where test discovery cannot see worktrees."""
+    base = os.environ.get("EXPLORE_WORKTREES_DIR") or os.path.join(
+        os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "explore", "worktrees"
+    )
+    digest = hashlib.sha1(str(repo_root).encode()).hexdigest()[:10]
+    return Path(base) / f"{repo_root.name}-{digest}"
+
+
+def _read_capped(argv: list[str], cwd: Path, limit: int | None) -> bytes | None:
+    """A command's stdout in chunks; None (the command killed) once it passes limit bytes."""
+    chunks: list[bytes] = []
+    size = 0
+    with subprocess.Popen(argv, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL) as proc:
+        assert proc.stdout is not None
+        while chunk := proc.stdout.read(1 << 16):
+            size += len(chunk)
+            if limit is not None and size > limit:
+                proc.kill()
+                return None
+            chunks.append(chunk)
+        if proc.wait() != 0:
+            raise subprocess.CalledProcessError(proc.returncode, argv)
+    return b"".join(chunks)
+
+
+class DiskFull(SetupFailed):
+    """Free disk under the floor: no new worktree."""
+
+
+class Captured(NamedTuple):
+    """A candidate's change as captured from its worktree."""
+
+    files: list[str]
+    """The paths it changes (ignored and generated files left out)."""
+    review: str
+    """Its diff as text whatever `.gitattributes` says (`--text`): what the checks read."""
+    links: dict[str, str]
+    """Symlinks it adds or changes → where they point."""
+    added: list[str]
+    """The paths it adds (not in the commit it starts from)."""
+    patch: bytes | None = None
+    """The binary git diff, held in memory from before its tests ran (what a winner's commit is
+    built from); None when it is over max-patch-size."""
+    tree: str = ""
+    """The git tree of the change: what its tests ran on."""
+    binary: tuple[str, ...] = ()
+    """The files whose change git sees as binary (named in the report)."""
+
+
+@dataclass
+class WorktreePool:
+    repo: git.Repo
+    repo_root: Path
+    root: Path
+    """The run's folder of worktrees: <pool root>/<run id>."""
+    include: list[str] = field(default_factory=list)
+    disk_floor: int = 0
+    keep_ignored: bool = False
+    """Set when a worktree_setup command ran: its ignored output survives resets."""
+    _git_admin: threading.Lock = field(default_factory=threading.Lock)
+    created: dict[str, Path] = field(default_factory=dict)
+    links: dict[str, str] = field(default_factory=dict)
+    """Slot → its `.git` file as git wrote it (`gitdir: <its folder in the git dir>`). explore's own
+    git commands in a worktree name that folder (`--git-dir`) and never read the `.git` file, which
+    a candidate can rewrite; `intact` tells whether it did."""
+
+    def path_for(self, slot: str) -> Path:
+        return self.root / slot
+
+    def acquire(self, slot: str, commit: str) -> tuple[Path, bool]:
+        """The slot's worktree at commit, clean; (path, created now)."""
+        path = self.path_for(slot)
+        fresh = slot not in self.created or not os.path.lexists(path / ".git")
+        if fresh:
+            free = shutil.disk_usage(self.root.parent if self.root.parent.exists() else self.repo_root).free
+            if free < self.disk_floor:
+                raise DiskFull(f"only {free / 2**30:.2f} GiB free where worktrees live ({self.root.parent}); "
+                               f"explore needs {self.disk_floor / 2**30:.2f} GiB (disk-floor) to start a worktree")
+            if path.exists():
+                shutil.rmtree(path, ignore_errors=True)
+                self.repo.git.worktree("prune")
+            path.parent.mkdir(parents=True, exist_ok=True)
+            with self._git_admin:  # concurrent `worktree add` races on .git/worktrees
+                self.repo.git.worktree("add", "--detach", "--force", str(path), commit)
+            self.created[slot] = path
+            self.links[slot] = (path / ".git").read_text(encoding="utf-8")
+        else:
+            self._restore_link(slot)
+            self.git_in(path, "update-ref", "--no-deref", "HEAD", commit)  # detached again, whatever a candidate wrote there
+            self.git_in(path, "reset", "--hard", "--quiet", commit)
+            # -x: no candidate's ignored output (bytecode, builds) leaks into the next one —
+            # unless worktree_setup made ignored files the project needs.
+            self.git_in(path, "clean", "-fdq" if self.keep_ignored else "-fdxq")
+        self._copy_includes(path)
+        return path, fresh
+
+    def intact(self, path: Path) -> bool:
+        """The worktree's `.git` file is the one git wrote, and its HEAD is detached as explore left it
+        (a candidate that points either at the user's branch or git dir is caught here)."""
+        link = path / ".git"
+        try:
+            head = (self._admin(path) / "HEAD").read_text(encoding="utf-8").strip()
+            return not link.is_symlink() and link.read_text(encoding="utf-8") == self.links[path.name] and not head.startswith("ref:")
+        except (OSError, KeyError, ValueError):
+            return False
+
+    def _restore_link(self, slot: str) -> None:
+        link = self.path_for(slot) / ".git"
+        if link.is_symlink() or link.is_dir():
+            shutil.rmtree(link) if link.is_dir() and not link.is_symlink() else link.unlink()
+        link.write_text(self.links[slot], encoding="utf-8")
+
+    def _admin(self, path: Path) -> Path:
+        """The worktree's own folder in the git dir, as git named it when explore created it."""
+        return Path(self.links[path.name].removeprefix("gitdir:").strip())
+
+    def _argv(self, path: Path, *args: str) -> list[str]:
+        return [*gitrepo.GIT, f"--git-dir={self._admin(path)}", f"--work-tree={path}", *args]
+
+    def git_in(self, path: Path, *args: str) -> bytes:
+        """git in the worktree at path, through explore's record of its git dir (never its `.git` file)."""
+        argv = self._argv(path, *args)
+        done = subprocess.run(argv, cwd=path, capture_output=True, timeout=600)
+        if done.returncode != 0:
+            raise git.GitCommandError(argv, done.returncode, done.stderr)
+        return done.stdout
+
+    def _copy_includes(self, path: Path) -> None:
+        for pattern in self.include:
+            for source in sorted(self.repo_root.glob(pattern)):
+                if ".git" in source.relative_to(self.repo_root).parts:
+                    continue
+                target = path / source.relative_to(self.repo_root)
+                if source.is_dir():
+                    shutil.copytree(source, target, dirs_exist_ok=True, symlinks=True)
+                elif source.is_file():
+                    target.parent.mkdir(parents=True, exist_ok=True)
+                    shutil.copy2(source, target)
+
+    def _excluding(self) -> tuple[str, str]:
+        """explore's ignore rules (the user's global excludes file and generated files): what they
+        ignore is never part of a patch, and is gone when a candidate's tests run."""
+        return "-c", f"core.excludesFile={gitrepo.ignores_file(self.repo)}"
+
+    def ignored(self, path: Path) -> frozenset[str]:
+        """The ignored entries of a worktree (an ignored folder as one entry)."""
+        listed = self.git_in(path, *self._excluding(), "ls-files", "-z", "--others", "--ignored", "--exclude-standard", "--directory")
+        return frozenset(filter(None, listed.decode(errors="surrogateescape").split("\0")))
+
+    def scrub(self, path: Path, keep: frozenset[str] = frozenset()) -> None:
+        """Leave exactly the tracked tree of the change plus the user's include set: the ignored
+        files a candidate (or its test run) made are removed before its tests run — a
+        self-ignoring folder (its own .gitignore says `*`) must not patch what the tests import.
+        keep: the ignored entries present before the candidate ran (worktree_setup's output);
+        without a worktree_setup every ignored file goes, and the includes are copied afresh."""
+        if self.keep_ignored:
+            for entry in sorted(self.ignored(path) - keep):
+                target = path / entry
+                if target.is_dir() and not target.is_symlink():
+                    shutil.rmtree(target, ignore_errors=True)
+                else:
+                    target.unlink(missing_ok=True)
+        else:
+            self.git_in(path, *self._excluding(), "clean", "-fdXq")
+        self._copy_includes(path)
+
+    def tree_of(self, path: Path) -> str:
+        """The git tree the worktree holds now, as capture_patch would see it."""
+        self.git_in(path, *self._excluding(), "add", "-A")
+        try:
+            return self.git_in(path, "write-tree").decode().strip()
+        finally:
+            self.git_in(path, "reset", "--quiet")
+
+    def capture_patch(self, path: Path, patch_file: Path, max_bytes: int | None = None) -> Captured:
+        """The candidate's change as a binary-safe patch (ignored and generated files left out, the
+        user's global excludes file kept in force), held in memory from now on (patch_file is a
+        copy for people), and its tree id: what is tested and, for a winner, committed. Binary
+        files are named first (numstat); the patch and its text review are read in chunks and
+        given up past max_bytes (patch None), never loaded whole."""
+        self.git_in(path, *self._excluding(), "add", "-A")
+        try:
+            tree = self.git_in(path, "write-tree").decode().strip()
+            raw = self.git_in(path, "-c", "core.quotePath=false", "diff", "--cached", "--no-renames", "--raw", "-z", "HEAD").decode(errors="surrogateescape")
+            numstat = self.git_in(path, "-c", "core.quotePath=false", *gitrepo.DIFF_ARGS, "--cached", "--no-renames", "--numstat", "-z", "HEAD")
+            patch = _read_capped(self._argv(path, *gitrepo.DIFF_ARGS, "--cached", "--binary", "HEAD"), path, max_bytes)
+            review = _read_capped(self._argv(path, *gitrepo.DIFF_ARGS, "--cached", "--text", "HEAD"), path, max_bytes) if patch is not None else None
+        finally:
+            self.git_in(path, "reset", "--quiet")
+        binary = tuple(line.split("\t", 2)[2] for line in numstat.decode(errors="surrogateescape").split("\0") if line.startswith("-\t-\t"))
+        fields = raw.split("\0")
+        files, links, added = [], {}, []
+        for meta, name in zip(fields[0::2], fields[1::2]):
+            _, new_mode, _, _, status = meta.split(" ")
+            files.append(name)
+            if new_mode == "120000":
+                links[name] = os.readlink(path / name)
+            if status == "A":
+                added.append(name)
+        if patch is None or review is None:
+            return Captured(files, "", links, added, None, tree, binary)
+        patch = patch if not patch or patch.endswith(b"\n") else patch + b"\n"
+        patch_file.parent.mkdir(parents=True, exist_ok=True)
+        patch_file.write_bytes(patch)
+        return Captured(files, review.decode("utf-8", errors="replace"), links, added, patch, tree, binary)
+
+    def remove_all(self) -> None:
+        """Remove every worktree of the run, whatever state it is in."""
+        for slot, path in list(self.created.items()):
+            try:
+                self._restore_link(slot)
+                with self._git_admin:
+                    self.repo.git.worktree("remove", "--force", "--force", str(path))
+            except (git.GitCommandError, OSError):
+                shutil.rmtree(path, ignore_errors=True)
+        self.created.clear()
+        shutil.rmtree(self.root, ignore_errors=True)
+        try:
+            self.root.parent.rmdir()  # the repository's folder, once no run of it has worktrees
+        except OSError:
+            pass
+        try:
+            self.repo.git.worktree("prune")
+        except git.GitCommandError:
+            pass

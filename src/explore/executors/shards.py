@@ -1,0 +1,200 @@
+"""Sharded full-suite runs: split by test file, balanced by recorded durations, merged into one run.
+
+Shards 1..N-1 each collect only their list of test files (explore's plugin, `--explore-only`:
+pytest's own collection rules still apply, so a listed file an unsharded run would not collect
+is not collected either); the last shard runs the whole suite minus those files (pytest
+--ignore), so a test file the plan does not know (one a candidate added) still runs, and the
+union of the shards is exactly what one unsharded run collects. A shard that
+times out, overruns its memory or dies makes the merged job say so, naming the shard: its tests
+are never dropped silently.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import heapq
+import re
+import subprocess
+from collections import defaultdict
+from collections.abc import Awaitable, Callable, Iterable, Mapping
+from dataclasses import replace
+from pathlib import Path
+
+import anyio
+
+from ..edges.gitrepo import GIT
+from .jobs import Executor, JobResult, JobStatus, TestJob
+from ..model.models import TestRun
+
+NO_TESTS = 5
+"""pytest's exit code when a shard collected nothing (the rest shard of a fully planned suite)."""
+
+
+def file_of(test_id: str) -> str | None:
+    return test_id.split("::", 1)[0] if "::" in test_id else None
+
+
+def file_weights(ids: Iterable[str], durations: Mapping[str, float] | None = None) -> dict[str, float]:
+    """Seconds per test file from recorded per-test durations; without any, the count of tests."""
+    weights: dict[str, float] = defaultdict(float)
+    for test_id in ids:
+        path = file_of(test_id)
+        if path is not None:
+            weights[path] += durations.get(test_id, 0.0) if durations else 1.0
+    if durations and weights and not any(weights.values()):
+        return file_weights(ids)  # durations all zero (custom report): balance by count
+    return dict(weights)
+
+
+PYTEST_FILES = ("test_*.py", "*_test.py")
+"""pytest's default `python_files`: what a first plan finds on disk (other files go to the rest shard)."""
+TEST_DEF = re.compile(rb"^\s*(?:async\s+)?def\s+test|^\s*class\s+Test", re.MULTILINE)
+
+
+def disk_weights(workdir: Path) -> dict[str, float]:
+    """The tracked test files of a checkout, weighed by the tests they define (`def test…`,
+    `class Test…`; at least 1): the first baseline's plan, with no test process run to make it."""
+    listed = subprocess.run([*GIT, "ls-files", "-z"], cwd=workdir, capture_output=True, check=False).stdout.decode(errors="replace")
+    weights: dict[str, float] = {}
+    for name in filter(None, listed.split("\0")):
+        if any(fnmatch.fnmatch(name.rsplit("/", 1)[-1], pattern) for pattern in PYTEST_FILES):
+            try:
+                weights[name] = float(max(1, len(TEST_DEF.findall((workdir / name).read_bytes()))))
+            except OSError:
+                continue
+    return weights
+
+
+DEFAULT_OVERHEAD_S = 1.0
+"""What starting and ending one test process costs, until a run has measured it."""
+
+
+def worthwhile(slots: int, test_seconds: float, overhead_s: float = DEFAULT_OVERHEAD_S) -> int:
+    """--shards' default: the free slots, but one more shard only while the wall time it saves
+    (T/(k-1) - T/k of the suite's T test seconds) is at least its process's cost spread over the
+    slots (overhead / slots): a 3 s suite splits in two or three, a 0.3 s one stays whole, a
+    30-minute one takes every slot. 1 when nothing was measured yet."""
+    if test_seconds <= 0:
+        return 1
+    cost = max(overhead_s, 0.1) / max(slots, 1)
+    count = 1
+    while count < slots and test_seconds / (count * (count + 1)) >= cost:
+        count += 1
+    return count
+
+
+def test_seconds(run: TestRun) -> float:
+    return sum(outcome.duration_s for outcome in run.outcomes.values())
+
+
+def process_overhead(run: TestRun) -> float:
+    """An unsharded run's wall time beyond its tests' own: interpreter, imports, collection, report."""
+    return max(0.1, run.duration_s - test_seconds(run))
+
+
+def plan(weights: Mapping[str, float], shards: int) -> list[list[str]]:
+    """Longest-processing-time-first: heaviest file to the lightest shard. Deterministic (ties by
+    path); at most one shard per file; [] when sharding would not split anything."""
+    count = min(shards, len(weights))
+    if count < 2:
+        return []
+    heap: list[tuple[float, int]] = [(0.0, index) for index in range(count)]
+    groups: list[list[str]] = [[] for _ in range(count)]
+    for path in sorted(weights, key=lambda p: (-weights[p], p)):
+        load, index = heapq.heappop(heap)
+        groups[index].append(path)
+        heapq.heappush(heap, (load + max(weights[path], 1e-6), index))
+    return [sorted(group) for group in groups]
+
+
+SHARD_ENV = "EXPLORE_SHARD"
+"""`k/n` in a shard's environment: what rides along the run (mutate's per-test coverage) writes
+its own part, for the reader to merge."""
+
+
+def shard_jobs(job: TestJob, groups: list[list[str]]) -> list[TestJob]:
+    """One job per group; the last one runs everything the others do not."""
+    others = sorted(path for group in groups[:-1] for path in group)
+    stem = Path(job.log_name).stem
+
+    def shard(k: int, **update: object) -> TestJob:
+        command = replace(job.command, extra_env={**job.command.extra_env, SHARD_ENV: f"{k}/{len(groups)}"})
+        return job.model_copy(update={"id": f"{job.id}/shard-{k}", "select": None, "command": command,
+                                      "log_name": f"{stem}.shard-{k}.log", **update})
+
+    return [*(shard(k + 1, only=group, ignore=[]) for k, group in enumerate(groups[:-1])), shard(len(groups), ignore=others)]
+
+
+def merge(job: TestJob, parts: list[JobResult], log_path: Path) -> JobResult:
+    """One result for the whole suite. The worst status wins (crashed > timeout > oom > ok), and
+    any shard's infrastructure error is the merged run's, prefixed with the shard's name."""
+    run = TestRun(log_path=str(log_path), duration_s=max((p.run.duration_s for p in parts), default=0.0))
+    codes: list[int] = []
+    errors: list[str] = []
+    for part in parts:
+        run.outcomes.update(part.run.outcomes)
+        run.collection_errors += part.run.collection_errors
+        for path, openers in part.run.opened.items():
+            run.opened[path] = sorted(set(run.opened.get(path, [])) | set(openers))
+        run.unconfirmed.update(part.run.unconfirmed)
+        run.oom = run.oom or part.run.oom
+        run.per_test = run.per_test and part.run.per_test
+        if part.run.exit_code is not None:
+            codes.append(part.run.exit_code)
+        if part.run.infra_error and not _empty_shard(part):
+            errors.append(f"{part.job_id}: {part.run.infra_error}")
+    if run.collection_errors:  # pytest stops a run at collection errors: so does a sharded one
+        run.outcomes = {}
+    real = [code for code in codes if code != NO_TESTS]
+    run.exit_code = None if len(codes) < len(parts) else (max(real) if real else NO_TESTS)
+    if errors:
+        run.infra_error = "; ".join(errors)
+    elif not run.outcomes and run.exit_code == NO_TESTS:
+        run.infra_error = "no tests collected"
+    rank = [JobStatus.ok, JobStatus.oom, JobStatus.timeout, JobStatus.crashed]
+    worst = max(parts, key=lambda p: rank.index(p.status))
+    bad = [p for p in parts if p.status != JobStatus.ok]
+    log_path.parent.mkdir(parents=True, exist_ok=True)
+    log_path.write_text("".join(_section(p) for p in parts), encoding="utf-8")
+    measured = [p.overhead_s for p in parts if p.overhead_s is not None]
+    return JobResult(
+        job_id=job.id, status=worst.status, run=run, executor=worst.executor, overhead_s=min(measured) if measured else None,
+        reason="; ".join(p.reason or f"{p.job_id}: {p.status.value}" for p in bad) or None,
+        log="\n".join(p.log[-2000:] for p in parts)[-8000:], duration_s=max((p.duration_s for p in parts), default=0.0),
+    )
+
+
+def _empty_shard(part: JobResult) -> bool:
+    return part.run.exit_code == NO_TESTS and not part.run.outcomes and not part.run.collection_errors
+
+
+def _section(part: JobResult) -> str:
+    body = Path(part.run.log_path).read_text(encoding="utf-8", errors="replace") if part.run.log_path and Path(part.run.log_path).is_file() else part.log
+    return f"===== {part.job_id} ({part.status.value}, {part.duration_s:.1f}s) =====\n{body}\n"
+
+
+Then = Callable[[TestJob, JobResult], Awaitable[None]]
+"""What runs in a shard's slot as soon as that shard ends (the baseline's flaky reruns)."""
+
+
+async def run_sharded(executor: Executor, job: TestJob, groups: list[list[str]], log_dir: Path, then: Then | None = None) -> JobResult:
+    """The job split along groups (from `plan`), run concurrently, merged; unsharded when groups is [].
+    then: awaited after each shard (or the unsharded job) with its job and result, while the
+    other shards still run; the merged result waits for it."""
+    if not groups:
+        whole = await executor.run(job, log_dir)
+        if then is not None:
+            await then(job, whole)
+        return whole
+    parts: list[JobResult | None] = [None] * len(groups)
+
+    async def one(index: int, shard: TestJob) -> None:
+        shard = shard.model_copy(update={"workdir": job.workdir if index == 0 else None})
+        parts[index] = part = await executor.run(shard, log_dir)
+        if then is not None:
+            await then(shard, part)
+
+    async with anyio.create_task_group() as group:
+        for index, shard in enumerate(shard_jobs(job, groups)):
+            group.start_soon(one, index, shard)
+    return merge(job, [p for p in parts if p is not None], log_dir / job.log_name)

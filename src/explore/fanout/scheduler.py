@@ -1,0 +1,195 @@
+"""Fan-out: each candidate in its own worktree under its own deadline, at most --parallel at once,
+its tests through the executor; then full-suite validation of the best, and the ranking.
+
+A candidate's failure (crash, timeout, exception) is recorded as its status and never takes the
+run down; cancellation (Ctrl-C) kills every process tree and cancels every executor job.
+`fan_out` returns a FanOutResult: the loop reads nothing else.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field, replace
+
+import anyio
+
+from . import confirmation
+from ..decide import escalation, scoring
+from ..edges import gitrepo
+from .candidate import LINK_REWRITTEN, Board, FanOutConfig, confirm_newly_failing, full_suite, outside, run_candidate, score
+from ..model.errors import Escalation
+from ..model.events import Phase
+from ..executors.jobs import JobStatus
+from ..model.models import CandidatePlan, CandidateResult, CandidateStatus, EscalationCategory, TestRun
+from ..edges.worktrees import Captured
+
+__all__ = ["FanOutConfig", "FanOutResult", "Findings", "fan_out"]
+
+
+@dataclass(frozen=True)
+class Findings:
+    """What the candidates found that a person must hear about: the run stops after the fan-out."""
+
+    stop: Exception | None = None
+    """An escalation or budget stop raised inside a candidate."""
+    infra_error: str | None = None
+    destructive: dict[str, escalation.Pattern] = field(default_factory=dict)
+    agent: dict[str, escalation.Pattern] = field(default_factory=dict)
+    """Agents that failed on an always-escalate condition (auth, rate limit…), by candidate."""
+
+    def escalation(self, planned: int) -> Exception | None:
+        """The exception that ends the run, or None: a stop, an infrastructure failure, a
+        destructive patch, or every agent failing on an always-escalate condition."""
+        if self.stop is not None:
+            return self.stop
+        if self.infra_error:
+            return Escalation(EscalationCategory.infrastructure, self.infra_error, escalation.INFRASTRUCTURE_ACTION)
+        for cid, found in sorted(self.destructive.items()):
+            return Escalation(EscalationCategory.destructive, f"candidate {cid}: {found.reason}", found.action)
+        if self.agent and len(self.agent) == planned:
+            cid, found = sorted(self.agent.items())[0]
+            return Escalation(found.category, f"the agent failed: {found.reason} (candidate {cid})", found.action)
+        return None
+
+
+@dataclass(frozen=True)
+class FanOutResult:
+    candidates: list[CandidateResult]
+    """In plan order."""
+    runs: dict[str, TestRun]
+    """Each scored candidate's test run (a twin's is its original's)."""
+    agreement: dict[str, int]
+    """How many candidates share each candidate's normalised patch."""
+    findings: Findings
+    ranking: list[str]
+    """Validated `ok` candidates, best first (DESIGN §1's order)."""
+    validation_s: float = 0.0
+    """Wall time of the full-suite validation of the best candidates and the final confirmation."""
+    tested: dict[str, Captured] = field(default_factory=dict)
+    """Each candidate's change as captured before its tests ran: a winner's commit is built from it."""
+    confirmation_s: float = 0.0
+    """Of validation_s: the final confirmation of the winner (confirmation.py)."""
+
+    def best(self) -> CandidateResult | None:
+        return next((c for c in self.candidates if self.ranking and c.id == self.ranking[0]), None)
+
+
+async def fan_out(plans: list[CandidatePlan], config: FanOutConfig, parallel: int) -> FanOutResult:
+    limiter = anyio.CapacityLimiter(parallel)
+    board = Board()
+    results: dict[str, CandidateResult] = {}
+
+    async def one(plan: CandidatePlan) -> None:
+        async with limiter:
+            results[plan.id] = await run_candidate(plan, config, board)
+
+    async with anyio.create_task_group() as group:
+        for plan in plans:
+            board.done[plan.id] = anyio.Event()
+            group.start_soon(one, plan)
+    if config.watch is not None:  # a change several candidates may have made: each runs again, alone
+        for plan in plans:
+            if plan.id in config.watch.ambiguous:
+                config.watch.forget(plan.id)
+                board.forget(plan.id)
+                first = results[plan.id]
+                results[plan.id] = await run_candidate(plan, config, board)
+                results[plan.id].usage += first.usage
+        for cid, named in config.watch.named.items():  # changed elsewhere after cid had ended
+            results[cid].outside_writes += [p for p in named if p not in results[cid].outside_writes]
+        config.watch.named.clear()
+    agreement = {cid: sum(1 for other in board.keys.values() if other == key) for cid, key in board.keys.items()}
+    for cid, count in agreement.items():
+        results[cid].agreement = count
+    ordered = [results[plan.id] for plan in plans]
+    started = time.monotonic()
+    confirmation_s = await settle(ordered, config, board)
+    validation_s = time.monotonic() - started
+    runs = {r.id: board.runs[board.twin_of(r.id) or r.id] for r in ordered if (board.twin_of(r.id) or r.id) in board.runs}
+    findings = Findings(board.stop, board.infra_error, dict(board.destructive), dict(board.agent_escalation))
+    ranked = scoring.rank([_ranked(r) for r in ordered if r.status == CandidateStatus.ok and r.validated])
+    return FanOutResult(ordered, runs, agreement, findings, [r.id for r in ranked], validation_s, dict(board.tested),
+                        confirmation_s)
+
+
+async def settle(results: list[CandidateResult], config: FanOutConfig, board: Board) -> float:
+    """Validation of the best, then the final confirmation of the one that would be merged
+    (confirmation.py); a winner it refuses is rejected and validation goes on for the next.
+    Returns the seconds the confirmations took."""
+    spent = 0.0
+    while True:
+        await validate(results, config, board)
+        ranked = scoring.rank([_ranked(r) for r in results if r.status == CandidateStatus.ok and r.validated])
+        best = next((r for r in results if ranked and r.id == ranked[0].id), None)
+        if best is None or not scoring.is_improvement(best.pass_rate, config.current_rate) or best.id in board.whole:
+            return spent  # nothing to merge, or its scored run was one unsharded job on its own tree: that is the confirmation
+        config.emit(best.id, Phase.confirming)
+        started = time.monotonic()
+        why = await confirm(best, config, board)
+        spent += time.monotonic() - started
+        if not why:
+            return spent
+        best.status, best.reason, best.score = CandidateStatus.rejected, why, 0.0
+        config.emit(best.id, Phase.finished, result=best)
+
+
+async def confirm(result: CandidateResult, config: FanOutConfig, board: Board) -> str | None:
+    """The final confirmation of result's tree; tests found flaky in its run (rerun_passed) are
+    held to it neither way, as they join the run's flaky ones when it is merged."""
+    cid, flaky = result.id, frozenset(result.rerun_passed)
+    tested = board.tested[cid]
+    yardstick = replace(config.yardstick, ids=config.yardstick.ids - flaky, skipped=config.yardstick.skipped | flaky)
+    commit = await anyio.to_thread.run_sync(gitrepo.commit_tree, config.pool.repo, tested.tree, config.commit,
+                                            f"explore: final confirmation of candidate {cid}")
+    return await confirmation.confirm(config.executor, config.test_command, commit, f"{config.request.iteration}{cid}-confirm",
+                                      config.branch_timeout, config.memory_limit, config.iteration_dir / f"candidate-{cid}",
+                                      board.runs[board.twin_of(cid) or cid], yardstick)
+
+
+async def validate(results: list[CandidateResult], config: FanOutConfig, board: Board) -> None:
+    """Full-suite validation of the candidates selection made look best, best first, until one
+    holds up or none can still beat what is validated: a selection miss costs time, never a
+    wrong merge. Every slot is free now: the full suite is sharded over all of them."""
+    floor = max([config.current_rate] + [r.pass_rate for r in results if r.status == CandidateStatus.ok and r.validated])
+    pending = [r for r in results if r.status == CandidateStatus.ok and not r.validated and r.id in board.runs]
+    for result in sorted(pending, key=lambda r: _ranked(r).key(), reverse=True):
+        if not scoring.is_improvement(result.pass_rate, floor):
+            result.progress = f"{result.progress} → full not needed (cannot beat {floor:.1f}%)"
+            config.emit(result.id, Phase.not_needed, f"cannot beat {floor:.1f}%")
+            continue
+        files_dir = config.iteration_dir / f"candidate-{result.id}"
+        groups = config.shard_groups(1)
+        config.emit(result.id, Phase.validating, f"{len(groups)} shards" if groups else "")
+        if config.watch is not None:
+            config.watch.enter(result.id)
+        with anyio.move_on_after(config.branch_timeout) as scope:
+            job = await full_suite(result.id, config.pool.path_for(result.id), config, board, result, files_dir, groups)
+        if scope.cancelled_caught:
+            result.status, result.reason = CandidateStatus.timeout, f"full-suite validation exceeded {config.branch_timeout:g}s"
+        elif job.status != JobStatus.ok:
+            status = {JobStatus.timeout: CandidateStatus.timeout, JobStatus.oom: CandidateStatus.oom}.get(job.status, CandidateStatus.crashed)
+            result.status, result.reason = status, f"full-suite validation: {job.reason or job.status.value}"
+        else:
+            board.runs[result.id] = job.run
+            board.estimates.discard(result.id)
+            result.rerun_passed = sorted(set(result.rerun_passed) | set(
+                await confirm_newly_failing(result.id, config.pool.path_for(result.id), config, board, job.run, files_dir)))
+            score(result, job.run, config, result.files_changed)
+            if not config.pool.intact(config.pool.path_for(result.id)):
+                result.status, result.reason = CandidateStatus.rejected, LINK_REWRITTEN
+        if config.watch is not None:  # its full suite ran its code: checked like the candidate
+            outside(result, await config.watch.leave(result.id))
+        if result.status != CandidateStatus.ok:
+            result.score = 0.0
+        config.emit(result.id, Phase.finished, result=result)
+        if result.status == CandidateStatus.ok:
+            floor = max(floor, result.pass_rate)
+    for result in results:  # twins share their original's validated result
+        twin = board.twin_of(result.id)
+        if twin and twin in board.runs and result.status == CandidateStatus.ok:
+            score(result, board.runs[twin], config, result.files_changed)
+            result.validated = twin not in board.estimates
+
+
+def _ranked(result: CandidateResult) -> scoring.Ranked:
+    return scoring.Ranked(result.id, result.pass_rate, len(result.newly_failing), result.agreement, result.confidence, result.diff_lines)

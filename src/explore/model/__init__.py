@@ -1,0 +1,4 @@
+"""model: the shared vocabulary of explore — the pydantic models of a run (models), the options read
+from flags and pyproject (config), the error tree (errors), token and cost accounting (usage), the
+candidate events (events) and the one definition of which paths are test files (testfiles).
+It imports nothing else of explore; every other package may import it."""

@@ -1,0 +1,194 @@
+"""What runs leave on disk, for `explore status` and `explore clean`."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import git
+import psutil
+
+from . import applying, state
+from ..edges import gitrepo
+from ..model.models import RunState
+from ..edges.procs import kill_tree
+
+
+def _dir_size(path: Path) -> int:
+    total = 0
+    if path.is_dir():
+        for item in path.rglob("*"):
+            try:
+                if item.is_file() and not item.is_symlink():
+                    total += item.stat().st_size
+            except OSError:
+                pass
+    return total
+
+
+def describe(info: gitrepo.RepoInfo, run: RunState) -> dict:
+    alive = run.status == "running" and state.pid_alive(run.pid or -1)
+    return {
+        "run_id": run.run_id,
+        "status": run.status if run.status != "running" or alive else "dead",
+        "phase": run.phase,
+        "iterations": len(run.iterations),
+        "baseline_pass_rate": run.baseline.pass_rate,
+        "pass_rate": run.current.pass_rate,
+        "branch": run.branch if run.branch and gitrepo.branch_commit(info.repo, run.branch) else None,
+        "applied": run.application is not None,
+        "merged_commit": run.merged_commit,
+        "worktree_bytes": sum(_dir_size(Path(p)) for p in run.worktrees),
+        "stop_reason": run.stop_reason,
+    }
+
+
+def _explore_worktrees(repo: git.Repo, known: set[str]) -> list[str]:
+    """Worktrees registered in git that belong to explore runs (recorded in state, or prunable)."""
+    found = []
+    for block in repo.git.worktree("list", "--porcelain").split("\n\n"):
+        lines = block.splitlines()
+        if not lines or not lines[0].startswith("worktree "):
+            continue
+        path = lines[0][len("worktree "):]
+        if path in known:
+            found.append(path)
+    return found
+
+
+AGE_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
+
+
+def parse_age(text: str) -> float:
+    """`30m`, `12h`, `7d`, `2w` (a bare number is days) → seconds."""
+    import re
+
+    from ..model.errors import UsageError
+
+    found = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([smhdw]?)\s*", text)
+    if not found:
+        raise UsageError(f"--older-than {text!r}: give an age such as 30m, 12h, 7d or 2w")
+    return float(found.group(1)) * AGE_UNITS[found.group(2) or "d"]
+
+
+def prune(info: gitrepo.RepoInfo, older_than: float, dry_run: bool = False, now: float | None = None) -> list[str]:
+    """Runs that ended (or died) more than older_than seconds ago: their folder, their hidden ref,
+    and their branch while it still points at their result (a branch you moved is yours)."""
+    import time
+
+    now = time.time() if now is None else now
+    actions = []
+    for run in state.all_runs(info.root):
+        if run.started_at > now - older_than or (run.status == "running" and state.pid_alive(run.pid or -1)):
+            continue
+        days = (now - run.started_at) / 86400
+        actions.append(f"run {run.run_id} ({run.status}, started {days:.1f} days ago)")
+        if dry_run:
+            continue
+        tip = applying.run_tip(info.repo, run)
+        if run.branch and gitrepo.branch_commit(info.repo, run.branch) in (tip, run.merged_commit, run.base_commit):
+            gitrepo.delete_branch(info.repo, run.branch)
+        gitrepo.delete_ref(info.repo, gitrepo.run_ref(run.run_id))
+        shutil.rmtree(state.run_dir(info.root, run.run_id), ignore_errors=True)
+    return actions
+
+
+def clean(info: gitrepo.RepoInfo, dry_run: bool = False) -> list[str]:
+    """Worktrees, processes and run branches with nothing merged left by dead runs; stale locks;
+    hidden refs of runs whose folder is gone."""
+    actions: list[str] = []
+    runs = state.all_runs(info.root)
+    holder = state.read_lock(info.root)
+    live = {holder.get("run_id")} if holder and state.pid_alive(holder.get("pid", -1), holder.get("started")) else set()
+    dead = [r for r in runs if r.run_id not in live and not (r.status == "running" and state.pid_alive(r.pid or -1))]
+    known = {p for r in dead for p in r.worktrees}
+    for path in _explore_worktrees(info.repo, known):
+        actions.append(f"worktree {path}")
+        if not dry_run:
+            try:
+                info.repo.git.worktree("remove", "--force", "--force", path)
+            except git.GitCommandError:
+                shutil.rmtree(path, ignore_errors=True)
+    for path in sorted(known):
+        if Path(path).exists() and f"worktree {path}" not in actions:
+            actions.append(f"worktree folder {path}")
+            if not dry_run:
+                shutil.rmtree(path, ignore_errors=True)
+    prunable = info.repo.git.worktree("prune", "--dry-run", "--verbose")
+    if prunable.strip():
+        actions.append("stale worktree records (git worktree prune)")
+        if not dry_run:
+            info.repo.git.worktree("prune")
+    for run in dead:
+        for pid in run.pids:
+            if _is_ours(pid, run):
+                actions.append(f"process {pid} of run {run.run_id}")
+        if not dry_run:
+            kill_strays(run)
+        # A branch still at the run's base holds nothing (resume recreates it); one that moved
+        # holds merged work, even when the state file never learnt of it.
+        if run.branch and gitrepo.branch_commit(info.repo, run.branch) == run.base_commit:
+            actions.append(f"branch {run.branch} (nothing merged)")
+            if not dry_run:
+                gitrepo.delete_branch(info.repo, run.branch)
+                gitrepo.delete_ref(info.repo, gitrepo.run_ref(run.run_id))
+        if run.status == "running":
+            actions.append(f"mark run {run.run_id} as interrupted")
+            if not dry_run:
+                run.status, run.stop_reason = "interrupted", "its process died; `explore resume` continues"
+                run.worktrees, run.pids = [], []
+                state.save(info.root, run)
+    known_runs = {r.run_id for r in runs}
+    for ref in info.repo.git.for_each_ref("--format=%(refname)", gitrepo.RUNS_NAMESPACE).split():
+        if ref.removeprefix(gitrepo.RUNS_NAMESPACE) not in known_runs:
+            actions.append(f"ref {ref} (its run folder is gone)")
+            if not dry_run:
+                gitrepo.delete_ref(info.repo, ref)
+    if holder and not live:
+        actions.append(f"stale lock of run {holder.get('run_id')} (pid {holder.get('pid')})")
+        if not dry_run:
+            state.lock_path(info.root).unlink(missing_ok=True)
+    return actions
+
+
+def rollback(info: gitrepo.RepoInfo, run_id: str, to: int | None) -> str:
+    """Point the run branch at the commit of an earlier iteration, recorded in state for resume."""
+    from ..model.errors import UsageError
+
+    run = state.load(info.root, run_id)
+    if run.status == "running" and state.pid_alive(run.pid or -1):
+        raise UsageError(f"run {run_id} is still running (pid {run.pid}); stop it first")
+    merged = [(r.n, r.commit) for r in run.iterations if r.commit]
+    target_n = to if to is not None else (merged[-2][0] if len(merged) > 1 else 0)
+    if target_n < 0 or target_n > len(run.iterations):
+        raise UsageError(f"--to {target_n} is not an iteration of run {run_id} (0–{len(run.iterations)})")
+    commit = run.base_commit
+    for n, sha in merged:
+        if n <= target_n:
+            commit = sha
+    branch = run.branch or f"explore/{run_id}"
+    run.branch, run.current_commit = branch, commit
+    applying.move_run(info.repo, run, commit)
+    run.merged_commit = None if commit == run.base_commit else commit
+    run.iterations = [r for r in run.iterations if r.n <= target_n]
+    if run.status in ("succeeded", "partial", "failed"):
+        run.status = "interrupted"
+    run.stop_reason = f"rolled back to iteration {target_n}; `explore resume {run_id}` continues from there"
+    state.save(info.root, run)
+    return f"{branch} now at {commit[:10]} (iteration {target_n}); continue with: explore resume {run_id}"
+
+
+def kill_strays(run: RunState) -> None:
+    """Process trees a dead run left running in its worktrees."""
+    for pid in run.pids:
+        if _is_ours(pid, run):
+            kill_tree(pid)
+
+
+def _is_ours(pid: int, run: RunState) -> bool:
+    """A recorded pid is only killed when it still runs inside one of the run's worktrees."""
+    try:
+        cwd = psutil.Process(pid).cwd()
+    except psutil.Error:
+        return False
+    return any(cwd.startswith(p) for p in run.worktrees)

@@ -1,0 +1,86 @@
+"""The run's git results: the run's state before any ref, one commit per improving iteration on
+the run branch, and the fast-forward of the user's branch at the end."""
+
+from __future__ import annotations
+
+import os
+import time
+
+import git
+
+from . import applying, state
+from ..edges import gitrepo
+from ..model.config import Options
+from ..model.models import CandidateResult, IterationRecord, RunState
+from ..cli.live import Display
+from ..edges.worktrees import Captured
+
+
+def prepare_new(info: gitrepo.RepoInfo, options: Options, run_id: str) -> RunState:
+    """A new run: a snapshot of a dirty tree and the state; the run branch is created only once the
+    state is on disk (run_repair), so a run killed at any point is found by `resume` and `clean`."""
+    dirty = gitrepo.is_dirty(info.repo)
+    base = gitrepo.snapshot(info.repo, info.head) if dirty else info.head
+    run = RunState(
+        run_id=run_id, repo=str(info.root), pid=os.getpid(), options=options.model_dump(), start_branch=info.branch,
+        start_commit=info.head, base_commit=base, current_commit=base, dirty=dirty, branch=f"explore/{run_id}",
+        started_at=time.time(),
+    )
+    return run
+
+
+def discard(info: gitrepo.RepoInfo, run: RunState) -> None:
+    """A run refused for its input at the baseline (targets that match no test) leaves nothing:
+    no branch, no run folder — as if refused before it started."""
+    import shutil
+
+    if run.branch and not run.iterations:
+        gitrepo.delete_branch(info.repo, run.branch)
+        gitrepo.delete_ref(info.repo, gitrepo.run_ref(run.run_id))
+    shutil.rmtree(state.run_dir(info.root, run.run_id), ignore_errors=True)
+
+
+def build_commit(repo: git.Repo, run: RunState, record: IterationRecord, best: CandidateResult, tested: Captured) -> str:
+    """best's change as a commit on the current commit, no ref moved yet: built from the patch
+    bytes captured before its tests ran, and refused (gitrepo.TreeMismatch) unless its tree is
+    the tree they ran on."""
+    message = (f"explore: iteration {record.n} ({record.strategy}) candidate {best.id}: "
+               f"pass rate {run.current.pass_rate:.1f}% -> {best.pass_rate:.1f}%\n\n{best.hypothesis}".strip())
+    return gitrepo.commit_patch(repo, run.current_commit, tested.patch or b"", message, tested.tree)
+
+
+def adopt(repo: git.Repo, run: RunState, record: IterationRecord, best: CandidateResult, new: str) -> None:
+    """The confirmed commit on the run branch; the run and the record point at it."""
+    applying.move_run(repo, run, new, run.current_commit)
+    state.fault_point("merged-before-save")
+    run.current_commit, run.merged_commit = new, new
+    record.winner, record.commit = best.id, new
+
+
+def finish(info: gitrepo.RepoInfo, run: RunState, options: Options, display: Display, drift: list[str] | None = None) -> None:
+    """Fast-forward the user's branch when safe (the run then keeps no visible branch); otherwise say
+    how to take the result. drift: what changed in the user's tree, hooks or config after the
+    candidates ran (nothing explains it)."""
+    merged = run.current_commit != run.base_commit
+    if not merged:
+        if run.status not in ("interrupted", "escalated"):
+            if run.branch:
+                gitrepo.delete_branch(info.repo, run.branch)
+                run.branch = None
+            gitrepo.delete_ref(info.repo, gitrepo.run_ref(run.run_id))
+        run.merged_commit = None
+        return
+    run.merged_commit = run.current_commit
+    if options.no_apply or run.dirty or run.status in ("interrupted", "escalated"):
+        why = "--no-apply" if options.no_apply else ("the tree had uncommitted changes" if run.dirty else f"the run is {run.status}")
+        display.note(f"result left on {run.branch} ({why}); take it with: explore apply {run.run_id}")
+        return
+    if drift:
+        display.note(f"result left on {run.branch}: {', '.join(drift[:8])} changed after the candidates ran and explore cannot tell "
+                     f"by whom; look at them, then take the result with: explore apply {run.run_id}")
+        return
+    applied, why = applying.fast_forward(info, run)
+    if applied:
+        display.note(f"fast-forwarded {info.branch} to {run.current_commit[:10]}")
+    else:
+        display.note(f"result left on {run.branch} ({why}); take it with: explore apply {run.run_id}")

@@ -1,0 +1,138 @@
+"""`.explore/` on disk: atomic state files, the per-repository lock, run folders."""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import signal
+import tempfile
+import time
+from pathlib import Path
+
+import psutil
+
+from ..model.errors import LockedError, UsageError
+from ..model.models import RunState
+
+
+def explore_dir(root: Path) -> Path:
+    return root / ".explore"
+
+
+def runs_dir(root: Path) -> Path:
+    return explore_dir(root) / "runs"
+
+
+def run_dir(root: Path, run_id: str) -> Path:
+    return runs_dir(root) / run_id
+
+
+def new_run_id() -> str:
+    return time.strftime("%Y%m%d-%H%M%S") + "-" + secrets.token_hex(2)
+
+
+def atomic_write(path: Path, text: str) -> None:
+    """Temp file, fsync, rename: a reader sees the old file or the new one, never half."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(text)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def fault_point(name: str) -> None:
+    """Fault injection for the crash-safety tests: `EXPLORE_FAULT_AT=name` makes the process
+    SIGKILL itself here, the way a power cut or the OOM killer would."""
+    if os.environ.get("EXPLORE_FAULT_AT") == name:
+        os.kill(os.getpid(), signal.SIGKILL)
+
+
+def save(root: Path, state: RunState) -> None:
+    atomic_write(run_dir(root, state.run_id) / "state.json", state.model_dump_json(indent=2))
+    fault_point(f"saved:{state.phase}")
+
+
+def load(root: Path, run_id: str) -> RunState:
+    path = run_dir(root, run_id) / "state.json"
+    if not path.exists():
+        raise UsageError(f"no run {run_id!r} in {runs_dir(root)} (see `explore status`)")
+    return RunState.model_validate_json(path.read_text(encoding="utf-8"))
+
+
+def all_runs(root: Path) -> list[RunState]:
+    states = []
+    folder = runs_dir(root)
+    if folder.is_dir():
+        for path in sorted(folder.glob("*/state.json")):
+            try:
+                states.append(RunState.model_validate_json(path.read_text(encoding="utf-8")))
+            except ValueError:
+                continue
+    return states
+
+
+def ensure_writable(root: Path) -> None:
+    folder = explore_dir(root)
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        probe = folder / f".probe-{os.getpid()}"
+        probe.write_text("")
+        probe.unlink()
+    except OSError as exc:
+        raise UsageError(f"cannot write {folder}: {exc.strerror}; make it writable or run where you can write") from exc
+
+
+def lock_path(root: Path) -> Path:
+    return explore_dir(root) / "lock"
+
+
+def pid_alive(pid: int, started: float | None = None) -> bool:
+    try:
+        proc = psutil.Process(pid)
+        if proc.status() == psutil.STATUS_ZOMBIE:
+            return False
+        return started is None or abs(proc.create_time() - started) < 1.0
+    except psutil.Error:
+        return False
+
+
+def acquire_lock(root: Path, run_id: str) -> None:
+    """One run per repository; a lock left by a dead process is taken over."""
+    path = lock_path(root)
+    me = {"pid": os.getpid(), "run_id": run_id, "started": psutil.Process().create_time()}
+    for _ in range(3):
+        try:
+            fd = os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)
+        except FileExistsError:
+            holder = read_lock(root)
+            if holder and pid_alive(holder.get("pid", -1), holder.get("started")):
+                raise LockedError(
+                    f"another explore run ({holder.get('run_id')}, pid {holder.get('pid')}) is working on {root}; "
+                    "wait for it, or stop it and run `explore clean`"
+                ) from None
+            path.unlink(missing_ok=True)
+            continue
+        with os.fdopen(fd, "w") as handle:
+            json.dump(me, handle)
+        return
+    raise LockedError(f"could not take the lock {path}; remove it if no explore run is active")
+
+
+def read_lock(root: Path) -> dict | None:
+    try:
+        return json.loads(lock_path(root).read_text())
+    except (OSError, ValueError):
+        return None
+
+
+def release_lock(root: Path, run_id: str) -> None:
+    holder = read_lock(root)
+    if holder and holder.get("run_id") == run_id:
+        lock_path(root).unlink(missing_ok=True)

@@ -1,0 +1,135 @@
+"""Full-suite runs of the run's own commits — the baseline, its flaky reruns, the re-test on
+resume — through the executor, sharded over its free slots."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+import anyio
+
+from ..decide import escalation
+from ..edges import procs
+from ..executors import shards
+from ..model.config import Options
+from ..model.errors import Escalation
+from ..executors.jobs import Executor, JobResult, JobStatus, TestJob
+from ..model.models import PASSING, EscalationCategory, TestRun
+from ..cli.live import Display
+from ..edges.sandbox import Sandbox
+from ..edges.testing import TestCommand
+
+
+GENERATOR_RUN_FACTOR = 10.0
+GENERATOR_RUN_FLOOR_S = 120.0
+
+
+@dataclass
+class Suite:
+    executor: Executor
+    command: TestCommand
+    options: Options
+    run_dir: Path
+    display: Display
+    tracker: procs.ProcessTracker
+    memory_limit: int | None
+    overhead_s: float = shards.DEFAULT_OVERHEAD_S
+    """One test process's cost beyond its tests, measured on the last full run (its cheapest shard)."""
+    sandbox: Sandbox | None = None
+
+    def timeout(self) -> float:
+        return self.options.baseline_timeout or max(self.options.branch_timeout, 600.0)
+
+    def generator_limit(self, run: TestRun) -> float:
+        """Seconds a generator's own whole-suite run (mutate's per-test coverage, unsharded and
+        traced) may take: a multiple of the last full run's test time, within the suite's limit."""
+        return min(self.timeout(), max(GENERATOR_RUN_FLOOR_S, GENERATOR_RUN_FACTOR * shards.test_seconds(run) + run.duration_s))
+
+    def shard_count(self, run: TestRun | None) -> int:
+        """--shards, else as many of the free slots as the last full run's test time fills."""
+        if self.options.shards is not None:
+            return self.options.shards
+        return shards.worthwhile(self.executor.slots, shards.test_seconds(run) if run else 0.0, self.overhead_s)
+
+    def plan(self, run: TestRun | None, baseline_ids: list[str]) -> list[list[str]]:
+        """Shards by the last full run's per-test durations, else by the baseline's test counts."""
+        if not self.command.is_pytest:
+            return []
+        if run is not None:
+            return shards.plan(shards.file_weights(run.outcomes, weights_of(run)), self.shard_count(run))
+        return shards.plan(shards.file_weights(baseline_ids), self.shard_count(None))
+
+    async def first_plan(self, path: Path) -> list[list[str]]:
+        """The first baseline knows no durations: its shards balance the test files found on disk
+        (by the tests each defines; no test process runs to plan it), over the free slots. What
+        the generator asks the baseline to carry (mutate's per-test coverage) is recorded per
+        shard (`shards.SHARD_ENV`) and merged by its reader."""
+        count = self.options.shards if self.options.shards is not None else self.executor.slots
+        if not self.command.is_pytest or count < 2:
+            return []
+        return shards.plan(await anyio.to_thread.run_sync(shards.disk_weights, path), count)
+
+    async def full_run(self, path: Path, name: str, commit: str, groups: list[list[str]],
+                       extra_env: dict[str, str] | None = None, then: shards.Then | None = None) -> TestRun:
+        """The whole suite at commit; an overrun, a memory cap or a job that cannot run escalates.
+        extra_env: what the generator asks the baseline to carry (mutate's per-test coverage);
+        then: what runs in each shard's slot when that shard ends (shards.run_sharded)."""
+        timeout = self.timeout()
+        await self.executor.prepare(commit)
+        command = replace(self.command, extra_env={**self.command.extra_env, **extra_env}) if extra_env else self.command
+        job = TestJob(id=name, command=command, commit=commit, timeout_s=timeout, memory_limit=self.memory_limit, log_name=f"{name}.log", workdir=path)
+        if groups:
+            self.display.note(f"{name}: the suite split into {len(groups)} shards ({self.executor.name.value})")
+        done = await shards.run_sharded(self.executor, job, groups, self.run_dir, then)
+        if done.status == JobStatus.oom:
+            cap = f" of {self.memory_limit / 2**20:,.0f} MiB" if self.memory_limit else ""
+            raise Escalation(EscalationCategory.infrastructure, f"the full test suite exceeded the memory cap{cap} ({done.reason})",
+                             "raise --branch-memory, or find what allocates without bound")
+        if done.status == JobStatus.timeout:
+            raise Escalation(EscalationCategory.infrastructure, f"the full test suite did not finish within {timeout:g}s ({done.reason})",
+                             "raise --branch-timeout or baseline-timeout, or make the suite faster")
+        if done.status == JobStatus.crashed:
+            raise Escalation(EscalationCategory.infrastructure, f"the full test suite could not run: {done.reason}", escalation.INFRASTRUCTURE_ACTION)
+        if done.overhead_s is not None:
+            self.overhead_s = done.overhead_s
+        return done.run
+
+    async def baseline(self, path: Path, commit: str, groups: list[list[str]], extra_env: dict[str, str]) -> tuple[TestRun, set[str]]:
+        """The baseline and its flaky reruns: a shard's failing tests run again (`flaky-reruns`
+        times) in its slot as soon as that shard ends, while the other shards still run. Returns
+        the run and the failing tests that passed when rerun (a hang is not rerun: it would cost
+        its whole limit again; nor a failure that escalates anyway)."""
+        found: set[str] = set()
+
+        async def rerun(shard: TestJob, part: JobResult) -> None:
+            failing = [i for i in part.run.failing() if "::" in i and part.run.outcomes[i].outcome != "timeout"]
+            if part.status != JobStatus.ok or not failing or not self.command.is_pytest:
+                return
+            if escalation.classify_failures([part.run.outcomes[i].longrepr or part.run.outcomes[i].message for i in failing]):
+                return
+            found.update(await self.flaky(shard.workdir, commit, failing, shard.id.replace("baseline", "baseline-rerun", 1)))
+
+        run = await self.full_run(path, "baseline", commit, groups, extra_env, then=rerun)
+        return run, found
+
+    async def flaky(self, path: Path | None, commit: str, failing: list[str], name: str) -> set[str]:
+        """Failing tests that pass when rerun (`flaky-reruns` times) in path (None: a free slot)."""
+        found: set[str] = set()
+        for attempt in range(self.options.flaky_reruns):
+            stem = f"{name.replace('/', '.')}-{attempt + 1}"
+            rerun = await self.executor.run(TestJob(id=f"{name}-{attempt + 1}", command=self.command, commit=commit, select=failing, workdir=path,
+                                                    timeout_s=self.timeout(), memory_limit=self.memory_limit, log_name=f"{stem}.log"), self.run_dir)
+            found |= {i for i in failing if i in rerun.run.outcomes and rerun.run.outcomes[i].outcome in PASSING}
+        return found
+
+    async def setup_once(self, path: Path) -> None:
+        if self.options.worktree_setup:
+            done = await procs.run(self.options.worktree_setup, path, log_path=self.run_dir / "setup.log", tracker=self.tracker,
+                                   confine=self.sandbox.confine(path, self.run_dir) if self.sandbox else None)
+            if done.exit_code != 0:
+                raise Escalation(EscalationCategory.infrastructure, f"worktree_setup `{self.options.worktree_setup}` failed (exit {done.exit_code}): "
+                                 f"{done.output_tail.strip()[-300:]}", escalation.INFRASTRUCTURE_ACTION)
+
+
+def weights_of(run: TestRun) -> dict[str, float]:
+    return {i: o.duration_s for i, o in run.outcomes.items()}
