@@ -41,8 +41,21 @@ from explore.generators.anthropic.cost import DEFAULT_PRICES, USAGE_KEYS, cost_o
 from explore.generators.anthropic.scripted import ScriptedAPI, Step, serve
 
 CASES = Path(__file__).resolve().parent / "cases"
-ALTERNATIVES = [("<=", "<"), ("<", "<="), (">=", ">"), (">", ">="), ("==", "!="), ("!=", "=="), (" and ", " or "),
-                (" or ", " and "), (" + ", " - "), (" - ", " + "), (" * ", " // "), ("True", "False"), ("False", "True")]
+ALTERNATIVES = [
+    ("<=", "<"),
+    ("<", "<="),
+    (">=", ">"),
+    (">", ">="),
+    ("==", "!="),
+    ("!=", "=="),
+    (" and ", " or "),
+    (" or ", " and "),
+    (" + ", " - "),
+    (" - ", " + "),
+    (" * ", " // "),
+    ("True", "False"),
+    ("False", "True"),
+]
 
 
 @dataclass
@@ -70,13 +83,20 @@ class Tally:
 
     def add(self, case: str, role: str, model: str, usage: dict[str, int]) -> None:
         row = self.by_case.setdefault(case, {}).setdefault(
-            role, {k: 0 for k in (*USAGE_KEYS, "cost_usd", "uncached_usd", "calls")})
+            role, {k: 0 for k in (*USAGE_KEYS, "cost_usd", "uncached_usd", "calls")}
+        )
         for key in USAGE_KEYS:
             row[key] += usage[key]
         row["cost_usd"] += cost_of(model, usage, DEFAULT_PRICES)
         # the same prompts with no prompt caching: every input token at the input price
-        row["uncached_usd"] += cost_of(model, {"input_tokens": sum(usage[k] for k in USAGE_KEYS if k != "output_tokens"),
-                                               "output_tokens": usage["output_tokens"]}, DEFAULT_PRICES)
+        row["uncached_usd"] += cost_of(
+            model,
+            {
+                "input_tokens": sum(usage[k] for k in USAGE_KEYS if k != "output_tokens"),
+                "output_tokens": usage["output_tokens"],
+            },
+            DEFAULT_PRICES,
+        )
         row["calls"] += 1
 
 
@@ -94,7 +114,7 @@ def load_case(folder: Path) -> Case:
         if removed or added:
             context = 0 if removed and added else 1  # a pure deletion or insertion needs an anchor line
             while True:
-                above = before[len(before) - context:] if context else []
+                above = before[len(before) - context :] if context else []
                 current = "\n".join(above + removed)
                 if source.count(current) == 1 or context >= len(before):
                     break
@@ -196,7 +216,9 @@ class CorpusAgent:
         if turn == 0:
             return [("read_file", {"path": changes[0]["file"]})] if changes else "no change to make"
         if turn == 1:
-            return [("replace_in_file", {"path": c["file"], "old": c["current"], "new": c["should_be"]}) for c in changes]
+            return [
+                ("replace_in_file", {"path": c["file"], "old": c["current"], "new": c["should_be"]}) for c in changes
+            ]
         refused = any(b.get("is_error") for b in body["messages"][-1]["content"] if isinstance(b, dict))
         return [("finish", {"summary": plan["fix"]["description"], "confidence": 0.2 if refused else 0.8})]
 
@@ -216,13 +238,30 @@ class CountingAPI(ScriptedAPI):
 
 
 def run_bench(strategies: list[str], only: list[str], parallel: int, base_url: str, scratch: Path) -> dict[str, Any]:
-    env = {**os.environ, "ANTHROPIC_API_KEY": "sk-ant-scripted-not-a-real-key", "ANTHROPIC_BASE_URL": base_url,
-           "NO_PROXY": "127.0.0.1"}
+    env = {
+        **os.environ,
+        "ANTHROPIC_API_KEY": "sk-ant-scripted-not-a-real-key",
+        "ANTHROPIC_BASE_URL": base_url,
+        "NO_PROXY": "127.0.0.1",
+    }
     for name in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy"):
         env.pop(name, None)
-    command = [sys.executable, "-m", "explore", "bench", str(CASES), "--agent", "anthropic", "--parallel", str(parallel),
-               "--json", "--out", str(scratch / "bench"), *(a for s in strategies for a in ("--strategy", s)),
-               *(a for c in only for a in ("--case", c))]
+    command = [
+        sys.executable,
+        "-m",
+        "explore",
+        "bench",
+        str(CASES),
+        "--agent",
+        "anthropic",
+        "--parallel",
+        str(parallel),
+        "--json",
+        "--out",
+        str(scratch / "bench"),
+        *(a for s in strategies for a in ("--strategy", s)),
+        *(a for c in only for a in ("--case", c)),
+    ]
     done = subprocess.run(command, env=env, cwd=scratch, stdout=subprocess.PIPE, text=True)
     line = next((l for l in reversed(done.stdout.splitlines()) if l.startswith("{")), "")
     if not line:
@@ -242,16 +281,25 @@ def report(bench: dict[str, Any], parallel: int) -> dict[str, Any]:
         per_iteration = [r["usage"].get("cost_usd", 0.0) / r["iterations"] for r in runs if r["iterations"]]
         calls = [r["usage"].get("calls", 0) / r["iterations"] for r in runs if r["iterations"]]
         if not per_iteration:
-            print(f"\n{strategy}: no run got to an iteration: " + "; ".join(
-                f"{r['case']} {r['status']} ({r.get('stop_reason') or r.get('error')})" for r in runs))
+            print(
+                f"\n{strategy}: no run got to an iteration: "
+                + "; ".join(f"{r['case']} {r['status']} ({r.get('stop_reason') or r.get('error')})" for r in runs)
+            )
             continue
         tokens = {k: sum(r["usage"].get(k, 0) for r in runs) for k in USAGE_KEYS}
         iterations = sum(r["iterations"] for r in runs)
         figures[strategy] = {
-            "runs": len(runs), "iterations": iterations, "errors": sum(1 for r in runs if r.get("error")),
+            "runs": len(runs),
+            "iterations": iterations,
+            "errors": sum(1 for r in runs if r.get("error")),
             "oracle_repaired": sum(1 for r in runs if r["repaired"]),
-            "cost_per_iteration_usd": {"mean": statistics.fmean(per_iteration), "median": statistics.median(per_iteration),
-                                       "p90": percentile(per_iteration, 0.9), "min": min(per_iteration), "max": max(per_iteration)},
+            "cost_per_iteration_usd": {
+                "mean": statistics.fmean(per_iteration),
+                "median": statistics.median(per_iteration),
+                "p90": percentile(per_iteration, 0.9),
+                "min": min(per_iteration),
+                "max": max(per_iteration),
+            },
             "calls_per_iteration": statistics.fmean(calls),
             "tokens_per_iteration": {k: round(v / iterations) for k, v in tokens.items()},
             "total_usd": sum(r["usage"].get("cost_usd", 0.0) for r in runs),
@@ -260,14 +308,25 @@ def report(bench: dict[str, Any], parallel: int) -> dict[str, Any]:
         c = f["cost_per_iteration_usd"]
         for r in runs:
             if not r["repaired"]:
-                print(f"  not repaired: {r['case']} [{strategy}] {r['status']}, {r['iterations']} iteration(s): "
-                      f"{r.get('stop_reason') or r.get('error')}")
-        print(f"\n{strategy}: {len(runs)} runs, {iterations} iterations, --parallel {parallel}, "
-              f"oracle-repaired {f['oracle_repaired']}/{len(runs)}, errors {f['errors']}")
-        print(f"  $ per iteration: mean {c['mean']:.4f}  median {c['median']:.4f}  p90 {c['p90']:.4f}  "
-              f"min {c['min']:.4f}  max {c['max']:.4f}   calls/iteration {f['calls_per_iteration']:.1f}")
-        print("  tokens per iteration: " + "  ".join(f"{k.replace('_input_tokens', '').replace('_tokens', '')} "
-                                                       f"{v:,}" for k, v in f["tokens_per_iteration"].items()))
+                print(
+                    f"  not repaired: {r['case']} [{strategy}] {r['status']}, {r['iterations']} iteration(s): "
+                    f"{r.get('stop_reason') or r.get('error')}"
+                )
+        print(
+            f"\n{strategy}: {len(runs)} runs, {iterations} iterations, --parallel {parallel}, "
+            f"oracle-repaired {f['oracle_repaired']}/{len(runs)}, errors {f['errors']}"
+        )
+        print(
+            f"  $ per iteration: mean {c['mean']:.4f}  median {c['median']:.4f}  p90 {c['p90']:.4f}  "
+            f"min {c['min']:.4f}  max {c['max']:.4f}   calls/iteration {f['calls_per_iteration']:.1f}"
+        )
+        print(
+            "  tokens per iteration: "
+            + "  ".join(
+                f"{k.replace('_input_tokens', '').replace('_tokens', '')} {v:,}"
+                for k, v in f["tokens_per_iteration"].items()
+            )
+        )
     return figures
 
 
@@ -292,17 +351,33 @@ def main() -> None:
             for key, value in row.items():
                 into[key] += value
     iterations = sum(f["iterations"] for f in figures.values())
-    print("\nper iteration by role (all strategies): " + "   ".join(
-        f"{role} ${row['cost_usd'] / iterations:.4f} in {row['calls'] / iterations:.1f} calls" for role, row in sorted(roles.items())))
+    print(
+        "\nper iteration by role (all strategies): "
+        + "   ".join(
+            f"{role} ${row['cost_usd'] / iterations:.4f} in {row['calls'] / iterations:.1f} calls"
+            for role, row in sorted(roles.items())
+        )
+    )
     served = sum(r["cost_usd"] for r in roles.values())
     uncached = sum(r["uncached_usd"] for r in roles.values())
-    print(f"without prompt caching the same calls would cost ${uncached / iterations:.4f} per iteration "
-          f"(caching saves {1 - served / uncached:.0%})")
+    print(
+        f"without prompt caching the same calls would cost ${uncached / iterations:.4f} per iteration "
+        f"(caching saves {1 - served / uncached:.0%})"
+    )
     claimed = sum(f["total_usd"] for f in figures.values())
     print(f"server-side total ${served:.4f} vs explore's own usage ${claimed:.4f} (should match)")
     if args.out:
-        args.out.write_text(json.dumps({"figures": figures, "roles": roles, "by_case": tally.by_case,
-                                        "bench": {k: bench[k] for k in ("started_at", "duration_s", "parallel")}}, indent=1))
+        args.out.write_text(
+            json.dumps(
+                {
+                    "figures": figures,
+                    "roles": roles,
+                    "by_case": tally.by_case,
+                    "bench": {k: bench[k] for k in ("started_at", "duration_s", "parallel")},
+                },
+                indent=1,
+            )
+        )
         print(f"wrote {args.out}")
 
 

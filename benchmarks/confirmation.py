@@ -33,7 +33,14 @@ from pathlib import Path
 from explore.bench.corpus import load_corpus
 from explore.bench.runner import prepare
 
-DEFAULT_CASES = ["calendar_leap_year", "cart_subtotal", "brackets_balance", "color_blend", "count_peaks", "config_comments"]
+DEFAULT_CASES = [
+    "calendar_leap_year",
+    "cart_subtotal",
+    "brackets_balance",
+    "color_blend",
+    "count_peaks",
+    "config_comments",
+]
 MODES = {"auto": [], "shards=2": ["--shards", "2"]}
 
 
@@ -47,10 +54,16 @@ class Generated:
         (repo / "calc.py").write_text("def add(a, b):\n    return a - b\n\n\ndef mul(a, b):\n    return a * b\n")
         (repo / "pyproject.toml").write_text('[tool.pytest.ini_options]\npythonpath = ["."]\ntestpaths = ["tests"]\n')
         for k in range(self.files):
-            tests = "".join(f"\n\ndef test_{k}_{t}():\n    time.sleep(0.005)\n    assert {'add' if t == 0 else 'mul'}({t}, 2) == {t + 2 if t == 0 else 2 * t}\n"
-                            for t in range(40))
+            tests = "".join(
+                f"\n\ndef test_{k}_{t}():\n    time.sleep(0.005)\n    assert {'add' if t == 0 else 'mul'}({t}, 2) == {t + 2 if t == 0 else 2 * t}\n"
+                for t in range(40)
+            )
             (repo / "tests" / f"test_part{k}.py").write_text(f"import time\n\nfrom calc import add, mul{tests}")
-        for argv in (["init", "-q", "-b", "main"], ["add", "-A"], ["-c", "user.name=bench", "-c", "user.email=bench@localhost", "commit", "-qm", "case"]):
+        for argv in (
+            ["init", "-q", "-b", "main"],
+            ["add", "-A"],
+            ["-c", "user.name=bench", "-c", "user.email=bench@localhost", "commit", "-qm", "case"],
+        ):
             subprocess.run(["git", *argv], cwd=repo, check=True)
 
 
@@ -62,17 +75,45 @@ def run_case(case, extra: list[str], parallel: int) -> dict:
             case.make(repo)
         else:
             repo, _ = prepare(case, scratch)
-        env = {**os.environ, "EXPLORE_WORKTREES_DIR": str(scratch / "worktrees"), "PYTHONDONTWRITEBYTECODE": "1",
-               "PATH": os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")])}
+        env = {
+            **os.environ,
+            "EXPLORE_WORKTREES_DIR": str(scratch / "worktrees"),
+            "PYTHONDONTWRITEBYTECODE": "1",
+            "PATH": os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")]),
+        }
         started = time.monotonic()
-        done = subprocess.run([sys.executable, "-m", "explore", "run", str(repo), "--agent", "mutate", "--parallel", str(parallel),
-                               "--json", *extra], cwd=scratch, env=env, capture_output=True, text=True, timeout=1800)
+        done = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "explore",
+                "run",
+                str(repo),
+                "--agent",
+                "mutate",
+                "--parallel",
+                str(parallel),
+                "--json",
+                *extra,
+            ],
+            cwd=scratch,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=1800,
+        )
         wall = time.monotonic() - started
         summary = json.loads(done.stdout.strip().splitlines()[-1])
         iterations = summary.get("iterations") or []
         confirmation = sum(i.get("timing", {}).get("confirmation", 0.0) for i in iterations)
         merged = sum(1 for i in iterations if i.get("winner"))
-        return {"status": summary.get("status"), "exit": done.returncode, "with": wall, "confirmation": confirmation, "merged": merged}
+        return {
+            "status": summary.get("status"),
+            "exit": done.returncode,
+            "with": wall,
+            "confirmation": confirmation,
+            "merged": merged,
+        }
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
 
@@ -86,7 +127,9 @@ def main() -> None:
     cases: list = load_corpus(Path(__file__).parent / "cases", args.case or DEFAULT_CASES)
     if args.files:
         cases.append(Generated("multi_file", args.files))
-    print(f"{'case':24} {'mode':9} {'status':10} {'merged':>6} {'with s':>8} {'confirm s':>9} {'without s':>9} {'ratio':>6}")
+    print(
+        f"{'case':24} {'mode':9} {'status':10} {'merged':>6} {'with s':>8} {'confirm s':>9} {'without s':>9} {'ratio':>6}"
+    )
     totals = {mode: [0.0, 0.0] for mode in MODES}
     for case in cases:
         for mode, extra in MODES.items():
@@ -94,10 +137,15 @@ def main() -> None:
             without = row["with"] - row["confirmation"]
             totals[mode][0] += row["with"]
             totals[mode][1] += without
-            print(f"{case.name:24} {mode:9} {row['status']:10} {row['merged']:>6} {row['with']:>8.1f} {row['confirmation']:>9.1f} "
-                  f"{without:>9.1f} {row['with'] / without:>6.3f}", flush=True)
+            print(
+                f"{case.name:24} {mode:9} {row['status']:10} {row['merged']:>6} {row['with']:>8.1f} {row['confirmation']:>9.1f} "
+                f"{without:>9.1f} {row['with'] / without:>6.3f}",
+                flush=True,
+            )
     for mode, (with_s, without_s) in totals.items():
-        print(f"{'all cases':24} {mode:9} {'':10} {'':>6} {with_s:>8.1f} {with_s - without_s:>9.1f} {without_s:>9.1f} {with_s / without_s:>6.3f}")
+        print(
+            f"{'all cases':24} {mode:9} {'':10} {'':>6} {with_s:>8.1f} {with_s - without_s:>9.1f} {without_s:>9.1f} {with_s / without_s:>6.3f}"
+        )
 
 
 if __name__ == "__main__":

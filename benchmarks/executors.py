@@ -108,7 +108,9 @@ def overhead(tmp: Path, files: int, rounds: int = 5) -> list[tuple[str, str, str
 
     big = tmp / "big"
     parallel_speedup.make_big_repo(big, files - 1)
-    (big / "test_big.py").write_text("from pkg.m007 import mod00700\n\n\ndef test_f():\n    assert mod00700.f1(1) == 2\n")
+    (big / "test_big.py").write_text(
+        "from pkg.m007 import mod00700\n\n\ndef test_f():\n    assert mod00700.f1(1) == 2\n"
+    )
     (big / "pkg" / "__init__.py").write_text("")
     (big / "pkg" / "m007" / "__init__.py").write_text("")
     parallel_speedup.git(big, "add", "-A")
@@ -116,7 +118,7 @@ def overhead(tmp: Path, files: int, rounds: int = 5) -> list[tuple[str, str, str
     repo = git.Repo(big)
     commit = repo.head.commit.hexsha
     tracked = len(repo.git.ls_files().splitlines())
-    patch = ("--- a/pkg/m007/mod00700.py\n+++ b/pkg/m007/mod00700.py\n@@ -1,2 +1,3 @@\n \"\"\"Module 700.\"\"\"\n+# a candidate's edit\n \n")
+    patch = '--- a/pkg/m007/mod00700.py\n+++ b/pkg/m007/mod00700.py\n@@ -1,2 +1,3 @@\n """Module 700."""\n+# a candidate\'s edit\n \n'
     command = TestCommand(python=sys.executable)
     pool = WorktreePool(repo, big, tmp / "worktrees" / "bench")
     local = LocalExecutor(pool=pool, tracker=procs.ProcessTracker(), parallel=1)
@@ -139,11 +141,17 @@ def overhead(tmp: Path, files: int, rounds: int = 5) -> list[tuple[str, str, str
             started = time.perf_counter()
             await ray_executor.prepare(commit)
             prepare_s = time.perf_counter() - started
-            await timed(ray_executor, TestJob(command=command, id="warm", commit=commit, patch=patch))  # a worker process started
+            await timed(
+                ray_executor, TestJob(command=command, id="warm", commit=commit, patch=patch)
+            )  # a worker process started
             local_s, ray_s = [], []
             for n in range(rounds):
-                local_s.append(await timed(local, TestJob(command=command, id=f"l{n}", commit=commit, patch=patch, workdir=path)))
-                ray_s.append(await timed(ray_executor, TestJob(command=command, id=f"r{n}", commit=commit, patch=patch)))
+                local_s.append(
+                    await timed(local, TestJob(command=command, id=f"l{n}", commit=commit, patch=patch, workdir=path))
+                )
+                ray_s.append(
+                    await timed(ray_executor, TestJob(command=command, id=f"r{n}", commit=commit, patch=patch))
+                )
             return local_s, ray_s, prepare_s
         finally:
             await ray_executor.close()
@@ -155,11 +163,23 @@ def overhead(tmp: Path, files: int, rounds: int = 5) -> list[tuple[str, str, str
         repo.close()
     per_candidate = statistics.median(ray_s) - statistics.median(local_s) + prepare_s / 3
     return [
-        (f"repo: {tracked:,} tracked files; bundle size", f"{len(bundle) / 2**20:.1f} MiB", f"made in {bundle_s:.2f} s"),
+        (
+            f"repo: {tracked:,} tracked files; bundle size",
+            f"{len(bundle) / 2**20:.1f} MiB",
+            f"made in {bundle_s:.2f} s",
+        ),
         ("prepare (bundle + ray.put), once per iteration", f"{prepare_s:.2f} s", ""),
         (f"candidate test job, local executor (median of {rounds})", f"{statistics.median(local_s):.2f} s", ""),
-        (f"candidate test job, ray executor (median of {rounds})", f"{statistics.median(ray_s):.2f} s", "checkout + apply + run + cleanup"),
-        ("overhead per candidate: ray - local + prepare / 3", f"{per_candidate:.2f} s", verdict(per_candidate, OVERHEAD_TARGET_S, at_least=False)),
+        (
+            f"candidate test job, ray executor (median of {rounds})",
+            f"{statistics.median(ray_s):.2f} s",
+            "checkout + apply + run + cleanup",
+        ),
+        (
+            "overhead per candidate: ray - local + prepare / 3",
+            f"{per_candidate:.2f} s",
+            verdict(per_candidate, OVERHEAD_TARGET_S, at_least=False),
+        ),
     ]
 
 
@@ -167,7 +187,9 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sleep", type=float, default=0.25, help="seconds each of the 40 tests of (a) sleeps")
     parser.add_argument("--speedup-sleep", type=float, default=2.5, help="seconds of sleep in (b)'s suite")
-    parser.add_argument("--long-sleep", type=float, default=12.0, help="seconds of sleep in (b')'s suite, over 6 test files")
+    parser.add_argument(
+        "--long-sleep", type=float, default=12.0, help="seconds of sleep in (b')'s suite, over 6 test files"
+    )
     parser.add_argument("--files", type=int, default=5000)
     parser.add_argument("--skip", default="", help="comma list of parts to skip: a,b,b',c")
     args = parser.parse_args()
@@ -184,7 +206,9 @@ def main() -> int:
             print(f"\n(b) --parallel 3 over --parallel 1, {args.speedup_sleep:g} s of sleep in 3 test files")
             print(parallel_speedup.table(parallel_speedup.speedup(tmp, args.speedup_sleep, slow_files=3)))
         if "b'" not in skip:
-            print(f"\n(b') second workload, not the issue's: --parallel 3 over --parallel 1, {args.long_sleep:g} s of sleep in 6 test files")
+            print(
+                f"\n(b') second workload, not the issue's: --parallel 3 over --parallel 1, {args.long_sleep:g} s of sleep in 6 test files"
+            )
             print(parallel_speedup.table(parallel_speedup.speedup(tmp / "long", args.long_sleep, slow_files=6)))
         if "c" not in skip:
             print(f"\n(c) per-candidate overhead of --executor ray over local, {args.files:,}-file repo")

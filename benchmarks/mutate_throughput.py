@@ -57,7 +57,7 @@ def words(text, limit):
         out.append(word.lower())
     return out
 '''
-TESTS = '''\
+TESTS = """\
 from small import clamp, mean, words
 
 
@@ -74,7 +74,7 @@ def test_mean():
 
 def test_words():
     assert words("A b C d", 3) == ["a", "b", "c"]
-'''
+"""
 
 
 async def throughput(count: int, lanes: int) -> None:
@@ -86,8 +86,13 @@ async def throughput(count: int, lanes: int) -> None:
         source = Source("small.py", MODULE)
         mutants = mutants_in(source)[:count]
         ids = ["tests/test_small.py::test_clamp", "tests/test_small.py::test_mean", "tests/test_small.py::test_words"]
-        jobs = [Job({str(root / f): t for f, t in mutated_sources(m, {"small.py": MODULE}).items()}, ids, [], 5.0) for m in mutants]
-        print(f"{len(jobs)} mutants of a {len(MODULE.splitlines())}-line module, {len(ids)} tests each, {lanes} lane(s)")
+        jobs = [
+            Job({str(root / f): t for f, t in mutated_sources(m, {"small.py": MODULE}).items()}, ids, [], 5.0)
+            for m in mutants
+        ]
+        print(
+            f"{len(jobs)} mutants of a {len(MODULE.splitlines())}-line module, {len(ids)} tests each, {lanes} lane(s)"
+        )
         rates = {}
         for design in ("fresh", "fork"):
             async with Screener(design, sys.executable, root, Path(tmp) / f"run-{design}", lanes) as screener:
@@ -137,8 +142,16 @@ async def formulas(cases_dir: Path) -> None:
             shutil.copytree(cases_dir / name / "project", work)
             run = await run_tests(TestCommand(python=sys.executable), work, Path(tmp) / "base.log")
             failing = [i for i, o in run.outcomes.items() if o.outcome in ("failed", "error")]
-            spectrum = (await localise.collect(sys.executable, work, Path(tmp) / "run", failing, sorted(run.passing()),
-                                               longreprs=[o.longrepr for o in run.outcomes.values()])).spectrum
+            spectrum = (
+                await localise.collect(
+                    sys.executable,
+                    work,
+                    Path(tmp) / "run",
+                    failing,
+                    sorted(run.passing()),
+                    longreprs=[o.longrepr for o in run.outcomes.values()],
+                )
+            ).spectrum
             file, lines = fix_lines((cases_dir / name / "fix.patch").read_text())
             row = []
             for formula in localise.FORMULAS:
@@ -151,7 +164,9 @@ async def formulas(cases_dir: Path) -> None:
     for formula, ps in positions.items():
         top1 = sum(p <= 1 for p in ps)
         top3 = sum(p <= 3 for p in ps)
-        print(f"  {formula:9s} mean {statistics.mean(ps):5.2f}  median {statistics.median(ps):4.1f}  top-1 {top1:2d}  top-3 {top3:2d}")
+        print(
+            f"  {formula:9s} mean {statistics.mean(ps):5.2f}  median {statistics.median(ps):4.1f}  top-1 {top1:2d}  top-3 {top3:2d}"
+        )
     print(json.dumps({f: round(statistics.mean(ps), 3) for f, ps in positions.items()}))
 
 

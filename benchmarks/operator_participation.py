@@ -49,7 +49,11 @@ def operators_of(before: str, after: str, name: str) -> list[str]:
     if singles:
         return [min((m.operator for m in singles), key=RANK.__getitem__)]
     after_lines = set(after.splitlines())
-    useful = [m for m in mutants if set(apply_edits(before, [e for _, e in m.edits]).splitlines()) - set(before.splitlines()) <= after_lines]
+    useful = [
+        m
+        for m in mutants
+        if set(apply_edits(before, [e for _, e in m.edits]).splitlines()) - set(before.splitlines()) <= after_lines
+    ]
     for a, b in itertools.combinations(useful, 2):
         edits = [e for _, e in a.edits + b.edits]
         if any(x.start < y.end and y.start < x.end for x, y in itertools.combinations(edits, 2)):

@@ -53,7 +53,9 @@ OVERHEAD_TARGET_S = 0.5
 
 
 def git(cwd: Path, *args: str) -> str:
-    done = subprocess.run(["git", *args], cwd=cwd, env={**os.environ, **GIT_ENV}, capture_output=True, text=True, check=True)
+    done = subprocess.run(
+        ["git", *args], cwd=cwd, env={**os.environ, **GIT_ENV}, capture_output=True, text=True, check=True
+    )
     return done.stdout.strip()
 
 
@@ -87,7 +89,8 @@ def make_sleep_project(root: Path, sleep_s: float, slow_files: int = 1) -> None:
     """slow_files > 1 spreads the same sleep over that many test files (what sharding can split)."""
     root.mkdir(parents=True)
     (root / "calc.py").write_text("def value():\n    return 1\n\n\ndef other():\n    return 10\n")
-    (root / "test_calc.py").write_text(textwrap.dedent("""\
+    (root / "test_calc.py").write_text(
+        textwrap.dedent("""\
         import time
 
         from calc import other, value
@@ -99,10 +102,14 @@ def make_sleep_project(root: Path, sleep_s: float, slow_files: int = 1) -> None:
 
         def test_other():
             assert other() == 10
-        """) + ("" if slow_files > 1 else f"\n\ndef test_slow():\n    time.sleep({sleep_s})\n"))
+        """)
+        + ("" if slow_files > 1 else f"\n\ndef test_slow():\n    time.sleep({sleep_s})\n")
+    )
     if slow_files > 1:
         for k in range(slow_files):
-            (root / f"test_slow_{k}.py").write_text(f"import time\n\n\ndef test_slow():\n    time.sleep({sleep_s / slow_files})\n")
+            (root / f"test_slow_{k}.py").write_text(
+                f"import time\n\n\ndef test_slow():\n    time.sleep({sleep_s / slow_files})\n"
+            )
     (root / "agent.py").write_text(AGENT)
     (root / "pyproject.toml").write_text(f'[tool.explore]\npython = "{sys.executable}"\n')
     (root / ".gitignore").write_text("__pycache__/\n")
@@ -126,8 +133,21 @@ def _concurrently(project: Path, selections: list[list[str]]) -> None:
     procs = []
     for n, selection in enumerate(selections):
         report = project / f".floor-{n}.json"
-        argv = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", *selection,
-                "--json-report", f"--json-report-file={report}", "--json-report-omit", "log", "streams", "warnings"]
+        argv = [
+            sys.executable,
+            "-m",
+            "pytest",
+            "-p",
+            "no:cacheprovider",
+            "-q",
+            *selection,
+            "--json-report",
+            f"--json-report-file={report}",
+            "--json-report-omit",
+            "log",
+            "streams",
+            "warnings",
+        ]
         procs.append(subprocess.Popen(argv, cwd=project, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
     for proc in procs:
         proc.wait()
@@ -163,15 +183,31 @@ LINE = re.compile(r"^\s*(\d+\.\d)s (.*)$")
 
 def explore_run(project: Path, parallel: int) -> dict:
     agent_cmd = f"{sys.executable} agent.py"
-    argv = [sys.executable, "-m", "explore", "run", str(project), "--parallel", str(parallel), "--agent", "command",
-            "--agent-cmd", agent_cmd, "--branch-timeout", "120", "--json"]
+    argv = [
+        sys.executable,
+        "-m",
+        "explore",
+        "run",
+        str(project),
+        "--parallel",
+        str(parallel),
+        "--agent",
+        "command",
+        "--agent-cmd",
+        agent_cmd,
+        "--branch-timeout",
+        "120",
+        "--json",
+    ]
     started = time.perf_counter()
     done = subprocess.run(argv, cwd=project, capture_output=True, text=True, timeout=300)
     wall = time.perf_counter() - started
     try:
         summary = json.loads(done.stdout)
     except ValueError:
-        raise SystemExit(f"explore run --parallel {parallel} printed no JSON (exit {done.returncode}):\n{done.stderr[-3000:]}")
+        raise SystemExit(
+            f"explore run --parallel {parallel} printed no JSON (exit {done.returncode}):\n{done.stderr[-3000:]}"
+        )
     # Phase times from the progress lines on stderr (elapsed seconds since the display started).
     iteration_start = finish = None
     started_stage: dict[str, tuple[str, float]] = {}
@@ -234,12 +270,17 @@ def speedup(tmp: Path, sleep_s: float, slow_files: int = 1) -> list[tuple[str, s
             r = explore_run(copy, parallel)
             shutil.rmtree(copy, ignore_errors=True)
             ids = [f"{c['id']}:{c['status']}" for c in r["candidates"]]
-            print(f"  --parallel {parallel} (attempt {attempt}): exit {r['exit']} {r['status']}, "
-                  f"{r['iterations']} iteration(s), candidates {ids}", flush=True)
+            print(
+                f"  --parallel {parallel} (attempt {attempt}): exit {r['exit']} {r['status']}, "
+                f"{r['iterations']} iteration(s), candidates {ids}",
+                flush=True,
+            )
             bad = [c for c in r["candidates"] if c["status"] != "ok"]
             for c in bad:
                 reason = " ".join((c.get("reason") or "").split())
-                troubles.append(f"--parallel {parallel} attempt {attempt}: candidate {c['id']} {c['status']}: {reason[:400]}")
+                troubles.append(
+                    f"--parallel {parallel} attempt {attempt}: candidate {c['id']} {c['status']}: {reason[:400]}"
+                )
             if r["status"] == "succeeded" and len(r["candidates"]) == 3 and not bad:
                 results[parallel] = r
                 break
@@ -262,42 +303,84 @@ def speedup(tmp: Path, sleep_s: float, slow_files: int = 1) -> list[tuple[str, s
 
     ratio = one["wall"] / three["wall"]
     rows = [
-        ("per-candidate tests by hand: affected (1 test) + full suite", f"{affected_s:.2f} + {full_s:.2f} = {affected_s + full_s:.2f} s", ""),
+        (
+            "per-candidate tests by hand: affected (1 test) + full suite",
+            f"{affected_s:.2f} + {full_s:.2f} = {affected_s + full_s:.2f} s",
+            "",
+        ),
         ("per-candidate tests in --parallel 1: affected + full", tests_text(one), ""),
         ("per-candidate tests in --parallel 3: affected + full", tests_text(three), ""),
-        ("tests the runner's affected stage ran (of 3; 1 failing)", ", ".join(map(str, one["affected_selected"] + three["affected_selected"])), ""),
-        ("per-candidate duration_s (agent + tests), mean",
-         f"p1 {statistics.mean(c['duration_s'] for c in one['candidates']):.2f} s, "
-         f"p3 {statistics.mean(c['duration_s'] for c in three['candidates']):.2f} s", ""),
+        (
+            "tests the runner's affected stage ran (of 3; 1 failing)",
+            ", ".join(map(str, one["affected_selected"] + three["affected_selected"])),
+            "",
+        ),
+        (
+            "per-candidate duration_s (agent + tests), mean",
+            f"p1 {statistics.mean(c['duration_s'] for c in one['candidates']):.2f} s, "
+            f"p3 {statistics.mean(c['duration_s'] for c in three['candidates']):.2f} s",
+            "",
+        ),
         ("wall time explore run --parallel 1", f"{one['wall']:.2f} s", ""),
         ("wall time explore run --parallel 3", f"{three['wall']:.2f} s", ""),
-        ("ratio --parallel 1 / --parallel 3 (end to end)", f"{ratio:.2f}",
-         f"target >= {RATIO_TARGET}: {'met' if ratio >= RATIO_TARGET else 'NOT met'}"),
+        (
+            "ratio --parallel 1 / --parallel 3 (end to end)",
+            f"{ratio:.2f}",
+            f"target >= {RATIO_TARGET}: {'met' if ratio >= RATIO_TARGET else 'NOT met'}",
+        ),
     ]
-    if one["baseline_s"] is not None and three["baseline_s"] is not None and one["iterations_s"] and three["iterations_s"]:
+    if (
+        one["baseline_s"] is not None
+        and three["baseline_s"] is not None
+        and one["iterations_s"]
+        and three["iterations_s"]
+    ):
         phase_ratio = one["iterations_s"] / three["iterations_s"]
         # Amdahl: with an unsharded baseline and perfect fan-out the --parallel 3 run would
         # take baseline + one third of --parallel 1's iterations.
         ideal = one["wall"] / (one["wall"] - one["iterations_s"] * 2 / 3)
         rows += [
-            ("  baseline phase (sharded with --parallel 3 where the runner shards it)", f"p1 {one['baseline_s']:.1f} s, p3 {three['baseline_s']:.1f} s", ""),
-            ("  iteration phase (propose, fan out, merge)", f"p1 {one['iterations_s']:.1f} s, p3 {three['iterations_s']:.1f} s", ""),
-            ("ratio of the iteration phases alone", f"{phase_ratio:.2f}",
-             f"target >= {RATIO_TARGET}: {'met' if phase_ratio >= RATIO_TARGET else 'NOT met'}"),
+            (
+                "  baseline phase (sharded with --parallel 3 where the runner shards it)",
+                f"p1 {one['baseline_s']:.1f} s, p3 {three['baseline_s']:.1f} s",
+                "",
+            ),
+            (
+                "  iteration phase (propose, fan out, merge)",
+                f"p1 {one['iterations_s']:.1f} s, p3 {three['iterations_s']:.1f} s",
+                "",
+            ),
+            (
+                "ratio of the iteration phases alone",
+                f"{phase_ratio:.2f}",
+                f"target >= {RATIO_TARGET}: {'met' if phase_ratio >= RATIO_TARGET else 'NOT met'}",
+            ),
             ("best end-to-end ratio an unsharded baseline allows", f"{ideal:.2f}", "(perfect 3x fan-out)"),
         ]
     if slow_files > 1:
         ideal_ratio = round(floor_one / floor_three, 2)
         rows += [
-            ("floor: the same test processes by hand, no explore (p1 / p3)", f"{floor_one:.2f} / {floor_three:.2f} s", ""),
-            ("ratio of the floors: the most any runner reaches here", f"{ideal_ratio:.2f}",
-             f"target >= {RATIO_TARGET}: {'within reach' if ideal_ratio >= RATIO_TARGET else 'out of reach'}"),
-            ("explore over its floor (p1 / p3)", f"{one['wall'] / floor_one:.2f}x / {three['wall'] / floor_three:.2f}x", ""),
+            (
+                "floor: the same test processes by hand, no explore (p1 / p3)",
+                f"{floor_one:.2f} / {floor_three:.2f} s",
+                "",
+            ),
+            (
+                "ratio of the floors: the most any runner reaches here",
+                f"{ideal_ratio:.2f}",
+                f"target >= {RATIO_TARGET}: {'within reach' if ideal_ratio >= RATIO_TARGET else 'out of reach'}",
+            ),
+            (
+                "explore over its floor (p1 / p3)",
+                f"{one['wall'] / floor_one:.2f}x / {three['wall'] / floor_three:.2f}x",
+                "",
+            ),
         ]
     return rows
 
 
 # --------------------------------------------------------------------------- overhead
+
 
 def make_big_repo(root: Path, files: int) -> None:
     root.mkdir(parents=True)
@@ -422,20 +505,34 @@ def overhead(tmp: Path, files: int) -> list[tuple[str, str, str]]:
         ("fresh worktree: capture_patch", ms(fresh["patch"]), ""),
         ("fresh worktree: scoring (2,000 test ids)", ms(fresh["score"]), ""),
         ("fresh worktree: remove (remove_all)", ms(fresh["remove"]), ""),
-        ("overhead per candidate, fresh (mean / max)", f"{statistics.mean(fresh_total):.3f} / {max(fresh_total):.3f} s",
-         verdict(max(fresh_total))),
+        (
+            "overhead per candidate, fresh (mean / max)",
+            f"{statistics.mean(fresh_total):.3f} / {max(fresh_total):.3f} s",
+            verdict(max(fresh_total)),
+        ),
         ("pool reuse: acquire = reset + clean", ms(reuse["reset"]), ""),
         ("pool reuse: capture_patch", ms(reuse["patch"]), ""),
         ("pool reuse: scoring", ms(reuse["score"]), ""),
-        (f"pool removal at the end (3 worktrees) / {candidates_served} candidates", f"{removal:.2f} s / {candidates_served}", ""),
-        ("overhead per candidate, pool reuse (mean / max)", f"{statistics.mean(reuse_total):.3f} / {max(reuse_total):.3f} s",
-         verdict(max(reuse_total))),
-        ("ignored files (a .pyc) left by the previous candidate survive the reset", f"{sum(debris)}/{len(debris)}",
-         "(acquire runs `clean -fd`, not `-fdx`)"),
+        (
+            f"pool removal at the end (3 worktrees) / {candidates_served} candidates",
+            f"{removal:.2f} s / {candidates_served}",
+            "",
+        ),
+        (
+            "overhead per candidate, pool reuse (mean / max)",
+            f"{statistics.mean(reuse_total):.3f} / {max(reuse_total):.3f} s",
+            verdict(max(reuse_total)),
+        ),
+        (
+            "ignored files (a .pyc) left by the previous candidate survive the reset",
+            f"{sum(debris)}/{len(debris)}",
+            "(acquire runs `clean -fd`, not `-fdx`)",
+        ),
     ]
 
 
 # --------------------------------------------------------------------------- main
+
 
 def table(rows: list[tuple[str, str, str]]) -> str:
     width = max(len(r[0]) for r in rows)
@@ -445,7 +542,12 @@ def table(rows: list[tuple[str, str, str]]) -> str:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--sleep", type=float, default=2.5, help="seconds the slow test sleeps (default 2.5: ~3 s of tests per candidate)")
+    parser.add_argument(
+        "--sleep",
+        type=float,
+        default=2.5,
+        help="seconds the slow test sleeps (default 2.5: ~3 s of tests per candidate)",
+    )
     parser.add_argument("--files", type=int, default=5000, help="files in the generated repo for the overhead figures")
     parser.add_argument("--skip-speedup", action="store_true")
     args = parser.parse_args()
@@ -454,8 +556,10 @@ def main() -> int:
     previous = os.environ.get("EXPLORE_WORKTREES_DIR")
     os.environ["EXPLORE_WORKTREES_DIR"] = str(tmp / "worktrees")
     try:
-        print(f"explore parallel speed-up and per-candidate overhead ({os.cpu_count()} CPUs, "
-              f"load average {os.getloadavg()[0]:.1f}, git {git(tmp, '--version').split()[-1]})")
+        print(
+            f"explore parallel speed-up and per-candidate overhead ({os.cpu_count()} CPUs, "
+            f"load average {os.getloadavg()[0]:.1f}, git {git(tmp, '--version').split()[-1]})"
+        )
         if not args.skip_speedup:
             print(f"\nspeed-up: 3 candidates, test suite sleeping {args.sleep:g} s, --agent command (scripted)")
             print(table(speedup(tmp, args.sleep)))

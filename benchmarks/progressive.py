@@ -94,7 +94,9 @@ if action:
 
 
 def git(cwd: Path, *args: str) -> str:
-    done = subprocess.run(["git", *args], cwd=cwd, env={**os.environ, **GIT_ENV}, capture_output=True, text=True, check=True)
+    done = subprocess.run(
+        ["git", *args], cwd=cwd, env={**os.environ, **GIT_ENV}, capture_output=True, text=True, check=True
+    )
     return done.stdout.strip()
 
 
@@ -152,7 +154,12 @@ def generate(root: Path, modules: int, per_module: int, layout: str, python: str
             ("scale_list", "assert [scale(2)] == [4]"),
         ]
         for i in range(per_module - len(tests)):
-            tests.append((f"offset_{i}", f"assert offset({i}) == {i + m}" if i % 2 else f"assert clip({i * 7}) == {min(100, i * 7)}"))
+            tests.append(
+                (
+                    f"offset_{i}",
+                    f"assert offset({i}) == {i + m}" if i % 2 else f"assert clip({i * 7}) == {min(100, i * 7)}",
+                )
+            )
         for i, (name, body) in enumerate(tests):
             slow = "    spin()\n" if i % 5 == 4 else ""
             lines.append(f"\ndef test_{name}():\n{slow}    {body}\n")
@@ -190,9 +197,27 @@ def run_explore(repo: Path, agent: str, worktrees: Path) -> tuple[int, dict, flo
     env.pop("ANTHROPIC_API_KEY", None)
     started = time.monotonic()
     done = subprocess.run(
-        [sys.executable, "-m", "explore", "run", str(repo), "--agent", "command", "--agent-cmd", agent,
-         "--parallel", "3", "--max-iterations", "3", "--json"],
-        cwd=repo, env=env, capture_output=True, text=True, timeout=1800,
+        [
+            sys.executable,
+            "-m",
+            "explore",
+            "run",
+            str(repo),
+            "--agent",
+            "command",
+            "--agent-cmd",
+            agent,
+            "--parallel",
+            "3",
+            "--max-iterations",
+            "3",
+            "--json",
+        ],
+        cwd=repo,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=1800,
     )
     wall = time.monotonic() - started
     try:
@@ -229,11 +254,19 @@ def one_mode(name: str, template: Path, work: Path, agent: str, python_real: str
     code, summary, wall, stderr = run_explore(repo, agent, work / name / "worktrees")
     rows = read_timings(timings)
     return {
-        "name": name, "repo": repo, "code": code, "summary": summary, "wall": wall, "stderr": stderr,
-        "rows": rows, "overridden": overridden,
+        "name": name,
+        "repo": repo,
+        "code": code,
+        "summary": summary,
+        "wall": wall,
+        "stderr": stderr,
+        "rows": rows,
+        "overridden": overridden,
         # the winner's change (the merged commit against its parent; the repos differ only in the
         # benchmark's interpreter path in pyproject.toml)
-        "tree": git(repo, "diff", f"{summary['merged_commit']}^", summary["merged_commit"]) if summary.get("merged_commit") else None,
+        "tree": git(repo, "diff", f"{summary['merged_commit']}^", summary["merged_commit"])
+        if summary.get("merged_commit")
+        else None,
     }
 
 
@@ -269,77 +302,106 @@ def main() -> None:
         }
         (work / "agent.py").write_text(AGENT.format(edits=edits))
         agent = f"{sys.executable} {work / 'agent.py'}"
-        print(f"project: {total:,} tests in {args.modules} modules ({args.layout} layout), "
-              f"{total // 5:,} slow (~5 ms CPU each); bug in {bug}; 3 candidates (a real fix, "
-              f"b fixes the failing tests but breaks another in the same module, c no-op edit in {noop})")
+        print(
+            f"project: {total:,} tests in {args.modules} modules ({args.layout} layout), "
+            f"{total // 5:,} slow (~5 ms CPU each); bug in {bug}; 3 candidates (a real fix, "
+            f"b fixes the failing tests but breaks another in the same module, c no-op edit in {noop})"
+        )
 
         results = {}
         for name in ("selection", "full"):
             results[name] = one_mode(name, template, work, agent, python_real)
             r = results[name]
             s = r["summary"]
-            print(f"\n[{name}] exit {r['code']}, status {s['status']}, wall {r['wall']:.1f}s, "
-                  f"baseline {s['baseline']['passed']}/{s['baseline']['total']} -> final {s['final']['passed']}/{s['final']['total']}"
-                  + (f"; strategies overridden with mode=full: {', '.join(r['overridden'])}" if r["overridden"] else ""))
+            print(
+                f"\n[{name}] exit {r['code']}, status {s['status']}, wall {r['wall']:.1f}s, "
+                f"baseline {s['baseline']['passed']}/{s['baseline']['total']} -> final {s['final']['passed']}/{s['final']['total']}"
+                + (f"; strategies overridden with mode=full: {', '.join(r['overridden'])}" if r["overridden"] else "")
+            )
             base = iteration_figures(r, "baseline")
             print(f"  baseline test processes: {len(base['runs'])}, {base['cpu']:.2f} s CPU, {base['wall']:.2f} s wall")
             for it in s["iterations"]:
                 fig = iteration_figures(r, f"iteration-{it['n']}")
-                print(f"  iteration {it['n']} ({it['strategy']}): winner {it['winner']}, pass rate {it['pass_rate']:.2f}%")
+                print(
+                    f"  iteration {it['n']} ({it['strategy']}): winner {it['winner']}, pass rate {it['pass_rate']:.2f}%"
+                )
                 for c in it["candidates"]:
-                    print(f"    candidate {c['id']}: {c['status']:<9} {c['pass_rate']:6.2f}%  duration_s {c['duration_s']:6.2f}  "
-                          f"{c.get('progress') or ''}")
+                    print(
+                        f"    candidate {c['id']}: {c['status']:<9} {c['pass_rate']:6.2f}%  duration_s {c['duration_s']:6.2f}  "
+                        f"{c.get('progress') or ''}"
+                    )
                 for cid, kind, cpu, wall in fig["runs"]:
                     label = "affected" if kind == "affected" else "full suite"
                     print(f"    test process  {cid} {label:<10} {cpu:6.2f} s CPU  {wall:6.2f} s wall")
-                print(f"    iteration test time: {fig['cpu']:.2f} s CPU, {fig['wall']:.2f} s wall "
-                      f"({len(fig['runs'])} test processes)")
+                print(
+                    f"    iteration test time: {fig['cpu']:.2f} s CPU, {fig['wall']:.2f} s wall "
+                    f"({len(fig['runs'])} test processes)"
+                )
 
         sel, full = results["selection"], results["full"]
         n_iter = max(len(sel["summary"]["iterations"]), len(full["summary"]["iterations"]))
-        print("\nper-iteration test time (sum over every test process of the iteration's candidates; "
-              "CPU = user+sys of the pytest processes, wall = their summed wall times)")
-        print(f"  {'iteration':<10} {'selection CPU':>14} {'full CPU':>10} {'saving':>8}   {'selection wall':>15} {'full wall':>10} {'saving':>8}")
+        print(
+            "\nper-iteration test time (sum over every test process of the iteration's candidates; "
+            "CPU = user+sys of the pytest processes, wall = their summed wall times)"
+        )
+        print(
+            f"  {'iteration':<10} {'selection CPU':>14} {'full CPU':>10} {'saving':>8}   {'selection wall':>15} {'full wall':>10} {'saving':>8}"
+        )
         savings = []
         for n in range(1, n_iter + 1):
             a, b = iteration_figures(sel, f"iteration-{n}"), iteration_figures(full, f"iteration-{n}")
             cpu_saving = 1 - a["cpu"] / b["cpu"] if b["cpu"] else float("nan")
             wall_saving = 1 - a["wall"] / b["wall"] if b["wall"] else float("nan")
             savings.append(cpu_saving)
-            print(f"  {n:<10} {a['cpu']:>13.2f}s {b['cpu']:>9.2f}s {cpu_saving:>8.1%}   {a['wall']:>14.2f}s {b['wall']:>9.2f}s {wall_saving:>8.1%}")
+            print(
+                f"  {n:<10} {a['cpu']:>13.2f}s {b['cpu']:>9.2f}s {cpu_saving:>8.1%}   {a['wall']:>14.2f}s {b['wall']:>9.2f}s {wall_saving:>8.1%}"
+            )
             if b["cpu"]:
                 print(f"  ratio selection/full: {a['cpu'] / b['cpu']:.3f} (CPU), {a['wall'] / b['wall']:.3f} (wall)")
         same = (
             sel["code"] == full["code"]
             and sel["summary"]["status"] == full["summary"]["status"]
             and sel["summary"]["final"] == full["summary"]["final"]
-            and [i["winner"] for i in sel["summary"]["iterations"]] == [i["winner"] for i in full["summary"]["iterations"]]
+            and [i["winner"] for i in sel["summary"]["iterations"]]
+            == [i["winner"] for i in full["summary"]["iterations"]]
             and sel["tree"] == full["tree"]
         )
-        print(f"same final result (exit code, status, final counts, winners, merged diff): {'yes' if same else 'NO'}"
-              f" — selection: exit {sel['code']} {sel['summary']['status']} merged diff {len(str(sel['tree']))} chars; "
-              f"full: exit {full['code']} {full['summary']['status']} merged diff {len(str(full['tree']))} chars, identical: {sel['tree'] == full['tree']}")
+        print(
+            f"same final result (exit code, status, final counts, winners, merged diff): {'yes' if same else 'NO'}"
+            f" — selection: exit {sel['code']} {sel['summary']['status']} merged diff {len(str(sel['tree']))} chars; "
+            f"full: exit {full['code']} {full['summary']['status']} merged diff {len(str(full['tree']))} chars, identical: {sel['tree'] == full['tree']}"
+        )
         worst = min(savings) if savings else float("nan")
         met = worst >= TARGET_SAVING
         print(f"target >= {TARGET_SAVING:.0%} less test time per iteration: {'met' if met else 'MISSED'} ({worst:.1%})")
         if not met:
             import re
 
-            wide = [f"{it['n']}{c['id']}: {m.group(0)}" for it in sel["summary"]["iterations"] for c in it["candidates"]
-                    for m in [re.search(r"affected ([\d,]+)/([\d,]+)", c.get("progress") or "")]
-                    if m and int(m.group(2).replace(",", "")) >= 0.9 * total]
+            wide = [
+                f"{it['n']}{c['id']}: {m.group(0)}"
+                for it in sel["summary"]["iterations"]
+                for c in it["candidates"]
+                for m in [re.search(r"affected ([\d,]+)/([\d,]+)", c.get("progress") or "")]
+                if m and int(m.group(2).replace(",", "")) >= 0.9 * total
+            ]
             if wide:
-                print(f"  why: the affected runs selected (nearly) the whole suite ({'; '.join(wide)}): the static import\n"
-                      f"  map matched every test file (see the package-layout bug in src/explore/decide/affected.py), so each\n"
-                      f"  candidate ran the full suite as its 'affected' run and the winner ran it once more to validate.")
+                print(
+                    f"  why: the affected runs selected (nearly) the whole suite ({'; '.join(wide)}): the static import\n"
+                    f"  map matched every test file (see the package-layout bug in src/explore/decide/affected.py), so each\n"
+                    f"  candidate ran the full suite as its 'affected' run and the winner ran it once more to validate."
+                )
             first_full = [r for r in sel["rows"] if r["iteration"] == "iteration-1" and r["kind"] == "tests"]
-            full_cost = iteration_figures(full, "iteration-1")["cpu"] / max(1, len(iteration_figures(full, "iteration-1")["runs"]))
-            print(f"  why: the winner must be validated on the full suite before it is merged (DESIGN: a selection\n"
-                  f"  mistake may cost time, never a wrong merge). That one full run ({len(first_full)} here) costs about\n"
-                  f"  {full_cost:.2f} s CPU, a third of full mode's three full runs, so with 3 candidates the saving\n"
-                  f"  cannot exceed 1 - 1/3 = 66.7% whatever the selection does; the affected runs add their own\n"
-                  f"  interpreter start-up and collection on top. 80% needs >= 5 candidates per iteration, or an\n"
-                  f"  iteration whose candidates all fail their affected tests (no validation at all).")
+            full_cost = iteration_figures(full, "iteration-1")["cpu"] / max(
+                1, len(iteration_figures(full, "iteration-1")["runs"])
+            )
+            print(
+                f"  why: the winner must be validated on the full suite before it is merged (DESIGN: a selection\n"
+                f"  mistake may cost time, never a wrong merge). That one full run ({len(first_full)} here) costs about\n"
+                f"  {full_cost:.2f} s CPU, a third of full mode's three full runs, so with 3 candidates the saving\n"
+                f"  cannot exceed 1 - 1/3 = 66.7% whatever the selection does; the affected runs add their own\n"
+                f"  interpreter start-up and collection on top. 80% needs >= 5 candidates per iteration, or an\n"
+                f"  iteration whose candidates all fail their affected tests (no validation at all)."
+            )
         if not same:
             print(sel["stderr"][-2000:], full["stderr"][-2000:], sep="\n")
     finally:

@@ -80,7 +80,9 @@ def phases_from_logs(run_dir: Path) -> dict[str, float]:
 
 def judge(case: dict, repo: Path, initial: str) -> tuple[bool, bool, list[str]]:
     """(repaired, exact, test files touched)."""
-    changed = subprocess.run(["git", "diff", "--name-only", initial, "HEAD"], cwd=repo, capture_output=True, text=True).stdout.split()
+    changed = subprocess.run(
+        ["git", "diff", "--name-only", initial, "HEAD"], cwd=repo, capture_output=True, text=True
+    ).stdout.split()
     touched = [p for p in changed if any(p == t.rstrip("/") or p.startswith(t) for t in case["test_paths"])]
     with tempfile.TemporaryDirectory() as scratch:
         export = Path(scratch) / "tree"
@@ -92,9 +94,27 @@ def judge(case: dict, repo: Path, initial: str) -> tuple[bool, bool, list[str]]:
         env = {**os.environ, "PYTHONPATH": pythonpath(export)}
         env.pop("VIRTUAL_ENV", None)
         report = Path(scratch) / "report.json"
-        subprocess.run([case["python"], "-m", "pytest", "-q", "-p", "no:cacheprovider", "--json-report",
-                        f"--json-report-file={report}", *case["failing_by_bug"]], cwd=export, env=env, capture_output=True)
-        outcomes = {t["nodeid"]: t["outcome"] for t in json.loads(report.read_text()).get("tests", [])} if report.exists() else {}
+        subprocess.run(
+            [
+                case["python"],
+                "-m",
+                "pytest",
+                "-q",
+                "-p",
+                "no:cacheprovider",
+                "--json-report",
+                f"--json-report-file={report}",
+                *case["failing_by_bug"],
+            ],
+            cwd=export,
+            env=env,
+            capture_output=True,
+        )
+        outcomes = (
+            {t["nodeid"]: t["outcome"] for t in json.loads(report.read_text()).get("tests", [])}
+            if report.exists()
+            else {}
+        )
         lines = (export / case["bug"]["path"]).read_text().splitlines()
     passes = all(outcomes.get(t) == "passed" for t in case["failing_by_bug"])
     exact = len(lines) >= case["bug"]["line"] and lines[case["bug"]["line"] - 1] == case["bug"]["original"]
@@ -107,15 +127,27 @@ def run_case(folder: Path, parallel: int, timeout: float, keep: Path | None, flo
         repo, timing_copy = Path(scratch) / "repo", Path(scratch) / "suite"
         shutil.copytree(folder / "repo", repo, symlinks=True)
         shutil.copytree(folder / "repo", timing_copy, symlinks=True)
-        initial = subprocess.run(["git", "rev-parse", "HEAD"], cwd=repo, capture_output=True, text=True, check=True).stdout.strip()
+        initial = subprocess.run(
+            ["git", "rev-parse", "HEAD"], cwd=repo, capture_output=True, text=True, check=True
+        ).stdout.strip()
         suite_before = suite_seconds(case["python"], timing_copy)
         venv = str(Path(case["python"]).parent.parent)
         env = {**os.environ, "VIRTUAL_ENV": venv, "PATH": f"{venv}/bin{os.pathsep}{os.environ.get('PATH', '')}"}
         start = time.monotonic()
-        agent = ["--agent", "command", "--agent-cmd", f"git apply {folder / 'fix.patch'}", "--parallel", "1"] if floor else ["--agent", "mutate", "--parallel", str(parallel)]
+        agent = (
+            ["--agent", "command", "--agent-cmd", f"git apply {folder / 'fix.patch'}", "--parallel", "1"]
+            if floor
+            else ["--agent", "mutate", "--parallel", str(parallel)]
+        )
         load = os.getloadavg()[0]
-        process = subprocess.Popen([explore_bin(), "run", *agent, "--json", str(repo)],
-                                   env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+        process = subprocess.Popen(
+            [explore_bin(), "run", *agent, "--json", str(repo)],
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            start_new_session=True,
+        )
         try:
             stdout, stderr = process.communicate(timeout=timeout)
             exit_code: int | None = process.returncode
@@ -131,7 +163,11 @@ def run_case(folder: Path, parallel: int, timeout: float, keep: Path | None, flo
         except json.JSONDecodeError:
             summary = {}
         runs = sorted((repo / ".explore" / "runs").glob("*/state.json"))
-        run_dir = repo / ".explore" / "runs" / summary["run_id"] if summary.get("run_id") else (runs[-1].parent if runs else None)
+        run_dir = (
+            repo / ".explore" / "runs" / summary["run_id"]
+            if summary.get("run_id")
+            else (runs[-1].parent if runs else None)
+        )
         phases, source = phases_from_summary(summary), "timing"
         if phases is None and run_dir and (run_dir / "state.json").exists():  # a killed run: its state holds the same
             state = json.loads((run_dir / "state.json").read_text())
@@ -148,14 +184,24 @@ def run_case(folder: Path, parallel: int, timeout: float, keep: Path | None, flo
             (target / "stderr.txt").write_text(stderr)
             (target / "report.md").write_text(report)
     return {
-        "case": case["name"], "library": f"{case['library']} {case['version']}", "kind": case["bug"]["kind"],
-        "tests": case["tests"], "broken": len(case["failing_by_bug"]),
-        "status": summary.get("status", "timeout" if exit_code is None else f"exit {exit_code}"), "exit_code": exit_code,
-        "repaired": repaired, "exact": exact, "tests_touched": touched,
+        "case": case["name"],
+        "library": f"{case['library']} {case['version']}",
+        "kind": case["bug"]["kind"],
+        "tests": case["tests"],
+        "broken": len(case["failing_by_bug"]),
+        "status": summary.get("status", "timeout" if exit_code is None else f"exit {exit_code}"),
+        "exit_code": exit_code,
+        "repaired": repaired,
+        "exact": exact,
+        "tests_touched": touched,
         "iterations": len(summary.get("iterations", [])),
-        "suite_s": round(suite, 2), "suite_before_s": round(suite_before, 2), "suite_after_s": round(suite_after, 2),
-        "explore_s": round(wall, 2), "ratio": round(wall / suite, 2) if suite else None,
-        "phases": phases, "phases_from": source if phases else None,
+        "suite_s": round(suite, 2),
+        "suite_before_s": round(suite_before, 2),
+        "suite_after_s": round(suite_after, 2),
+        "explore_s": round(wall, 2),
+        "ratio": round(wall / suite, 2) if suite else None,
+        "phases": phases,
+        "phases_from": source if phases else None,
         "notes": [it.get("generator_note") for it in summary.get("iterations", []) if it.get("generator_note")],
         "stop_reason": summary.get("stop_reason"),
         "load_average": [round(load, 2), round(os.getloadavg()[0], 2)],
@@ -163,25 +209,39 @@ def run_case(folder: Path, parallel: int, timeout: float, keep: Path | None, flo
 
 
 def render(results: list[dict]) -> str:
-    head = "| case | tests | broken | repaired | exact | iters | suite s | explore s | × suite | " + " | ".join(PHASES) + " |"
+    head = (
+        "| case | tests | broken | repaired | exact | iters | suite s | explore s | × suite | "
+        + " | ".join(PHASES)
+        + " |"
+    )
     rows = [head, "|" + "---|" * 3 + ":-:|:-:|" + "---:|" * (4 + len(PHASES))]
     for r in results:
         ph = r["phases"] or {}
         mark = "" if r["phases_from"] != "logs" else "*"
-        rows.append(f"| {r['case']} | {r['tests']} | {r['broken']} | {'yes' if r['repaired'] else 'NO'} | {'yes' if r['exact'] else 'no'} | "
-                    f"{r['iterations']} | {r['suite_s']:.1f} | {r['explore_s']:.1f} | {r['ratio']:.1f}× | "
-                    + " | ".join(f"{ph.get(p, 0):.1f}{mark}" if ph else "–" for p in PHASES) + " |")
+        rows.append(
+            f"| {r['case']} | {r['tests']} | {r['broken']} | {'yes' if r['repaired'] else 'NO'} | {'yes' if r['exact'] else 'no'} | "
+            f"{r['iterations']} | {r['suite_s']:.1f} | {r['explore_s']:.1f} | {r['ratio']:.1f}× | "
+            + " | ".join(f"{ph.get(p, 0):.1f}{mark}" if ph else "–" for p in PHASES)
+            + " |"
+        )
     ratios = [r["ratio"] for r in results if r["ratio"]]
     totals = {p: sum((r["phases"] or {}).get(p, 0) for r in results) for p in PHASES}
     total_explore = sum(r["explore_s"] for r in results)
-    rows.append(f"| **total** | {sum(r['tests'] for r in results)} | {sum(r['broken'] for r in results)} | "
-                f"**{sum(r['repaired'] for r in results)}/{len(results)}** | {sum(r['exact'] for r in results)}/{len(results)} | "
-                f"{sum(r['iterations'] for r in results)} | {sum(r['suite_s'] for r in results):.1f} | {total_explore:.1f} | "
-                f"median {statistics.median(ratios) if ratios else 0:.1f}× | "
-                + " | ".join(f"{totals[p]:.1f} ({100 * totals[p] / total_explore if total_explore else 0:.0f}%)" for p in PHASES) + " |")
+    rows.append(
+        f"| **total** | {sum(r['tests'] for r in results)} | {sum(r['broken'] for r in results)} | "
+        f"**{sum(r['repaired'] for r in results)}/{len(results)}** | {sum(r['exact'] for r in results)}/{len(results)} | "
+        f"{sum(r['iterations'] for r in results)} | {sum(r['suite_s'] for r in results):.1f} | {total_explore:.1f} | "
+        f"median {statistics.median(ratios) if ratios else 0:.1f}× | "
+        + " | ".join(
+            f"{totals[p]:.1f} ({100 * totals[p] / total_explore if total_explore else 0:.0f}%)" for p in PHASES
+        )
+        + " |"
+    )
     lines = ["\n".join(rows)]
     if any(r["phases_from"] == "logs" for r in results):
-        lines.append("* from the run's logs (no `timing` in the summary): fan-out holds fan-out, validation and merge together.")
+        lines.append(
+            "* from the run's logs (no `timing` in the summary): fan-out holds fan-out, validation and merge together."
+        )
     for r in results:
         if not r["repaired"]:
             why = r["notes"][-1] if r["notes"] else r["stop_reason"] or r["status"]
@@ -198,11 +258,18 @@ def main() -> int:
     parser.add_argument("--timeout", type=float, default=1800, help="seconds per explore run")
     parser.add_argument("--json", type=Path, help="write the results here")
     parser.add_argument("--keep", type=Path, help="keep each run's summary, progress and report here")
-    parser.add_argument("--floor", action="store_true",
-                        help="the floor: an agent that applies the case's own fix at once (`--agent command`, one "
-                             "candidate), so the run is explore's fixed costs alone — baseline, one validation, merge")
+    parser.add_argument(
+        "--floor",
+        action="store_true",
+        help="the floor: an agent that applies the case's own fix at once (`--agent command`, one "
+        "candidate), so the run is explore's fixed costs alone — baseline, one validation, merge",
+    )
     args = parser.parse_args()
-    folders = sorted(p for p in (args.cache / "cases").iterdir() if (p / "case.json").exists()) if (args.cache / "cases").is_dir() else []
+    folders = (
+        sorted(p for p in (args.cache / "cases").iterdir() if (p / "case.json").exists())
+        if (args.cache / "cases").is_dir()
+        else []
+    )
     folders = [f for f in folders if not args.only or f.name in args.only]
     if not folders:
         print(f"no built cases in {args.cache / 'cases'}: run benchmarks/realworld/build.py first", file=sys.stderr)
@@ -211,11 +278,26 @@ def main() -> int:
     for folder in folders:
         r = run_case(folder, args.parallel, args.timeout, args.keep, args.floor)
         results.append(r)
-        print(f"{r['case']}: {'repaired' if r['repaired'] else 'NOT repaired'} ({r['status']}), explore {r['explore_s']:.1f} s "
-              f"= {r['ratio']}× the suite's {r['suite_s']:.1f} s; phases {r['phases']} ({r['phases_from']}); "
-              f"load average {r['load_average']}", file=sys.stderr, flush=True)
+        print(
+            f"{r['case']}: {'repaired' if r['repaired'] else 'NOT repaired'} ({r['status']}), explore {r['explore_s']:.1f} s "
+            f"= {r['ratio']}× the suite's {r['suite_s']:.1f} s; phases {r['phases']} ({r['phases_from']}); "
+            f"load average {r['load_average']}",
+            file=sys.stderr,
+            flush=True,
+        )
         if args.json:  # after every case: a run cut short keeps what it measured
-            args.json.write_text(json.dumps({"load_average": os.getloadavg(), "parallel": args.parallel, "floor": args.floor, "results": results}, indent=2) + "\n")
+            args.json.write_text(
+                json.dumps(
+                    {
+                        "load_average": os.getloadavg(),
+                        "parallel": args.parallel,
+                        "floor": args.floor,
+                        "results": results,
+                    },
+                    indent=2,
+                )
+                + "\n"
+            )
     print(render(results))
     return 0
 

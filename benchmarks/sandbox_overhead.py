@@ -38,8 +38,12 @@ from explore.edges import guard, procs, sandbox
 
 PROCESSES_PER_CANDIDATE = 3
 TARGET_S = 0.1
-GIT_ENV = {"GIT_AUTHOR_NAME": "bench", "GIT_AUTHOR_EMAIL": "bench@localhost", "GIT_COMMITTER_NAME": "bench",
-           "GIT_COMMITTER_EMAIL": "bench@localhost"}
+GIT_ENV = {
+    "GIT_AUTHOR_NAME": "bench",
+    "GIT_AUTHOR_EMAIL": "bench@localhost",
+    "GIT_COMMITTER_NAME": "bench",
+    "GIT_COMMITTER_EMAIL": "bench@localhost",
+}
 
 
 def git(cwd: Path, *args: str) -> None:
@@ -98,8 +102,10 @@ def main() -> None:
             started = time.perf_counter()
             watched.fingerprint()
             prints.append(time.perf_counter() - started)
-    print(f"{args.files} files, {args.rounds} rounds; load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores. Wall time grows "
-          "with the load: the median is what this machine gave, the minimum what a process costs when it gets a core at once")
+    print(
+        f"{args.files} files, {args.rounds} rounds; load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores. Wall time grows "
+        "with the load: the median is what this machine gave, the minimum what a process costs when it gets a core at once"
+    )
     for stat_name, pick in (("median", statistics.median), ("minimum", min)):
         wall = {name: pick(values) for name, values in times.items()}
         print(f"  {stat_name}:")
@@ -108,8 +114,10 @@ def main() -> None:
         box = PROCESSES_PER_CANDIDATE * (wall["bwrap"] - wall["plain"])
         mark = PROCESSES_PER_CANDIDATE * (wall["marker"] - wall["plain"])
         fingerprint = pick(prints)
-        print(f"    per candidate ({PROCESSES_PER_CANDIDATE} processes): sandbox +{box * 1000:.1f} ms, sandbox off (marker, daemon scan) "
-              f"+{mark * 1000:.1f} ms; the guard's fingerprint {fingerprint * 1000:.1f} ms (both modes); target < {TARGET_S * 1000:.0f} ms")
+        print(
+            f"    per candidate ({PROCESSES_PER_CANDIDATE} processes): sandbox +{box * 1000:.1f} ms, sandbox off (marker, daemon scan) "
+            f"+{mark * 1000:.1f} ms; the guard's fingerprint {fingerprint * 1000:.1f} ms (both modes); target < {TARGET_S * 1000:.0f} ms"
+        )
 
 
 if __name__ == "__main__":

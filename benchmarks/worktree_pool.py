@@ -38,7 +38,9 @@ SLOTS = "abc"
 
 
 def git(cwd: Path, *args: str) -> str:
-    done = subprocess.run(["git", *args], cwd=cwd, env={**os.environ, **GIT_ENV}, capture_output=True, text=True, check=True)
+    done = subprocess.run(
+        ["git", *args], cwd=cwd, env={**os.environ, **GIT_ENV}, capture_output=True, text=True, check=True
+    )
     return done.stdout.strip()
 
 
@@ -97,8 +99,12 @@ def bench_pool(repo_root: Path, commit: str, iterations: int) -> dict:
         removal = time.perf_counter() - t0
         repo.close()
     candidates = iterations * len(SLOTS)
-    return {"first": first, "later": later, "removal": removal,
-            "per_candidate": (sum(first) + sum(later) + removal) / candidates}
+    return {
+        "first": first,
+        "later": later,
+        "removal": removal,
+        "per_candidate": (sum(first) + sum(later) + removal) / candidates,
+    }
 
 
 def bench_fresh(repo_root: Path, commit: str, iterations: int, folder: Path) -> dict:
@@ -126,10 +132,18 @@ def bench_fresh(repo_root: Path, commit: str, iterations: int, folder: Path) -> 
             rounds.append(statistics.mean(round_times))
     finally:
         for path in live:
-            subprocess.run(["git", "worktree", "remove", "--force", "--force", str(path)], cwd=repo_root, capture_output=True)
+            subprocess.run(
+                ["git", "worktree", "remove", "--force", "--force", str(path)], cwd=repo_root, capture_output=True
+            )
         subprocess.run(["git", "worktree", "prune"], cwd=repo_root, capture_output=True)
     totals = [s + t for s, t in zip(setups, teardowns)]
-    return {"setup": setups, "teardown": teardowns, "rounds": rounds, "per_candidate": statistics.mean(totals), "max": max(totals)}
+    return {
+        "setup": setups,
+        "teardown": teardowns,
+        "rounds": rounds,
+        "per_candidate": statistics.mean(totals),
+        "max": max(totals),
+    }
 
 
 def table(rows: list[tuple[str, str, str]]) -> str:
@@ -156,10 +170,14 @@ def main() -> int:
         generated = time.perf_counter() - started
         load = os.getloadavg()
         n = args.iterations * len(SLOTS)
-        print(f"worktree setup + teardown per candidate: {args.iterations} iterations x {len(SLOTS)} candidates, "
-              f"generated {args.files:,}-file repo ({generated:.1f} s to generate)")
-        print(f"{os.cpu_count()} CPUs, load average {load[0]:.1f}, git {git(tmp, '--version').split()[-1]}, "
-              f"worktrees in {os.environ['EXPLORE_WORKTREES_DIR']}")
+        print(
+            f"worktree setup + teardown per candidate: {args.iterations} iterations x {len(SLOTS)} candidates, "
+            f"generated {args.files:,}-file repo ({generated:.1f} s to generate)"
+        )
+        print(
+            f"{os.cpu_count()} CPUs, load average {load[0]:.1f}, git {git(tmp, '--version').split()[-1]}, "
+            f"worktrees in {os.environ['EXPLORE_WORKTREES_DIR']}"
+        )
 
         pool = bench_pool(repo_root, commit, args.iterations)
         fresh = bench_fresh(repo_root, commit, args.iterations, tmp / "worktrees" / "fresh")
@@ -171,10 +189,16 @@ def main() -> int:
             (f"pool: first acquire per slot = worktree add ({len(pool['first'])}x)", ms(pool["first"]), ""),
             (f"pool: later acquires = reset + clean + .env ({len(pool['later'])}x)", ms(pool["later"]), ""),
             ("pool: remove_all at the end (3 worktrees)", f"{1000 * pool['removal']:.0f} ms", ""),
-            (f"pool: per candidate, all of it / {n}", f"{pool['per_candidate']:.3f} s",
-             f"target <= {TARGET_S} s: {'met' if pool['per_candidate'] <= TARGET_S else 'NOT met'}"),
-            ("pool: per candidate, steady state (a reset)", f"{statistics.mean(pool['later']):.3f} s",
-             f"target <= {TARGET_S} s: {'met' if statistics.mean(pool['later']) <= TARGET_S else 'NOT met'}"),
+            (
+                f"pool: per candidate, all of it / {n}",
+                f"{pool['per_candidate']:.3f} s",
+                f"target <= {TARGET_S} s: {'met' if pool['per_candidate'] <= TARGET_S else 'NOT met'}",
+            ),
+            (
+                "pool: per candidate, steady state (a reset)",
+                f"{statistics.mean(pool['later']):.3f} s",
+                f"target <= {TARGET_S} s: {'met' if statistics.mean(pool['later']) <= TARGET_S else 'NOT met'}",
+            ),
             (f"fresh: worktree add + .env ({n}x)", ms(fresh["setup"]), ""),
             (f"fresh: worktree remove ({n}x)", ms(fresh["teardown"]), ""),
             ("fresh: per candidate (mean / max)", f"{fresh['per_candidate']:.3f} / {fresh['max']:.3f} s", ""),

@@ -44,8 +44,12 @@ def real_cli(name: str) -> Path:
     with open(prefix / ".lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         if not binary.exists():
-            done = subprocess.run([npm, "install", "--no-audit", "--no-fund", "--prefix", str(prefix), package],
-                                  capture_output=True, text=True, timeout=600)
+            done = subprocess.run(
+                [npm, "install", "--no-audit", "--no-fund", "--prefix", str(prefix), package],
+                capture_output=True,
+                text=True,
+                timeout=600,
+            )
             if done.returncode != 0 or not binary.exists():
                 pytest.fail(f"`npm install {package}` failed ({done.returncode}): {done.stderr[-2000:]}")
     return binary

@@ -46,8 +46,10 @@ def bwrap() -> str:
                 subprocess.run(install, capture_output=True, env=env, timeout=600)
             found = shutil.which("bwrap")
     if found is None:
-        pytest.fail("the sandbox tests need bubblewrap: install it (apt-get install bubblewrap), or run the tests as root "
-                    "on a Debian-like system so they install it themselves")
+        pytest.fail(
+            "the sandbox tests need bubblewrap: install it (apt-get install bubblewrap), or run the tests as root "
+            "on a Debian-like system so they install it themselves"
+        )
     return found
 
 
@@ -86,7 +88,9 @@ def make_repo(root: Path, files: dict[str, str], python: str | None = None, expl
 
 def run_cli(args: list[str], cwd: Path | None = None) -> tuple[int, dict | None, str]:
     """explore as a user runs it: a real process; (exit code, JSON summary or None, stderr)."""
-    done = subprocess.run([sys.executable, "-m", "explore", *args], cwd=cwd, capture_output=True, text=True, timeout=600)
+    done = subprocess.run(
+        [sys.executable, "-m", "explore", *args], cwd=cwd, capture_output=True, text=True, timeout=600
+    )
     payload = None
     if done.stdout.strip():
         try:
@@ -133,9 +137,21 @@ def ray_address(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     previous = os.environ.get("RAY_AUTH_MODE")
     os.environ["RAY_AUTH_MODE"] = "disabled"  # no token file in $HOME; drivers and CLI runs inherit it
     head = subprocess.Popen(
-        [str(ray_cli), "start", "--head", f"--port={port}", "--num-cpus=2", f"--temp-dir={temp}", "--include-dashboard=false",
-         "--disable-usage-stats", "--object-store-memory=100000000", "--block"],
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
+        [
+            str(ray_cli),
+            "start",
+            "--head",
+            f"--port={port}",
+            "--num-cpus=2",
+            f"--temp-dir={temp}",
+            "--include-dashboard=false",
+            "--disable-usage-stats",
+            "--object-store-memory=100000000",
+            "--block",
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
     )
     address = f"127.0.0.1:{port}"
     try:

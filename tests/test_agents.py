@@ -21,31 +21,94 @@ FILES = {
     "calc.py": "def add(a, b):\n    return a - b\n",
     "tests/test_calc.py": "from calc import add\n\n\ndef test_add():\n    assert add(2, 3) == 5\n\n\ndef test_ok():\n    assert True\n",
 }
-CODEX = "\n".join(json.dumps(e) for e in [
-    {"type": "thread.started", "thread_id": "th-1"}, {"type": "turn.started"},
-    {"type": "item.completed", "item": {"id": "item_1", "type": "agent_message", "text": "add adds now"}},
-    {"type": "turn.completed", "usage": {"input_tokens": 1200, "cached_input_tokens": 200, "output_tokens": 300}}])
-GEMINI = "Loaded cached credentials.\n" + json.dumps({"session_id": "g-1", "response": "add adds now", "stats": {"models": {
-    "gemini-2.5-pro": {"api": {"totalRequests": 2, "totalErrors": 0}, "tokens": {"prompt": 1200, "candidates": 250, "total": 1700,
-                                                                                "cached": 200, "thoughts": 50, "tool": 0}}}}}, indent=2)
-QWEN = json.dumps([{"type": "system", "subtype": "init", "session_id": "q-1"},
-                   {"type": "result", "subtype": "success", "session_id": "q-1", "is_error": False, "num_turns": 2,
-                    "result": "add adds now", "usage": {"input_tokens": 1000, "output_tokens": 300, "cache_read_input_tokens": 200}}])
-AIDER = ("Aider v0.86.1\nTokens: 1.2k sent, 300 received. Cost: $0.01 message, $0.01 session.\nApplied edit to calc.py\n"
-         "Tokens: 2.0k sent, 1.0k cache write, 500 cache hit, 150 received. Cost: $0.02 message, $0.03 session.\n")
+CODEX = "\n".join(
+    json.dumps(e)
+    for e in [
+        {"type": "thread.started", "thread_id": "th-1"},
+        {"type": "turn.started"},
+        {"type": "item.completed", "item": {"id": "item_1", "type": "agent_message", "text": "add adds now"}},
+        {"type": "turn.completed", "usage": {"input_tokens": 1200, "cached_input_tokens": 200, "output_tokens": 300}},
+    ]
+)
+GEMINI = "Loaded cached credentials.\n" + json.dumps(
+    {
+        "session_id": "g-1",
+        "response": "add adds now",
+        "stats": {
+            "models": {
+                "gemini-2.5-pro": {
+                    "api": {"totalRequests": 2, "totalErrors": 0},
+                    "tokens": {
+                        "prompt": 1200,
+                        "candidates": 250,
+                        "total": 1700,
+                        "cached": 200,
+                        "thoughts": 50,
+                        "tool": 0,
+                    },
+                }
+            }
+        },
+    },
+    indent=2,
+)
+QWEN = json.dumps(
+    [
+        {"type": "system", "subtype": "init", "session_id": "q-1"},
+        {
+            "type": "result",
+            "subtype": "success",
+            "session_id": "q-1",
+            "is_error": False,
+            "num_turns": 2,
+            "result": "add adds now",
+            "usage": {"input_tokens": 1000, "output_tokens": 300, "cache_read_input_tokens": 200},
+        },
+    ]
+)
+AIDER = (
+    "Aider v0.86.1\nTokens: 1.2k sent, 300 received. Cost: $0.01 message, $0.01 session.\nApplied edit to calc.py\n"
+    "Tokens: 2.0k sent, 1.0k cache write, 500 cache hit, 150 received. Cost: $0.02 message, $0.03 session.\n"
+)
 # agent → (flags it must be given, its output, the usage explore must book, price setting)
 CASES = {
-    "codex": (["exec", "--json", "--sandbox", "workspace-write"], CODEX,
-              {"input_tokens": 1000, "cache_read_input_tokens": 200, "output_tokens": 300, "calls": 1}, "{input = 1.0, cached_input = 0.1, output = 10.0}"),
-    "gemini": (["--output-format", "json", "--approval-mode", "auto_edit", "--skip-trust"], GEMINI,
-               {"input_tokens": 1000, "cache_read_input_tokens": 200, "output_tokens": 300, "calls": 2}, "{input = 1.0, cached_input = 0.1, output = 10.0}"),
-    "qwen": (["--output-format", "json", "--approval-mode", "auto-edit"], QWEN,
-             {"input_tokens": 1000, "cache_read_input_tokens": 200, "output_tokens": 300, "calls": 2}, "{input = 1.0, cached_input = 0.1, output = 10.0}"),
-    "aider": (["--yes-always", "--no-auto-commits", "--message-file"], AIDER,
-              {"input_tokens": 2200, "cache_creation_input_tokens": 1000, "cache_read_input_tokens": 500, "output_tokens": 450, "calls": 2}, None),
+    "codex": (
+        ["exec", "--json", "--sandbox", "workspace-write"],
+        CODEX,
+        {"input_tokens": 1000, "cache_read_input_tokens": 200, "output_tokens": 300, "calls": 1},
+        "{input = 1.0, cached_input = 0.1, output = 10.0}",
+    ),
+    "gemini": (
+        ["--output-format", "json", "--approval-mode", "auto_edit", "--skip-trust"],
+        GEMINI,
+        {"input_tokens": 1000, "cache_read_input_tokens": 200, "output_tokens": 300, "calls": 2},
+        "{input = 1.0, cached_input = 0.1, output = 10.0}",
+    ),
+    "qwen": (
+        ["--output-format", "json", "--approval-mode", "auto-edit"],
+        QWEN,
+        {"input_tokens": 1000, "cache_read_input_tokens": 200, "output_tokens": 300, "calls": 2},
+        "{input = 1.0, cached_input = 0.1, output = 10.0}",
+    ),
+    "aider": (
+        ["--yes-always", "--no-auto-commits", "--message-file"],
+        AIDER,
+        {
+            "input_tokens": 2200,
+            "cache_creation_input_tokens": 1000,
+            "cache_read_input_tokens": 500,
+            "output_tokens": 450,
+            "calls": 2,
+        },
+        None,
+    ),
 }
-COSTS = {"codex": (1000 * 1.0 + 200 * 0.1 + 300 * 10.0) / 1e6, "gemini": (1000 * 1.0 + 200 * 0.1 + 300 * 10.0) / 1e6,
-         "qwen": (1000 * 1.0 + 200 * 0.1 + 300 * 10.0) / 1e6, "aider": 0.03}
+COSTS = {
+    "codex": (1000 * 1.0 + 200 * 0.1 + 300 * 10.0) / 1e6,
+    "gemini": (1000 * 1.0 + 200 * 0.1 + 300 * 10.0) / 1e6,
+    "qwen": (1000 * 1.0 + 200 * 0.1 + 300 * 10.0) / 1e6,
+    "aider": 0.03,
+}
 
 
 def stand_in(bin_dir: Path, name: str, flags: list[str], output: str, edit: bool = True, exit_code: int = 0) -> Path:
@@ -53,7 +116,8 @@ def stand_in(bin_dir: Path, name: str, flags: list[str], output: str, edit: bool
     or aider's --message-file), fixes calc.py in its working directory, prints the CLI's output."""
     bin_dir.mkdir(exist_ok=True)
     path = bin_dir / name
-    path.write_text(textwrap.dedent(f"""\
+    path.write_text(
+        textwrap.dedent(f"""\
         #!{sys.executable}
         import pathlib, sys
         args = sys.argv[1:]
@@ -68,7 +132,8 @@ def stand_in(bin_dir: Path, name: str, flags: list[str], output: str, edit: bool
             calc.write_text(calc.read_text().replace("a - b", "a + b"))
         sys.stdout.write({output!r} + "\\n")
         sys.exit({exit_code})
-        """))
+        """)
+    )
     path.chmod(0o755)
     return path
 
@@ -84,23 +149,37 @@ def test_named_agent_repairs_and_books_what_its_cli_reported(tmp_path: Path, nam
     [candidate] = summary["iterations"][0]["candidates"]
     assert candidate["generator"] == name and "return a + b" in (root / "calc.py").read_text()
     assert {k: candidate["usage"].get(k, 0) for k in usage} == usage
-    assert candidate["usage"]["cost_usd"] == pytest.approx(COSTS[name]) and summary["usage"]["cost_usd"] == pytest.approx(COSTS[name])
-    assert output.splitlines()[-1] in (Path(summary["report"]).parent / "iteration-1" / "candidate-a" / "agent.log").read_text()
+    assert candidate["usage"]["cost_usd"] == pytest.approx(COSTS[name]) and summary["usage"][
+        "cost_usd"
+    ] == pytest.approx(COSTS[name])
+    assert (
+        output.splitlines()[-1]
+        in (Path(summary["report"]).parent / "iteration-1" / "candidate-a" / "agent.log").read_text()
+    )
     assert_no_debris(root)
 
 
 def test_a_missing_executable_is_exit_2_naming_the_install_command(tmp_path: Path) -> None:
-    root = make_repo(tmp_path / "repo", FILES, explore_config='\n[tool.explore.agents.gemini]\nbin = "no-such-gemini"\n')
-    code, summary, _ = run_cli(["run", str(root), "--agent", "claude-code,gemini", "--json"],)
+    root = make_repo(
+        tmp_path / "repo", FILES, explore_config='\n[tool.explore.agents.gemini]\nbin = "no-such-gemini"\n'
+    )
+    code, summary, _ = run_cli(
+        ["run", str(root), "--agent", "claude-code,gemini", "--json"],
+    )
     assert code == 2 and summary is not None and summary["status"] == "error"
-    assert "npm install -g @anthropic-ai/claude-code" in summary["error"] or "npm install -g @google/gemini-cli" in summary["error"]
+    assert (
+        "npm install -g @anthropic-ai/claude-code" in summary["error"]
+        or "npm install -g @google/gemini-cli" in summary["error"]
+    )
     assert not (root / ".explore" / "runs").exists() or not any((root / ".explore" / "runs").iterdir())
 
 
 def test_named_command_agents_in_a_chain_each_with_its_own_command(tmp_path: Path) -> None:
     """`[tool.explore.agents.NAME] cmd` defines agents usable in a chain, each with its own command."""
-    config = ('\n[tool.explore.agents.idle]\ncmd = "true"\n'
-              "[tool.explore.agents.fixer]\ncmd = \"sed -i 's/a - b/a + b/' calc.py\"\n")
+    config = (
+        '\n[tool.explore.agents.idle]\ncmd = "true"\n'
+        "[tool.explore.agents.fixer]\ncmd = \"sed -i 's/a - b/a + b/' calc.py\"\n"
+    )
     root = make_repo(tmp_path / "repo", FILES, explore_config=config)
     code, summary, stderr = run_cli(["run", str(root), "--agent", "fixer,idle,mutate", "--parallel", "1", "--json"])
     assert summary is not None and code == 0, stderr
@@ -109,26 +188,50 @@ def test_named_command_agents_in_a_chain_each_with_its_own_command(tmp_path: Pat
 
 
 def test_a_rate_limited_stand_in_falls_back_to_the_next_member(tmp_path: Path) -> None:
-    error = json.dumps({"session_id": "g-2", "error": {"type": "Error", "message": "[API Error: 429 Too Many Requests] quota exceeded", "code": 1}})
+    error = json.dumps(
+        {
+            "session_id": "g-2",
+            "error": {"type": "Error", "message": "[API Error: 429 Too Many Requests] quota exceeded", "code": 1},
+        }
+    )
     binary = stand_in(tmp_path / "bin", "gemini", [], error, edit=False, exit_code=1)
-    config = (f'\n[tool.explore.agents.gemini]\nbin = "{binary}"\n'
-              "[tool.explore.agents.fixer]\ncmd = \"sed -i 's/a - b/a + b/' calc.py\"\n")
+    config = (
+        f'\n[tool.explore.agents.gemini]\nbin = "{binary}"\n'
+        "[tool.explore.agents.fixer]\ncmd = \"sed -i 's/a - b/a + b/' calc.py\"\n"
+    )
     root = make_repo(tmp_path / "repo", FILES, explore_config=config)
     code, summary, stderr = run_cli(["run", str(root), "--agent", "gemini,fixer", "--parallel", "2", "--json"])
     assert summary is not None and code == 0, stderr
     iteration = summary["iterations"][0]
     assert {c["generator"] for c in iteration["candidates"]} == {"fixer"}
-    assert len(iteration["fallbacks"]) == 2 and all("gemini unavailable" in why and "429" in why for why in iteration["fallbacks"])
+    assert len(iteration["fallbacks"]) == 2 and all(
+        "gemini unavailable" in why and "429" in why for why in iteration["fallbacks"]
+    )
 
 
 def test_an_agent_hanging_on_a_prompt_is_killed_at_the_branch_timeout_with_its_last_words(tmp_path: Path) -> None:
     hang = tmp_path / "bin" / "qwen"
     hang.parent.mkdir()
-    hang.write_text(f"#!{sys.executable}\nimport sys, time\nprint('Allow edit to calc.py? [y/N]', flush=True)\ntime.sleep(600)\n")
+    hang.write_text(
+        f"#!{sys.executable}\nimport sys, time\nprint('Allow edit to calc.py? [y/N]', flush=True)\ntime.sleep(600)\n"
+    )
     hang.chmod(0o755)
     root = make_repo(tmp_path / "repo", FILES, explore_config=f'\n[tool.explore.agents.qwen]\nbin = "{hang}"\n')
-    code, summary, stderr = run_cli(["run", str(root), "--agent", "qwen", "--parallel", "1", "--max-iterations", "1",
-                                     "--branch-timeout", "8", "--json"])
+    code, summary, stderr = run_cli(
+        [
+            "run",
+            str(root),
+            "--agent",
+            "qwen",
+            "--parallel",
+            "1",
+            "--max-iterations",
+            "1",
+            "--branch-timeout",
+            "8",
+            "--json",
+        ]
+    )
     assert summary is not None and code == 1, stderr
     [candidate] = summary["iterations"][0]["candidates"]
     assert candidate["status"] == "timeout" and "Allow edit to calc.py? [y/N]" in candidate["reason"]
@@ -136,37 +239,68 @@ def test_an_agent_hanging_on_a_prompt_is_killed_at_the_branch_timeout_with_its_l
     assert_no_debris(root)
 
 
-@pytest.mark.parametrize(("status", "error", "expected"), [
-    (401, None, "auth"), (None, "Failed to authenticate. API Error: 401 invalid x-api-key", "auth"),
-    (None, "API key not valid. Please pass a valid API key.", "auth"), (529, None, "rate_limit"),
-    (None, "exceeded retry limit, last status: 429 Too Many Requests", "rate_limit"),
-    (None, "RESOURCE_EXHAUSTED: Quota exceeded for quota metric", "rate_limit"),
-    (None, "Overloaded", "rate_limit"), (None, "Error: ENOENT: no such file calc.py", None),
-])
+@pytest.mark.parametrize(
+    ("status", "error", "expected"),
+    [
+        (401, None, "auth"),
+        (None, "Failed to authenticate. API Error: 401 invalid x-api-key", "auth"),
+        (None, "API key not valid. Please pass a valid API key.", "auth"),
+        (529, None, "rate_limit"),
+        (None, "exceeded retry limit, last status: 429 Too Many Requests", "rate_limit"),
+        (None, "RESOURCE_EXHAUSTED: Quota exceeded for quota metric", "rate_limit"),
+        (None, "Overloaded", "rate_limit"),
+        (None, "Error: ENOENT: no such file calc.py", None),
+    ],
+)
 def test_failure_classes(status: int | None, error: str | None, expected: str | None) -> None:
     assert classify(Outcome(error=error, status=status), "") == expected
 
 
 def test_claude_code_result_line() -> None:
-    line = json.dumps({"type": "result", "subtype": "success", "is_error": True, "api_error_status": 429, "num_turns": 1,
-                       "result": "API Error: 429 rate_limit_error", "session_id": "s-9", "total_cost_usd": 0.0123,
-                       "usage": {"input_tokens": 10, "output_tokens": 5, "cache_read_input_tokens": 7, "cache_creation_input_tokens": 3}})
+    line = json.dumps(
+        {
+            "type": "result",
+            "subtype": "success",
+            "is_error": True,
+            "api_error_status": 429,
+            "num_turns": 1,
+            "result": "API Error: 429 rate_limit_error",
+            "session_id": "s-9",
+            "total_cost_usd": 0.0123,
+            "usage": {
+                "input_tokens": 10,
+                "output_tokens": 5,
+                "cache_read_input_tokens": 7,
+                "cache_creation_input_tokens": 3,
+            },
+        }
+    )
     outcome = ADAPTERS["claude-code"].parse('{"type":"system","subtype":"init"}\nsome stderr\n' + line + "\n")
     assert (outcome.session_id, outcome.status, outcome.error) == ("s-9", 429, "API Error: 429 rate_limit_error")
-    assert outcome.usage.model_dump() == {"input_tokens": 10, "output_tokens": 5, "cache_read_input_tokens": 7,
-                                          "cache_creation_input_tokens": 3, "cost_usd": 0.0123, "calls": 1}
+    assert outcome.usage.model_dump() == {
+        "input_tokens": 10,
+        "output_tokens": 5,
+        "cache_read_input_tokens": 7,
+        "cache_creation_input_tokens": 3,
+        "cost_usd": 0.0123,
+        "calls": 1,
+    }
 
 
 def test_a_rate_limited_agent_before_mutate_hands_over_at_the_next_iteration(tmp_path: Path) -> None:
     """mutate plans from the code first: the agent's candidates crash (the run goes on) and the next
     iteration's proposal passes the agent over, saying why."""
-    error = json.dumps({"session_id": "g-3", "error": {"type": "Error", "message": "429 Too Many Requests", "code": 429}})
+    error = json.dumps(
+        {"session_id": "g-3", "error": {"type": "Error", "message": "429 Too Many Requests", "code": 429}}
+    )
     binary = stand_in(tmp_path / "bin", "gemini", [], error, edit=False, exit_code=1)
     root = make_repo(tmp_path / "repo", FILES, explore_config=f'\n[tool.explore.agents.gemini]\nbin = "{binary}"\n')
     code, summary, stderr = run_cli(["run", str(root), "--agent", "gemini,mutate", "--parallel", "2", "--json"])
     assert summary is not None and code == 0, stderr
     first, second = summary["iterations"][:2]
-    assert all(c["status"] == "crashed" and "mutate proposes next iteration" in c["reason"] for c in first["candidates"])
+    assert all(
+        c["status"] == "crashed" and "mutate proposes next iteration" in c["reason"] for c in first["candidates"]
+    )
     assert second["fallbacks"] and "gemini unavailable in the last iteration" in second["fallbacks"][0]
     assert second["candidates"][0]["generator"] == "mutate" and "return a + b" in (root / "calc.py").read_text()
     assert_no_debris(root)

@@ -30,10 +30,14 @@ WRONG = "a * b"
 
 def edit(to: str) -> Any:
     """Claude Code's file tools on calc.py of whichever worktree asks: Read, Edit, then a last word."""
+
     def steps(cwd: str, turn: int) -> Step:
-        return [[("Read", {"file_path": f"{cwd}/calc.py"})],
-                [("Edit", {"file_path": f"{cwd}/calc.py", "old_string": "a - b", "new_string": to})],
-                f"add now returns {to}."][min(turn, 2)]
+        return [
+            [("Read", {"file_path": f"{cwd}/calc.py"})],
+            [("Edit", {"file_path": f"{cwd}/calc.py", "old_string": "a - b", "new_string": to})],
+            f"add now returns {to}.",
+        ][min(turn, 2)]
+
     return steps
 
 
@@ -41,6 +45,7 @@ def script(api: ScriptedAPI, by_candidate: dict[str, Any]) -> None:
     def reply(role: str, turn: int, body: dict[str, Any]) -> Step:
         cwd = api.workdir(body) or ""
         return by_candidate.get(Path(cwd).name, by_candidate["*"])(cwd, turn)
+
     api.on_reply = reply
 
 
@@ -73,17 +78,23 @@ def ours(binary: str, home: Path) -> list[psutil.Process]:
 
 
 def repo(tmp_path: Path, binary: str, extra: str = "") -> Path:
-    return make_repo(tmp_path / "repo", FILES, explore_config=f'\n[tool.explore.agents.claude-code]\nbin = "{binary}"\n{extra}')
+    return make_repo(
+        tmp_path / "repo", FILES, explore_config=f'\n[tool.explore.agents.claude-code]\nbin = "{binary}"\n{extra}'
+    )
 
 
 def transcript_cost(summary: dict, iteration: int, cid: str) -> float:
     """total_cost_usd of the result line Claude Code printed for that candidate (its transcript)."""
     log = Path(summary["report"]).parent / f"iteration-{iteration}" / f"candidate-{cid}" / "agent.log"
-    results = [json.loads(line) for line in log.read_text().splitlines() if line.startswith('{"') and '"type":"result"' in line]
+    results = [
+        json.loads(line) for line in log.read_text().splitlines() if line.startswith('{"') and '"type":"result"' in line
+    ]
     return results[-1]["total_cost_usd"]
 
 
-def test_two_candidates_the_right_one_merged_with_the_cost_claude_code_reported(tmp_path: Path, claude: tuple[ScriptedAPI, str]) -> None:
+def test_two_candidates_the_right_one_merged_with_the_cost_claude_code_reported(
+    tmp_path: Path, claude: tuple[ScriptedAPI, str]
+) -> None:
     api, binary = claude
     script(api, {"a": edit("a + b"), "*": edit(WRONG)})
     root = repo(tmp_path, binary)
@@ -97,7 +108,9 @@ def test_two_candidates_the_right_one_merged_with_the_cost_claude_code_reported(
         reported = transcript_cost(summary, 1, candidate["id"])
         assert reported > 0 and candidate["usage"]["cost_usd"] == pytest.approx(reported)
         assert candidate["usage"]["calls"] == 3  # Read, Edit, the last word: three model calls
-        read = json.loads((Path(summary["report"]).parent / "iteration-1" / f"candidate-{candidate['id']}" / "agent.json").read_text())
+        read = json.loads(
+            (Path(summary["report"]).parent / "iteration-1" / f"candidate-{candidate['id']}" / "agent.json").read_text()
+        )
         assert read["session_id"] and read["result"].startswith("add now returns")
     assert summary["usage"]["cost_usd"] == pytest.approx(a["usage"]["cost_usd"] + b["usage"]["cost_usd"])
     assert {Path(api.workdir(r["body"]) or "").name for r in api.requests} == {"a", "b"}
@@ -107,12 +120,27 @@ def test_two_candidates_the_right_one_merged_with_the_cost_claude_code_reported(
     assert_no_debris(root)
 
 
-def test_budget_below_one_candidate_stops_before_the_next_claude_run(tmp_path: Path, claude: tuple[ScriptedAPI, str]) -> None:
+def test_budget_below_one_candidate_stops_before_the_next_claude_run(
+    tmp_path: Path, claude: tuple[ScriptedAPI, str]
+) -> None:
     api, binary = claude
     script(api, {"*": edit(WRONG)})
     root = repo(tmp_path, binary)
-    code, summary, stderr = run_cli(["run", str(root), "--agent", "claude-code", "--parallel", "1", "--max-iterations", "3",
-                                     "--budget-usd", "0.001", "--json"])
+    code, summary, stderr = run_cli(
+        [
+            "run",
+            str(root),
+            "--agent",
+            "claude-code",
+            "--parallel",
+            "1",
+            "--max-iterations",
+            "3",
+            "--budget-usd",
+            "0.001",
+            "--json",
+        ]
+    )
     assert summary is not None and code == 1 and summary["status"] == "failed", stderr
     assert "budget" in json.dumps(summary).lower()
     assert sum(1 for r in api.requests if ScriptedAPI.turn(r["body"]) == 0) == 1  # one claude run, no second
@@ -120,7 +148,9 @@ def test_budget_below_one_candidate_stops_before_the_next_claude_run(tmp_path: P
     assert_no_debris(root)
 
 
-def test_a_refused_key_escalates_within_seconds_and_leaves_no_claude(tmp_path: Path, claude: tuple[ScriptedAPI, str]) -> None:
+def test_a_refused_key_escalates_within_seconds_and_leaves_no_claude(
+    tmp_path: Path, claude: tuple[ScriptedAPI, str]
+) -> None:
     api, binary = claude
     api.failures += [Failure(401) for _ in range(50)]
     root = repo(tmp_path, binary)
@@ -140,33 +170,45 @@ def codex_config(tmp_path: Path, url: str, extra: str = "") -> str:
     own, a CODEX_HOME and TMPDIR of the test's (codex puts no sandbox helper in a home under TMPDIR)."""
     for folder in ("codex-home", "codex-tmp"):
         (tmp_path / folder).mkdir(exist_ok=True)
-    provider = (f'model_providers.scripted={{name="scripted", base_url="{url}/v1", env_key="ANTHROPIC_API_KEY", '
-                f'wire_api="responses", request_max_retries=0, stream_max_retries=0}}')
-    return (f'\n[tool.explore.agents.codex]\nbin = "{real_cli("codex")}"\nmodel = "gpt-5.5"\n'
-            f"args = ['-c', 'model_provider=scripted', '-c', '{provider}']\n"
-            f'env = {{CODEX_HOME = "{tmp_path / "codex-home"}", TMPDIR = "{tmp_path / "codex-tmp"}"}}\n{extra}')
+    provider = (
+        f'model_providers.scripted={{name="scripted", base_url="{url}/v1", env_key="ANTHROPIC_API_KEY", '
+        f'wire_api="responses", request_max_retries=0, stream_max_retries=0}}'
+    )
+    return (
+        f'\n[tool.explore.agents.codex]\nbin = "{real_cli("codex")}"\nmodel = "gpt-5.5"\n'
+        f"args = ['-c', 'model_provider=scripted', '-c', '{provider}']\n"
+        f'env = {{CODEX_HOME = "{tmp_path / "codex-home"}", TMPDIR = "{tmp_path / "codex-tmp"}"}}\n{extra}'
+    )
 
 
 def test_codex_edits_in_its_sandbox_and_its_tokens_are_booked(tmp_path: Path, claude: tuple[ScriptedAPI, str]) -> None:
     patch = "*** Begin Patch\n*** Update File: calc.py\n@@\n def add(a, b):\n-    return a - b\n+    return a + b\n*** End Patch\n"
     model = ScriptedResponses(lambda body, turn: apply_patch(patch) if turn == 0 else message("add adds now"))
     with serve(model) as url:  # type: ignore[arg-type]
-        root = make_repo(tmp_path / "repo", FILES, explore_config=codex_config(
-            tmp_path, url, "price = {input = 1.0, cached_input = 0.1, output = 10.0}\n"))
+        root = make_repo(
+            tmp_path / "repo",
+            FILES,
+            explore_config=codex_config(tmp_path, url, "price = {input = 1.0, cached_input = 0.1, output = 10.0}\n"),
+        )
         code, summary, stderr = run_cli(["run", str(root), "--agent", "codex", "--parallel", "1", "--json"])
     assert summary is not None and code == 0 and summary["status"] == "succeeded", stderr
     [candidate] = summary["iterations"][0]["candidates"]
     assert candidate["generator"] == "codex" and "return a + b" in (root / "calc.py").read_text()
-    assert len(model.requests) == 2 and "web_search" not in json.dumps([t.get("name") for t in model.requests[0]["tools"]])
+    assert len(model.requests) == 2 and "web_search" not in json.dumps(
+        [t.get("name") for t in model.requests[0]["tools"]]
+    )
     cached = 2 * USAGE["input_tokens_details"]["cached_tokens"]
     fresh, out = 2 * USAGE["input_tokens"] - cached, 2 * USAGE["output_tokens"]  # codex adds up its turn's responses
-    assert {k: candidate["usage"][k] for k in ("input_tokens", "cache_read_input_tokens", "output_tokens", "calls")} == {
-        "input_tokens": fresh, "cache_read_input_tokens": cached, "output_tokens": out, "calls": 1}
+    assert {
+        k: candidate["usage"][k] for k in ("input_tokens", "cache_read_input_tokens", "output_tokens", "calls")
+    } == {"input_tokens": fresh, "cache_read_input_tokens": cached, "output_tokens": out, "calls": 1}
     assert candidate["usage"]["cost_usd"] == pytest.approx((fresh * 1.0 + cached * 0.1 + out * 10.0) / 1e6)
     assert_no_debris(root)
 
 
-def test_chain_codex_rate_limited_then_claude_code_produces_the_iteration(tmp_path: Path, claude: tuple[ScriptedAPI, str]) -> None:
+def test_chain_codex_rate_limited_then_claude_code_produces_the_iteration(
+    tmp_path: Path, claude: tuple[ScriptedAPI, str]
+) -> None:
     api, binary = claude
     script(api, {"*": edit("a + b")})
     codex_api = ScriptedAPI(failures=[Failure(429) for _ in range(50)])
@@ -176,8 +218,12 @@ def test_chain_codex_rate_limited_then_claude_code_produces_the_iteration(tmp_pa
     assert summary is not None and code == 0 and summary["status"] == "succeeded", stderr
     [iteration] = summary["iterations"]
     assert {c["generator"] for c in iteration["candidates"]} == {"claude-code"}
-    assert len(iteration["fallbacks"]) == 2 and all("codex unavailable" in why and "429" in why for why in iteration["fallbacks"])
-    assert codex_api.requests and all(r["path"].endswith("/responses") for r in codex_api.requests)  # the real codex asked
+    assert len(iteration["fallbacks"]) == 2 and all(
+        "codex unavailable" in why and "429" in why for why in iteration["fallbacks"]
+    )
+    assert codex_api.requests and all(
+        r["path"].endswith("/responses") for r in codex_api.requests
+    )  # the real codex asked
     assert "return a + b" in (root / "calc.py").read_text()
     assert_no_debris(root)
 
@@ -187,8 +233,10 @@ def test_issue_reproduced_by_claude_code_then_repaired(tmp_path: Path, claude: t
     test_file = "from calc import add\n\n\ndef test_add_sums():\n    assert add(2, 3) == 5\n"
 
     def writer(cwd: str, turn: int) -> Step:
-        return [[("Write", {"file_path": f"{cwd}/tests/test_issue.py", "content": test_file})],
-                'Wrote tests/test_issue.py.\n{"expected_failure": "assert -1 == 5", "summary": "add(2, 3) is 5"}'][min(turn, 1)]
+        return [
+            [("Write", {"file_path": f"{cwd}/tests/test_issue.py", "content": test_file})],
+            'Wrote tests/test_issue.py.\n{"expected_failure": "assert -1 == 5", "summary": "add(2, 3) is 5"}',
+        ][min(turn, 1)]
 
     def reply(role: str, turn: int, body: dict[str, Any]) -> Step:
         cwd = api.workdir(body) or ""
@@ -196,12 +244,17 @@ def test_issue_reproduced_by_claude_code_then_repaired(tmp_path: Path, claude: t
 
     api.on_reply = reply
     files = {"calc.py": FILES["calc.py"], "tests/test_other.py": "def test_ok():\n    assert True\n"}
-    root = make_repo(tmp_path / "repo", files, explore_config=f'\n[tool.explore.agents.claude-code]\nbin = "{binary}"\n')
+    root = make_repo(
+        tmp_path / "repo", files, explore_config=f'\n[tool.explore.agents.claude-code]\nbin = "{binary}"\n'
+    )
     (tmp_path / "issue.md").write_text(ISSUE)
-    code, summary, stderr = run_cli(["run", str(root), "--agent", "claude-code", "--parallel", "1", "--issue",
-                                     str(tmp_path / "issue.md"), "--json"])
+    code, summary, stderr = run_cli(
+        ["run", str(root), "--agent", "claude-code", "--parallel", "1", "--issue", str(tmp_path / "issue.md"), "--json"]
+    )
     assert summary is not None and code == 0, stderr
-    assert (root / "tests" / "test_issue.py").read_text() == test_file and "return a + b" in (root / "calc.py").read_text()
+    assert (root / "tests" / "test_issue.py").read_text() == test_file and "return a + b" in (
+        root / "calc.py"
+    ).read_text()
     repro = summary["reproduction"]
     assert repro["kept"] == ["tests/test_issue.py::test_add_sums"] and repro["samples"][0]["generator"] == "claude-code"
     assert git(root, "show", "--name-only", "--format=", repro["commit"]).split() == ["tests/test_issue.py"]
@@ -216,7 +269,9 @@ def test_gemini_cli_refused_key_escalates(tmp_path: Path, monkeypatch: pytest.Mo
     gemini = str(real_cli("gemini"))
     home = tmp_path / "home"
     (home / ".gemini").mkdir(parents=True)
-    (home / ".gemini" / "settings.json").write_text(json.dumps({"security": {"auth": {"selectedType": "gemini-api-key"}}}))
+    (home / ".gemini" / "settings.json").write_text(
+        json.dumps({"security": {"auth": {"selectedType": "gemini-api-key"}}})
+    )
     api = ScriptedAPI(failures=[Failure(401) for _ in range(20)])
     with serve(api) as url:
         monkeypatch.setenv("HOME", str(home))
@@ -240,11 +295,15 @@ def test_qwen_code_refused_key_escalates(tmp_path: Path, monkeypatch: pytest.Mon
     with serve(api) as url:
         monkeypatch.setenv("HOME", str(tmp_path / "home"))
         args = ["--auth-type", "openai", "--openai-base-url", f"{url}/v1", "--openai-api-key", "not-a-real-key"]
-        config = f'\n[tool.explore.agents.qwen]\nbin = "{qwen}"\nmodel = "qwen3-coder-plus"\nargs = {json.dumps(args)}\n'
+        config = (
+            f'\n[tool.explore.agents.qwen]\nbin = "{qwen}"\nmodel = "qwen3-coder-plus"\nargs = {json.dumps(args)}\n'
+        )
         root = make_repo(tmp_path / "repo", FILES, explore_config=config)
         code, summary, stderr = run_cli(["run", str(root), "--agent", "qwen", "--parallel", "1", "--json"])
     assert summary is not None and code == 3 and summary["escalation"]["category"] == "external_service", stderr
     assert "qwen" in summary["escalation"]["reason"] and "401" in summary["escalation"]["reason"]
-    assert api.requests and "Repair the failing tests" in json.dumps(api.requests[0]["body"])  # the task arrived on stdin
+    assert api.requests and "Repair the failing tests" in json.dumps(
+        api.requests[0]["body"]
+    )  # the task arrived on stdin
     assert not ours(qwen, tmp_path / "home")
     assert_no_debris(root)

@@ -32,7 +32,9 @@ def env(monkeypatch: pytest.MonkeyPatch) -> None:
 
 def make(api: ScriptedAPI, ledger: Ledger | None = None, **policy: float) -> ModelClient:
     settings = {"base_delay": 0.001, **policy}
-    return ModelClient(ledger or Ledger(), RetryPolicy(**settings), lambda: httpx2.AsyncClient(transport=api.transport()))
+    return ModelClient(
+        ledger or Ledger(), RetryPolicy(**settings), lambda: httpx2.AsyncClient(transport=api.transport())
+    )
 
 
 async def session_turn(client: ModelClient, chain: list[str]) -> tuple[Session, object]:
@@ -55,7 +57,9 @@ async def test_429_retry_after_is_honoured_then_success() -> None:
 
 @pytest.mark.anyio
 async def test_529_twice_falls_back_to_the_next_model() -> None:
-    api = ScriptedAPI(coder=["ok"], failures=[Failure(529, {"retry-after": "0.01"}), Failure(529, {"retry-after": "0.01"})])
+    api = ScriptedAPI(
+        coder=["ok"], failures=[Failure(529, {"retry-after": "0.01"}), Failure(529, {"retry-after": "0.01"})]
+    )
     session, _ = await session_turn(make(api), ["m1", "m2"])
     assert [r["model"] for r in api.requests] == ["m1", "m1", "m2"]
     assert session.model == "m2" and "overloaded" in session.failures[0]
@@ -81,7 +85,9 @@ async def test_auth_errors_escalate_without_retry(status: int) -> None:
 
 
 @pytest.mark.anyio
-@pytest.mark.parametrize("error", [httpx2.ConnectError("refused"), httpx2.ReadTimeout("timed out")], ids=["refused", "timeout"])
+@pytest.mark.parametrize(
+    "error", [httpx2.ConnectError("refused"), httpx2.ReadTimeout("timed out")], ids=["refused", "timeout"]
+)
 async def test_connection_errors_and_timeouts_are_retried(error: Exception) -> None:
     calls = []
     api = ScriptedAPI(coder=["ok"])
@@ -92,7 +98,9 @@ async def test_connection_errors_and_timeouts_are_retried(error: Exception) -> N
             raise error
         return api.handle_httpx(request)
 
-    client = ModelClient(Ledger(), RetryPolicy(base_delay=0.001), lambda: httpx2.AsyncClient(transport=httpx2.MockTransport(handler)))
+    client = ModelClient(
+        Ledger(), RetryPolicy(base_delay=0.001), lambda: httpx2.AsyncClient(transport=httpx2.MockTransport(handler))
+    )
     session, _ = await session_turn(client, ["m1"])
     assert len(calls) == 2 and session.usage["calls"] == 1
 
@@ -109,16 +117,24 @@ async def test_cost_accounting_matches_token_counts() -> None:
     ledger = Ledger()
     session, message = await session_turn(make(api, ledger), ["claude-sonnet-5-5"])
     usage = message.usage
-    tokens = {"input_tokens": usage.input_tokens, "output_tokens": usage.output_tokens,
-              "cache_read_input_tokens": usage.cache_read_input_tokens or 0,
-              "cache_creation_input_tokens": usage.cache_creation_input_tokens or 0}
+    tokens = {
+        "input_tokens": usage.input_tokens,
+        "output_tokens": usage.output_tokens,
+        "cache_read_input_tokens": usage.cache_read_input_tokens or 0,
+        "cache_creation_input_tokens": usage.cache_creation_input_tokens or 0,
+    }
     expected = (tokens["input_tokens"] * 2.0 + tokens["output_tokens"] * 10.0) / 1e6
     assert session.usage["cost_usd"] == pytest.approx(expected)
     assert ledger.total["input_tokens"] == usage.input_tokens and ledger.total["calls"] == 1
 
 
 def test_cost_of_cache_and_unknown_model() -> None:
-    tokens = {"input_tokens": 1_000_000, "output_tokens": 0, "cache_read_input_tokens": 1_000_000, "cache_creation_input_tokens": 1_000_000}
+    tokens = {
+        "input_tokens": 1_000_000,
+        "output_tokens": 0,
+        "cache_read_input_tokens": 1_000_000,
+        "cache_creation_input_tokens": 1_000_000,
+    }
     assert cost_of("claude-opus-5-5", tokens, DEFAULT_PRICES) == pytest.approx(4.0 + 0.2 + 5.0)
     # an unknown model is priced at the dearest row: a budget is never undercounted
     assert cost_of("claude-unknown", {"input_tokens": 1_000_000}, DEFAULT_PRICES) == pytest.approx(8.0)

@@ -23,16 +23,25 @@ FILES = {
     "calc.py": "def add(a, b):\n    return a - b\n\n\ndef mul(a, b):\n    return a + b\n",
     # test_add prints the key (as a test dumping its environment would): no file of the run may hold it
     "tests/test_calc.py": "import os\n\nfrom calc import add, mul\n\n\n"
-                          "def test_add():\n    print(os.environ.get('ANTHROPIC_API_KEY'))\n    assert add(2, 3) == 5\n\n\n"
-                          "def test_mul():\n    assert mul(2, 3) == 6\n\n\ndef test_ok():\n    assert True\n",
+    "def test_add():\n    print(os.environ.get('ANTHROPIC_API_KEY'))\n    assert add(2, 3) == 5\n\n\n"
+    "def test_mul():\n    assert mul(2, 3) == 6\n\n\ndef test_ok():\n    assert True\n",
 }
-DIAGNOSIS = {"failure_classification": "test_failure", "root_cause": "add subtracts",
-             "root_cause_location": {"file": "calc.py", "line": 2, "context": "return a - b"},
-             "fix": {"description": "use +", "changes": [{"file": "calc.py", "line": 2, "current": "a - b", "should_be": "a + b"}]},
-             "confidence": {"level": "high", "reason": "test_add expects a sum"}}
+DIAGNOSIS = {
+    "failure_classification": "test_failure",
+    "root_cause": "add subtracts",
+    "root_cause_location": {"file": "calc.py", "line": 2, "context": "return a - b"},
+    "fix": {
+        "description": "use +",
+        "changes": [{"file": "calc.py", "line": 2, "current": "a - b", "should_be": "a + b"}],
+    },
+    "confidence": {"level": "high", "reason": "test_add expects a sum"},
+}
 DEBUGGER = [[("list_files", {"path": "."})], [("submit_diagnosis", DIAGNOSIS)]]
 CODER = [
-    [("write_file", {"path": "../outside.py", "content": "pwned"}), ("write_file", {"path": "/etc/hosts", "content": "pwned"})],
+    [
+        ("write_file", {"path": "../outside.py", "content": "pwned"}),
+        ("write_file", {"path": "/etc/hosts", "content": "pwned"}),
+    ],
     [("read_file", {"path": "calc.py"})],
     [("replace_in_file", {"path": "calc.py", "old": "return a - b", "new": "return a + b"})],
     [("finish", {"summary": "add adds", "confidence": 0.9})],
@@ -152,12 +161,20 @@ def test_budget_just_above_one_iteration_stops_before_the_second(tmp_path: Path,
 
 
 def test_prices_from_the_repository_config_price_the_run(tmp_path: Path, api: ScriptedAPI) -> None:
-    prices = {"claude-opus-5-5": {"input": 100.0, "output": 200.0, "cache_write": 300.0, "cache_read": 1.0},
-              "claude-sonnet-5-5": {"input": 10.0, "output": 20.0, "cache_write": 30.0, "cache_read": 0.5}}
-    table = "\n".join(f'"{m}" = {{ input = {p["input"]}, output = {p["output"]}, cache_write = {p["cache_write"]}, '
-                      f'cache_read = {p["cache_read"]} }}' for m, p in prices.items())
-    files = {**FILES, "calc.py": FILES["calc.py"].replace("a + b\n", "a * b\n"),
-             "pyproject.toml": f"[tool.explore.anthropic.prices]\n{table}\n"}
+    prices = {
+        "claude-opus-5-5": {"input": 100.0, "output": 200.0, "cache_write": 300.0, "cache_read": 1.0},
+        "claude-sonnet-5-5": {"input": 10.0, "output": 20.0, "cache_write": 30.0, "cache_read": 0.5},
+    }
+    table = "\n".join(
+        f'"{m}" = {{ input = {p["input"]}, output = {p["output"]}, cache_write = {p["cache_write"]}, '
+        f"cache_read = {p['cache_read']} }}"
+        for m, p in prices.items()
+    )
+    files = {
+        **FILES,
+        "calc.py": FILES["calc.py"].replace("a + b\n", "a * b\n"),
+        "pyproject.toml": f"[tool.explore.anthropic.prices]\n{table}\n",
+    }
     root = make_repo(tmp_path / "repo", files)
     code, summary, stderr = explore(root)
     assert code == 0, stderr
@@ -181,8 +198,12 @@ def test_interrupted_mid_conversation_the_run_keeps_what_its_coders_spent(tmp_pa
     api.on_reply = hold_second_coder_turn
     root = make_repo(tmp_path / "repo", FILES)
     try:
-        proc = subprocess.Popen([sys.executable, "-m", "explore", "run", str(root), "--agent", "anthropic", "--parallel", "3",
-                                 "--json"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "explore", "run", str(root), "--agent", "anthropic", "--parallel", "3", "--json"],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
         for _ in range(3):
             assert waiting.acquire(timeout=60), "the coders never reached their second turn"
         proc.send_signal(signal.SIGINT)
@@ -193,5 +214,7 @@ def test_interrupted_mid_conversation_the_run_keeps_what_its_coders_spent(tmp_pa
     assert proc.returncode == 130, stderr
     summary = json.loads(stdout.strip().splitlines()[-1])
     assert len(served) == 2 + 3  # the debugger's two calls and each coder's first
-    assert summary["usage"]["calls"] == 5 and summary["usage"]["cost_usd"] == pytest.approx(expected_cost(api), abs=1e-5)
+    assert summary["usage"]["calls"] == 5 and summary["usage"]["cost_usd"] == pytest.approx(
+        expected_cost(api), abs=1e-5
+    )
     assert_no_debris(root)

@@ -21,13 +21,13 @@ from explore.decide.strategy import load_strategies
 from explore.edges.testing import TestCommand
 
 KEY = "sk-ant-test-generator-SECRET-42"
-LONGREPR = '''    def test_add():
+LONGREPR = """    def test_add():
 >       assert add(2, 3) == 5
 E       assert -1 == 5
 
 tests/test_calc.py:4: AssertionError
 calc.py:2: in add
-'''
+"""
 
 
 @pytest.fixture
@@ -50,7 +50,9 @@ def repo(tmp_path: Path) -> Iterator[tuple[Path, Path, str]]:
     root = tmp_path / "repo"
     (root / "tests").mkdir(parents=True)
     (root / "calc.py").write_text("def add(a, b):\n    return a - b\n")
-    (root / "tests" / "test_calc.py").write_text("from calc import add\n\n\ndef test_add():\n    assert add(2, 3) == 5\n")
+    (root / "tests" / "test_calc.py").write_text(
+        "from calc import add\n\n\ndef test_add():\n    assert add(2, 3) == 5\n"
+    )
     (root / "secret.txt").write_text(f"token={KEY}\n")
     git(root, "init", "-q", "-b", "main")
     git(root, "add", ".")
@@ -62,31 +64,57 @@ def repo(tmp_path: Path) -> Iterator[tuple[Path, Path, str]]:
     git(root, "worktree", "remove", "--force", str(wt))
 
 
-def request(root: Path, wt: Path, head: str, strategy: str = "conservative", n: int = 3, **kw: object) -> ProposalRequest:
+def request(
+    root: Path, wt: Path, head: str, strategy: str = "conservative", n: int = 3, **kw: object
+) -> ProposalRequest:
     run_dir = root.parent / "run" / "iteration-1"
     run_dir.mkdir(parents=True, exist_ok=True)
-    failing = [TestOutcome(id="tests/test_calc.py::test_add", outcome="failed", message="assert -1 == 5", longrepr=LONGREPR)]
-    return ProposalRequest(repo_root=root, scratch=wt, current_commit=head, base_commit=head, n=n, iteration=1,
-                           strategy=load_strategies()[strategy], failing=failing, passing=[], test_command=TestCommand(python="python"),
-                           run_dir=run_dir, test_patterns=["tests/*"], **kw)
+    failing = [
+        TestOutcome(id="tests/test_calc.py::test_add", outcome="failed", message="assert -1 == 5", longrepr=LONGREPR)
+    ]
+    return ProposalRequest(
+        repo_root=root,
+        scratch=wt,
+        current_commit=head,
+        base_commit=head,
+        n=n,
+        iteration=1,
+        strategy=load_strategies()[strategy],
+        failing=failing,
+        passing=[],
+        test_command=TestCommand(python="python"),
+        run_dir=run_dir,
+        test_patterns=["tests/*"],
+        **kw,
+    )
 
 
 def diagnosis(level: str = "high", **over: object) -> dict:
-    data = {"failure_classification": "test_failure", "root_cause": "add subtracts",
-            "root_cause_location": {"file": "calc.py", "line": 2, "context": "return a - b"},
-            "fix": {"description": "add", "changes": [{"file": "calc.py", "line": 2, "current": "a - b", "should_be": "a + b"}]},
-            "confidence": {"level": level, "reason": "the test says so"}}
+    data = {
+        "failure_classification": "test_failure",
+        "root_cause": "add subtracts",
+        "root_cause_location": {"file": "calc.py", "line": 2, "context": "return a - b"},
+        "fix": {
+            "description": "add",
+            "changes": [{"file": "calc.py", "line": 2, "current": "a - b", "should_be": "a + b"}],
+        },
+        "confidence": {"level": level, "reason": "the test says so"},
+    }
     return {**data, **over}
 
 
 def generator(api: ScriptedAPI, **options: object) -> AnthropicGenerator:
-    return AnthropicGenerator({"anthropic": {"debugger": ["d1", "d2"], "coder": ["c1", "c2"]}, **options},
-                              http_client_factory=lambda: httpx2.AsyncClient(transport=api.transport()))
+    return AnthropicGenerator(
+        {"anthropic": {"debugger": ["d1", "d2"], "coder": ["c1", "c2"]}, **options},
+        http_client_factory=lambda: httpx2.AsyncClient(transport=api.transport()),
+    )
 
 
-CODER = [[("read_file", {"path": "calc.py"})],
-         [("replace_in_file", {"path": "calc.py", "old": "a - b", "new": "a + b"})],
-         [("finish", {"summary": "add adds", "confidence": 0.9})]]
+CODER = [
+    [("read_file", {"path": "calc.py"})],
+    [("replace_in_file", {"path": "calc.py", "old": "a - b", "new": "a + b"})],
+    [("finish", {"summary": "add adds", "confidence": 0.9})],
+]
 
 
 async def realise(api: ScriptedAPI, repo: tuple[Path, Path, str], **options: object) -> Realised:
@@ -97,7 +125,11 @@ async def realise(api: ScriptedAPI, repo: tuple[Path, Path, str], **options: obj
     files.mkdir()
     plan = (await generator(ScriptedAPI(debugger=[[("submit_diagnosis", diagnosis())]])).propose(req)).plans[0]
     return await generator(api, **options).realise(
-        plan, CandidateContext(workdir=wt, candidate_id="a", iteration=1, strategy=req.strategy, files_dir=files, request=req))
+        plan,
+        CandidateContext(
+            workdir=wt, candidate_id="a", iteration=1, strategy=req.strategy, files_dir=files, request=req
+        ),
+    )
 
 
 @pytest.mark.anyio
@@ -107,9 +139,13 @@ async def test_propose_then_realise(repo: tuple[Path, Path, str]) -> None:
     gen = generator(api)
     req = request(root, wt, head)
     proposal = await gen.propose(req)
-    assert len(proposal.plans) == 3 and proposal.plans[0].confidence == 0.85 and proposal.plans[0].location == "calc.py:2"
+    assert (
+        len(proposal.plans) == 3 and proposal.plans[0].confidence == 0.85 and proposal.plans[0].location == "calc.py:2"
+    )
     assert proposal.usage.llm.calls == 2 and proposal.usage.llm.cost_usd > 0
-    ctx = CandidateContext(workdir=wt, candidate_id="a", iteration=1, strategy=req.strategy, files_dir=root.parent / "files", request=req)
+    ctx = CandidateContext(
+        workdir=wt, candidate_id="a", iteration=1, strategy=req.strategy, files_dir=root.parent / "files", request=req
+    )
     ctx.files_dir.mkdir()
     realised = await gen.realise(proposal.plans[0], ctx)
     assert (wt / "calc.py").read_text() == "def add(a, b):\n    return a + b\n"
@@ -141,8 +177,14 @@ async def test_each_distinct_diagnosis_gets_its_own_reask(repo: tuple[Path, Path
     root, wt, head = repo
     bad = {"failure_classification": "gremlins"}
     other = diagnosis("medium", root_cause="wrong operator in helper", fix={"description": "other", "changes": []})
-    api = ScriptedAPI(debugger=[[("submit_diagnosis", bad)], [("submit_diagnosis", diagnosis())],
-                                [("submit_diagnosis", bad)], [("submit_diagnosis", other)]])
+    api = ScriptedAPI(
+        debugger=[
+            [("submit_diagnosis", bad)],
+            [("submit_diagnosis", diagnosis())],
+            [("submit_diagnosis", bad)],
+            [("submit_diagnosis", other)],
+        ]
+    )
     proposal = await generator(api).propose(request(root, wt, head, "exploratory", n=2))
     assert [r["model"] for r in api.requests] == ["d1"] * 4 and len(proposal.plans) == 2
 
@@ -151,7 +193,9 @@ async def test_each_distinct_diagnosis_gets_its_own_reask(repo: tuple[Path, Path
 async def test_malformed_diagnosis_is_reasked_once_then_falls_back(repo: tuple[Path, Path, str]) -> None:
     root, wt, head = repo
     bad = {"failure_classification": "gremlins", "root_cause": "?"}
-    api = ScriptedAPI(debugger=[[("submit_diagnosis", bad)], [("submit_diagnosis", bad)], [("submit_diagnosis", diagnosis())]])
+    api = ScriptedAPI(
+        debugger=[[("submit_diagnosis", bad)], [("submit_diagnosis", bad)], [("submit_diagnosis", diagnosis())]]
+    )
     proposal = await generator(api).propose(request(root, wt, head))
     assert [r["model"] for r in api.requests] == ["d1", "d1", "d2"]
     reask = api.requests[1]["body"]["messages"][-1]["content"][0]
@@ -168,11 +212,14 @@ async def test_low_confidence_falls_back_to_the_next_model(repo: tuple[Path, Pat
 
 
 @pytest.mark.anyio
-@pytest.mark.parametrize("over, category", [
-    ({"escalate_immediately": True, "escalation_category": "destructive"}, "destructive"),
-    ({"failure_classification": "task_spec_error"}, "ambiguous_requirements"),
-    ({"out_of_scope": True, "out_of_scope_reason": "bug in numpy", "upstream_dependency": "numpy"}, "out_of_scope"),
-])
+@pytest.mark.parametrize(
+    "over, category",
+    [
+        ({"escalate_immediately": True, "escalation_category": "destructive"}, "destructive"),
+        ({"failure_classification": "task_spec_error"}, "ambiguous_requirements"),
+        ({"out_of_scope": True, "out_of_scope_reason": "bug in numpy", "upstream_dependency": "numpy"}, "out_of_scope"),
+    ],
+)
 async def test_diagnosis_escalations(repo: tuple[Path, Path, str], over: dict, category: str) -> None:
     root, wt, head = repo
     api = ScriptedAPI(debugger=[[("submit_diagnosis", diagnosis(**over))]])
@@ -180,7 +227,9 @@ async def test_diagnosis_escalations(repo: tuple[Path, Path, str], over: dict, c
         await generator(api).propose(request(root, wt, head))
     assert info.value.category == category
     assert info.value.usage["calls"] == 1 and info.value.usage["cost_usd"] > 0  # the run books what the diagnosis cost
-    assert ("outside this repository" if category == "out_of_scope" else "a person is needed") in info.value.reason.lower()
+    assert (
+        "outside this repository" if category == "out_of_scope" else "a person is needed"
+    ) in info.value.reason.lower()
 
 
 @pytest.mark.anyio
@@ -203,10 +252,16 @@ async def test_api_down_on_every_model_escalates(repo: tuple[Path, Path, str]) -
 @pytest.mark.anyio
 async def test_coder_refused_paths_and_continues(repo: tuple[Path, Path, str]) -> None:
     root, wt, head = repo
-    api = ScriptedAPI(coder=[
-        [("write_file", {"path": "../outside.py", "content": "x"}), ("write_file", {"path": "/etc/hosts", "content": "x"})],
-        [("replace_in_file", {"path": "tests/test_calc.py", "old": "5", "new": "-1"})],
-        *CODER[1:]])
+    api = ScriptedAPI(
+        coder=[
+            [
+                ("write_file", {"path": "../outside.py", "content": "x"}),
+                ("write_file", {"path": "/etc/hosts", "content": "x"}),
+            ],
+            [("replace_in_file", {"path": "tests/test_calc.py", "old": "5", "new": "-1"})],
+            *CODER[1:],
+        ]
+    )
     realised = await realise(api, repo)
     assert not (root.parent / "outside.py").exists() and "x" != Path("/etc/hosts").read_text()
     results = api.requests[1]["body"]["messages"][-1]["content"]
@@ -242,9 +297,12 @@ async def test_context_shows_what_the_failing_test_called_before_its_assert(repo
     root, wt, head = repo
     (wt / "tests" / "test_calc.py").write_text(
         "from calc import add\n\n\ndef helper():\n    return 1\n\n\ndef test_helper():\n    assert helper() == 1\n\n\n"
-        "def test_add():\n    total = add(2, 3)\n    assert total == 5\n")
+        "def test_add():\n    total = add(2, 3)\n    assert total == 5\n"
+    )
     req = request(root, wt, head)
-    req.failing[0].longrepr = "    def test_add():\n        total = add(2, 3)\n>       assert total == 5\nE       assert -1 == 5\n\ntests/test_calc.py:14: AssertionError\n"
+    req.failing[
+        0
+    ].longrepr = "    def test_add():\n        total = add(2, 3)\n>       assert total == 5\nE       assert -1 == 5\n\ntests/test_calc.py:14: AssertionError\n"
     ctx = await assemble(req, wt)
     assert "#### calc.py:1 — add" in ctx.text and "return a - b" in ctx.text  # one hop from the line before the assert
     assert "— helper" not in ctx.text  # a nearby test's calls are not followed
@@ -268,7 +326,10 @@ async def test_surgical_context_starts_from_the_change_that_regressed(repo: tupl
     bad = git(wt, "rev-parse", "HEAD")
     req = request(root, wt, bad, strategy="surgical", regression=(good, bad))
     ctx = await assemble(req, wt)
-    assert f"The change that regressed ({good[:10]}..{bad[:10]}" in ctx.text and "+    return a + b  # REGRESSING-EDIT" in ctx.text
+    assert (
+        f"The change that regressed ({good[:10]}..{bad[:10]}" in ctx.text
+        and "+    return a + b  # REGRESSING-EDIT" in ctx.text
+    )
     others = await assemble(request(root, wt, bad, strategy="conservative", regression=(good, bad)), wt)
     assert "The change that regressed" not in others.text  # only the surgical shape starts from it
     backwards = await assemble(request(root, wt, bad, strategy="surgical", regression=(bad, good)), wt)
@@ -289,9 +350,21 @@ async def test_context_tells_what_earlier_iterations_tried(repo: tuple[Path, Pat
 
     root, wt, head = repo
     tried = "--- a/calc.py\n+++ b/calc.py\n@@ -1,2 +1,2 @@\n-    return a - b\n+    return b - a\n"
-    earlier = IterationRecord(n=1, strategy="aggressive", pass_rate=40.0, candidates=[
-        CandidateResult(id="a", status=CandidateStatus.ok, pass_rate=40.0, hypothesis="swap the operands of add",
-                        files_changed=["calc.py"], reason="did not improve the pass rate")])
+    earlier = IterationRecord(
+        n=1,
+        strategy="aggressive",
+        pass_rate=40.0,
+        candidates=[
+            CandidateResult(
+                id="a",
+                status=CandidateStatus.ok,
+                pass_rate=40.0,
+                hypothesis="swap the operands of add",
+                files_changed=["calc.py"],
+                reason="did not improve the pass rate",
+            )
+        ],
+    )
     ctx = await assemble(request(root, wt, head, history=[earlier], tried_patches=[tried]), wt)
     assert "iteration 1 (aggressive): pass rate after 40.0%" in ctx.text
     assert "a: swap the operands of add [calc.py] → 40.0%, did not improve the pass rate" in ctx.text
@@ -299,7 +372,9 @@ async def test_context_tells_what_earlier_iterations_tried(repo: tuple[Path, Pat
 
 
 @pytest.mark.anyio
-async def test_invalid_finish_is_reasked_once_then_the_next_coder_model_takes_over(repo: tuple[Path, Path, str]) -> None:
+async def test_invalid_finish_is_reasked_once_then_the_next_coder_model_takes_over(
+    repo: tuple[Path, Path, str],
+) -> None:
     bad = [("finish", {"summary": "done", "confidence": 7})]
     api = ScriptedAPI(coder=[bad, bad, [("finish", {"summary": "done", "confidence": 0.7})]])
     realised = await realise(api, repo)

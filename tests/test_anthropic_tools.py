@@ -25,8 +25,10 @@ def tree(tmp_path: Path) -> Path:
     return root
 
 
-@pytest.mark.parametrize("path", ["../outside.py", "/etc/hosts", "link_out/outside.py", "hosts_link",
-                                  "pkg/../../outside.py", ".git/config", "~/x"])
+@pytest.mark.parametrize(
+    "path",
+    ["../outside.py", "/etc/hosts", "link_out/outside.py", "hosts_link", "pkg/../../outside.py", ".git/config", "~/x"],
+)
 def test_escaping_paths_are_refused_and_logged(tree: Path, path: str, caplog: pytest.LogCaptureFixture) -> None:
     ws = Workspace(tree, writable=True)
     with caplog.at_level(logging.WARNING, logger="explore.generators.anthropic"):
@@ -102,7 +104,10 @@ def valid_diagnosis(**over: object) -> dict:
         "failure_classification": "test_failure",
         "root_cause": "add subtracts",
         "root_cause_location": {"file": "pkg/calc.py", "line": 2, "context": "return a - b"},
-        "fix": {"description": "add instead", "changes": [{"file": "pkg/calc.py", "line": 2, "current": "a - b", "should_be": "a + b"}]},
+        "fix": {
+            "description": "add instead",
+            "changes": [{"file": "pkg/calc.py", "line": 2, "current": "a - b", "should_be": "a + b"}],
+        },
         "confidence": {"level": "high", "reason": "obvious"},
     }
     data.update(over)
@@ -117,12 +122,21 @@ def test_diagnosis_schema_is_generated_from_the_model() -> None:
     assert set(props["failure_classification"]["enum"]) >= {"syntax_error", "task_spec_error", "missing_dependency"}
     assert props["root_cause_location"]["properties"]["file"]["type"] == "string"
     assert props["fix"]["properties"]["changes"]["items"]["required"] == ["file", "should_be"]
-    assert {"confidence", "escalate_immediately", "escalation_category", "out_of_scope", "upstream_dependency"} <= set(props)
+    assert {"confidence", "escalate_immediately", "escalation_category", "out_of_scope", "upstream_dependency"} <= set(
+        props
+    )
     assert Diagnosis.model_validate(valid_diagnosis()).confidence_value == 0.85
 
 
-@pytest.mark.parametrize("bad", [{"failure_classification": "gremlins"}, {"confidence": {"level": "sure"}},
-                                 {"escalate_immediately": True}, {"out_of_scope": True}])
+@pytest.mark.parametrize(
+    "bad",
+    [
+        {"failure_classification": "gremlins"},
+        {"confidence": {"level": "sure"}},
+        {"escalate_immediately": True},
+        {"out_of_scope": True},
+    ],
+)
 def test_diagnosis_validation(bad: dict) -> None:
     with pytest.raises(ValidationError):
         Diagnosis.model_validate(valid_diagnosis(**bad))

@@ -14,13 +14,20 @@ from test_run_e2e import CALC, FIX_ADD, FIX_MUL, scripted_agent
 
 
 def explore(repo: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "explore", *args], cwd=repo, capture_output=True, text=True, timeout=300)
+    return subprocess.run(
+        [sys.executable, "-m", "explore", *args], cwd=repo, capture_output=True, text=True, timeout=300
+    )
 
 
 def tree_bytes(repo: Path) -> dict[str, bytes]:
-    return {str(p.relative_to(repo)): p.read_bytes() for p in sorted(repo.rglob("*"))
-            if p.is_file() and ".git" not in p.relative_to(repo).parts and ".explore" not in p.relative_to(repo).parts
-            and "__pycache__" not in p.parts}
+    return {
+        str(p.relative_to(repo)): p.read_bytes()
+        for p in sorted(repo.rglob("*"))
+        if p.is_file()
+        and ".git" not in p.relative_to(repo).parts
+        and ".explore" not in p.relative_to(repo).parts
+        and "__pycache__" not in p.parts
+    }
 
 
 def dirty_run(tmp_path: Path) -> tuple[Path, str, dict]:
@@ -29,8 +36,17 @@ def dirty_run(tmp_path: Path) -> tuple[Path, str, dict]:
     start = git(repo, "rev-parse", "HEAD")
     (repo / "calc.py").write_text((repo / "calc.py").read_text().replace("return a + b", "return a * b"))
     (repo / "notes.txt").write_text("my untracked notes\n")
-    code, summary, err = run_cli(["run", str(repo), "--agent-cmd", scripted_agent(tmp_path, {"a": {"replace": FIX_ADD}}),
-                                  "--parallel", "1", "--json"])
+    code, summary, err = run_cli(
+        [
+            "run",
+            str(repo),
+            "--agent-cmd",
+            scripted_agent(tmp_path, {"a": {"replace": FIX_ADD}}),
+            "--parallel",
+            "1",
+            "--json",
+        ]
+    )
     assert code == 0 and summary is not None and summary["applied"] is False, err
     assert f"take it with: explore apply {summary['run_id']}" in err
     return repo, start, summary
@@ -46,9 +62,13 @@ def test_apply_brings_the_repair_into_a_dirty_tree_and_undo_takes_it_out(tmp_pat
     source = (repo / "calc.py").read_text()
     assert "return a + b" in source and "return a * b" in source  # the fix and the user's own edit, both
     assert (repo / "notes.txt").read_text() == "my untracked notes\n"
-    assert git(repo, "rev-parse", "HEAD") == start and git(repo, "diff", "--cached") == staged  # nothing committed or staged
+    assert (
+        git(repo, "rev-parse", "HEAD") == start and git(repo, "diff", "--cached") == staged
+    )  # nothing committed or staged
     assert git(repo, "log", "--format=%s", "main") == "initial"  # no snapshot commit on the branch
-    assert git(repo, "status", "--porcelain", "--", "calc.py", "notes.txt") == "M calc.py\n?? notes.txt"  # unstaged, untracked
+    assert (
+        git(repo, "status", "--porcelain", "--", "calc.py", "notes.txt") == "M calc.py\n?? notes.txt"
+    )  # unstaged, untracked
     assert git(repo, "branch", "--list", "explore/*") == ""
     again = explore(repo, "apply", summary["run_id"])
     assert again.returncode == 2 and "already applied" in again.stderr
@@ -63,7 +83,9 @@ def test_apply_brings_the_repair_into_a_dirty_tree_and_undo_takes_it_out(tmp_pat
 def test_apply_stops_on_a_conflict_with_the_tree_byte_identical(tmp_path: Path) -> None:
     repo, start, summary = dirty_run(tmp_path)
     calc = repo / "calc.py"
-    calc.write_text(calc.read_text().replace("return a - b", "return b - a  # mine"))  # the very line the repair changes
+    calc.write_text(
+        calc.read_text().replace("return a - b", "return b - a  # mine")
+    )  # the very line the repair changes
     before, status = tree_bytes(repo), git(repo, "status", "--porcelain")
     done = explore(repo, "apply", summary["run_id"])
     assert done.returncode == 2, done.stderr
@@ -77,8 +99,12 @@ def test_an_applied_run_leaves_no_branch_shows_its_diff_and_undo_restores_the_br
     repo = make_repo(tmp_path / "repo", CALC)
     start = git(repo, "rev-parse", "HEAD")
     agent = scripted_agent(tmp_path, {"a": {"replace": FIX_ADD}, "b": {"replace": FIX_MUL}})
-    done = subprocess.run([sys.executable, "-m", "explore", "run", str(repo), "--agent-cmd", agent, "--parallel", "2", "--json"],
-                          capture_output=True, text=True, timeout=600)
+    done = subprocess.run(
+        [sys.executable, "-m", "explore", "run", str(repo), "--agent-cmd", agent, "--parallel", "2", "--json"],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert done.returncode == 0, done.stderr
     summary = json.loads(done.stdout)
     run_id, result = summary["run_id"], summary["merged_commit"]
@@ -92,7 +118,7 @@ def test_an_applied_run_leaves_no_branch_shows_its_diff_and_undo_restores_the_br
     err = done.stderr.rstrip("\n").splitlines()
     opening = next(line for line in err[:3] if "generator:" in line)  # among the run's first lines
     assert "generator: command (your agent command" in opening and "auto: --agent-cmd is given" in opening
-    assert err[-len(summary["diff"].splitlines()):] == summary["diff"].splitlines()
+    assert err[-len(summary["diff"].splitlines()) :] == summary["diff"].splitlines()
     assert f"undo it with: explore undo {run_id}" in done.stderr and "changed 1 file (+2 -2): calc.py" in done.stderr
     report = Path(summary["report"]).read_text()
     assert "## Change" in report and "+    return a * b" in report and f"explore undo {run_id}" in report
@@ -144,11 +170,25 @@ def test_apply_and_undo_refuse_plainly(tmp_path: Path) -> None:
 
 def test_clean_older_than_prunes_old_runs_and_orphan_refs(tmp_path: Path) -> None:
     repo = make_repo(tmp_path / "repo", CALC)
-    code, summary, err = run_cli(["run", str(repo), "--agent-cmd", scripted_agent(tmp_path, {"a": {"replace": FIX_ADD}}),
-                                  "--parallel", "1", "--max-iterations", "1", "--no-apply", "--json"])
+    code, summary, err = run_cli(
+        [
+            "run",
+            str(repo),
+            "--agent-cmd",
+            scripted_agent(tmp_path, {"a": {"replace": FIX_ADD}}),
+            "--parallel",
+            "1",
+            "--max-iterations",
+            "1",
+            "--no-apply",
+            "--json",
+        ]
+    )
     assert code == 1 and summary["branch"], err
     run_id = summary["run_id"]
-    git(repo, "update-ref", "refs/explore/runs/gone-run", summary["merged_commit"])  # a run whose folder was removed by hand
+    git(
+        repo, "update-ref", "refs/explore/runs/gone-run", summary["merged_commit"]
+    )  # a run whose folder was removed by hand
     young = explore(repo, "clean", "--older-than", "1d")
     assert young.returncode == 0 and "ref refs/explore/runs/gone-run (its run folder is gone)" in young.stdout
     assert run_id not in young.stdout and git(repo, "branch", "--list", "explore/*") == f"explore/{run_id}"
@@ -167,7 +207,9 @@ def test_the_demo_shows_its_change_and_leaves_nothing_behind(tmp_path: Path) -> 
     temp = tmp_path / "tmp"
     temp.mkdir()
     env = {**os.environ, "TMPDIR": str(temp)}
-    done = subprocess.run([sys.executable, "-m", "explore", "demo", "--json"], capture_output=True, text=True, timeout=600, env=env)
+    done = subprocess.run(
+        [sys.executable, "-m", "explore", "demo", "--json"], capture_output=True, text=True, timeout=600, env=env
+    )
     assert done.returncode == 0, done.stderr
     summary = json.loads(done.stdout)
     assert "+    return price_cents * quantity" in summary["diff"] and "+    if quantity >= 10:" in summary["diff"]

@@ -29,16 +29,25 @@ def assert_one_line_error(code: int, err: str, expected_code: int, *needles: str
 
 def assert_nothing_started(repo: Path) -> None:
     assert not (repo / ".explore" / "runs").exists()
-    assert subprocess.run(["git", "branch", "--list", "explore/*"], cwd=repo, capture_output=True, text=True).stdout.strip() == ""
+    assert (
+        subprocess.run(
+            ["git", "branch", "--list", "explore/*"], cwd=repo, capture_output=True, text=True
+        ).stdout.strip()
+        == ""
+    )
 
 
 # ------------------------------------------------------------------------------- the repository
+
 
 def test_not_a_git_repo_also_as_json(tmp_path: Path) -> None:
     (tmp_path / "plain").mkdir()
     code, summary, err = run_cli(["run", str(tmp_path / "plain"), "--json"])
     assert_one_line_error(code, err, 2, "not a git repository")
-    assert summary == {"status": "error", "exit_code": 2, "error": summary["error"]} and "not a git repository" in summary["error"]
+    assert (
+        summary == {"status": "error", "exit_code": 2, "error": summary["error"]}
+        and "not a git repository" in summary["error"]
+    )
 
 
 def test_missing_path(tmp_path: Path) -> None:
@@ -57,7 +66,9 @@ def test_repo_without_commits(tmp_path: Path) -> None:
 
 def test_bare_repo(tmp_path: Path) -> None:
     source = make_repo(tmp_path / "repo", CALC)
-    subprocess.run(["git", "clone", "-q", "--bare", str(source), str(tmp_path / "bare.git")], check=True, capture_output=True)
+    subprocess.run(
+        ["git", "clone", "-q", "--bare", str(source), str(tmp_path / "bare.git")], check=True, capture_output=True
+    )
     code, _, err = run_cli(["run", str(tmp_path / "bare.git"), "--agent-cmd", "true"])
     assert_one_line_error(code, err, 2, "bare repository")
     assert not (tmp_path / "bare.git" / ".explore").exists()
@@ -82,11 +93,13 @@ def _conflicting_branches(tmp_path: Path) -> Path:
     return repo
 
 
-
-@pytest.mark.parametrize(("operation", "needle"), [
-    ("merge", "a merge in progress"),
-    pytest.param("rebase", "a rebase in progress"),
-])
+@pytest.mark.parametrize(
+    ("operation", "needle"),
+    [
+        ("merge", "a merge in progress"),
+        pytest.param("rebase", "a rebase in progress"),
+    ],
+)
 def test_merge_or_rebase_in_progress(tmp_path: Path, operation: str, needle: str) -> None:
     repo = _conflicting_branches(tmp_path)
     if operation == "rebase":
@@ -106,12 +119,16 @@ def test_no_tests_collected_escalates_as_infrastructure(tmp_path: Path) -> None:
     code, summary, err = run_cli(["run", str(repo), "--agent-cmd", "true", "--json"])
     assert code == 3, err
     assert summary["status"] == "escalated" and summary["iterations"] == []
-    assert summary["escalation"]["category"] == "infrastructure" and "no tests collected" in summary["escalation"]["reason"]
+    assert (
+        summary["escalation"]["category"] == "infrastructure"
+        and "no tests collected" in summary["escalation"]["reason"]
+    )
     assert "HELP NEEDED (infrastructure)" in err and "Traceback" not in err
     assert_nothing_left(repo, tmp_path / "worktrees", keep_branches=(summary["branch"],))
 
 
 # ------------------------------------------------------------------------------- configuration and options
+
 
 @pytest.mark.parametrize(
     ("config", "needles"),
@@ -124,7 +141,15 @@ def test_no_tests_collected_escalates_as_infrastructure(tmp_path: Path) -> None:
         ('strategy = "bogus"\n', ["unknown strategy 'bogus'", "conservative"]),
         ('agent = "bogus"\n', ["unknown agent 'bogus'"]),
     ],
-    ids=["unknown-key", "unknown-dashed-key", "rate-out-of-range", "wrong-type", "negative-timeout", "strategy", "agent"],
+    ids=[
+        "unknown-key",
+        "unknown-dashed-key",
+        "rate-out-of-range",
+        "wrong-type",
+        "negative-timeout",
+        "strategy",
+        "agent",
+    ],
 )
 def test_invalid_tool_explore_config_is_named(tmp_path: Path, config: str, needles: list[str]) -> None:
     repo = make_repo(tmp_path / "repo", CALC, explore_config=config)
@@ -188,13 +213,19 @@ def test_unwritable_explore_dir(tmp_path: Path) -> None:
         code, summary, err = run_cli(["run", str(repo), "--agent-cmd", "true", "--json"])
         assert_one_line_error(code, err, 2, "cannot write", str(repo / ".explore"))
         assert summary["exit_code"] == 2
-        assert subprocess.run(["git", "branch", "--list", "explore/*"], cwd=repo, capture_output=True, text=True).stdout.strip() == ""
+        assert (
+            subprocess.run(
+                ["git", "branch", "--list", "explore/*"], cwd=repo, capture_output=True, text=True
+            ).stdout.strip()
+            == ""
+        )
     finally:
         if (repo / ".explore").is_dir():
             (repo / ".explore").chmod(0o755)
 
 
 # ------------------------------------------------------------------------------- odd but workable input
+
 
 def test_paths_with_spaces_and_non_ascii_names(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("EXPLORE_WORKTREES_DIR", str(tmp_path / "work trees ü"))
@@ -228,17 +259,24 @@ def test_non_ascii_file_names_in_files_changed(tmp_path: Path) -> None:
 
 
 def test_fifty_megabytes_of_test_output_stay_bounded(tmp_path: Path) -> None:
-    noisy = dict(ONE_BUG, **{"tests/test_noise.py": (
-        "import sys\n\n\ndef test_noise():\n"
-        "    line = 'x' * 1023 + '\\n'\n"
-        "    for _ in range(50 * 1024):\n"
-        "        sys.stdout.write(line)\n"
-    )})
+    noisy = dict(
+        ONE_BUG,
+        **{
+            "tests/test_noise.py": (
+                "import sys\n\n\ndef test_noise():\n"
+                "    line = 'x' * 1023 + '\\n'\n"
+                "    for _ in range(50 * 1024):\n"
+                "        sys.stdout.write(line)\n"
+            )
+        },
+    )
     repo = make_repo(tmp_path / "repo", noisy)
     agent = scripted_agent(tmp_path, {"a": {"replace": FIX_ADD}})
     test_cmd = f"{sys.executable} -m pytest -s -q -p no:cacheprovider --junit-xml={{junit}}"
     try:
-        code, summary, err = run_cli(["run", str(repo), "--parallel", "1", "--agent-cmd", agent, "--test-cmd", test_cmd, "--json"])
+        code, summary, err = run_cli(
+            ["run", str(repo), "--parallel", "1", "--agent-cmd", agent, "--test-cmd", test_cmd, "--json"]
+        )
         assert code == 0, err[-3000:]
         assert summary["final"]["pass_rate"] == 100.0
         files = [p for p in (repo / ".explore").rglob("*") if p.is_file()]
@@ -261,13 +299,22 @@ def test_binary_files_in_a_candidate_diff_merge_byte_identical(tmp_path: Path) -
     (repo / "assets" / "logo.bin").write_bytes(BLOB)
     make_repo(repo, ONE_BUG)
     changed = BLOB[:100] + b"\x00changed\x00" + BLOB[200:]
-    agent = scripted_agent(tmp_path, {"a": {"replace": FIX_ADD, "write_hex": {"assets/logo.bin": changed.hex(), "assets/new.bin": NEW_BLOB.hex()}}})
+    agent = scripted_agent(
+        tmp_path,
+        {"a": {"replace": FIX_ADD, "write_hex": {"assets/logo.bin": changed.hex(), "assets/new.bin": NEW_BLOB.hex()}}},
+    )
     try:
         code, summary, err = run_cli(["run", str(repo), "--parallel", "1", "--agent-cmd", agent, "--json"])
         assert code == 0, err[-3000:]
-        assert sorted(summary["iterations"][0]["candidates"][0]["files_changed"]) == ["assets/logo.bin", "assets/new.bin", "calc.py"]
+        assert sorted(summary["iterations"][0]["candidates"][0]["files_changed"]) == [
+            "assets/logo.bin",
+            "assets/new.bin",
+            "calc.py",
+        ]
         for name, expected in (("assets/logo.bin", changed), ("assets/new.bin", NEW_BLOB)):
-            blob = subprocess.run(["git", "cat-file", "blob", f"{summary['branch']}:{name}"], cwd=repo, capture_output=True, check=True).stdout
+            blob = subprocess.run(
+                ["git", "cat-file", "blob", f"{summary['branch']}:{name}"], cwd=repo, capture_output=True, check=True
+            ).stdout
             assert blob == expected, name
             assert (repo / name).read_bytes() == expected  # the user's branch was fast-forwarded to it
         assert_nothing_left(repo, tmp_path / "worktrees", keep_branches=(summary["branch"],))
@@ -284,7 +331,12 @@ def test_non_utf8_text_file_in_a_candidate_diff(tmp_path: Path) -> None:
         code, summary, err = run_cli(["run", str(repo), "--parallel", "1", "--agent-cmd", agent, "--json"])
         assert code == 0, err[-3000:]
         assert summary["iterations"][0]["candidates"][0]["status"] == "ok", summary["iterations"][0]["candidates"][0]
-        blob = subprocess.run(["git", "cat-file", "blob", f"{summary['branch']}:notes/latin1.txt"], cwd=repo, capture_output=True, check=True).stdout
+        blob = subprocess.run(
+            ["git", "cat-file", "blob", f"{summary['branch']}:notes/latin1.txt"],
+            cwd=repo,
+            capture_output=True,
+            check=True,
+        ).stdout
         assert blob == latin1
         assert "caf\ufffd cr\ufffdme" in summary["diff"]  # the change shown, readable; repair.diff keeps the bytes
         assert latin1.rstrip() in (repo / ".explore" / "runs" / summary["run_id"] / "repair.diff").read_bytes()
@@ -292,9 +344,12 @@ def test_non_utf8_text_file_in_a_candidate_diff(tmp_path: Path) -> None:
         kill_everything_under(tmp_path / "worktrees")
 
 
-@pytest.mark.parametrize("command", [["run", "{repo}", "--agent", "anthropic"], ["bench", "{cases}", "--agent", "anthropic"]])
-def test_anthropic_without_a_key_is_refused_before_anything_runs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                                                  command: list[str]) -> None:
+@pytest.mark.parametrize(
+    "command", [["run", "{repo}", "--agent", "anthropic"], ["bench", "{cases}", "--agent", "anthropic"]]
+)
+def test_anthropic_without_a_key_is_refused_before_anything_runs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, command: list[str]
+) -> None:
     for name in ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN"):
         monkeypatch.delenv(name, raising=False)
     repo = make_repo(tmp_path / "repo", ONE_BUG)

@@ -43,8 +43,14 @@ def commit_all(repo: Path, message: str) -> None:
 def own_pytest(project: Path, *args: str) -> int:
     """The test's own pytest run (not the judge's): exit code only."""
     env = {**os.environ, "PYTHONPATH": str(project), "PYTHONDONTWRITEBYTECODE": "1"}
-    return subprocess.run([PY, "-m", "pytest", "-q", "-p", "no:cacheprovider", *args], cwd=project, env=env,
-                          capture_output=True, text=True, timeout=300).returncode
+    return subprocess.run(
+        [PY, "-m", "pytest", "-q", "-p", "no:cacheprovider", *args],
+        cwd=project,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    ).returncode
 
 
 @pytest.fixture(scope="module")
@@ -57,7 +63,9 @@ def bench_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[BenchResult, Pa
     out, scratch = base / "out", base / "scratch"
     scratch.mkdir()
     env = {**os.environ, "TMPDIR": str(scratch)}
-    done = bench_cli([str(cases), "--agent", "mutate", "--strategy", "conservative", "--json", "--out", str(out)], env=env)
+    done = bench_cli(
+        [str(cases), "--agent", "mutate", "--strategy", "conservative", "--json", "--out", str(out)], env=env
+    )
     assert done.returncode == 0, done.stderr[-2000:]
     return BenchResult.model_validate_json(done.stdout), out, scratch
 
@@ -115,7 +123,10 @@ def test_bench_agrees_with_independent_recheck(bench_run: tuple[BenchResult, Pat
             commit_all(repo, "explore's repair, replayed")
         by_hand = judge(repo, initial, case, PY)
         assert (by_hand.plausible, by_hand.correct, by_hand.tests_touched) == (
-            r.verdict.plausible, r.verdict.correct, r.verdict.tests_touched), r.case
+            r.verdict.plausible,
+            r.verdict.correct,
+            r.verdict.tests_touched,
+        ), r.case
         assert sorted(by_hand.changed_files) == sorted(r.verdict.changed_files)
         # and without the judge at all: the visible suite and the hidden checks, run here
         suite_green = own_pytest(repo) == 0
@@ -162,12 +173,29 @@ def test_compare_prints_changed_cases(bench_run: tuple[BenchResult, Path, Path],
 
 def test_chart_one_group_per_strategy(tmp_path: Path) -> None:
     results = [
-        CaseResult(case=f"c{i}", defect_class="k", strategy=s, status="succeeded", exit_code=0, repaired=True,
-                   duration_s=float(i + 1), verdict=Verdict(plausible=True, correct=i % 2 == 0))
-        for s in ("auto", "conservative", "exploratory") for i in range(4)
+        CaseResult(
+            case=f"c{i}",
+            defect_class="k",
+            strategy=s,
+            status="succeeded",
+            exit_code=0,
+            repaired=True,
+            duration_s=float(i + 1),
+            verdict=Verdict(plausible=True, correct=i % 2 == 0),
+        )
+        for s in ("auto", "conservative", "exploratory")
+        for i in range(4)
     ]
-    bench = BenchResult(cases_dir="x", agent="mutate", parallel=3, jobs=1, strategies=["auto", "conservative", "exploratory"],
-                        started_at="now", results=results, summary=aggregate(results, ["auto", "conservative", "exploratory"]))
+    bench = BenchResult(
+        cases_dir="x",
+        agent="mutate",
+        parallel=3,
+        jobs=1,
+        strategies=["auto", "conservative", "exploratory"],
+        started_at="now",
+        results=results,
+        summary=aggregate(results, ["auto", "conservative", "exploratory"]),
+    )
     written = render.write_all(bench, tmp_path)
     assert {p.name for p in written} == {"bench.json", "bench.md", "bench.png"}
     assert bench.summary["auto"].rate == 50.0 and bench.summary["auto"].median_s == 2.5
@@ -206,13 +234,33 @@ def test_without_matplotlib_bench_says_how_to_get_the_chart(tmp_path: Path) -> N
     shutil.copytree(CORPUS / "prime_sieve", cases / "prime_sieve")
     scratch = tmp_path / "scratch"
     scratch.mkdir()
-    no_matplotlib = "import sys; sys.modules['matplotlib'] = None; from explore.cli.commands import main; main(prog_name='explore')"
-    done = subprocess.run([PY, "-c", no_matplotlib, "bench", str(cases), "--agent", "mutate", "--strategy", "conservative",
-                           "--out", str(tmp_path / "out")], capture_output=True, text=True, timeout=600,
-                          env={**os.environ, "TMPDIR": str(scratch)})
+    no_matplotlib = (
+        "import sys; sys.modules['matplotlib'] = None; from explore.cli.commands import main; main(prog_name='explore')"
+    )
+    done = subprocess.run(
+        [
+            PY,
+            "-c",
+            no_matplotlib,
+            "bench",
+            str(cases),
+            "--agent",
+            "mutate",
+            "--strategy",
+            "conservative",
+            "--out",
+            str(tmp_path / "out"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env={**os.environ, "TMPDIR": str(scratch)},
+    )
     assert done.returncode == 0, done.stderr[-2000:]
     hint = [line for line in done.stderr.splitlines() if "pip install" in line or line.startswith("no chart")]
-    assert hint == ["no chart: matplotlib is not installed; get it with: pip install 'explore-runner[bench]'"], done.stderr
+    assert hint == ["no chart: matplotlib is not installed; get it with: pip install 'explore-runner[bench]'"], (
+        done.stderr
+    )
     assert not (tmp_path / "out" / "bench.png").exists() and (tmp_path / "out" / "bench.md").exists()
 
 
@@ -229,24 +277,49 @@ def test_stubborn_corpus_has_every_family_and_history_runs_twice() -> None:
 
 def test_per_family_table_and_each_iterations_strategy(tmp_path: Path) -> None:
     def result(case: str, family: str, strategy: str, trail: list[str], correct: bool) -> CaseResult:
-        return CaseResult(case=case, defect_class="k", family=family, strategy=strategy, status="succeeded", exit_code=0,
-                          repaired=True, iterations=len(trail), candidates=3 * len(trail), iteration_strategies=trail,
-                          duration_s=2.0, verdict=Verdict(plausible=correct, correct=correct))
+        return CaseResult(
+            case=case,
+            defect_class="k",
+            family=family,
+            strategy=strategy,
+            status="succeeded",
+            exit_code=0,
+            repaired=True,
+            iterations=len(trail),
+            candidates=3 * len(trail),
+            iteration_strategies=trail,
+            duration_s=2.0,
+            verdict=Verdict(plausible=correct, correct=correct),
+        )
 
-    results = [result("m1", "multi_bug", "auto", ["conservative", "conservative", "exploratory"], True),
-               result("m1", "multi_bug", "aggressive", ["aggressive"], True),
-               result("t1", "two_location", "auto", ["conservative"], False),
-               result("t1", "two_location", "aggressive", ["aggressive", "aggressive"], True)]
-    bench = BenchResult(cases_dir="x", agent="mutate", parallel=3, jobs=1, strategies=["auto", "aggressive"],
-                        started_at="now", results=results, summary=aggregate(results, ["auto", "aggressive"]))
+    results = [
+        result("m1", "multi_bug", "auto", ["conservative", "conservative", "exploratory"], True),
+        result("m1", "multi_bug", "aggressive", ["aggressive"], True),
+        result("t1", "two_location", "auto", ["conservative"], False),
+        result("t1", "two_location", "aggressive", ["aggressive", "aggressive"], True),
+    ]
+    bench = BenchResult(
+        cases_dir="x",
+        agent="mutate",
+        parallel=3,
+        jobs=1,
+        strategies=["auto", "aggressive"],
+        started_at="now",
+        results=results,
+        summary=aggregate(results, ["auto", "aggressive"]),
+    )
     multi = bench.summary["auto"].by_family["multi_bug"]
     assert (multi.runs, multi.correct, multi.iterations, multi.candidates) == (1, 1, 3, 9)
     assert bench.summary["aggressive"].by_family["two_location"].correct == 1
     assert render.iteration_trail(results[0].iteration_strategies) == "CCE"
-    assert render.iteration_trail(["conservative", "conservative", "exploratory"], [2, 1]) == "CC|E"  # a history case's two runs
+    assert (
+        render.iteration_trail(["conservative", "conservative", "exploratory"], [2, 1]) == "CC|E"
+    )  # a history case's two runs
     assert render.iteration_trail(["conservative"], [1]) == "C"
     text = render.markdown(bench)
-    assert "## Per family" in text and "| multi_bug | 1 / 1 / 1 · 3 it · 9 c · 2s | 1 / 1 / 1 · 1 it · 3 c · 2s |" in text
+    assert (
+        "## Per family" in text and "| multi_bug | 1 / 1 / 1 · 3 it · 9 c · 2s | 1 / 1 / 1 · 1 it · 3 c · 2s |" in text
+    )
     assert "| m1 | multi_bug | correct, 3 it CCE, 2s | correct, 1 it A, 2s |" in text
     assert {p.name for p in render.write_all(bench, tmp_path)} == {"bench.json", "bench.md", "bench.png"}
     assert BenchResult.load(tmp_path / "bench.json").results[0].iteration_strategies == results[0].iteration_strategies
@@ -273,10 +346,28 @@ def test_two_runs_of_a_case_add_their_usage_and_keep_the_rate_derived() -> None:
     result = CaseResult(case="c", defect_class="d", strategy="auto", status="error", exit_code=0)
     for screened, seconds, cost in ((100, 2.0, 0.5), (300, 2.0, 0.25)):
         counts = {"passed": 1, "total": 2, "pass_rate": 50.0}
-        summary = {"run_id": "r", "status": "failed", "exit_code": 1, "baseline": counts, "final": counts, "iterations": [],
-                   "branch": None, "merged_commit": None, "applied": False, "escalation": None, "report": None, "duration_s": 1.0,
-                   "usage": {"mutants_screened": screened, "screening_s": seconds, "mutants_per_s": screened / seconds,
-                             "cost_usd": cost, "input_tokens": 10, "output_tokens": 5}}
+        summary = {
+            "run_id": "r",
+            "status": "failed",
+            "exit_code": 1,
+            "baseline": counts,
+            "final": counts,
+            "iterations": [],
+            "branch": None,
+            "merged_commit": None,
+            "applied": False,
+            "escalation": None,
+            "report": None,
+            "duration_s": 1.0,
+            "usage": {
+                "mutants_screened": screened,
+                "screening_s": seconds,
+                "mutants_per_s": screened / seconds,
+                "cost_usd": cost,
+                "input_tokens": 10,
+                "output_tokens": 5,
+            },
+        }
         _read_summary(result, json.dumps(summary), "")
     assert result.error is None and result.usage.mutate.mutants_screened == 400
     assert result.usage.mutate.mutants_per_s == 100.0  # 400 mutants in 4 s, not the rates' sum (50 + 150)

@@ -10,8 +10,16 @@ from explore.model import config
 from explore.model.config import DEFAULT_TEST_PATTERNS, Options, build_options, read_repo_config
 from explore.model.errors import UsageError
 
-ALL_FLAGS_UNSET = {"parallel": None, "max_iterations": None, "strategy": None, "agent": None, "test_cmd": None,
-                   "branch_timeout": None, "target_pass_rate": None, "no_apply": None}
+ALL_FLAGS_UNSET = {
+    "parallel": None,
+    "max_iterations": None,
+    "strategy": None,
+    "agent": None,
+    "test_cmd": None,
+    "branch_timeout": None,
+    "target_pass_rate": None,
+    "no_apply": None,
+}
 
 
 @pytest.fixture(autouse=True)
@@ -60,7 +68,9 @@ def test_pyproject_without_tool_explore(tmp_path: Path) -> None:
 
 
 def test_tool_explore_with_dashes_or_underscores(tmp_path: Path) -> None:
-    pyproject(tmp_path, """\
+    pyproject(
+        tmp_path,
+        """\
 [tool.explore]
 max-iterations = 4
 branch_timeout = 30
@@ -73,7 +83,8 @@ strategy = "  Surgical "
 
 [tool.explore.mutate]
 max-mutants = 5
-""")
+""",
+    )
     options = build_options(tmp_path, {})
     assert options.max_iterations == 4
     assert options.branch_timeout == 30.0
@@ -151,7 +162,10 @@ def test_large_parallel_is_kept_for_the_cli_to_cap(tmp_path: Path) -> None:
     assert build_options(tmp_path, {"parallel": config.MAX_PARALLEL + 1}).parallel == config.MAX_PARALLEL + 1
 
 
-@pytest.mark.parametrize("body", ["[tool.explore\nparallel = 2\n", "[tool.explore]\nparallel = \n", "[tool.explore]\nparallel = 2\nparallel = 3\n"])
+@pytest.mark.parametrize(
+    "body",
+    ["[tool.explore\nparallel = 2\n", "[tool.explore]\nparallel = \n", "[tool.explore]\nparallel = 2\nparallel = 3\n"],
+)
 def test_broken_toml_is_a_usage_error(tmp_path: Path, body: str) -> None:
     path = pyproject(tmp_path, body)
     with pytest.raises(UsageError) as caught:

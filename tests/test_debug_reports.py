@@ -14,12 +14,16 @@ from explore.model.models import TestOutcome
 
 def test_reports_dir_writes_one_report_per_iteration_by_topic(tmp_path: Path) -> None:
     target = create_demo(tmp_path / "demo")
-    code, summary, err = run_cli(["run", "--agent", "mutate", "--strategy", "conservative", "--reports-dir", "debug", "--json"], cwd=target)
+    code, summary, err = run_cli(
+        ["run", "--agent", "mutate", "--strategy", "conservative", "--reports-dir", "debug", "--json"], cwd=target
+    )
     assert code == 0, err
     assert len(summary["iterations"]) == 2
     reports = sorted((target / "debug").rglob("*.md"))
     assert [p.relative_to(target).as_posix() for p in reports] == [
-        "debug/assertion_pricing/001_test_discount_from_ten.md", "debug/assertion_pricing/002_test_discount_from_ten.md"]
+        "debug/assertion_pricing/001_test_discount_from_ten.md",
+        "debug/assertion_pricing/002_test_discount_from_ten.md",
+    ]
     first, second = (p.read_text() for p in reports)
     assert "### `tests/test_pricing.py::test_line_total`" in first and "assert 254 == 1000" in first
     assert "### a — ok, 71.4%: merged" in first and "Hypothesis: arithmetic at pricing.py" in first
@@ -33,7 +37,9 @@ def test_reports_dir_writes_one_report_per_iteration_by_topic(tmp_path: Path) ->
 
 def test_commit_reports_puts_them_in_the_run_branchs_commits(tmp_path: Path) -> None:
     target = create_demo(tmp_path / "demo")
-    code, summary, err = run_cli(["run", "--agent", "mutate", "--reports-dir", "debug", "--commit-reports", "--no-apply", "--json"], cwd=target)
+    code, summary, err = run_cli(
+        ["run", "--agent", "mutate", "--reports-dir", "debug", "--commit-reports", "--no-apply", "--json"], cwd=target
+    )
     assert code == 0, err
     branch = summary["branch"]
     for n, iteration in enumerate(summary["iterations"], start=1):
@@ -51,9 +57,19 @@ def _failing(*pairs: tuple[str, str]) -> list[TestOutcome]:
 
 def test_topic_comes_from_the_failures() -> None:
     assert debug_reports.topic(_failing(("tests/test_db.py::t", "Failed: Timeout >5.0s"))) == "test_timeout"
-    assert debug_reports.topic(_failing(("tests/test_a.py::t", "ModuleNotFoundError: No module named 'x'"))) == "import_errors"
-    assert debug_reports.topic(_failing(("tests/test_pricing.py::t", "AssertionError: assert 1 == 2"),
-                                        ("tests/test_pricing.py::u", "assert 0 == 1"))) == "assertion_pricing"
+    assert (
+        debug_reports.topic(_failing(("tests/test_a.py::t", "ModuleNotFoundError: No module named 'x'")))
+        == "import_errors"
+    )
+    assert (
+        debug_reports.topic(
+            _failing(
+                ("tests/test_pricing.py::t", "AssertionError: assert 1 == 2"),
+                ("tests/test_pricing.py::u", "assert 0 == 1"),
+            )
+        )
+        == "assertion_pricing"
+    )
     assert debug_reports.topic(_failing(("tests/test_io.py::t", "KeyError: 'x'"))) == "keyerror_io"
     assert debug_reports.topic(_failing(("tests/test_io.py::t", "exit code 2"))) == "failures_io"
 
@@ -70,8 +86,13 @@ def test_the_report_labels_a_tie_with_the_rule_that_decided() -> None:
     def cand(cid: str, rate: float, confidence: float) -> CandidateResult:
         return CandidateResult(id=cid, status=CandidateStatus.ok, pass_rate=rate, confidence=confidence)
 
-    record = IterationRecord(n=1, strategy="conservative", winner="a", commit="abc1234567",
-                             candidates=[cand("a", 100.0, 0.9), cand("b", 100.0, 0.5), cand("c", 80.0, 0.9)])
+    record = IterationRecord(
+        n=1,
+        strategy="conservative",
+        winner="a",
+        commit="abc1234567",
+        candidates=[cand("a", 100.0, 0.9), cand("b", 100.0, 0.5), cand("c", 80.0, 0.9)],
+    )
     text = reports.markdown(RunState(run_id="r", repo="/x", iterations=[record]))
     assert "| a | ok | 100.0% | 0.90 |" in text and "| merged |" in text
     assert "tied, lost on confidence" in text and "did not improve the pass rate" not in text

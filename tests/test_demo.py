@@ -42,7 +42,9 @@ def test_conservative_takes_two_iterations_and_times_every_phase(tmp_path: Path)
     assert first["baseline"] > 0 and second["baseline"] == 0  # the baseline is booked once, on the first iteration
     for timing in (first, second):  # every phase mutate and the loop go through took measurable time
         assert timing["screening"] > 0 and timing["fanout"] > 0 and timing["merge"] > 0
-        assert timing["prepare"] > 0 and timing["propose"] >= timing["coverage"] + timing["prepare"] + timing["screening"]
+        assert (
+            timing["prepare"] > 0 and timing["propose"] >= timing["coverage"] + timing["prepare"] + timing["screening"]
+        )
     # the first iteration's per-test coverage came with the baseline run; the second measures afresh
     assert first["coverage"] < 0.2 < second["coverage"], (first, second)
     report = Path(summary["report"]).read_text()

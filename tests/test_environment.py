@@ -28,11 +28,13 @@ def _closed_port() -> int:
 
 def kinds_by_test(tmp_path: Path) -> dict[str, str | None]:
     port = _closed_port()
-    repo = make_repo(tmp_path / "repo", {
-        **CALC,
-        "shop/__init__.py": "",
-        "shop/client.py": "def fetch():\n    raise RuntimeError('connection refused by the shop')\n",
-        "tests/test_env.py": f"""\
+    repo = make_repo(
+        tmp_path / "repo",
+        {
+            **CALC,
+            "shop/__init__.py": "",
+            "shop/client.py": "def fetch():\n    raise RuntimeError('connection refused by the shop')\n",
+            "tests/test_env.py": f"""\
             import importlib.metadata
             import os
             import socket
@@ -71,7 +73,8 @@ def kinds_by_test(tmp_path: Path) -> dict[str, str | None]:
             def test_project_raises():
                 fetch()
             """,
-    })
+        },
+    )
     run = await_run(repo, tmp_path)
     files = ["calc.py", "shop/__init__.py", "shop/client.py", "tests/test_calc.py", "tests/test_env.py"]
     modules = environment.local_modules(files)
@@ -80,7 +83,9 @@ def kinds_by_test(tmp_path: Path) -> dict[str, str | None]:
         found = environment.classify(run.outcomes[test_id], modules, files)
         out[test_id.split("::")[1]] = found.kind if found else None
         if found:
-            assert found.evidence and found.evidence in (run.outcomes[test_id].longrepr or run.outcomes[test_id].message)
+            assert found.evidence and found.evidence in (
+                run.outcomes[test_id].longrepr or run.outcomes[test_id].message
+            )
     return out
 
 
@@ -107,7 +112,10 @@ def test_environment_failures_are_told_from_code_failures(tmp_path: Path) -> Non
 def test_network_kinds_stay_targets() -> None:
     from explore.model.models import EnvironmentFailure
 
-    found = [EnvironmentFailure(test="t::dns", kind="dns", evidence="x"), EnvironmentFailure(test="t::meta", kind="missing_metadata", evidence="y")]
+    found = [
+        EnvironmentFailure(test="t::dns", kind="dns", evidence="x"),
+        EnvironmentFailure(test="t::meta", kind="missing_metadata", evidence="y"),
+    ]
     assert [f.test for f in environment.left_out(found, None)] == ["t::meta"]
     assert [f.test for f in environment.left_out(found, ["t::dns"])] == ["t::meta"]
     assert [f.test for f in environment.left_out(found, ["t::other"])] == ["t::dns", "t::meta"]
@@ -116,12 +124,21 @@ def test_network_kinds_stay_targets() -> None:
 def test_missing_metadata_is_left_out_and_the_bug_repaired_in_one_iteration(tmp_path: Path) -> None:
     """Issue 27's acceptance: one iteration, the failure named `environment`, no mutant screened
     against it (mutate is told of one failing test only)."""
-    repo = make_repo(tmp_path / "repo", {**CALC, "tests/test_version.py": (
-        "import importlib.metadata\n\n\ndef test_version():\n    assert importlib.metadata.version('calc-not-installed')\n")})
+    repo = make_repo(
+        tmp_path / "repo",
+        {
+            **CALC,
+            "tests/test_version.py": (
+                "import importlib.metadata\n\n\ndef test_version():\n    assert importlib.metadata.version('calc-not-installed')\n"
+            ),
+        },
+    )
     code, summary, err = run_cli(["run", str(repo), "--agent", "mutate", "--json"])
     assert code == 0, err
     assert summary is not None and len(summary["iterations"]) == 1
-    assert [(f["test"], f["kind"]) for f in summary["environment_failures"]] == [("tests/test_version.py::test_version", "missing_metadata")]
+    assert [(f["test"], f["kind"]) for f in summary["environment_failures"]] == [
+        ("tests/test_version.py::test_version", "missing_metadata")
+    ]
     assert "calc-not-installed" in summary["environment_failures"][0]["evidence"]
     assert "environment: 1 failure(s) no code edit can fix" in err and "PackageNotFoundError" in err
     assert summary["iterations"][0]["failed_tests"] == ["tests/test_version.py::test_version"]
@@ -131,7 +148,10 @@ def test_missing_metadata_is_left_out_and_the_bug_repaired_in_one_iteration(tmp_
     assert_no_debris(repo)
 
 
-NETWORK = {**CALC, "tests/test_net.py": "import socket\n\n\ndef test_fetch():\n    socket.getaddrinfo('no-such-host.invalid', 80)\n"}
+NETWORK = {
+    **CALC,
+    "tests/test_net.py": "import socket\n\n\ndef test_fetch():\n    socket.getaddrinfo('no-such-host.invalid', 80)\n",
+}
 
 
 @pytest.mark.parametrize("target_the_network_test", [False, True], ids=["bug-targeted", "network-targeted"])
@@ -148,6 +168,8 @@ def test_a_network_failure_outside_the_targets_is_environment(tmp_path: Path, ta
         assert "in 1 failing test(s), e.g. tests/test_net.py::test_fetch" in summary["escalation"]["reason"]
     else:
         assert code == 0, err
-        assert [(f["test"], f["kind"]) for f in summary["environment_failures"]] == [("tests/test_net.py::test_fetch", "dns")]
+        assert [(f["test"], f["kind"]) for f in summary["environment_failures"]] == [
+            ("tests/test_net.py::test_fetch", "dns")
+        ]
         assert "x * 2" not in (repo / "calc.py").read_text()
     assert_no_debris(repo)

@@ -89,7 +89,9 @@ def test_match_respects_categories() -> None:
 
 
 def test_classify_failures_and_agent_output() -> None:
-    assert escalation.classify_failures(["assert 1 == 2", EXAMPLES["connection_refused"]]) is BY_NAME["connection_refused"]
+    assert (
+        escalation.classify_failures(["assert 1 == 2", EXAMPLES["connection_refused"]]) is BY_NAME["connection_refused"]
+    )
     assert escalation.classify_failures([EXAMPLES["ambiguous"]]) is BY_NAME["ambiguous"]
     assert escalation.classify_failures([EXAMPLES["rm_rf"]]) is None  # destructive is about patches
     assert escalation.classify_failures(NEGATIVES) is None
@@ -136,7 +138,10 @@ def test_classify_patch_new_file() -> None:
 
 def test_added_lines() -> None:
     assert escalation.added_lines(PATCH, ("tests/test_store.py",)) == "    cache_dir.mkdir(exist_ok=True)"
-    assert escalation.added_lines(PATCH).splitlines() == ["    cache_dir.mkdir(exist_ok=True)", "    shutil.rmtree(tmp)"]
+    assert escalation.added_lines(PATCH).splitlines() == [
+        "    cache_dir.mkdir(exist_ok=True)",
+        "    shutil.rmtree(tmp)",
+    ]
 
 
 # --- options ---------------------------------------------------------------------------------
@@ -184,7 +189,9 @@ def test_categories_serialise_as_their_names_and_read_back(category: EscalationC
     """The JSON summary and state files keep the plain strings they always had."""
     info = escalation.info(category, "why", "what to do", "run-1", 1)
     dumped = json.loads(info.model_dump_json())
-    assert dumped["category"] == category.value and f"HELP NEEDED ({info.category})" == f"HELP NEEDED ({category.value})"
+    assert (
+        dumped["category"] == category.value and f"HELP NEEDED ({info.category})" == f"HELP NEEDED ({category.value})"
+    )
     assert EscalationInfo.model_validate(dumped) == info
     assert EscalationInfo.model_validate({**dumped, "category": category.value}).category is category
 
@@ -206,13 +213,28 @@ def test_statuses_and_criticality_levels_in_the_state_are_closed_sets(field: str
         RunState.model_validate({"run_id": "r", "repo": "/x", field: value})
 
 
-@pytest.mark.parametrize(("asked", "agent_cmd", "resolved", "needles"), [
-    ("auto", None, "mutate", ["generator: mutate (built in, offline", "auto: no ANTHROPIC_API_KEY", "--agent"]),
-    ("auto", None, "anthropic", ["generator: anthropic (Claude", "auto: ANTHROPIC_API_KEY is set", "--agent mutate"]),
-    ("auto", "my-agent", "command", ["generator: command (your agent command", "auto: --agent-cmd is given"]),
-    ("anthropic,mutate", None, "anthropic,mutate", ["anthropic (Claude", ", then mutate (", "chosen with --agent anthropic,mutate"]),
-])
-def test_a_run_says_which_generator_it_uses_and_why(asked: str, agent_cmd: str | None, resolved: str, needles: list[str]) -> None:
+@pytest.mark.parametrize(
+    ("asked", "agent_cmd", "resolved", "needles"),
+    [
+        ("auto", None, "mutate", ["generator: mutate (built in, offline", "auto: no ANTHROPIC_API_KEY", "--agent"]),
+        (
+            "auto",
+            None,
+            "anthropic",
+            ["generator: anthropic (Claude", "auto: ANTHROPIC_API_KEY is set", "--agent mutate"],
+        ),
+        ("auto", "my-agent", "command", ["generator: command (your agent command", "auto: --agent-cmd is given"]),
+        (
+            "anthropic,mutate",
+            None,
+            "anthropic,mutate",
+            ["anthropic (Claude", ", then mutate (", "chosen with --agent anthropic,mutate"],
+        ),
+    ],
+)
+def test_a_run_says_which_generator_it_uses_and_why(
+    asked: str, agent_cmd: str | None, resolved: str, needles: list[str]
+) -> None:
     from explore.generators import why_agent
 
     line = why_agent(asked, agent_cmd, resolved)

@@ -14,7 +14,9 @@ from test_run_e2e import CALC, FIX_ADD, FIX_MUL
 from test_safety_faults import assert_nothing_left, cli, kill_everything_under, scripted_agent, write_edits
 
 
-def assert_help_needed(code: int, summary: dict | None, err: str, category: str, needle: str, iterations: int = 0) -> dict:
+def assert_help_needed(
+    code: int, summary: dict | None, err: str, category: str, needle: str, iterations: int = 0
+) -> dict:
     assert code == 3, err[-3000:]
     assert summary is not None and summary["status"] == "escalated" and summary["exit_code"] == 3
     escalation = summary["escalation"]
@@ -32,15 +34,20 @@ def assert_help_needed(code: int, summary: dict | None, err: str, category: str,
     assert "## Help needed" in report and f"HELP NEEDED ({category})" in report and needle in report and needle in err
     for text in (err, report):
         assert f"explore resume {run_id}" in text
-        assert (f"explore resume {run_id} --hint" in text) == hint and (f"explore rollback {run_id} --to" in text) == rollback
+        assert (f"explore resume {run_id} --hint" in text) == hint and (
+            f"explore rollback {run_id} --to" in text
+        ) == rollback
     return escalation
 
 
 # ------------------------------------------------------------------------------- infrastructure
 
+
 def test_missing_test_command(tmp_path: Path) -> None:
     repo = make_repo(tmp_path / "repo", CALC)
-    code, summary, err = run_cli(["run", str(repo), "--test-cmd", "no-such-test-runner-xyz --junit-xml={junit}", "--agent-cmd", "true", "--json"])
+    code, summary, err = run_cli(
+        ["run", str(repo), "--test-cmd", "no-such-test-runner-xyz --junit-xml={junit}", "--agent-cmd", "true", "--json"]
+    )
     assert_help_needed(code, summary, err, "infrastructure", "no-such-test-runner-xyz")
     assert "not found" in summary["escalation"]["reason"]
     assert_nothing_left(repo, tmp_path / "worktrees", keep_branches=(summary["branch"],))
@@ -68,18 +75,27 @@ def test_collection_error_in_a_test_file(tmp_path: Path) -> None:
 
 # ------------------------------------------------------------------------------- external service
 
+
 def test_connection_refused_in_a_failing_test(tmp_path: Path) -> None:
-    files = dict(CALC, **{"tests/test_service.py": (
-        "def fetch():\n"
-        "    raise ConnectionRefusedError(111, 'Connection refused')\n\n\n"
-        "def test_fetch():\n"
-        "    assert fetch() == 'ok'\n"
-    )})
+    files = dict(
+        CALC,
+        **{
+            "tests/test_service.py": (
+                "def fetch():\n"
+                "    raise ConnectionRefusedError(111, 'Connection refused')\n\n\n"
+                "def test_fetch():\n"
+                "    assert fetch() == 'ok'\n"
+            )
+        },
+    )
     repo = make_repo(tmp_path / "repo", files)
     agent = scripted_agent(tmp_path, {"a": {"replace": FIX_ADD}})
     code, summary, err = run_cli(["run", str(repo), "--agent-cmd", agent, "--json"])
     assert_help_needed(code, summary, err, "external_service", "refused the connection")
-    assert "tests/test_service.py::test_fetch" in summary["escalation"]["reason"] or "failing test" in summary["escalation"]["reason"]
+    assert (
+        "tests/test_service.py::test_fetch" in summary["escalation"]["reason"]
+        or "failing test" in summary["escalation"]["reason"]
+    )
     assert not list((repo / ".explore" / "runs" / summary["run_id"]).glob("iteration-*"))  # no candidate was tried
     assert git(repo, "log", "--format=%s") == "initial"
     assert_nothing_left(repo, tmp_path / "worktrees", keep_branches=(summary["branch"],))
@@ -101,7 +117,12 @@ def test_agent_saying_401_unauthorized_on_every_candidate(tmp_path: Path) -> Non
 
 # ------------------------------------------------------------------------------- destructive
 
-DESTRUCTIVE = {"calc.py": ["def add(a, b):\n    return a - b", "import shutil\n\n\ndef add(a, b):\n    shutil.rmtree('/tmp/cache', ignore_errors=True)\n    return a + b"]}
+DESTRUCTIVE = {
+    "calc.py": [
+        "def add(a, b):\n    return a - b",
+        "import shutil\n\n\ndef add(a, b):\n    shutil.rmtree('/tmp/cache', ignore_errors=True)\n    return a + b",
+    ]
+}
 
 
 def test_destructive_candidate_escalates_then_resume_with_a_hint_finishes(tmp_path: Path) -> None:
@@ -129,7 +150,12 @@ def test_destructive_candidate_escalates_then_resume_with_a_hint_finishes(tmp_pa
         kill_everything_under(tmp_path / "worktrees")
 
 
-DESTRUCTIVE_MUL = {"calc.py": ["def mul(a, b):\n    return a + b", "def mul(a, b):\n    import shutil; shutil.rmtree('data')\n    return a * b"]}
+DESTRUCTIVE_MUL = {
+    "calc.py": [
+        "def mul(a, b):\n    return a + b",
+        "def mul(a, b):\n    import shutil; shutil.rmtree('data')\n    return a * b",
+    ]
+}
 
 
 def test_destructive_after_a_merge_then_rollback_as_suggested(tmp_path: Path) -> None:
@@ -176,15 +202,24 @@ def test_resume_after_an_escalation_applies_the_final_result(tmp_path: Path) -> 
 
 # ------------------------------------------------------------------------------- ambiguous requirements
 
+
 def test_ambiguous_requirements_in_a_failing_test(tmp_path: Path) -> None:
-    files = dict(CALC, **{"tests/test_rounding.py": (
-        "def test_rounding():\n"
-        "    raise AssertionError('requirements are ambiguous: round half up or half to even?')\n"
-    )})
+    files = dict(
+        CALC,
+        **{
+            "tests/test_rounding.py": (
+                "def test_rounding():\n"
+                "    raise AssertionError('requirements are ambiguous: round half up or half to even?')\n"
+            )
+        },
+    )
     repo = make_repo(tmp_path / "repo", files)
     agent = scripted_agent(tmp_path, {"a": {"replace": FIX_ADD}})
     code, summary, err = run_cli(["run", str(repo), "--agent-cmd", agent, "--json"])
     assert_help_needed(code, summary, err, "ambiguous_requirements", "undecided")
-    assert "explore resume" in summary["escalation"]["suggested_action"] and "--hint" in summary["escalation"]["suggested_action"]
+    assert (
+        "explore resume" in summary["escalation"]["suggested_action"]
+        and "--hint" in summary["escalation"]["suggested_action"]
+    )
     assert git(repo, "log", "--format=%s") == "initial"
     assert_nothing_left(repo, tmp_path / "worktrees", keep_branches=(summary["branch"],))

@@ -14,10 +14,12 @@ def test_a_test_failing_only_beside_others_does_not_condemn_the_fix(tmp_path: Pa
     beside other tests after that — as a test does whose neighbours leave state behind. Before,
     the honest fix scored no better than the baseline in every iteration (exit 1)."""
     counter = tmp_path / "flake-runs"
-    repo = make_repo(tmp_path / "repo", {
-        "calc.py": "def half(x):\n    return x * 2\n\n\ndef double(x):\n    return x + x\n",
-        "tests/test_calc.py": "from calc import double, half\n\n\ndef test_half():\n    assert half(8) == 4\n\n\ndef test_double():\n    assert double(3) == 6\n",
-        "tests/test_flake.py": f"""\
+    repo = make_repo(
+        tmp_path / "repo",
+        {
+            "calc.py": "def half(x):\n    return x * 2\n\n\ndef double(x):\n    return x + x\n",
+            "tests/test_calc.py": "from calc import double, half\n\n\ndef test_half():\n    assert half(8) == 4\n\n\ndef test_double():\n    assert double(3) == 6\n",
+            "tests/test_flake.py": f"""\
             import fcntl
 
 
@@ -29,7 +31,8 @@ def test_a_test_failing_only_beside_others_does_not_condemn_the_fix(tmp_path: Pa
                     runs.write("x")
                 assert before == 0 or len(request.session.items) == 1, "fails beside other tests after its first run"
             """,
-    })
+        },
+    )
     code, summary, err = run_cli(["run", str(repo), "--agent", "mutate", "--json", "--max-iterations", "2"])
     assert code == 0, err
     assert summary is not None and summary["status"] == "succeeded" and len(summary["iterations"]) == 1

@@ -41,22 +41,32 @@ CALC = {
 def agent(tmp_path: Path, body: str) -> str:
     """A command agent: logs each prompt it is given to prompts.log, then runs body in the worktree."""
     script = tmp_path / "agent.py"
-    script.write_text(textwrap.dedent(f"""\
+    script.write_text(
+        textwrap.dedent(f"""\
         import os, pathlib, sys
         prompt = pathlib.Path(os.environ["EXPLORE_PROMPT_FILE"]).read_text()
         with open({str(tmp_path / "prompts.log")!r}, "a") as log:
             log.write(prompt + "\\n=====\\n")
         source = pathlib.Path("calc.py")
         text = source.read_text()
-    """) + textwrap.dedent(body))
+    """)
+        + textwrap.dedent(body)
+    )
     return f"{sys.executable} {script}"
 
 
 def spawn(args: list[str], cwd: Path, **env: str) -> pexpect.spawn:
     environ = {k: v for k, v in os.environ.items() if k != "CI"}
     environ.update(env)
-    return pexpect.spawn(sys.executable, ["-m", "explore", *args], cwd=str(cwd), env=environ, encoding="utf-8",
-                         dimensions=(40, 140), timeout=240)
+    return pexpect.spawn(
+        sys.executable,
+        ["-m", "explore", *args],
+        cwd=str(cwd),
+        env=environ,
+        encoding="utf-8",
+        dimensions=(40, 140),
+        timeout=240,
+    )
 
 
 def finish(child: pexpect.spawn) -> tuple[int, str]:
@@ -70,11 +80,17 @@ def run_args(cmd: str, *extra: str) -> list[str]:
 
 
 def test_hint_resumes_the_run_and_reaches_the_agents_prompt(tmp_path: Path) -> None:
-    repo = make_repo(tmp_path / "repo", {**CALC, "calc.py": "def add(a, b):\n    return a - b\n\n\ndef mul(a, b):\n    return a * b\n"})
-    cmd = agent(tmp_path, """\
+    repo = make_repo(
+        tmp_path / "repo",
+        {**CALC, "calc.py": "def add(a, b):\n    return a - b\n\n\ndef mul(a, b):\n    return a * b\n"},
+    )
+    cmd = agent(
+        tmp_path,
+        """\
         if "use plus in add" in prompt:
             source.write_text(text.replace("a - b", "a + b"))
-    """)
+    """,
+    )
     child = spawn(run_args(cmd, "--max-iterations", "1"), repo)
     child.expect("below the quality gate")
     child.expect("choose")
@@ -125,7 +141,9 @@ def test_skip_records_known_failures_and_the_next_run_leaves_them_out(tmp_path: 
     assert code == 0, out
     assert "leaving out 1 known failure(s)" in out and "tests/test_calc.py::test_mul" in out
     assert "choose" not in out
-    child = spawn(run_args(cmd, "--no-input", "--", "tests/test_calc.py"), repo)  # named targets: known ones left out too
+    child = spawn(
+        run_args(cmd, "--no-input", "--", "tests/test_calc.py"), repo
+    )  # named targets: known ones left out too
     code, out = finish(child)
     assert code == 0, out
     assert "leaving out 1 known failure(s)" in out and "targets: 3 test(s), 1 failing" in out
@@ -155,7 +173,9 @@ def test_no_prompt_where_no_person_can_answer(tmp_path: Path, how: str) -> None:
     if how == "stdin":  # stderr still a terminal, stdin not
         environ = {k: v for k, v in os.environ.items() if k != "CI"}
         line = " ".join(shlex.quote(a) for a in [sys.executable, "-m", "explore", *args])
-        child = pexpect.spawn("/bin/sh", ["-c", f"{line} < /dev/null"], cwd=str(repo), env=environ, encoding="utf-8", timeout=240)
+        child = pexpect.spawn(
+            "/bin/sh", ["-c", f"{line} < /dev/null"], cwd=str(repo), env=environ, encoding="utf-8", timeout=240
+        )
     else:
         child = spawn(args, repo, **({"CI": "true"} if how == "ci" else {}))
     code, out = finish(child)
@@ -166,8 +186,11 @@ def test_no_prompt_where_no_person_can_answer(tmp_path: Path, how: str) -> None:
 
 # ----------------------------------------------------------------------------- pure decisions
 
+
 def _run(**fields) -> RunState:
-    return RunState(run_id="r1", repo="/x", status="failed", current=Counts(pass_rate=50.0), current_failing=["t::a"], **fields)
+    return RunState(
+        run_id="r1", repo="/x", status="failed", current=Counts(pass_rate=50.0), current_failing=["t::a"], **fields
+    )
 
 
 def test_should_ask_only_a_person_at_a_terminal() -> None:
@@ -183,7 +206,12 @@ def test_should_ask_only_a_person_at_a_terminal() -> None:
 
 
 def test_ask_reads_until_a_valid_choice_and_lists_rollback_points() -> None:
-    run = _run(iterations=[IterationRecord(n=1, strategy="s", pass_rate=75.0, commit="abc"), IterationRecord(n=2, strategy="s", pass_rate=75.0)])
+    run = _run(
+        iterations=[
+            IterationRecord(n=1, strategy="s", pass_rate=75.0, commit="abc"),
+            IterationRecord(n=2, strategy="s", pass_rate=75.0),
+        ]
+    )
     said: list[str] = []
     answers = iter(["x", "r", "7", "r", "1"])
     decision = gate.ask(run, said.append, lambda prompt: next(answers))
@@ -192,7 +220,11 @@ def test_ask_reads_until_a_valid_choice_and_lists_rollback_points() -> None:
 
 
 def test_destructive_fix_needs_an_explicit_yes(tmp_path: Path) -> None:
-    run = _run(escalation=EscalationInfo(category="destructive", reason="candidate b: the fix runs `rm -rf`", suggested_action="review"))
+    run = _run(
+        escalation=EscalationInfo(
+            category="destructive", reason="candidate b: the fix runs `rm -rf`", suggested_action="review"
+        )
+    )
     patch = tmp_path / "iteration-1" / "candidate-b" / "candidate.diff"
     patch.parent.mkdir(parents=True)
     patch.write_text("--- a/x.sh\n+++ b/x.sh\n@@ -1 +1 @@\n-echo\n+rm -rf build/\n")
@@ -207,8 +239,14 @@ def test_destructive_fix_needs_an_explicit_yes(tmp_path: Path) -> None:
 
 
 def test_a_destructive_fix_is_applied_only_after_yes_naming_what_it_destroys(tmp_path: Path) -> None:
-    repo = make_repo(tmp_path / "repo", {**CALC, "calc.py": "def add(a, b):\n    return a - b\n\n\ndef mul(a, b):\n    return a * b\n"})
-    cmd = agent(tmp_path, 'source.write_text(text.replace("a - b", "a + b") + "\\n\\ndef reset():\\n    import shutil\\n    shutil.rmtree(\\"cache\\")\\n")\n')
+    repo = make_repo(
+        tmp_path / "repo",
+        {**CALC, "calc.py": "def add(a, b):\n    return a - b\n\n\ndef mul(a, b):\n    return a * b\n"},
+    )
+    cmd = agent(
+        tmp_path,
+        'source.write_text(text.replace("a - b", "a + b") + "\\n\\ndef reset():\\n    import shutil\\n    shutil.rmtree(\\"cache\\")\\n")\n',
+    )
     child = spawn(run_args(cmd), repo)
     child.expect("destructive")
     child.expect("choose")
@@ -228,13 +266,16 @@ def test_a_destructive_fix_is_applied_only_after_yes_naming_what_it_destroys(tmp
     assert_no_debris(repo)
 
 
-@pytest.mark.parametrize(("category", "generator", "offered"), [
-    (None, "anthropic", ["hint", "rollback", "skip", "abort"]),
-    (None, "mutate", ["rollback", "skip", "abort"]),
-    ("infrastructure", "anthropic", ["skip", "abort"]),
-    ("external_service", "command", ["skip", "abort"]),
-    ("ambiguous_requirements", "anthropic,mutate", ["hint", "rollback", "skip", "abort"]),
-])
+@pytest.mark.parametrize(
+    ("category", "generator", "offered"),
+    [
+        (None, "anthropic", ["hint", "rollback", "skip", "abort"]),
+        (None, "mutate", ["rollback", "skip", "abort"]),
+        ("infrastructure", "anthropic", ["skip", "abort"]),
+        ("external_service", "command", ["skip", "abort"]),
+        ("ambiguous_requirements", "anthropic,mutate", ["hint", "rollback", "skip", "abort"]),
+    ],
+)
 def test_the_gate_offers_only_what_can_help(category: str | None, generator: str, offered: list[str]) -> None:
     escalated = EscalationInfo(category=category, reason="why", suggested_action="what") if category else None
     run = _run(iterations=[IterationRecord(n=1, strategy="s", pass_rate=75.0, commit="abc")], escalation=escalated)

@@ -44,18 +44,25 @@ def test_every_kind_of_change_is_named_and_put_back_byte_for_byte(tmp_path: Path
     after = watched.fingerprint()
     paths = watched.compare(before, after)
     assert paths == sorted([".git/config", ".git/hooks/post-commit", ".git/refs/heads/planted"]) + sorted(
-        ["calc.py", "link", "new/deep/planted.txt", "notes.txt", "run.sh"])
+        ["calc.py", "link", "new/deep/planted.txt", "notes.txt", "run.sh"]
+    )
     change = watched.restore(before, after, "iteration-1-a")
     assert change.restored and change.paths == paths
     assert watched.fingerprint() == before
     assert (repo / "calc.py").read_text() == FILES["calc.py"] and os.access(repo / "run.sh", os.X_OK)
     assert (repo / "link").is_symlink() and os.readlink(repo / "link") == "calc.py"
     assert (repo / "notes.txt").read_text() == "the user's untracked notes\n"
-    assert not (repo / "new" / "deep" / "planted.txt").exists() and not (repo / ".git" / "hooks" / "post-commit").exists()
+    assert (
+        not (repo / "new" / "deep" / "planted.txt").exists() and not (repo / ".git" / "hooks" / "post-commit").exists()
+    )
     assert "planted" not in git(repo, "branch", "--list")
     assert (repo / ".git" / "index").read_bytes() == index  # read through a copy: the user's index is never written
     kept = change.quarantine
-    assert kept is not None and (kept / "calc.py").read_text() == "changed\n" and (kept / ".git" / "hooks" / "post-commit").exists()
+    assert (
+        kept is not None
+        and (kept / "calc.py").read_text() == "changed\n"
+        and (kept / ".git" / "hooks" / "post-commit").exists()
+    )
 
 
 def test_explores_own_refs_and_ignored_files_are_not_guarded(tmp_path: Path) -> None:
@@ -103,4 +110,3 @@ async def test_one_suspect_is_the_culprit_several_are_replayed(tmp_path: Path) -
         change = await watch.leave(cid)
         assert (change is not None) == (cid == "a")
     assert change is None and not watch.ambiguous and not (repo / "planted.txt").exists()
-

@@ -15,31 +15,37 @@ def added(new: str, old: str = PLAIN, own: frozenset[str] = frozenset()) -> list
     return [r.shown for r in harness_refs.new_references(textwrap.dedent(old), textwrap.dedent(new), own)]
 
 
-@pytest.mark.parametrize(("code", "shown"), [
-    ("import _pytest.reports\n", "import _pytest.reports"),
-    ("from _pytest.reports import TestReport\n", "from _pytest.reports import TestReport"),
-    ("import pytest\n", "import pytest"),
-    ("from unittest import case\n", "from unittest import case"),
-    ("import pytest_jsonreport.plugin\n", "import pytest_jsonreport.plugin"),
-    ("import explore_pytest_plugin\n", "import explore_pytest_plugin"),
-    ("import sys\nON = 'pytest' in sys.modules\n", "'pytest' in sys.modules"),
-    ("import sys\nON = sys.modules.get('_pytest')\n", "sys.modules.get('_pytest')"),
-    ("import os\nON = os.environ['PYTEST_CURRENT_TEST']\n", "os.environ['PYTEST_CURRENT_TEST']"),
-    ("import os\nON = os.getenv('PYTEST_XDIST_WORKER')\n", "os.getenv('PYTEST_XDIST_WORKER')"),
-    ("import os\nON = 'EXPLORE_CANDIDATE' in os.environ\n", "'EXPLORE_CANDIDATE' in os.environ"),
-    ("import os\nON = os.environ['PYTEST_' + 'CURRENT_TEST']\n", "os.environ['PYTEST_' + 'CURRENT_TEST']"),
-    ("import importlib\nR = importlib.import_module('_pytest.reports')\n", "importlib.import_module('_pytest.reports')"),
-    ("R = __import__('pytest')\n", "__import__('pytest')"),
-    ("import sys\nF = sys._getframe(1)\n", "sys._getframe"),
-    ("import sys\nF = getattr(sys, '_getframe')(1)\n", "getattr(sys, '_getframe')"),
-    ("from sys import _getframe as g\nF = g(1)\n", "from sys import _getframe as g"),
-    ("import inspect\nS = inspect.stack()\n", "inspect.stack"),
-    ("import inspect as i\nS = i.currentframe().f_back\n", "i.currentframe"),
-    ("import gc\nO = gc.get_objects()\n", "gc.get_objects"),
-    ("import builtins\nbuiltins.len = lambda x: 0\n", "builtins.len"),
-    ("import builtins as b\nsetattr(b, 'AssertionError', Exception)\n", "setattr(b, 'AssertionError', Exception)"),
-    ("__builtins__['len'] = None\n", "__builtins__"),
-])
+@pytest.mark.parametrize(
+    ("code", "shown"),
+    [
+        ("import _pytest.reports\n", "import _pytest.reports"),
+        ("from _pytest.reports import TestReport\n", "from _pytest.reports import TestReport"),
+        ("import pytest\n", "import pytest"),
+        ("from unittest import case\n", "from unittest import case"),
+        ("import pytest_jsonreport.plugin\n", "import pytest_jsonreport.plugin"),
+        ("import explore_pytest_plugin\n", "import explore_pytest_plugin"),
+        ("import sys\nON = 'pytest' in sys.modules\n", "'pytest' in sys.modules"),
+        ("import sys\nON = sys.modules.get('_pytest')\n", "sys.modules.get('_pytest')"),
+        ("import os\nON = os.environ['PYTEST_CURRENT_TEST']\n", "os.environ['PYTEST_CURRENT_TEST']"),
+        ("import os\nON = os.getenv('PYTEST_XDIST_WORKER')\n", "os.getenv('PYTEST_XDIST_WORKER')"),
+        ("import os\nON = 'EXPLORE_CANDIDATE' in os.environ\n", "'EXPLORE_CANDIDATE' in os.environ"),
+        ("import os\nON = os.environ['PYTEST_' + 'CURRENT_TEST']\n", "os.environ['PYTEST_' + 'CURRENT_TEST']"),
+        (
+            "import importlib\nR = importlib.import_module('_pytest.reports')\n",
+            "importlib.import_module('_pytest.reports')",
+        ),
+        ("R = __import__('pytest')\n", "__import__('pytest')"),
+        ("import sys\nF = sys._getframe(1)\n", "sys._getframe"),
+        ("import sys\nF = getattr(sys, '_getframe')(1)\n", "getattr(sys, '_getframe')"),
+        ("from sys import _getframe as g\nF = g(1)\n", "from sys import _getframe as g"),
+        ("import inspect\nS = inspect.stack()\n", "inspect.stack"),
+        ("import inspect as i\nS = i.currentframe().f_back\n", "i.currentframe"),
+        ("import gc\nO = gc.get_objects()\n", "gc.get_objects"),
+        ("import builtins\nbuiltins.len = lambda x: 0\n", "builtins.len"),
+        ("import builtins as b\nsetattr(b, 'AssertionError', Exception)\n", "setattr(b, 'AssertionError', Exception)"),
+        ("__builtins__['len'] = None\n", "__builtins__"),
+    ],
+)
 def test_each_reference_is_named(code: str, shown: str) -> None:
     assert shown in added(PLAIN + code), added(PLAIN + code)
 
@@ -56,23 +62,30 @@ def test_the_issue_trick_names_what_it_wraps() -> None:
     found = added(trick + PLAIN)
     assert found == ["'pytest' in sys.modules", "import _pytest.reports as _r", "_r.TestReport.from_item_and_call"]
     reason = harness_refs.describe({"calc.py": harness_refs.new_references(PLAIN, trick + PLAIN)})
-    assert reason and reason.startswith("reaches into the test harness from library code: calc.py: `'pytest' in sys.modules`")
+    assert reason and reason.startswith(
+        "reaches into the test harness from library code: calc.py: `'pytest' in sys.modules`"
+    )
 
 
 def test_the_place_is_the_enclosing_function() -> None:
-    refs = harness_refs.new_references(PLAIN, "import os\nclass Calc:\n    def add(self, a, b):\n        return os.getenv('PYTEST_CURRENT_TEST')\n")
+    refs = harness_refs.new_references(
+        PLAIN, "import os\nclass Calc:\n    def add(self, a, b):\n        return os.getenv('PYTEST_CURRENT_TEST')\n"
+    )
     assert [r.place for r in refs] == ["Calc.add"]
 
 
-@pytest.mark.parametrize("code", [
-    "import os\nHOME = os.environ.get('HOME')\n",
-    "import sys\nME = sys.modules[__name__]\n",
-    "import builtins\nN = builtins.len([1])\n",
-    "def run(stack, pytest, inspect):\n    return stack.pop(), pytest.x, inspect.stack()\n",
-    'def f():\n    """Run pytest, or PYTEST_ADDOPTS="-x"."""\n    return "run the tests with pytest -q"\n',
-    "from . import pytest_helpers\nimport sys\nF = sys.exc_info()\n",
-    "import traceback\nT = traceback.format_exc()\n",
-])
+@pytest.mark.parametrize(
+    "code",
+    [
+        "import os\nHOME = os.environ.get('HOME')\n",
+        "import sys\nME = sys.modules[__name__]\n",
+        "import builtins\nN = builtins.len([1])\n",
+        "def run(stack, pytest, inspect):\n    return stack.pop(), pytest.x, inspect.stack()\n",
+        'def f():\n    """Run pytest, or PYTEST_ADDOPTS="-x"."""\n    return "run the tests with pytest -q"\n',
+        "from . import pytest_helpers\nimport sys\nF = sys.exc_info()\n",
+        "import traceback\nT = traceback.format_exc()\n",
+    ],
+)
 def test_ordinary_code_is_not_a_reference(code: str) -> None:
     assert added(PLAIN + code) == []
 
@@ -102,7 +115,9 @@ def test_what_the_file_had_at_that_place_stays_allowed() -> None:
 
 
 def test_the_project_own_modules_are_not_harness() -> None:
-    own = harness_refs.own_modules(["src/pytest_stamp/__init__.py", "src/pytest_stamp/core.py", "tests/test_x.py", "setup.py", "README.md"])
+    own = harness_refs.own_modules(
+        ["src/pytest_stamp/__init__.py", "src/pytest_stamp/core.py", "tests/test_x.py", "setup.py", "README.md"]
+    )
     assert own == frozenset({"pytest_stamp", "tests", "setup"})
     assert added(PLAIN + "from pytest_stamp.core import stamp\n", own=own) == []
     assert added(PLAIN + "from pytest_stamp.core import stamp\n") == ["from pytest_stamp.core import stamp"]
@@ -114,6 +129,15 @@ def test_unparseable_and_deleted_files_add_nothing() -> None:
 
 
 def test_library_files_leave_out_tests_and_the_harness() -> None:
-    files = ["calc.py", "tests/test_calc.py", "conftest.py", "sub/conftest.py", "helpers.py", "README.md", "noxfile.py", "checks.py"]
+    files = [
+        "calc.py",
+        "tests/test_calc.py",
+        "conftest.py",
+        "sub/conftest.py",
+        "helpers.py",
+        "README.md",
+        "noxfile.py",
+        "checks.py",
+    ]
     kept = harness_refs.library_files(files, ["tests/**", "conftest.py"], test_code={"helpers.py", "checks.py"})
     assert kept == ["calc.py"]

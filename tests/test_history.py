@@ -134,7 +134,9 @@ def test_failure_similarity_uses_last_line_and_needs_two_messages() -> None:
     assert history.failure_similarity([]) == 0.0
     assert history.failure_similarity(["only one"]) == 0.0
     # different first lines, same last line
-    assert history.failure_similarity(["foo\nbar\nValueError: x", "completely other\nValueError: x"]) == pytest.approx(1.0)
+    assert history.failure_similarity(["foo\nbar\nValueError: x", "completely other\nValueError: x"]) == pytest.approx(
+        1.0
+    )
     # empty messages don't crash
     assert 0.0 <= history.failure_similarity(["", "", "ValueError"]) <= 1.0
     assert history.detect([], ["E: a", "E: a"]).similarity == pytest.approx(1.0)
@@ -147,10 +149,21 @@ def test_load_missing_file_is_empty(tmp_path: Path) -> None:
     assert history.load(tmp_path / "nope.jsonl") == []
 
 
-def recorded_run(explore_dir: Path, run_id: str = "r1", flaky: list[str] = (), iterations: list[list[str]] = ()) -> None:
+def recorded_run(
+    explore_dir: Path, run_id: str = "r1", flaky: list[str] = (), iterations: list[list[str]] = ()
+) -> None:
     """A run's state in explore_dir/runs/, as `explore run` leaves it: what makes its records plausible."""
-    run = RunState(run_id=run_id, repo="/r", base_commit="abc", start_commit="abc", current_commit="abc", flaky=list(flaky),
-                   iterations=[IterationRecord(n=i + 1, strategy="conservative", failed_tests=f) for i, f in enumerate(iterations)])
+    run = RunState(
+        run_id=run_id,
+        repo="/r",
+        base_commit="abc",
+        start_commit="abc",
+        current_commit="abc",
+        flaky=list(flaky),
+        iterations=[
+            IterationRecord(n=i + 1, strategy="conservative", failed_tests=f) for i, f in enumerate(iterations)
+        ],
+    )
     (explore_dir / "runs" / run_id).mkdir(parents=True, exist_ok=True)
     (explore_dir / "runs" / run_id / "state.json").write_text(run.model_dump_json())
 
@@ -158,7 +171,9 @@ def recorded_run(explore_dir: Path, run_id: str = "r1", flaky: list[str] = (), i
 def test_append_then_load_round_trip(tmp_path: Path) -> None:
     path = tmp_path / ".explore" / "history.jsonl"  # parent folder created on demand
     recorded_run(tmp_path / ".explore", flaky=["t::f"], iterations=[[]])
-    first = HistoryRecord(run_id="r1", n=0, pass_rate=50.0, failing=["t::a"], flaky=["t::f"], strategy=None, commit="abc")
+    first = HistoryRecord(
+        run_id="r1", n=0, pass_rate=50.0, failing=["t::a"], flaky=["t::f"], strategy=None, commit="abc"
+    )
     second = HistoryRecord(run_id="r1", n=1, pass_rate=100.0, strategy="conservative", green=True)
     history.append(path, first)
     history.append(path, second)
@@ -172,9 +187,11 @@ def test_load_skips_damaged_lines(tmp_path: Path) -> None:
     good = HistoryRecord(run_id="r1", n=0, pass_rate=40.0, failing=["t::a"])
     later = HistoryRecord(run_id="r1", n=1, pass_rate=60.0)
     path.write_text(
-        good.model_dump_json() + "\n"
+        good.model_dump_json()
+        + "\n"
         + '{"run_id": "r1", "n": 1, "pass_ra\n'  # a run killed mid-write
-        + json.dumps({"run_id": "r1"}) + "\n"  # valid JSON, not a record
+        + json.dumps({"run_id": "r1"})
+        + "\n"  # valid JSON, not a record
         + "[1, 2]\n"
         + "\n",
         encoding="utf-8",
@@ -185,17 +202,24 @@ def test_load_skips_damaged_lines(tmp_path: Path) -> None:
     assert history.load(path) == [good, later]
 
 
-def test_records_no_recorded_run_could_have_written_are_ignored_with_a_warning(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+def test_records_no_recorded_run_could_have_written_are_ignored_with_a_warning(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
     path = tmp_path / "history.jsonl"
     recorded_run(tmp_path, flaky=["t::f"], iterations=[["t::a"]])
-    honest = [HistoryRecord(run_id="r1", n=0, pass_rate=0.0, failing=["t::a", "t::b"], flaky=["t::f"], commit="abc"),
-              HistoryRecord(run_id="r1", n=1, pass_rate=50.0, failing=["t::a"], commit="abc")]
+    honest = [
+        HistoryRecord(run_id="r1", n=0, pass_rate=0.0, failing=["t::a", "t::b"], flaky=["t::f"], commit="abc"),
+        HistoryRecord(run_id="r1", n=1, pass_rate=50.0, failing=["t::a"], commit="abc"),
+    ]
     planted = [
         (HistoryRecord(run_id="r9", n=0, pass_rate=0.0, flaky=["t::a", "t::b"]), "run 'r9' is not recorded"),
         (HistoryRecord(run_id="r1", n=0, pass_rate=0.0, flaky=["t::a"]), "flaky tests run r1 never found: t::a"),
         (HistoryRecord(run_id="r1", n=1, pass_rate=50.0, failing=["t::a"]), "a second record for iteration 1"),
         (HistoryRecord(run_id="r1", n=2, pass_rate=50.0), "run r1 has no iteration 2"),
-        (HistoryRecord(run_id="r1", n=1, pass_rate=50.0, failing=["t::z"]), "failing tests that are not iteration 1 of run r1's"),
+        (
+            HistoryRecord(run_id="r1", n=1, pass_rate=50.0, failing=["t::z"]),
+            "failing tests that are not iteration 1 of run r1's",
+        ),
         (HistoryRecord(run_id="../r1", n=0, pass_rate=0.0), "is not recorded"),
         (HistoryRecord(run_id="r1", n=0, pass_rate=0.0, commit="f00d"), "commit f00d is none of run r1's"),
     ]
@@ -223,8 +247,10 @@ def test_streaks_restart_when_a_test_moves_or_passes() -> None:
 
 
 def test_earlier_runs_set_aside_is_remembered() -> None:
-    records = [history.HistoryRecord(run_id="r1", n=1, pass_rate=50.0, set_aside=["t::env"]),
-               history.HistoryRecord(run_id="r2", n=0, pass_rate=50.0)]
+    records = [
+        history.HistoryRecord(run_id="r1", n=1, pass_rate=50.0, set_aside=["t::env"]),
+        history.HistoryRecord(run_id="r2", n=0, pass_rate=50.0),
+    ]
     assert history.set_aside_before(records) == {"t::env"}
 
 
@@ -232,7 +258,11 @@ def test_earlier_runs_set_aside_is_remembered() -> None:
 
 
 def test_stuck_tests_whose_streak_began_in_an_earlier_run_are_carried() -> None:
-    first_run = [rec(0, 40, ["t::a"], run_id="first"), rec(1, 40, ["t::a"], run_id="first"), rec(2, 40, ["t::a"], run_id="first")]
+    first_run = [
+        rec(0, 40, ["t::a"], run_id="first"),
+        rec(1, 40, ["t::a"], run_id="first"),
+        rec(2, 40, ["t::a"], run_id="first"),
+    ]
     # the first run alone: stuck, but within one run
     assert history.detect(first_run, []).stuck == ["t::a"]
     assert history.detect(first_run, []).carried == []
@@ -265,7 +295,10 @@ stock.py:4: ZeroDivisionError"""
 
 def test_failure_location_is_the_innermost_source_frame_else_the_function_the_test_line_calls() -> None:
     assert history.failure_location(RAISED) == "stock.py:4"
-    assert history.failure_location(RAISED.replace("stock.py:4: ZeroDivisionError", "stock.py:4: in available")) == "stock.py:available"
+    assert (
+        history.failure_location(RAISED.replace("stock.py:4: ZeroDivisionError", "stock.py:4: in available"))
+        == "stock.py:available"
+    )
     assert history.failure_location(ASSERTION) == "call:order_total"
     # builtins and pytest helpers are not locations; a report with nothing to go on has none
     assert history.failure_location(">       assert len(sorted(xs)) == 2\nE  assert 1 == 2") is None
@@ -273,13 +306,16 @@ def test_failure_location_is_the_innermost_source_frame_else_the_function_the_te
     assert history.failure_location("assert 1 == 2") is None
 
 
-
 def test_frames_outside_the_project_are_no_failure_location() -> None:
     """Issue 30: explore's own plugin (a timed-out test's stack) and site-packages were named as
     where failures point. pytest names files outside the rootdir by absolute paths."""
-    plugin = "/work/src/explore/pytest_plugin/explore_pytest_plugin.py:171: in _alarm\n    raise ExploreTestTimeout(...)\n"
+    plugin = (
+        "/work/src/explore/pytest_plugin/explore_pytest_plugin.py:171: in _alarm\n    raise ExploreTestTimeout(...)\n"
+    )
     library = "/venv/lib/python3.11/site-packages/requests/api.py:59: in get\n"
-    stuck = RAISED.replace("stock.py:4: ZeroDivisionError", "stock.py:4: in available\n" + plugin + library + "E   ExploreTestTimeout")
+    stuck = RAISED.replace(
+        "stock.py:4: ZeroDivisionError", "stock.py:4: in available\n" + plugin + library + "E   ExploreTestTimeout"
+    )
     assert history.failure_location(stuck) == "stock.py:available"
     assert history.failure_location(ASSERTION + "\n" + plugin) == "call:order_total"
 

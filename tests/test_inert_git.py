@@ -17,7 +17,15 @@ from explore.edges import gitrepo
 from test_protected_set import agent, assert_honest_won, run
 from test_tamper import FILES, HONEST, pyproject
 
-HOOKS = ("post-merge", "post-checkout", "reference-transaction", "pre-commit", "post-commit", "pre-auto-gc", "post-rewrite")
+HOOKS = (
+    "post-merge",
+    "post-checkout",
+    "reference-transaction",
+    "pre-commit",
+    "post-commit",
+    "pre-auto-gc",
+    "post-rewrite",
+)
 
 
 def quiet_git(root: Path, *args: str) -> str:
@@ -54,7 +62,9 @@ def test_hooks_and_fsmonitor_in_the_git_dir_never_run(tmp_path: Path) -> None:
     # restoring the git dir after each candidate does not make this test pass on its own
     subprocess.run([sys.executable, "-c", "import pathlib\n" + plant], cwd=repo, check=True)
     code, summary, err = run(repo, tmp_path, {"exec": plant}, HONEST)
-    assert_honest_won(code, summary, err, "")  # rejected (empty change, or the guard saw the git dir written): what matters is below
+    assert_honest_won(
+        code, summary, err, ""
+    )  # rejected (empty change, or the guard saw the git dir written): what matters is below
     assert summary["applied"] is True and quiet_git(repo, "rev-parse", "HEAD") == summary["merged_commit"]
     assert not marker.exists(), marker.read_text()
     assert (repo / "notes.log").read_text() == "the user's notes\n"
@@ -77,7 +87,9 @@ def test_a_rewritten_worktree_git_file_is_rejected_and_the_users_index_and_branc
     code, summary, err = run(repo, tmp_path, trick, HONEST)
     assert_honest_won(code, summary, err, "rewrote its worktree's .git file")
     assert quiet_git(repo, "diff", "--cached", "--name-only") == "staged.txt"  # still staged
-    assert quiet_git(repo, "symbolic-ref", "HEAD") == "refs/heads/main" and quiet_git(repo, "rev-parse", "main") == start
+    assert (
+        quiet_git(repo, "symbolic-ref", "HEAD") == "refs/heads/main" and quiet_git(repo, "rev-parse", "main") == start
+    )
     assert summary["applied"] is False  # a dirty tree: the result stays on the run branch
     assert "return a + b" in quiet_git(repo, "show", f"{summary['branch']}:calc.py")
     assert_no_debris(repo)
@@ -123,8 +135,12 @@ def _side_commit(repo: Path, tmp_path: Path, add: dict[str, str | None]) -> str:
     return quiet_git(repo, "rev-parse", "side")
 
 
-@pytest.mark.parametrize("added", [{"data.log": "theirs\n"}, {".explore": None}], ids=["ignored file", "explore folder"])
-def test_the_fast_forward_refuses_to_replace_what_the_user_keeps_untracked(tmp_path: Path, added: dict[str, str | None]) -> None:
+@pytest.mark.parametrize(
+    "added", [{"data.log": "theirs\n"}, {".explore": None}], ids=["ignored file", "explore folder"]
+)
+def test_the_fast_forward_refuses_to_replace_what_the_user_keeps_untracked(
+    tmp_path: Path, added: dict[str, str | None]
+) -> None:
     repo = make_repo(tmp_path / "repo", {"calc.py": "x = 1\n", ".gitignore": "*.log\n.explore/\n"})
     start = quiet_git(repo, "rev-parse", "HEAD")
     target = _side_commit(repo, tmp_path, added)
@@ -152,7 +168,9 @@ def test_the_fast_forward_goes_ahead_when_nothing_is_in_the_way(tmp_path: Path) 
 
 
 @pytest.mark.parametrize("where", ["core.excludesFile", "XDG default"])
-def test_a_file_ignored_only_by_the_global_excludes_is_never_committed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, where: str) -> None:
+def test_a_file_ignored_only_by_the_global_excludes_is_never_committed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, where: str
+) -> None:
     """No attacker: `worktree-include = [".env"]` copies the user's .env into each worktree; it is
     ignored only by their global excludes file, which stays in force, so the secret stays home."""
     global_config = tmp_path / "gitconfig"
@@ -167,10 +185,27 @@ def test_a_file_ignored_only_by_the_global_excludes_is_never_committed(tmp_path:
     (repo / ".env").write_text(f"ANTHROPIC_API_KEY={secret}\n")
     assert quiet_git(repo, "status", "--porcelain") == ""  # ignored: the tree is clean
     command = agent(tmp_path, {"a": HONEST})
-    code, summary, err = run_cli(["run", str(repo), "--agent", "command", "--agent-cmd", command, "--parallel", "1", "--max-iterations", "1", "--json"])
+    code, summary, err = run_cli(
+        [
+            "run",
+            str(repo),
+            "--agent",
+            "command",
+            "--agent-cmd",
+            command,
+            "--parallel",
+            "1",
+            "--max-iterations",
+            "1",
+            "--json",
+        ]
+    )
     assert code == 0 and summary is not None, err
     assert summary["iterations"][0]["candidates"][0]["files_changed"] == ["calc.py"]
     assert summary["applied"] is True
     assert ".env" not in quiet_git(repo, "ls-tree", "-r", "--name-only", "HEAD").split()
-    assert secret not in quiet_git(repo, "log", "--all", "-p") and (repo / ".env").read_text() == f"ANTHROPIC_API_KEY={secret}\n"
+    assert (
+        secret not in quiet_git(repo, "log", "--all", "-p")
+        and (repo / ".env").read_text() == f"ANTHROPIC_API_KEY={secret}\n"
+    )
     assert_no_debris(repo)

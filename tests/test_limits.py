@@ -83,10 +83,13 @@ def _alive(proc: psutil.Process) -> bool:
         return False
 
 
-def run_watched(args: list[str], cwd: Path | None = None, during=None, timeout: float = 120) -> tuple[int, dict | None, str, Watch]:
+def run_watched(
+    args: list[str], cwd: Path | None = None, during=None, timeout: float = 120
+) -> tuple[int, dict | None, str, Watch]:
     """`python -m explore ARGS` with a Watch on it; `during(process)` runs while it does."""
-    process = subprocess.Popen([sys.executable, "-m", "explore", *args], cwd=cwd, stdout=subprocess.PIPE,
-                               stderr=subprocess.PIPE, text=True)
+    process = subprocess.Popen(
+        [sys.executable, "-m", "explore", *args], cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
     watch = Watch(process.pid)
     watch.start()
     try:
@@ -142,16 +145,36 @@ def grow():
 
 
 def test_runaway_memory_is_killed_at_the_cap_and_another_candidate_wins(tmp_path: Path) -> None:
-    files = {**CALC, "mem.py": GROW_SAFE, "tests/test_mem.py": "from mem import grow\n\n\ndef test_grow():\n    assert grow() == 0\n"}
+    files = {
+        **CALC,
+        "mem.py": GROW_SAFE,
+        "tests/test_mem.py": "from mem import grow\n\n\ndef test_grow():\n    assert grow() == 0\n",
+    }
     repo = make_repo(tmp_path / "repo", files)
     log = tmp_path / "grow.log"
-    agent = scripted_agent(tmp_path, {
-        "a": {"replace": FIX_ADD, "write": {"mem.py": GROW_RUNAWAY.format(log=str(log))}, "confidence": 0.9},
-        "b": {"replace": FIX_ADD, "confidence": 0.5},
-        "c": {"write": {"notes.py": "# nothing to see\n"}, "confidence": 0.1},
-    })
+    agent = scripted_agent(
+        tmp_path,
+        {
+            "a": {"replace": FIX_ADD, "write": {"mem.py": GROW_RUNAWAY.format(log=str(log))}, "confidence": 0.9},
+            "b": {"replace": FIX_ADD, "confidence": 0.5},
+            "c": {"write": {"notes.py": "# nothing to see\n"}, "confidence": 0.1},
+        },
+    )
     code, summary, err, watch = run_watched(
-        ["run", str(repo), "--agent-cmd", agent, "--parallel", "3", "--branch-memory", "512M", "--branch-timeout", "60", "--json"])
+        [
+            "run",
+            str(repo),
+            "--agent-cmd",
+            agent,
+            "--parallel",
+            "3",
+            "--branch-memory",
+            "512M",
+            "--branch-timeout",
+            "60",
+            "--json",
+        ]
+    )
     assert code == 0, err
     by_id = candidates(summary)
     assert by_id["a"]["status"] == "oom", by_id["a"]
@@ -169,10 +192,15 @@ def test_runaway_memory_is_killed_at_the_cap_and_another_candidate_wins(tmp_path
     assert over or beats[-1][1] > CAP - 100 * 2**20, f"killed at {beats[-1][1] / 2**20:.0f} MiB, far under the cap"
     last = beats[-1][0]
     peak = max(rss for _t, rss in beats)
-    when = (f"killed {last - crossed:.2f}s (+ <= one 50 ms step) after its log showed it over the cap" if over else
-            "killed in the very step that crossed the cap (before it could log an RSS over 512 MiB)")
-    print(f"last beat at +{last - beats[0][0]:.2f}s, {when}; "
-          f"runaway peak {peak / 2**20:.0f} MiB, explore's own peak RSS {watch.peak_rss / 2**20:.0f} MiB over {watch.samples} samples")
+    when = (
+        f"killed {last - crossed:.2f}s (+ <= one 50 ms step) after its log showed it over the cap"
+        if over
+        else "killed in the very step that crossed the cap (before it could log an RSS over 512 MiB)"
+    )
+    print(
+        f"last beat at +{last - beats[0][0]:.2f}s, {when}; "
+        f"runaway peak {peak / 2**20:.0f} MiB, explore's own peak RSS {watch.peak_rss / 2**20:.0f} MiB over {watch.samples} samples"
+    )
     assert last - crossed <= 1.0, f"killed {last - crossed:.2f}s after crossing 512 MiB (peak {peak / 2**20:.0f} MiB)"
     assert peak < 1000 * 2**20
 
@@ -203,15 +231,19 @@ def shout():
 
 def test_200_mb_of_output_is_capped_in_the_logs_and_in_explores_memory(tmp_path: Path) -> None:
     files = {
-        **CALC, "pyproject.toml": NOISY_PYPROJECT,
+        **CALC,
+        "pyproject.toml": NOISY_PYPROJECT,
         "noisy.py": 'def shout():\n    return "ok"\n',
         "tests/test_noisy.py": 'from noisy import shout\n\n\ndef test_shout():\n    assert shout() == "ok"\n',
     }
     repo = make_repo(tmp_path / "repo", files)
-    agent = scripted_agent(tmp_path, {
-        "a": {"replace": FIX_ADD, "write": {"noisy.py": SHOUT_LOUD}, "confidence": 0.9},
-        "b": {"replace": FIX_ADD, "confidence": 0.5},
-    })
+    agent = scripted_agent(
+        tmp_path,
+        {
+            "a": {"replace": FIX_ADD, "write": {"noisy.py": SHOUT_LOUD}, "confidence": 0.9},
+            "b": {"replace": FIX_ADD, "confidence": 0.5},
+        },
+    )
     code, summary, err, watch = run_watched(["run", str(repo), "--agent-cmd", agent, "--parallel", "2", "--json"])
     assert code == 0, err
     assert summary["final"]["pass_rate"] == 100.0
@@ -295,7 +327,9 @@ def test_status_json_shows_worktree_bytes_while_a_run_holds_worktrees(tmp_path: 
             if _open_with_timeout(go, "w", timeout=10) is None:  # let the agent go on whatever happened
                 process.kill()
 
-    code, summary, err, watch = run_watched(["run", str(repo), "--agent-cmd", agent, "--parallel", "1", "--json"], during=during)
+    code, summary, err, watch = run_watched(
+        ["run", str(repo), "--agent-cmd", agent, "--parallel", "1", "--json"], during=during
+    )
     assert code == 0, err
     assert seen["code"] == 0, seen["err"]
     listing = seen["listing"]
@@ -303,7 +337,9 @@ def test_status_json_shows_worktree_bytes_while_a_run_holds_worktrees(tmp_path: 
     assert row["run_id"] == summary["run_id"] and row["status"] == "running"
     assert row["worktree_bytes"] > 0 and listing["worktree_bytes"] == row["worktree_bytes"]
     # at least the work tree's files (one worktree at this point, plus its bytecode caches)
-    own = sum(p.stat().st_size for p in repo.rglob("*") if p.is_file() and ".git" not in p.parts and ".explore" not in p.parts)
+    own = sum(
+        p.stat().st_size for p in repo.rglob("*") if p.is_file() and ".git" not in p.parts and ".explore" not in p.parts
+    )
     assert own <= row["worktree_bytes"] < 2**20, (own, row["worktree_bytes"])
     # once the run has ended its worktrees are gone, and so are their bytes
     code, after, _err = run_cli(["status", "--path", str(repo), "--json"])

@@ -26,8 +26,9 @@ ROW = re.compile(r"^([abc])\s{2,}(\S.*?)\s{2,}")
 def screenshots(args: list[str], cwd: Path, columns: int = 140, lines: int = 40) -> tuple[int, list[list[str]]]:
     """Run explore in a pty; a screenshot of the emulated screen after every chunk of output."""
     environ = {k: v for k, v in os.environ.items() if k != "CI"}
-    child = pexpect.spawn(sys.executable, ["-m", "explore", *args], cwd=str(cwd), env=environ,
-                          dimensions=(lines, columns), timeout=300)
+    child = pexpect.spawn(
+        sys.executable, ["-m", "explore", *args], cwd=str(cwd), env=environ, dimensions=(lines, columns), timeout=300
+    )
     screen = pyte.Screen(columns, lines)
     stream = pyte.ByteStream(screen)
     shots: list[list[str]] = []
@@ -53,11 +54,15 @@ def test_live_view_at_parallel_3_shows_a_row_per_candidate_updated_in_place(tmp_
         assert len(ids) == len(set(ids)), "\n".join(shot)
     seen = {(m.group(1), m.group(2).split()[0]) for s in with_rows for m in (ROW.match(line) for line in s) if m}
     assert {"a", "b", "c"} <= {cid for cid, _ in seen}
-    assert any(phase == "ok" for _, phase in seen) and any(phase in ("generating", "affected", "starting", "full") for _, phase in seen), seen
+    assert any(phase == "ok" for _, phase in seen) and any(
+        phase in ("generating", "affected", "starting", "full") for _, phase in seen
+    ), seen
     header = [s for s in with_rows if any(line.startswith("explore iteration 1") for line in s)]
     assert header and any("pass rate 28.6%" in line for line in header[0]), "\n".join(with_rows[0])
     final = shots[-1]
-    assert not any(re.search(r"\[[abc]\] ", line) for s in shots for line in s), "the line log leaked into the live view"
+    assert not any(re.search(r"\[[abc]\] ", line) for s in shots for line in s), (
+        "the line log leaked into the live view"
+    )
     assert sum("succeeded: 7/7 passed" in line for line in final) == 1, "\n".join(final)
     assert any("iteration 1 candidates:" in line for line in final)
     assert_no_debris(target)
@@ -69,16 +74,30 @@ def test_piped_the_line_log_is_unchanged(tmp_path: Path) -> None:
     assert code == 0, err
     assert "\x1b[" not in err
     lines = err.splitlines()
-    end = next(i for i, line in enumerate(lines) if line.startswith("diff --git"))  # the change, as git shows it, closes the log
+    end = next(
+        i for i, line in enumerate(lines) if line.startswith("diff --git")
+    )  # the change, as git shows it, closes the log
     assert all(re.match(r"^\s*\d+\.\ds ", line) for line in lines[:end]), err
-    for expected in ("fan out: 3 candidate(s) a, b, c", "[a] starting", "[b] generating", "[c] ok ", "merged candidate a"):
+    for expected in (
+        "fan out: 3 candidate(s) a, b, c",
+        "[a] starting",
+        "[b] generating",
+        "[c] ok ",
+        "merged candidate a",
+    ):
         assert expected in err, expected
-    assert re.match(r"^\s*\d+\.\ds succeeded: 7/7 passed", lines[end - 4]) and re.match(r"^\s*\d+\.\ds report: ", lines[end - 3])
-    assert re.match(r"^\s*\d+\.\ds changed 1 file \(\+2 -2\): pricing.py", lines[end - 2]) and "explore undo" in lines[end - 1]
+    assert re.match(r"^\s*\d+\.\ds succeeded: 7/7 passed", lines[end - 4]) and re.match(
+        r"^\s*\d+\.\ds report: ", lines[end - 3]
+    )
+    assert (
+        re.match(r"^\s*\d+\.\ds changed 1 file \(\+2 -2\): pricing.py", lines[end - 2])
+        and "explore undo" in lines[end - 1]
+    )
     assert "\n".join(lines[end:]).strip() == git(target, "diff", "HEAD~1", "HEAD")
 
 
 # ------------------------------------------------------------------------- pure parts
+
 
 def test_mode_is_lines_under_json_ci_or_a_pipe() -> None:
     assert choose_mode(False, True, {}) == "live"
@@ -92,7 +111,13 @@ def test_rows_follow_the_schedulers_typed_events() -> None:
     row.apply(CandidateEvent("a", Phase.starting))
     row.apply(CandidateEvent("a", Phase.affected, "3"))
     assert (row.phase, row.tests) == ("affected tests", "affected (3)")
-    done = CandidateResult(id="a", status=CandidateStatus.ok, pass_rate=80.0, progress="affected 3/3 → full 4/5", usage={"cost_usd": 0.0123})
+    done = CandidateResult(
+        id="a",
+        status=CandidateStatus.ok,
+        pass_rate=80.0,
+        progress="affected 3/3 → full 4/5",
+        usage={"cost_usd": 0.0123},
+    )
     row.apply(CandidateEvent("a", Phase.finished, result=done))
     assert (row.phase, row.pass_rate, row.tests, row.cost) == ("ok", 80.0, "affected 3/3 → full 4/5", 0.0123)
     late = CandidateResult(id="a", status=CandidateStatus.timeout, reason="exceeded --branch-timeout 5s")
@@ -103,7 +128,9 @@ def test_rows_follow_the_schedulers_typed_events() -> None:
     view.read("merged candidate b: 60.0% → 80.0% (abc)")
     assert (view.iteration, view.strategy, view.pass_rate) == (2, "aggressive", 80.0)
     display = Display("lines", "quiet")
-    display.usage(2, Usage.model_validate({"cost_usd": 0.01, "calls": 3}), Usage.model_validate({"cost_usd": 0.025, "calls": 7}))
+    display.usage(
+        2, Usage.model_validate({"cost_usd": 0.01, "calls": 3}), Usage.model_validate({"cost_usd": 0.025, "calls": 7})
+    )
     assert display.view.spend == "$0.0250"
 
 

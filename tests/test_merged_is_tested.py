@@ -17,8 +17,22 @@ HONEST = {"replace": {"calc.py": ["return a - b", "return a + b"]}, "confidence"
 def run_two(tmp_path: Path, trick: dict, files: dict[str, str] | None = None, *flags: str) -> tuple[dict, dict, dict]:
     repo = make_repo(tmp_path / "repo", files or {**FILES, "pyproject.toml": pyproject()})
     agent = scripted_agent(tmp_path, {"a": {**trick, "confidence": 0.99}, "b": HONEST})
-    code, summary, err = run_cli(["run", str(repo), "--agent", "command", "--agent-cmd", agent, "--parallel", "2",
-                                  "--max-iterations", "1", "--json", *flags])
+    code, summary, err = run_cli(
+        [
+            "run",
+            str(repo),
+            "--agent",
+            "command",
+            "--agent-cmd",
+            agent,
+            "--parallel",
+            "2",
+            "--max-iterations",
+            "1",
+            "--json",
+            *flags,
+        ]
+    )
     assert code == 0, err
     assert summary is not None and summary["iterations"][0]["winner"] == "b", summary
     assert "return a + b" in (repo / "calc.py").read_text()
@@ -33,7 +47,11 @@ DOCTESTS = "".join(f'def f{k}():\n    """\n    >>> f{k}()\n    {k}\n    """\n   
 def test_new_tests_and_doctests_never_raise_the_score(tmp_path: Path) -> None:
     """40 new passing doctests and a `.txt` doctest, no fix: counted as passes they would score
     42/45 = 93.3% against the honest fix's 3/4 (a test nobody fixes stays failing)."""
-    files = {**FILES, "pyproject.toml": pyproject(), "tests/test_todo.py": "def test_todo():\n    assert False, 'not written yet'\n"}
+    files = {
+        **FILES,
+        "pyproject.toml": pyproject(),
+        "tests/test_todo.py": "def test_todo():\n    assert False, 'not written yet'\n",
+    }
     trick = {"write": {"calc_extra.py": DOCTESTS, "test_notes.txt": ">>> 1 + 1\n2\n"}}
     summary, a, b = run_two(tmp_path, trick, files, "--", "tests/test_calc.py::test_add")
     assert a["status"] == "ok" and a["pass_rate"] == summary["baseline"]["pass_rate"] == 25.0, a
@@ -41,7 +59,7 @@ def test_new_tests_and_doctests_never_raise_the_score(tmp_path: Path) -> None:
     assert summary["final"] == {"passed": 3, "failed": 1, "total": 4, "pass_rate": 75.0}
 
 
-REWRITE_B = '''\
+REWRITE_B = """\
 import pathlib as _pathlib, time as _time
 def _rewrite_the_winners_patch():
     gitdir = _pathlib.Path(_pathlib.Path(__file__).resolve().with_name(".git").read_text().split(":", 1)[1].strip())
@@ -53,7 +71,7 @@ def _rewrite_the_winners_patch():
                 return
         _time.sleep(0.05)
 _rewrite_the_winners_patch()
-'''
+"""
 
 
 def test_the_commit_is_built_from_the_tested_bytes_not_the_patch_file(tmp_path: Path) -> None:
@@ -67,7 +85,11 @@ def test_the_commit_is_built_from_the_tested_bytes_not_the_patch_file(tmp_path: 
     git(scratch, "add", "-A")
     evil = tmp_path / "evil.diff"
     evil.write_text(git(scratch, "diff", "--cached", "--binary") + "\n")
-    trick = {"replace": {"calc.py": ["def add(a, b):", REWRITE_B.replace("EVIL_PATH", repr(str(evil))) + "\n\ndef add(a, b):"]}}
+    trick = {
+        "replace": {
+            "calc.py": ["def add(a, b):", REWRITE_B.replace("EVIL_PATH", repr(str(evil))) + "\n\ndef add(a, b):"]
+        }
+    }
     # the sandbox (issue 23) would stop this write; what is committed must not depend on it
     summary, a, b = run_two(tmp_path, trick, {**FILES, "pyproject.toml": pyproject() + 'sandbox = "off"\n'})
     repo = tmp_path / "repo"
@@ -79,7 +101,9 @@ def test_the_commit_is_built_from_the_tested_bytes_not_the_patch_file(tmp_path: 
     assert b["status"] == "ok" and b["pass_rate"] == 100.0
 
 
-SELF_IGNORING = {"calc/.gitignore": "*\n", "calc/__init__.py": """\
+SELF_IGNORING = {
+    "calc/.gitignore": "*\n",
+    "calc/__init__.py": """\
 import pathlib
 _source = pathlib.Path(__file__).resolve().parent.parent / "calc.py"
 exec(compile(_source.read_text(), str(_source), "exec"))
@@ -87,7 +111,8 @@ exec(compile(_source.read_text(), str(_source), "exec"))
 
 def add(a, b):
     return a + b
-"""}
+""",
+}
 """A package that shadows calc.py (a package wins over a module of the same name) and ignores itself."""
 
 
@@ -95,22 +120,42 @@ def test_ignored_files_a_candidate_leaves_are_gone_when_its_tests_run(tmp_path: 
     """a changes a docstring and leaves a self-ignoring package that shadows the module with a
     fixed `add`: its tests run without it. The user's included ignored file is there for every
     candidate's tests."""
-    files = {"calc.py": 'def add(a, b):\n    """Add two numbers."""\n    return a - b\n\n\ndef mul(a, b):\n    return a * b\n',
-             "tests/test_calc.py": MONEY["tests/test_calc.py"], ".gitignore": "__pycache__/\nlocal.cfg\n",
-             "tests/test_local.py": "from pathlib import Path\n\n\ndef test_local_config():\n    assert Path('local.cfg').read_text() == 'ok\\n'\n"}
+    files = {
+        "calc.py": 'def add(a, b):\n    """Add two numbers."""\n    return a - b\n\n\ndef mul(a, b):\n    return a * b\n',
+        "tests/test_calc.py": MONEY["tests/test_calc.py"],
+        ".gitignore": "__pycache__/\nlocal.cfg\n",
+        "tests/test_local.py": "from pathlib import Path\n\n\ndef test_local_config():\n    assert Path('local.cfg').read_text() == 'ok\\n'\n",
+    }
     trick = {"replace": {"calc.py": ['"""Add two numbers.', '"""Add two numbers (checked).']}, "write": SELF_IGNORING}
     repo = make_repo(tmp_path / "repo", files, explore_config='worktree-include = ["local.cfg"]\n')
     (repo / "local.cfg").write_text("ok\n")
     agent = scripted_agent(tmp_path, {"a": {**trick, "confidence": 0.99}, "b": HONEST})
     # --shards 1: every full run is one job in the candidate's own worktree, where it left the package
-    code, summary, err = run_cli(["run", str(repo), "--agent", "command", "--agent-cmd", agent, "--parallel", "2", "--max-iterations", "1",
-                                  "--shards", "1", "--json"])
+    code, summary, err = run_cli(
+        [
+            "run",
+            str(repo),
+            "--agent",
+            "command",
+            "--agent-cmd",
+            agent,
+            "--parallel",
+            "2",
+            "--max-iterations",
+            "1",
+            "--shards",
+            "1",
+            "--json",
+        ]
+    )
     assert code == 0, err
     a, b = summary["iterations"][0]["candidates"]
     assert summary["iterations"][0]["winner"] == "b", summary
     assert a["pass_rate"] == summary["baseline"]["pass_rate"] == 66.6667, a
     assert b["status"] == "ok" and b["pass_rate"] == 100.0, b
-    assert summary["iterations"][0]["timing"]["confirmation"] == 0  # b's scored run was one unsharded job: the confirmation
+    assert (
+        summary["iterations"][0]["timing"]["confirmation"] == 0
+    )  # b's scored run was one unsharded job: the confirmation
     assert "return a + b" in (repo / "calc.py").read_text() and (repo / "local.cfg").read_text() == "ok\n"
     assert_no_debris(repo)
 
@@ -126,13 +171,39 @@ def test_global_state_changed_at_import_is_caught_by_the_unsharded_confirmation(
     """a fixes `add` and sets the `decimal` context at import: tests/test_money.py, which does not
     import calc, passes in its own shard and fails in one pytest process, as the user runs it."""
     repo = make_repo(tmp_path / "repo", MONEY)
-    trick = {"replace": {"calc.py": ["def add(a, b):\n    return a - b", "import decimal\n\ndecimal.getcontext().prec = 6\n\n\ndef add(a, b):\n    return a + b"]}}
+    trick = {
+        "replace": {
+            "calc.py": [
+                "def add(a, b):\n    return a - b",
+                "import decimal\n\ndecimal.getcontext().prec = 6\n\n\ndef add(a, b):\n    return a + b",
+            ]
+        }
+    }
     agent = scripted_agent(tmp_path, {"a": {**trick, "confidence": 0.99}, "b": HONEST})
-    code, summary, err = run_cli(["run", str(repo), "--agent", "command", "--agent-cmd", agent, "--parallel", "2", "--max-iterations", "1",
-                                  "--shards", "2", "--json"])
+    code, summary, err = run_cli(
+        [
+            "run",
+            str(repo),
+            "--agent",
+            "command",
+            "--agent-cmd",
+            agent,
+            "--parallel",
+            "2",
+            "--max-iterations",
+            "1",
+            "--shards",
+            "2",
+            "--json",
+        ]
+    )
     assert code == 0, err
     a, b = summary["iterations"][0]["candidates"]
-    assert a["status"] == "rejected" and "final confirmation" in a["reason"] and "tests/test_money.py::test_a_third passed when scored, fail" in a["reason"], a
+    assert (
+        a["status"] == "rejected"
+        and "final confirmation" in a["reason"]
+        and "tests/test_money.py::test_a_third passed when scored, fail" in a["reason"]
+    ), a
     assert b["status"] == "ok" and summary["iterations"][0]["winner"] == "b", summary
     assert summary["final"]["pass_rate"] == 100.0 and "decimal" not in (repo / "calc.py").read_text()
     assert summary["iterations"][0]["timing"]["confirmation"] > 0
@@ -146,6 +217,8 @@ def test_a_patch_over_the_size_limit_is_rejected_and_its_binary_named(tmp_path: 
     files = {**FILES, "pyproject.toml": pyproject() + 'max-patch-size = "1M"\n'}
     trick = {**HONEST, "write": {"assets/blob.bin": blob}}
     summary, a, b = run_two(tmp_path, trick, files)
-    assert a["status"] == "rejected" and "over max-patch-size (1 MiB)" in a["reason"] and "assets/blob.bin" in a["reason"], a
+    assert (
+        a["status"] == "rejected" and "over max-patch-size (1 MiB)" in a["reason"] and "assets/blob.bin" in a["reason"]
+    ), a
     assert not (tmp_path / "repo" / "assets").exists()
     assert "assets/blob.bin" in Path(summary["report"]).read_text()

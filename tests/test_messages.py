@@ -17,14 +17,28 @@ CORPUS = Path(__file__).parents[1] / "benchmarks" / "cases"
 
 
 def explore(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "explore", *args], cwd=cwd, capture_output=True, text=True, timeout=300)
+    return subprocess.run(
+        [sys.executable, "-m", "explore", *args], cwd=cwd, capture_output=True, text=True, timeout=300
+    )
 
 
 def test_run_and_bench_help_come_in_groups_with_examples() -> None:
     run = explore("run", "--help").stdout
-    for heading in ("What to repair:", "How to repair:", "How tests run:", "The result:", "Talking to you:", "Examples:"):
+    for heading in (
+        "What to repair:",
+        "How to repair:",
+        "How tests run:",
+        "The result:",
+        "Talking to you:",
+        "Examples:",
+    ):
         assert heading in run, heading
-    assert run.index("--tests PATTERN") < run.index("How to repair:") < run.index("--agent TEXT") < run.index("How tests run:")
+    assert (
+        run.index("--tests PATTERN")
+        < run.index("How to repair:")
+        < run.index("--agent TEXT")
+        < run.index("How tests run:")
+    )
     assert "explore run -- tests/test_x.py::test_y" in run
     bench = explore("bench", "--help").stdout
     assert "What to measure:" in bench and "Examples:" in bench and "explore bench --compare" in bench
@@ -56,7 +70,9 @@ def test_run_takes_the_repository_as_path_or_as_path_option(tmp_path: Path) -> N
 
 def test_bench_names_an_unknown_case() -> None:
     done = explore("bench", str(CORPUS), "--case", "no_such_case")
-    assert done.returncode == 2 and "--case no_such_case: no such case in" in done.stderr and "prime_sieve" in done.stderr
+    assert (
+        done.returncode == 2 and "--case no_such_case: no such case in" in done.stderr and "prime_sieve" in done.stderr
+    )
 
 
 def test_the_live_header_says_baseline_before_any_iteration() -> None:

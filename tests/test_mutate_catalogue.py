@@ -14,8 +14,16 @@ def lines_of(code: str, operator: str, line: int) -> list[str]:
 
 
 def test_catalogue_is_registered_with_priors_below_the_operator_swaps() -> None:
-    for name in ("swap_commutative", "wrap_call", "add_condition", "return_literal", "sibling_attribute",
-                 "accumulate", "swap_subscripts", "swap_keywords"):
+    for name in (
+        "swap_commutative",
+        "wrap_call",
+        "add_condition",
+        "return_literal",
+        "sibling_attribute",
+        "accumulate",
+        "swap_subscripts",
+        "swap_keywords",
+    ):
         assert BY_NAME[name].prior < BY_NAME["comparison"].prior
     assert BY_NAME["wrap_call"].prior < BY_NAME["insert_statement"].prior  # the widest: last
 
@@ -30,7 +38,9 @@ def test_swap_commutative_string_built_in_the_wrong_order() -> None:
 
 
 def test_wrap_call_uses_callees_in_scope() -> None:
-    code = "def g(d, func, default):\n    for k in d:\n        inner[k] = default\n        x = func(d[k])\n    return x\n"
+    code = (
+        "def g(d, func, default):\n    for k in d:\n        inner[k] = default\n        x = func(d[k])\n    return x\n"
+    )
     assert lines_of(code, "wrap_call", 3)[0] == "inner[k] = func(default)"
     assert "return func(x)" in lines_of(code, "wrap_call", 5)
     code = "def area(w, h):\n    return w * h\ndef total(xs):\n    n = len(xs)\n    return xs\n"
@@ -53,7 +63,10 @@ def test_wrap_call_leaves_alone_targets_callees_recursion_and_module_level() -> 
 def test_add_condition_guards_a_dereference() -> None:
     code = "def c(s):\n    stack = []\n    for ch in s:\n        if stack.pop() != P[ch]:\n            return False\n    return True\n"
     out = lines_of(code, "add_condition", 4)
-    assert out[:2] == ["if not stack or stack.pop() != P[ch]:", "if stack is None or stack.pop() != P[ch]:"]  # exit first
+    assert out[:2] == [
+        "if not stack or stack.pop() != P[ch]:",
+        "if stack is None or stack.pop() != P[ch]:",
+    ]  # exit first
     assert "if stack and stack.pop() != P[ch]:" in out
     out = lines_of(code.replace("return False", "total += 1"), "add_condition", 4)
     assert out[0] == "if stack and stack.pop() != P[ch]:"  # no early exit: the conjunct first
@@ -82,7 +95,9 @@ def test_sibling_attribute_from_other_objects_of_the_file() -> None:
     assert "return self.box.height + self.box.height + xs.size" in out  # a base that is not a name
     assert not any("append" in o for o in out)  # a method is not a sibling of a data attribute
     code = "def f(s):\n    s.push(1)\n    s.drop(2, 3)\n    return s.pop(4)\n"
-    assert [o for o in lines_of(code, "sibling_attribute", 4) if o != "return s.pop(4)"] == ["return s.push(4)"]  # a method with as many arguments
+    assert [o for o in lines_of(code, "sibling_attribute", 4) if o != "return s.pop(4)"] == [
+        "return s.push(4)"
+    ]  # a method with as many arguments
 
 
 def test_accumulate_only_rebinding_inside_a_loop() -> None:
@@ -91,7 +106,9 @@ def test_accumulate_only_rebinding_inside_a_loop() -> None:
     assert mutate("def f(xs):\n    for x in xs:\n        y = x\n", "accumulate") == []  # first binding
     assert mutate("def f(t, xs):\n    for x in xs:\n        t = t + x\n", "accumulate") == []
     assert mutate("def f(t, x):\n    t = x\n    return t\n", "accumulate") == []  # not in a loop
-    assert lines_of("def f(b, xs):\n    for x in xs:\n        b = []\n        b = 0\n        b = 2\n", "accumulate", 5) == ["b += 2", "b -= 2"]
+    assert lines_of(
+        "def f(b, xs):\n    for x in xs:\n        b = []\n        b = 0\n        b = 2\n", "accumulate", 5
+    ) == ["b += 2", "b -= 2"]
 
 
 def test_swap_subscripts_and_far_or_keyword_arguments() -> None:

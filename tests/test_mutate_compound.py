@@ -10,8 +10,16 @@ from explore.generators.mutate.operators import BY_NAME, REGISTRY
 
 def test_second_tier_is_registered_below_the_first_tiers_operator_swaps() -> None:
     second = [op for op in REGISTRY if op.tier == 2]
-    assert {op.name for op in second} == {"compare_constant", "step", "recursive_argument", "loop_condition",
-                                         "slice_iterable", "unwrap_call", "containerise", "insert_call"}
+    assert {op.name for op in second} == {
+        "compare_constant",
+        "step",
+        "recursive_argument",
+        "loop_condition",
+        "slice_iterable",
+        "unwrap_call",
+        "containerise",
+        "insert_call",
+    }
     assert all(op.prior < BY_NAME["comparison"].prior and op.doc for op in second)
 
 
@@ -55,7 +63,12 @@ def test_loop_condition_uses_a_name_the_loop_reads() -> None:
 def test_slice_iterable_starts_past_a_prefix_by_a_number_in_scope() -> None:
     code = "def mean(xs, skip=2):\n    name = 'x'\n    for x in xs:\n        print(x, name)\n"
     assert lines_of(code, "slice_iterable", 3) == ["for x in xs[1:]:", "for x in xs[skip:]:"]  # `name` is no number
-    assert mutate("def f(xs):\n    for x in range(3):\n        pass\n    for y in xs[2:]:\n        pass\n", "slice_iterable") == []
+    assert (
+        mutate(
+            "def f(xs):\n    for x in range(3):\n        pass\n    for y in xs[2:]:\n        pass\n", "slice_iterable"
+        )
+        == []
+    )
 
 
 def test_unwrap_call_passes_the_value_through() -> None:
@@ -79,12 +92,19 @@ def test_recursive_argument_changed_back_or_like_its_neighbour() -> None:
 
 
 def test_insert_call_copies_a_call_of_the_module_with_a_name_from_here() -> None:
-    code = ("def tags(xs):\n    seen = set()\n    for x in xs:\n        seen.add(x)\n    return seen\n"
-            "def words(text):\n    seen = set()\n    out = []\n    for raw in text.split():\n        word = raw.lower()\n"
-            "        out.append(word)\n    return out\n")
-    after = [o.splitlines()[11] for o in mutate(code, "insert_call") if o.splitlines()[10] == "        out.append(word)"]
+    code = (
+        "def tags(xs):\n    seen = set()\n    for x in xs:\n        seen.add(x)\n    return seen\n"
+        "def words(text):\n    seen = set()\n    out = []\n    for raw in text.split():\n        word = raw.lower()\n"
+        "        out.append(word)\n    return out\n"
+    )
+    after = [
+        o.splitlines()[11] for o in mutate(code, "insert_call") if o.splitlines()[10] == "        out.append(word)"
+    ]
     assert "        seen.add(word)" in after
     assert "        out.append(word)" not in after  # the statement it follows is not repeated
     # a receiver that is not in scope here is never used
-    assert all("seen." not in line for o in mutate("def a(seen):\n    seen.add(1)\ndef b(x):\n    y = x\n", "insert_call")
-               for line in o.splitlines()[3:])
+    assert all(
+        "seen." not in line
+        for o in mutate("def a(seen):\n    seen.add(1)\ndef b(x):\n    y = x\n", "insert_call")
+        for line in o.splitlines()[3:]
+    )

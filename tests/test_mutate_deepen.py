@@ -103,7 +103,9 @@ def _log(tmp_path: Path) -> dict:
 
 
 @pytest.mark.anyio
-async def test_nothing_plausible_widens_to_the_second_tier_past_the_mutant_count(pages_repo: tuple[Path, Path], tmp_path: Path) -> None:
+async def test_nothing_plausible_widens_to_the_second_tier_past_the_mutant_count(
+    pages_repo: tuple[Path, Path], tmp_path: Path
+) -> None:
     repo, work = pages_repo
     request = await request_for(repo, work, tmp_path, n=1)
     generator = MutateGenerator({"parallel": 2, "mutate": {"budget_mutants": 10, "budget_seconds": 120}})
@@ -141,7 +143,9 @@ def test_asserted_values_reads_the_values_failing_assertions_got() -> None:
 def test_without_a_passing_test_the_line_writing_the_asserted_value_comes_first() -> None:
     text = "def pick(groups):\n    n = len(groups)\n    if not groups:\n        return []\n    return n\n"
     lines = {("m.py", line): frozenset({"t1", "t2"}) for line in range(2, 6)}
-    spectrum = Spectrum(lines, frozenset({"t1", "t2"}), frozenset(), asserted=asserted_values(["E   assert [] == [[]]"]))
+    spectrum = Spectrum(
+        lines, frozenset({"t1", "t2"}), frozenset(), asserted=asserted_values(["E   assert [] == [[]]"])
+    )
     tied = rank(spectrum)
     assert [s.line for s in tied] == [2, 3, 4, 5] and len({s.score for s in tied}) == 1  # no contrast: all tie
     ordered = without_contrast(tied, spectrum, {"m.py": text})

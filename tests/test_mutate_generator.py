@@ -69,14 +69,25 @@ def scratch(tmp_path: Path) -> Iterator[tuple[Path, Path]]:
     git(repo, "worktree", "remove", "--force", str(work))
 
 
-async def request_for(repo: Path, work: Path, tmp_path: Path, strategy: str = "conservative", **kw: object) -> ProposalRequest:
+async def request_for(
+    repo: Path, work: Path, tmp_path: Path, strategy: str = "conservative", **kw: object
+) -> ProposalRequest:
     command = TestCommand(python=sys.executable)
     run = await run_tests(command, work, tmp_path / "logs" / "base.log")
     head = git(repo, "rev-parse", "HEAD")
     return ProposalRequest(
-        repo_root=repo, scratch=work, current_commit=head, base_commit=head, n=kw.pop("n", 3), iteration=1,  # type: ignore[arg-type]
-        strategy=load_strategies()[strategy], failing=[o for o in run.outcomes.values() if o.outcome == "failed"],
-        passing=sorted(run.passing()), test_command=command, run_dir=tmp_path / "run", **kw,  # type: ignore[arg-type]
+        repo_root=repo,
+        scratch=work,
+        current_commit=head,
+        base_commit=head,
+        n=kw.pop("n", 3),
+        iteration=1,  # type: ignore[arg-type]
+        strategy=load_strategies()[strategy],
+        failing=[o for o in run.outcomes.values() if o.outcome == "failed"],
+        passing=sorted(run.passing()),
+        test_command=command,
+        run_dir=tmp_path / "run",
+        **kw,  # type: ignore[arg-type]
     )
 
 
@@ -105,7 +116,12 @@ async def test_propose_finds_the_fix_and_realise_applies_it(scratch: tuple[Path,
         (tmp_path / "files").mkdir()
         realised = await generator.realise(best, context)
         assert realised.confidence == 1.0 and realised.hypothesis == best.hypothesis
-        done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider"], cwd=candidate, capture_output=True, text=True)
+        done = subprocess.run(
+            [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider"],
+            cwd=candidate,
+            capture_output=True,
+            text=True,
+        )
         assert done.returncode == 0, done.stdout
         with pytest.raises(ApplyFailed, match="git apply failed"):
             await generator.realise(best, context)  # already applied: does not apply again
@@ -130,7 +146,9 @@ async def test_honest_failure_when_the_budget_finds_nothing(scratch: tuple[Path,
     fix = (await MutateGenerator({"parallel": 1}).propose(request)).plans[0].patch or ""
     request.tried_patches = [fix]  # the one fix is spent: the next-ranked mutant fixes nothing
     # the count binds only while something plausible is found (deepen.py): the seconds end this one
-    proposal = await MutateGenerator({"parallel": 1, "mutate": {"budget_mutants": 1, "budget_seconds": 0.0}}).propose(request)
+    proposal = await MutateGenerator({"parallel": 1, "mutate": {"budget_mutants": 1, "budget_seconds": 0.0}}).propose(
+        request
+    )
     assert proposal.plans == []
     assert proposal.reason and proposal.reason.startswith("no plausible mutant: screened 0 mutants")
     assert "(budget spent)" in proposal.reason
@@ -143,7 +161,9 @@ async def test_a_mutant_that_loops_forever_is_killed(scratch: tuple[Path, Path],
     repo, work = scratch
     looping = (work / "shop.py").read_text().replace("        n += 1\n", "        pass\n")
     async with Screener("fork", sys.executable, work, tmp_path / "run", 1) as screener:
-        verdict = await screener.slots[0].screen(Job({str(work / "shop.py"): looping}, ["tests/test_shop.py::test_count"], [], 1.0))
+        verdict = await screener.slots[0].screen(
+            Job({str(work / "shop.py"): looping}, ["tests/test_shop.py::test_count"], [], 1.0)
+        )
         assert verdict.status == "timeout"
         fine = await screener.slots[0].screen(Job({}, ["tests/test_shop.py::test_count"], [], 10.0))
         assert fine.status == "ok" and fine.outcomes == {"tests/test_shop.py::test_count": "passed"}
@@ -166,9 +186,17 @@ async def test_both_screening_designs_agree(design: str, scratch: tuple[Path, Pa
 @pytest.mark.anyio
 async def test_custom_test_command_gets_an_empty_proposal(tmp_path: Path) -> None:
     request = ProposalRequest(
-        repo_root=tmp_path, scratch=tmp_path, current_commit="x", base_commit="x", n=3, iteration=1,
-        strategy=load_strategies()["conservative"], failing=[TestOutcome(id="<suite>", outcome="failed")], passing=[],
-        test_command=TestCommand(shell="make test"), run_dir=tmp_path / "run",
+        repo_root=tmp_path,
+        scratch=tmp_path,
+        current_commit="x",
+        base_commit="x",
+        n=3,
+        iteration=1,
+        strategy=load_strategies()["conservative"],
+        failing=[TestOutcome(id="<suite>", outcome="failed")],
+        passing=[],
+        test_command=TestCommand(shell="make test"),
+        run_dir=tmp_path / "run",
     )
     proposal = await MutateGenerator({}).propose(request)
     assert proposal.plans == [] and "mutate needs pytest" in (proposal.reason or "")

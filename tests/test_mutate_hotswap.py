@@ -13,7 +13,7 @@ import pytest
 
 from explore.generators.mutate._hotswap import Live, changed_functions
 
-MODULE = textwrap.dedent('''\
+MODULE = textwrap.dedent("""\
     import functools
 
     LIMIT = 10
@@ -47,7 +47,7 @@ MODULE = textwrap.dedent('''\
         @property
         def label(self):
             return "box"
-    ''')
+    """)
 
 
 def code(text: str):
@@ -55,7 +55,9 @@ def code(text: str):
 
 
 def test_function_bodies_that_change_are_the_pairs() -> None:
-    pairs = changed_functions(code(MODULE), code(MODULE.replace("return w + h", "return w * h").replace("self.size + 1", "self.size - 1")))
+    pairs = changed_functions(
+        code(MODULE), code(MODULE.replace("return w + h", "return w * h").replace("self.size + 1", "self.size - 1"))
+    )
     assert pairs is not None and sorted(old.co_name for old, _ in pairs) == ["area", "volume"]
 
 
@@ -65,12 +67,15 @@ def test_a_line_inserted_above_moves_later_functions_without_changing_them() -> 
     assert pairs is not None and [old.co_name for old, _ in pairs] == ["area"]
 
 
-@pytest.mark.parametrize(("old", "new"), [
-    ("LIMIT = 10", "LIMIT = 11"),  # module state
-    ("size = 3", "size = 4"),  # a class attribute
-    ("def area(w, h):", "def area(w, h=1):"),  # a default value lives in the module's code
-    ("alias = area", "alias = double"),
-])
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        ("LIMIT = 10", "LIMIT = 11"),  # module state
+        ("size = 3", "size = 4"),  # a class attribute
+        ("def area(w, h):", "def area(w, h=1):"),  # a default value lives in the module's code
+        ("alias = area", "alias = double"),
+    ],
+)
 def test_anything_but_function_bodies_is_not_swappable(old: str, new: str) -> None:
     assert changed_functions(code(MODULE), code(MODULE.replace(old, new))) is None
 

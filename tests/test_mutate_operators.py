@@ -31,8 +31,23 @@ def changed_lines(code: str, operator: str) -> list[str]:
 
 def test_registry_lists_every_operator_of_the_issue() -> None:
     names = {op.name for op in REGISTRY}
-    assert {"comparison", "arithmetic", "augmented", "boolean", "add_not", "remove_not", "constant", "bound",
-            "swap_args", "swap_operands", "name", "return_value", "delete_statement", "jump", "guard"} <= names
+    assert {
+        "comparison",
+        "arithmetic",
+        "augmented",
+        "boolean",
+        "add_not",
+        "remove_not",
+        "constant",
+        "bound",
+        "swap_args",
+        "swap_operands",
+        "name",
+        "return_value",
+        "delete_statement",
+        "jump",
+        "guard",
+    } <= names
     assert all(0 < op.prior <= 1 and op.doc for op in REGISTRY)
     with pytest.raises(KeyError, match="choose one of"):
         get("nope")
@@ -86,8 +101,15 @@ def test_constant_plus_minus_one_and_booleans() -> None:
 
 def test_bound_on_range_slice_and_index_not_literals() -> None:
     assert changed_lines("for i in range(1, n): pass\n", "bound") == [
-        "for i in range(1, n + 1): pass", "for i in range(1, n - 1): pass"]
-    assert changed_lines("y = s[a:b]\n", "bound") == ["y = s[a + 1:b]", "y = s[a - 1:b]", "y = s[a:b + 1]", "y = s[a:b - 1]"]
+        "for i in range(1, n + 1): pass",
+        "for i in range(1, n - 1): pass",
+    ]
+    assert changed_lines("y = s[a:b]\n", "bound") == [
+        "y = s[a + 1:b]",
+        "y = s[a - 1:b]",
+        "y = s[a:b + 1]",
+        "y = s[a:b - 1]",
+    ]
     assert changed_lines("y = m[n - i]\n", "bound") == ["y = m[n - i + 1]", "y = m[n - i - 1]"]
     assert changed_lines("y = s[1]\nz = f(n)\n", "bound") == []
 

@@ -17,8 +17,12 @@ from explore.generators.mutate.screen import Job, Screener
 from conftest import assert_no_debris, git, make_repo, run_cli
 
 needs_xdist = pytest.mark.skipif(importlib.util.find_spec("xdist") is None, reason="pytest-xdist is not installed")
-needs_cov = pytest.mark.skipif(importlib.util.find_spec("pytest_cov") is None, reason="pytest-cov is not installed (the test extra has it)")
-needs_forked = pytest.mark.skipif(importlib.util.find_spec("pytest_forked") is None, reason="pytest-forked is not installed")
+needs_cov = pytest.mark.skipif(
+    importlib.util.find_spec("pytest_cov") is None, reason="pytest-cov is not installed (the test extra has it)"
+)
+needs_forked = pytest.mark.skipif(
+    importlib.util.find_spec("pytest_forked") is None, reason="pytest-forked is not installed"
+)
 
 SOURCE = "def double(x):\n    return x + x\n\n\ndef half(x):\n    return x * 2\n"
 TESTS = (
@@ -42,13 +46,16 @@ def anyio_backend() -> str:
 
 
 @pytest.mark.anyio
-@pytest.mark.parametrize("addopts, named", [
-    pytest.param("-n 2", "-n/--dist (pytest-xdist)", marks=needs_xdist),
-    pytest.param("--forked", "--forked (pytest-forked)", marks=needs_forked),
-    pytest.param("--cov=calc --cov-fail-under=100", "--cov (pytest-cov)", marks=needs_cov),
-    ("-x", "-x/--maxfail"),
-    ("--maxfail=1", "-x/--maxfail"),
-])
+@pytest.mark.parametrize(
+    "addopts, named",
+    [
+        pytest.param("-n 2", "-n/--dist (pytest-xdist)", marks=needs_xdist),
+        pytest.param("--forked", "--forked (pytest-forked)", marks=needs_forked),
+        pytest.param("--cov=calc --cov-fail-under=100", "--cov (pytest-cov)", marks=needs_cov),
+        ("-x", "-x/--maxfail"),
+        ("--maxfail=1", "-x/--maxfail"),
+    ],
+)
 async def test_per_test_coverage_sees_every_test_whatever_the_addopts(tmp_path: Path, addopts: str, named: str) -> None:
     """Under -n the tests ran in xdist workers, out of the controller's sight; under -x the run
     stopped at the failing test (first in the file) and no passing test was measured."""
@@ -71,7 +78,9 @@ async def test_per_test_coverage_without_overrides_names_none(tmp_path: Path) ->
 
 @pytest.mark.anyio
 @pytest.mark.parametrize("design", ["fork", "fresh"])
-@pytest.mark.parametrize("addopts", [pytest.param("-n 2 -x", marks=needs_xdist), pytest.param("--cov=calc -x", marks=needs_cov), "-x"])
+@pytest.mark.parametrize(
+    "addopts", [pytest.param("-n 2 -x", marks=needs_xdist), pytest.param("--cov=calc -x", marks=needs_cov), "-x"]
+)
 async def test_screening_runs_every_selected_test_in_its_own_process(tmp_path: Path, design: str, addopts: str) -> None:
     """A mutant that fixes the failing test: with -x, the giveup rule, not the user's option,
     decides when to stop; with -n the outcomes come back at all."""
@@ -80,17 +89,24 @@ async def test_screening_runs_every_selected_test_in_its_own_process(tmp_path: P
     broken = SOURCE.replace("x * 2", "x - 2").replace("x + x", "x * x")
     async with Screener(design, sys.executable, root, tmp_path / "run", 1) as screener:
         good = await screener.slots[0].screen(Job({str(root / "calc.py"): fixed}, FAILING, PASSING, 30.0))
-        bad = await screener.slots[0].screen(Job({str(root / "calc.py"): broken}, FAILING + PASSING, [], 30.0, giveup=3, stop=True))
+        bad = await screener.slots[0].screen(
+            Job({str(root / "calc.py"): broken}, FAILING + PASSING, [], 30.0, giveup=3, stop=True)
+        )
     assert good.status == "ok" and good.fixed(FAILING) == FAILING and good.broken(PASSING) == []
     assert bad.status == "ok" and [bad.outcomes.get(t) for t in FAILING + PASSING] == ["failed", "failed", "passed"]
     if design == "fork":
         assert "-x/--maxfail" in screener.overridden()
 
 
-@pytest.mark.parametrize("addopts, named", [
-    pytest.param("-n 2", "-n/--dist (pytest-xdist)", marks=needs_xdist),
-    pytest.param("--cov=pricing", "--cov (pytest-cov)", marks=needs_cov),  # issue 30: "nothing to mutate" three iterations running
-])
+@pytest.mark.parametrize(
+    "addopts, named",
+    [
+        pytest.param("-n 2", "-n/--dist (pytest-xdist)", marks=needs_xdist),
+        pytest.param(
+            "--cov=pricing", "--cov (pytest-cov)", marks=needs_cov
+        ),  # issue 30: "nothing to mutate" three iterations running
+    ],
+)
 def test_demo_with_addopts_is_repaired_as_without_it(tmp_path: Path, addopts: str, named: str) -> None:
     """The issue's acceptance: `addopts = "-n 2"` with pytest-xdist installed, `--cov=<pkg>` with
     pytest-cov; the baseline runs as configured (the user's choice), mutate's own runs do not
@@ -98,12 +114,19 @@ def test_demo_with_addopts_is_repaired_as_without_it(tmp_path: Path, addopts: st
     from explore.cli import demo
 
     root = tmp_path / "demo"
-    files = {**demo.FILES, "pyproject.toml": demo.FILES["pyproject.toml"].replace("[tool.explore]", f'addopts = "{addopts}"\n\n[tool.explore]').format(python=sys.executable)}
+    files = {
+        **demo.FILES,
+        "pyproject.toml": demo.FILES["pyproject.toml"]
+        .replace("[tool.explore]", f'addopts = "{addopts}"\n\n[tool.explore]')
+        .format(python=sys.executable),
+    }
     make_repo(root, files)
     code, summary, err = run_cli(["run", str(root), "--agent", "mutate", "--json"])
     assert code == 0, err
     assert summary is not None and summary["status"] == "succeeded" and summary["final"]["pass_rate"] == 100.0
-    assert [(i["strategy"], i["winner"]) for i in summary["iterations"]] == [("aggressive", "a")]  # as the plain demo (test_demo)
+    assert [(i["strategy"], i["winner"]) for i in summary["iterations"]] == [
+        ("aggressive", "a")
+    ]  # as the plain demo (test_demo)
     source = (root / "pricing.py").read_text()
     assert "price_cents * quantity" in source and "quantity >= 10" in source
     assert all(named in (i["generator_note"] or "") for i in summary["iterations"])
@@ -138,9 +161,16 @@ async def test_per_test_coverage_run_is_bounded(tmp_path: Path) -> None:
 
     import psutil
 
-    root = make_repo(tmp_path / "p", {"calc.py": SOURCE, "tests/test_calc.py": TESTS + "\n\ndef test_loop():\n    while True:\n        pass\n"})
+    root = make_repo(
+        tmp_path / "p",
+        {"calc.py": SOURCE, "tests/test_calc.py": TESTS + "\n\ndef test_loop():\n    while True:\n        pass\n"},
+    )
     started = time.monotonic()
     with pytest.raises(RuntimeError, match="exceeded its 3s limit"):
         await localise.collect(sys.executable, root, tmp_path / "run", FAILING, PASSING, time_limit=3.0)
     assert time.monotonic() - started < 10
-    assert not [p for p in psutil.process_iter(["cmdline"]) if any(str(tmp_path / "run") in part for part in p.info["cmdline"] or [])]
+    assert not [
+        p
+        for p in psutil.process_iter(["cmdline"])
+        if any(str(tmp_path / "run") in part for part in p.info["cmdline"] or [])
+    ]

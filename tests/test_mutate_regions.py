@@ -74,14 +74,16 @@ def test_regions_agree_with_the_whole_module_on_every_mutant() -> None:
     # Hand-made edits for the cases operators rarely make: deleting one of two equal statements,
     # at the top level and in a function; an edit that breaks the syntax; a line joined to the next;
     # a line added to the end of a function, where the next top-level statement starts.
-    extra = [[Edit(MODULE.index("count += 1"), MODULE.index("count += 1") + 11, "")],
-             [Edit(MODULE.rindex("count += 1"), MODULE.rindex("count += 1") + 11, "")],
-             [Edit(MODULE.index("    total += step"), MODULE.index("    total += step") + 18, "")],
-             [Edit(MODULE.rindex("    total += step"), MODULE.rindex("    total += step") + 18, "")],
-             [Edit(MODULE.index("return lo"), MODULE.index("return lo") + 6, "retur")],
-             [Edit(MODULE.index("count += 1") + 10, MODULE.index("count += 1") + 11, "")],
-             [Edit(MODULE.index("@functools"), MODULE.index("@functools"), "    total = 0\n")],
-             [Edit(MODULE.index("    total += step"), MODULE.index("    total += step"), "    n = 0\n")]]
+    extra = [
+        [Edit(MODULE.index("count += 1"), MODULE.index("count += 1") + 11, "")],
+        [Edit(MODULE.rindex("count += 1"), MODULE.rindex("count += 1") + 11, "")],
+        [Edit(MODULE.index("    total += step"), MODULE.index("    total += step") + 18, "")],
+        [Edit(MODULE.rindex("    total += step"), MODULE.rindex("    total += step") + 18, "")],
+        [Edit(MODULE.index("return lo"), MODULE.index("return lo") + 6, "retur")],
+        [Edit(MODULE.index("count += 1") + 10, MODULE.index("count += 1") + 11, "")],
+        [Edit(MODULE.index("@functools"), MODULE.index("@functools"), "    total = 0\n")],
+        [Edit(MODULE.index("    total += step"), MODULE.index("    total += step"), "    n = 0\n")],
+    ]
     cases = [[e for _, e in m.edits] for m in mutants] + extra
     regions = Regions(MODULE)
     reference = [whole_module(MODULE, edits) for edits in cases]

@@ -64,7 +64,11 @@ new file mode 100644
 
 def test_hunks_of_a_scripted_diff_skip_created_files() -> None:
     hunks = revert.parse_hunks(DIFF)
-    assert [(h.file, h.new_start, len(h.old), len(h.new)) for h in hunks] == [("shop.py", 2, 2, 2), ("shop.py", 8, 1, 1), ("shop.py", 9, 0, 2)]
+    assert [(h.file, h.new_start, len(h.old), len(h.new)) for h in hunks] == [
+        ("shop.py", 2, 2, 2),
+        ("shop.py", 8, 1, 1),
+        ("shop.py", 9, 0, 2),
+    ]
     assert hunks[0].old == ("    if qty >= 10:\n", "        return qty * unit * 0.9\n")
 
 
@@ -72,7 +76,13 @@ def test_reverts_come_per_hunk_then_all_together_then_per_line() -> None:
     bad = textwrap.dedent(BAD) + "\nGONE = 1\n"
     mutants = revert.reverts(revert.parse_hunks(DIFF), {"shop.py": bad})
     assert [(m.operator, m.line) for m in mutants] == [
-        ("revert_hunk", 2), ("revert_hunk", 8), ("revert_hunk", 9), ("revert_change", 2), ("revert_line", 2), ("revert_line", 3)]
+        ("revert_hunk", 2),
+        ("revert_hunk", 8),
+        ("revert_hunk", 9),
+        ("revert_change", 2),
+        ("revert_line", 2),
+        ("revert_line", 3),
+    ]
     assert all(m.family == "revert" and m.prior == revert.PRIOR for m in mutants)
 
     def applied(m: Mutant) -> str:
@@ -93,8 +103,18 @@ FAILING = frozenset({"t1", "t2"})
 
 
 def screened(mutant_line: int, fixed: set[str], operator: str = "op", patch: str = "") -> Prepared:
-    m = Mutant("m.py", mutant_line, 0, operator, "revert" if operator.startswith("revert") else "comparison", 1.0, "a", "b", False,
-               (("m.py", Edit(mutant_line * 100, mutant_line * 100 + 1, "b")),))
+    m = Mutant(
+        "m.py",
+        mutant_line,
+        0,
+        operator,
+        "revert" if operator.startswith("revert") else "comparison",
+        1.0,
+        "a",
+        "b",
+        False,
+        (("m.py", Edit(mutant_line * 100, mutant_line * 100 + 1, "b")),),
+    )
     outcomes = {t: ("passed" if t in fixed else "failed") for t in FAILING} | {"p1": "passed"}
     return Prepared(m, 1.0, patch or f"+{operator} {mutant_line}", sorted(FAILING), ["p1"], {}, Verdict("ok", outcomes))
 
@@ -107,7 +127,9 @@ def test_surgical_ranks_plausible_reverts_before_smaller_mutants_and_drops_dupli
     assert chosen == [hunk, line, token]
     # all hunks together: only when it fixes more than a revert inside it
     both = screened(2, {"t1", "t2"}, "revert_change")
-    both.mutant = Mutant("m.py", 2, 0, "revert_change", "revert", 1.0, "a", "b", False, hunk.mutant.edits + line.mutant.edits)
+    both.mutant = Mutant(
+        "m.py", 2, 0, "revert_change", "revert", 1.0, "a", "b", False, hunk.mutant.edits + line.mutant.edits
+    )
     assert shape.choose("minimal", 3, [token], [], first=[hunk, both, line]) == [hunk, line, token]
     assert shape.choose("minimal", 3, [token], [], first=[screened(2, {"t1"}, "revert_hunk"), both])[0] is both
     # without reverts, the smallest full fix leads as before
@@ -157,26 +179,42 @@ def regressed(tmp_path: Path) -> Iterator[tuple[Path, Path, str, str]]:
     git(repo, "worktree", "remove", "--force", str(work))
 
 
-async def surgical_request(repo: Path, work: Path, tmp_path: Path, regression: tuple[str, str] | None) -> ProposalRequest:
+async def surgical_request(
+    repo: Path, work: Path, tmp_path: Path, regression: tuple[str, str] | None
+) -> ProposalRequest:
     command = TestCommand(python=sys.executable)
     run = await run_tests(command, work, tmp_path / "logs" / "base.log")
     head = git(repo, "rev-parse", "HEAD")
     return ProposalRequest(
-        repo_root=repo, scratch=work, current_commit=head, base_commit=head, n=3, iteration=1,
-        strategy=load_strategies()["surgical"], failing=[o for o in run.outcomes.values() if o.outcome == "failed"],
-        passing=sorted(run.passing()), test_command=command, run_dir=tmp_path / "run", regression=regression,
+        repo_root=repo,
+        scratch=work,
+        current_commit=head,
+        base_commit=head,
+        n=3,
+        iteration=1,
+        strategy=load_strategies()["surgical"],
+        failing=[o for o in run.outcomes.values() if o.outcome == "failed"],
+        passing=sorted(run.passing()),
+        test_command=command,
+        run_dir=tmp_path / "run",
+        regression=regression,
     )
 
 
 @pytest.mark.anyio
-async def test_surgical_proposes_the_revert_of_the_regressing_hunk_first(regressed: tuple[Path, Path, str, str], tmp_path: Path) -> None:
+async def test_surgical_proposes_the_revert_of_the_regressing_hunk_first(
+    regressed: tuple[Path, Path, str, str], tmp_path: Path
+) -> None:
     repo, work, good, bad = regressed
     request = await surgical_request(repo, work, tmp_path, (good, bad))
     assert sorted(t.id.split("::")[1] for t in request.failing) == ["test_bulk_at_ten", "test_bulk_big"]
     proposal = await MutateGenerator({"parallel": 2, "mutate": {"budget_seconds": 120}}).propose(request)
     first = proposal.plans[0]
     assert first.operator == "revert_hunk" and first.location == "shop.py:2", proposal.reason
-    assert "-    if qty > 10:\n-        return qty * unit * 0.8\n+    if qty >= 10:\n+        return qty * unit * 0.9\n" in (first.patch or "")
+    assert (
+        "-    if qty > 10:\n-        return qty * unit * 0.8\n+    if qty >= 10:\n+        return qty * unit * 0.9\n"
+        in (first.patch or "")
+    )
     assert "item(s)" not in (first.patch or "")  # the label hunk regressed nothing: its revert fixes no test
     assert first.confidence == 1.0
     assert [p.operator for p in proposal.plans][1:] == ["revert_line"]  # all hunks at once fixes no more: left out
@@ -184,18 +222,21 @@ async def test_surgical_proposes_the_revert_of_the_regressing_hunk_first(regress
     # no regression in the history (or one explore cannot trace to an ancestor): no reverts
     for regression in (None, (bad, good)):
         plain = await MutateGenerator({"parallel": 2, "mutate": {"budget_mutants": 30}}).propose(
-            await surgical_request(repo, work, tmp_path, regression))
+            await surgical_request(repo, work, tmp_path, regression)
+        )
         assert all(not (p.operator or "").startswith("revert") for p in plain.plans), plain.reason
 
 
 @pytest.mark.anyio
 async def test_surgical_widens_to_every_operator_when_no_single_token_edit_helps(tmp_path: Path) -> None:
-    repo = make_repo(tmp_path / "repo", {
-        "stock.py": """\
+    repo = make_repo(
+        tmp_path / "repo",
+        {
+            "stock.py": """\
             def available(on_hand, reserved):
                 return max(0, reserved - on_hand)
             """,
-        "tests/test_stock.py": """\
+            "tests/test_stock.py": """\
             from stock import available
 
 
@@ -206,13 +247,16 @@ async def test_surgical_widens_to_every_operator_when_no_single_token_edit_helps
             def test_none_left():
                 assert available(2, 5) == 0
             """,
-    })
+        },
+    )
     work = tmp_path / "scratch"
     git(repo, "worktree", "add", "--detach", str(work))
     try:
         request = await surgical_request(repo, work, tmp_path, None)
         proposal = await MutateGenerator({"parallel": 2, "mutate": {"budget_seconds": 120}}).propose(request)
         assert proposal.plans, proposal.reason
-        assert "max(0, on_hand - reserved)" in (proposal.plans[0].patch or ""), proposal.reason  # a swap: two tokens move
+        assert "max(0, on_hand - reserved)" in (proposal.plans[0].patch or ""), (
+            proposal.reason
+        )  # a swap: two tokens move
     finally:
         git(repo, "worktree", "remove", "--force", str(work))

@@ -129,7 +129,20 @@ def test_prepare_dedupes_skips_tried_and_unreachable(tmp_path: Path) -> None:
 
 def test_single_token_policy_keeps_only_single_token_operators(tmp_path: Path) -> None:
     search = make_search(tmp_path, single_token=True)
-    assert {m.operator for m, _ in search.ranked()} <= {op for op in ("comparison", "constant", "arithmetic", "augmented", "boolean", "remove_not", "add_not", "name", "jump")}
+    assert {m.operator for m, _ in search.ranked()} <= {
+        op
+        for op in (
+            "comparison",
+            "constant",
+            "arithmetic",
+            "augmented",
+            "boolean",
+            "remove_not",
+            "add_not",
+            "name",
+            "jump",
+        )
+    }
 
 
 @pytest.mark.anyio
@@ -138,7 +151,9 @@ async def test_budget_caps_the_count(tmp_path: Path) -> None:
     prepared = search.prepare(search.ranked(), 1000)
     slot = ScriptedSlot(set())
     budget = Budget(mutants=3, seconds=60)
-    done = await screen_in_order(prepared, [slot], budget, lambda p: Job(p.files, p.phase1, p.phase2, 1.0), lambda d: False)
+    done = await screen_in_order(
+        prepared, [slot], budget, lambda p: Job(p.files, p.phase1, p.phase2, 1.0), lambda d: False
+    )
     assert len(done) == 3 and len(slot.asked) == 3 and budget.exhausted()
 
 
@@ -147,7 +162,9 @@ async def test_budget_caps_the_seconds(tmp_path: Path) -> None:
     search = make_search(tmp_path)
     prepared = search.prepare(search.ranked(), 1000)
     budget = Budget(mutants=1000, seconds=0.0)
-    done = await screen_in_order(prepared, [ScriptedSlot(set())], budget, lambda p: Job(p.files, p.phase1, p.phase2, 1.0), lambda d: False)
+    done = await screen_in_order(
+        prepared, [ScriptedSlot(set())], budget, lambda p: Job(p.files, p.phase1, p.phase2, 1.0), lambda d: False
+    )
     assert done == [] and budget.exhausted()
 
 
@@ -158,7 +175,13 @@ async def test_search_stops_at_enough_full_fixes_and_shapes_candidates(tmp_path:
     slot = ScriptedSlot({"return a + b", "return a * b"})
     failing = frozenset({"f1"})
     enough = shape.stop_rule("variations", 2, failing, patience=1000)
-    done = await screen_in_order(prepared, [slot, ScriptedSlot({"return a + b", "return a * b"})], Budget(), lambda p: Job(p.files, p.phase1, p.phase2, 1.0), enough)
+    done = await screen_in_order(
+        prepared,
+        [slot, ScriptedSlot({"return a + b", "return a * b"})],
+        Budget(),
+        lambda p: Job(p.files, p.phase1, p.phase2, 1.0),
+        enough,
+    )
     chosen = shape.choose("variations", 2, done, [])
     assert sorted(c.mutant.new for c in chosen) == ["a * b", "a + b"]
     plan = shape.to_plan(chosen[0], failing, max(p.score for p in done))
@@ -174,7 +197,9 @@ def test_combinations_pair_partial_fixes_of_different_tests(tmp_path: Path) -> N
     a.verdict = Verdict("ok", {"f1": "passed", "f2": "failed"})
     b.verdict = Verdict("ok", {"f1": "failed", "f2": "passed"})
     combos = search.combine([a, b])
-    assert len(combos) == 1 and combos[0][0].parts == tuple(sorted((a.mutant, b.mutant), key=lambda m: (m.file, m.line, m.col, m.operator)))
+    assert len(combos) == 1 and combos[0][0].parts == tuple(
+        sorted((a.mutant, b.mutant), key=lambda m: (m.file, m.line, m.col, m.operator))
+    )
 
 
 def test_without_partial_fixes_the_same_change_at_two_lines_pairs_first(tmp_path: Path) -> None:
@@ -196,8 +221,18 @@ def screened(fixes: list[set[str] | None], failing: frozenset[str] = frozenset({
 
     out = []
     for line, fixed in enumerate(fixes, start=1):
-        mutant = Mutant(file="m.py", line=line, col=0, operator="comparison", family="operator", prior=1.0, old="<", new="<=",
-                        single_token=True, edits=())
+        mutant = Mutant(
+            file="m.py",
+            line=line,
+            col=0,
+            operator="comparison",
+            family="operator",
+            prior=1.0,
+            old="<",
+            new="<=",
+            single_token=True,
+            edits=(),
+        )
         outcomes = {t: ("passed" if fixed and t in fixed else "failed") for t in failing}
         item = shape.Prepared(mutant, 1.0, "", sorted(failing), [], {})
         item.verdict = Verdict("ok", outcomes)
@@ -243,21 +278,30 @@ async def test_partial_fixes_wait_longer_so_a_two_location_fix_is_still_found(tm
     The search stops early, yet only after both partial fixes are in (each new one restarts the
     wait); their pair fixes both."""
     text = "def f(a, b):\n    x = a - b\n    y = a * b\n    z = a + b + 1\n    w = b - a - 1\n    return x, y, z, w\n"
-    lines = {("m.py", 2): frozenset({"f1"}), ("m.py", 3): frozenset({"f2"}), ("m.py", 4): frozenset({"f1", "f2"}),
-             ("m.py", 5): frozenset({"f1", "f2"}), ("m.py", 6): frozenset({"f1", "f2"})}
+    lines = {
+        ("m.py", 2): frozenset({"f1"}),
+        ("m.py", 3): frozenset({"f2"}),
+        ("m.py", 4): frozenset({"f1", "f2"}),
+        ("m.py", 5): frozenset({"f1", "f2"}),
+        ("m.py", 6): frozenset({"f1", "f2"}),
+    }
     failing = frozenset({"f1", "f2"})
     spectrum = Spectrum(lines, failing, frozenset())
     search = Search(tmp_path, {"m.py": text}, spectrum, localise.rank(spectrum))
     prepared = search.prepare(search.ranked(), 1000)
     slot = PerTestSlot({"f1": "x = a + b", "f2": "y = a + b"})
-    fixing = sorted(next(i for i, p in enumerate(prepared) if fix in next(iter(p.files.values()))) for fix in slot.fixes.values())
+    fixing = sorted(
+        next(i for i, p in enumerate(prepared) if fix in next(iter(p.files.values()))) for fix in slot.fixes.values()
+    )
     gap = fixing[1] - fixing[0]
     enough = shape.stop_rule("variations", 3, failing, patience=5, partial_patience=gap)
     done = await screen_in_order(prepared, [slot], Budget(), lambda p: Job(p.files, p.phase1, p.phase2, 1.0), enough)
     assert len(done) == fixing[1] + gap + 1 < len(prepared)  # stopped early, `gap` past the latest partial fix
     assert {tuple(p.fixed) for p in done if p.plausible} == {("f1",), ("f2",)}
     pairs = search.prepare(search.combine(done), 100)
-    combos = await screen_in_order(pairs, [slot], Budget(), lambda p: Job(p.files, p.phase1, p.phase2, 1.0), lambda d: False)
+    combos = await screen_in_order(
+        pairs, [slot], Budget(), lambda p: Job(p.files, p.phase1, p.phase2, 1.0), lambda d: False
+    )
     assert any(shape.is_full(c, failing) for c in combos)
     first = next(p for p in done if p.plausible)
     never = shape.stop_rule("variations", 3, failing, patience=5, partial_patience=len(prepared))
@@ -269,7 +313,9 @@ async def test_mutants_are_prepared_as_screening_reaches_them(tmp_path: Path) ->
     search = make_search(tmp_path)
     prepared = search.prepare(search.ranked(), 1000)
     budget = Budget(mutants=2, seconds=60)
-    done = await screen_in_order(prepared, [ScriptedSlot(set())], budget, lambda p: Job(p.files, p.phase1, p.phase2, 1.0), lambda d: False)
+    done = await screen_in_order(
+        prepared, [ScriptedSlot(set())], budget, lambda p: Job(p.files, p.phase1, p.phase2, 1.0), lambda d: False
+    )
     assert len(done) == 2 and len(prepared.items) == 2  # the rest were never prepared
     assert len(prepared) > 2 and [p.mutant for p in prepared][:2] == [p.mutant for p in done]
     assert search.prepare_s > 0
@@ -299,7 +345,9 @@ class ReachSlot:
     async def screen(self, job: Job) -> Verdict:
         self.jobs.append(job.phase1 + job.phase2)
         fixed = self.fix in next(iter(job.files.values()))
-        return Verdict("ok", {t: "passed" if fixed else "failed" for t in job.phase1} | {t: "passed" for t in job.phase2})
+        return Verdict(
+            "ok", {t: "passed" if fixed else "failed" for t in job.phase1} | {t: "passed" for t in job.phase2}
+        )
 
 
 @pytest.mark.anyio
@@ -312,8 +360,13 @@ async def test_a_fix_is_run_against_the_failing_tests_it_does_not_reach_and_coun
     prepared = search.prepare(search.ranked(), 1000)
     slot = ReachSlot("return a + b")
     failing = frozenset({"f1", "f2"})
-    done = await screen_in_order(prepared, [slot], Budget(), lambda p: Job(p.files, p.phase1, p.phase2, 1.0),
-                                 shape.stop_rule("variations", 1, failing, patience=0))
+    done = await screen_in_order(
+        prepared,
+        [slot],
+        Budget(),
+        lambda p: Job(p.files, p.phase1, p.phase2, 1.0),
+        shape.stop_rule("variations", 1, failing, patience=0),
+    )
     fix = done[-1]
     assert fix.mutant.new == "a + b" and fix.phase1 == ["f1"] and fix.also == ["f2"]
     assert shape.is_full(fix, failing)

@@ -13,8 +13,17 @@ from explore.generators.mutate.search import Prepared, Search
 FAILING = frozenset({"t1", "t2"})
 
 
-def item(line: int, fixed: set[str], *, family: str = "comparison", old: str = "<", new: str = "<=",
-         broken: bool = False, score: float = 1.0, parts: tuple[Mutant, ...] = ()) -> Prepared:
+def item(
+    line: int,
+    fixed: set[str],
+    *,
+    family: str = "comparison",
+    old: str = "<",
+    new: str = "<=",
+    broken: bool = False,
+    score: float = 1.0,
+    parts: tuple[Mutant, ...] = (),
+) -> Prepared:
     """A screened mutant at m.py:line fixing `fixed` of the failing tests (and breaking one passing test if `broken`)."""
     edits = tuple(e for p in parts for e in p.edits) or (("m.py", Edit(line * 100, line * 100 + len(old), new)),)
     mutant = Mutant("m.py", line, 0, "op", family if not parts else "combination", 1.0, old, new, True, edits, parts)
@@ -49,14 +58,20 @@ def test_aggressive_search_stops_once_partial_fixes_cover_every_failing_test() -
 
 
 def test_exploratory_never_gives_three_variations_of_one_line() -> None:
-    same_line = [item(3, {"t1", "t2"}, family=f, new=n) for f, n in (("comparison", "<="), ("constant", "1"), ("name", "y"))]
+    same_line = [
+        item(3, {"t1", "t2"}, family=f, new=n) for f, n in (("comparison", "<="), ("constant", "1"), ("name", "y"))
+    ]
     chosen = shape.choose("distinct", 3, same_line, [])
     assert len(chosen) == 2 and len({c.mutant.family for c in chosen}) == 2
 
 
 def test_exploratory_prefers_distinct_lines_and_distinct_families() -> None:
-    singles = [item(3, {"t1", "t2"}, new="<="), item(3, {"t1", "t2"}, new=">"), item(4, {"t1"}, family="comparison"),
-               item(7, {"t1"}, family="constant", new="2")]
+    singles = [
+        item(3, {"t1", "t2"}, new="<="),
+        item(3, {"t1", "t2"}, new=">"),
+        item(4, {"t1"}, family="comparison"),
+        item(7, {"t1"}, family="constant", new="2"),
+    ]
     chosen = shape.choose("distinct", 3, singles, [])
     assert [c.mutant.line for c in chosen] == [3, 7, 4]  # line 7's new family before line 4's repeated one
     assert len({c.mutant.line for c in chosen}) == 3
@@ -94,8 +109,14 @@ def test_partial_fixes_alone_do_not_settle_before_the_statement_edits_at_lines_e
     elsewhere = item(40, set(), family=shape.STATEMENT, new="x = 0")
     screened = [accidental, *misses, insert]
     ranked = [p.mutant for p in screened]
-    enough = shape.stop_rule("variations", 3, FAILING, patience=2, partial_patience=3,
-                             statements_done=shape.statements_reached(ranked, {("m.py", 16), ("m.py", 21)}))
+    enough = shape.stop_rule(
+        "variations",
+        3,
+        FAILING,
+        patience=2,
+        partial_patience=3,
+        statements_done=shape.statements_reached(ranked, {("m.py", 16), ("m.py", 21)}),
+    )
     assert not any(enough(screened[:k]) for k in range(1, len(screened)))  # patience alone stops at 4
     assert enough(screened)
     assert shape.stop_rule("variations", 3, FAILING, patience=2, partial_patience=3)(screened[:4])
@@ -106,7 +127,14 @@ def test_partial_fixes_alone_do_not_settle_before_the_statement_edits_at_lines_e
 
 
 def test_shared_lines_are_the_searched_lines_every_failing_test_runs_itself() -> None:
-    spectrum = Spectrum({("m.py", 1): frozenset({IMPORT_TIME}), ("m.py", 5): frozenset({"t1", "t2", "p1"}),
-                         ("m.py", 8): frozenset({"t1"})}, FAILING, frozenset({"p1"}))
+    spectrum = Spectrum(
+        {
+            ("m.py", 1): frozenset({IMPORT_TIME}),
+            ("m.py", 5): frozenset({"t1", "t2", "p1"}),
+            ("m.py", 8): frozenset({"t1"}),
+        },
+        FAILING,
+        frozenset({"p1"}),
+    )
     suspects = [Suspect((i,), "m.py", line, 1.0) for i, line in enumerate((1, 5, 8))]
     assert Search(Path("."), {}, spectrum, suspects).shared_lines() == {("m.py", 5)}

@@ -33,16 +33,32 @@ async def request_at(root: Path, work: Path, run_dir: Path, tracker: procs.Proce
     run = await run_tests(TestCommand(python=sys.executable), work, run_dir / "tests.log")
     failing = [o for o in run.outcomes.values() if o.outcome not in ("passed", "skipped")]
     return ProposalRequest(
-        repo_root=root, scratch=work, current_commit=commit, base_commit=commit, n=1, iteration=1,
-        strategy=load_strategies()["conservative"], failing=failing, passing=sorted(run.passing()),
-        test_command=TestCommand(python=sys.executable), run_dir=run_dir, tracker=tracker,
+        repo_root=root,
+        scratch=work,
+        current_commit=commit,
+        base_commit=commit,
+        n=1,
+        iteration=1,
+        strategy=load_strategies()["conservative"],
+        failing=failing,
+        passing=sorted(run.passing()),
+        test_command=TestCommand(python=sys.executable),
+        run_dir=run_dir,
+        tracker=tracker,
     )
 
 
 @pytest.mark.anyio
 async def test_workers_are_reused_unless_they_imported_a_changed_file(tmp_path: Path) -> None:
-    root = make_repo(tmp_path / "repo", {"lib.py": LIB, "helper.py": HELPER, "tests/test_lib.py": TESTS,
-                                         "conftest.py": "import helper  # the worker's pytest start-up imports it\n"})
+    root = make_repo(
+        tmp_path / "repo",
+        {
+            "lib.py": LIB,
+            "helper.py": HELPER,
+            "tests/test_lib.py": TESTS,
+            "conftest.py": "import helper  # the worker's pytest start-up imports it\n",
+        },
+    )
     work = tmp_path / "work"
     git(root, "worktree", "add", "-q", "--detach", str(work), "HEAD")
     tracker = procs.ProcessTracker()

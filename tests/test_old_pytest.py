@@ -24,7 +24,10 @@ PYTHONS = ("3.8", "3.9", "3.7")
 
 def _old_python() -> str | None:
     for version in PYTHONS:
-        found = [shutil.which(f"python{version}"), *sorted(glob.glob(os.path.expanduser(f"~/.pyenv/versions/{version}.*/bin/python")))]
+        found = [
+            shutil.which(f"python{version}"),
+            *sorted(glob.glob(os.path.expanduser(f"~/.pyenv/versions/{version}.*/bin/python"))),
+        ]
         for python in filter(None, found):  # a pyenv shim of a version not selected fails: the next one
             if subprocess.run([python, "--version"], capture_output=True).returncode == 0:
                 return python
@@ -40,7 +43,9 @@ def old_pytest(tmp_path_factory: pytest.TempPathFactory) -> str:
     venv = tmp_path_factory.mktemp("pytest46") / "venv"
     subprocess.run([base, "-m", "venv", str(venv)], check=True, timeout=120)
     python = str(venv / "bin" / "python")
-    done = subprocess.run([python, "-m", "pip", "install", "-q", OLD_PYTEST], capture_output=True, text=True, timeout=600)
+    done = subprocess.run(
+        [python, "-m", "pip", "install", "-q", OLD_PYTEST], capture_output=True, text=True, timeout=600
+    )
     if done.returncode != 0:
         pytest.skip(f"{OLD_PYTEST} could not be installed: {done.stderr[-300:]}")
     version = subprocess.run([python, "-m", "pytest", "--version"], capture_output=True, text=True, timeout=60)
@@ -69,17 +74,27 @@ def test_a_project_on_pytest_4_6_is_repaired_by_mutate(tmp_path: Path, old_pytes
 @pytest.mark.anyio
 async def test_shards_and_limits_work_on_pytest_4_6(tmp_path: Path, old_pytest: str) -> None:
     """The plugin's other features on 4.6: a shard's `--explore-only`, the soft limit and the watchdog."""
-    repo = make_repo(tmp_path / "repo", {**CALC, "tests/test_hang.py": (
-        "import signal\n\n\ndef test_loop():\n    while True:\n        pass\n\n\n"
-        "def test_deaf():\n    signal.signal(signal.SIGALRM, signal.SIG_IGN)\n    while True:\n        pass\n")}, python=old_pytest)
+    repo = make_repo(
+        tmp_path / "repo",
+        {
+            **CALC,
+            "tests/test_hang.py": (
+                "import signal\n\n\ndef test_loop():\n    while True:\n        pass\n\n\n"
+                "def test_deaf():\n    signal.signal(signal.SIGALRM, signal.SIG_IGN)\n    while True:\n        pass\n"
+            ),
+        },
+        python=old_pytest,
+    )
     command = TestCommand(python=old_pytest, json_report=False, test_timeout=1.0)
     shard = await run_tests(command, repo, tmp_path / "shard.log", only=["tests/test_more.py"])
     assert shard.infra_error is None and sorted(shard.outcomes) == ["tests/test_more.py::test_double_zero"]
     run = await run_tests(command, repo, tmp_path / "run.log")
     assert run.infra_error is None
     assert {i: o.outcome for i, o in run.outcomes.items()} == {
-        "tests/test_calc.py::test_half": "failed", "tests/test_calc.py::test_double": "passed",
-        "tests/test_more.py::test_double_zero": "passed", "tests/test_hang.py::test_loop": "timeout",
+        "tests/test_calc.py::test_half": "failed",
+        "tests/test_calc.py::test_double": "passed",
+        "tests/test_more.py::test_double_zero": "passed",
+        "tests/test_hang.py::test_loop": "timeout",
         "tests/test_hang.py::test_deaf": "timeout",
     }
     assert "in test_deaf" in run.outcomes["tests/test_hang.py::test_deaf"].longrepr
@@ -90,12 +105,16 @@ def anyio_backend() -> str:
     return "asyncio"
 
 
-def test_python_flag_wins_over_the_config_and_a_relative_path_is_the_repositorys(tmp_path: Path, old_pytest: str) -> None:
+def test_python_flag_wins_over_the_config_and_a_relative_path_is_the_repositorys(
+    tmp_path: Path, old_pytest: str
+) -> None:
     """`--python PATH` beside `[tool.explore] python` (issue 30: "No such option"); a relative
     configured path names the repository's own interpreter (`.venv/bin/python`), wherever explore
     is started from: the tests then run in worktrees elsewhere."""
     repo = make_repo(tmp_path / "repo", {**CALC, ".gitignore": "__pycache__/\n.venv/\n"}, python=".venv/bin/python")
-    code, _, err = run_cli(["run", str(repo), "--agent", "mutate", "--python", old_pytest, "--max-iterations", "1"], cwd=tmp_path)
+    code, _, err = run_cli(
+        ["run", str(repo), "--agent", "mutate", "--python", old_pytest, "--max-iterations", "1"], cwd=tmp_path
+    )
     assert code == 0, err
     assert f"baseline: running {old_pytest} -m pytest" in err
     assert "x * 2" not in (repo / "calc.py").read_text()

@@ -77,7 +77,9 @@ def guarded(repo: Path) -> dict[str, bytes]:
     found = {}
     for path in sorted(repo.rglob("*")):
         rel = path.relative_to(repo).as_posix()
-        if path.is_file() and (rel == ".git/config" or rel.startswith(".git/hooks/") or not rel.startswith((".git/", ".explore/"))):
+        if path.is_file() and (
+            rel == ".git/config" or rel.startswith(".git/hooks/") or not rel.startswith((".git/", ".explore/"))
+        ):
             found[rel] = path.read_bytes()
     return found
 
@@ -88,7 +90,9 @@ def _mode_from_the_repo(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def run(repo: Path, command: str) -> tuple[int, dict, str]:
-    code, summary, err = run_cli(["run", str(repo), "--parallel", "2", "--max-iterations", "1", "--agent-cmd", command, "--json"])
+    code, summary, err = run_cli(
+        ["run", str(repo), "--parallel", "2", "--max-iterations", "1", "--agent-cmd", command, "--json"]
+    )
     assert summary is not None, err[-3000:]
     return code, summary, err
 
@@ -100,7 +104,10 @@ def assert_untouched(repo: Path, start: dict[str, bytes], summary: dict) -> None
     merged = git(repo, "diff", "--name-only", git(repo, "rev-list", "--max-parents=0", "HEAD"), "HEAD").splitlines()
     assert {k: v for k, v in now.items() if k not in merged} == {k: v for k, v in start.items() if k not in merged}
     for name in merged:  # the merged repair, nothing else
-        assert now[name] == subprocess.run(["git", "show", f"HEAD:{name}"], cwd=repo, capture_output=True, check=True).stdout
+        assert (
+            now[name]
+            == subprocess.run(["git", "show", f"HEAD:{name}"], cwd=repo, capture_output=True, check=True).stdout
+        )
     assert git(repo, "status", "--porcelain") == ""
     git(repo, "commit", "-q", "--allow-empty", "-m", "the user's next commit")
     assert not (repo / "HOOK_RAN").exists()
@@ -136,7 +143,9 @@ def test_hostile_candidate_in_the_sandbox_writes_nothing_outside(tmp_path: Path,
         assert "candidates are sandboxed (bubblewrap" in err
         a, b = summary["iterations"][0]["candidates"]
         tries = json.loads(a["hypothesis"])
-        assert set(tries) == {"hook", "alias", "calc", "planted"} and "done" not in tries.values(), tries  # every write failed inside
+        assert set(tries) == {"hook", "alias", "calc", "planted"} and "done" not in tries.values(), (
+            tries
+        )  # every write failed inside
         assert a["outside_writes"] == [] and b["outside_writes"] == []
         assert a["status"] == b["status"] == "ok" and summary["iterations"][0]["winner"] == "a"
         assert summary["iterations"][0]["candidates"][0]["files_changed"] == ["calc.py"]
@@ -164,8 +173,9 @@ def test_a_daemon_dies_with_its_candidate(tmp_path: Path, mode: str, request: py
 
 
 @pytest.mark.parametrize("mode", ["off", "require"])
-def test_writes_to_home_and_other_folders(tmp_path: Path, mode: str, request: pytest.FixtureRequest,
-                                          monkeypatch: pytest.MonkeyPatch) -> None:
+def test_writes_to_home_and_other_folders(
+    tmp_path: Path, mode: str, request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """a's agent appends to ~/.bashrc (a temporary HOME) and writes a file next to the repository:
     prevented in the sandbox, named in the report without it."""
     if mode == "require":
@@ -196,7 +206,9 @@ def test_require_without_bubblewrap_is_refused(tmp_path: Path, monkeypatch: pyte
     repo = make_repo(tmp_path / "repo", ONE_BUG, explore_config='sandbox = "require"\n')
     bin_dir = tmp_path / "bin"  # a PATH with git and no bwrap
     bin_dir.mkdir()
-    (bin_dir / "git").symlink_to(subprocess.run(["which", "git"], capture_output=True, text=True, check=True).stdout.strip())
+    (bin_dir / "git").symlink_to(
+        subprocess.run(["which", "git"], capture_output=True, text=True, check=True).stdout.strip()
+    )
     monkeypatch.setenv("PATH", str(bin_dir))
     code, summary, err = run_cli(["run", str(repo), "--agent-cmd", "true", "--json"])
     assert code == 2 and summary is not None and summary["exit_code"] == 2, err

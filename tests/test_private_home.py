@@ -71,22 +71,37 @@ def test_a_suite_that_moves_files_in_home_is_repaired_in_parallel(tmp_path: Path
     (user_home / ".toolrc").write_text("the user's own settings\n")
     (user_home / ".gitconfig").write_text("[user]\n\tname = Seeded User\n\temail = seeded@example.com\n")
     before = sorted((p.relative_to(user_home).as_posix(), p.read_bytes()) for p in user_home.rglob("*") if p.is_file())
-    repo = make_repo(tmp_path / "repo", {
-        "calc.py": "def half(x):\n    return x * 2\n\n\ndef double(x):\n    return x + x\n",
-        "tests/conftest.py": CONFTEST,
-        "tests/test_calc.py": "from calc import double, half\n\n\ndef test_half():\n    assert half(8) == 4\n\n\ndef test_double():\n    assert double(3) == 6\n",
-        **{f"tests/test_settings_{k}.py": SUITE for k in range(4)},
-        "tests/test_home.py": HOME_CHECKS,
-    })
-    env = {**os.environ, "HOME": str(user_home), "USER_HOME_OF_THE_TEST": str(user_home), "TMPDIR": str(tmp_path / "user-tmp")}
+    repo = make_repo(
+        tmp_path / "repo",
+        {
+            "calc.py": "def half(x):\n    return x * 2\n\n\ndef double(x):\n    return x + x\n",
+            "tests/conftest.py": CONFTEST,
+            "tests/test_calc.py": "from calc import double, half\n\n\ndef test_half():\n    assert half(8) == 4\n\n\ndef test_double():\n    assert double(3) == 6\n",
+            **{f"tests/test_settings_{k}.py": SUITE for k in range(4)},
+            "tests/test_home.py": HOME_CHECKS,
+        },
+    )
+    env = {
+        **os.environ,
+        "HOME": str(user_home),
+        "USER_HOME_OF_THE_TEST": str(user_home),
+        "TMPDIR": str(tmp_path / "user-tmp"),
+    }
     (tmp_path / "user-tmp").mkdir()
-    done = subprocess.run([sys.executable, "-m", "explore", "run", str(repo), "--agent", "mutate", "--parallel", "3", "--json"],
-                          capture_output=True, text=True, timeout=600, env=env)
+    done = subprocess.run(
+        [sys.executable, "-m", "explore", "run", str(repo), "--agent", "mutate", "--parallel", "3", "--json"],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env=env,
+    )
     import json
 
     summary = json.loads(done.stdout.strip().splitlines()[-1])
     assert done.returncode == 0, done.stderr
-    assert summary["status"] == "succeeded" and summary["final"]["pass_rate"] == 100.0 and summary["final"]["total"] == 103
+    assert (
+        summary["status"] == "succeeded" and summary["final"]["pass_rate"] == 100.0 and summary["final"]["total"] == 103
+    )
     assert "split into" in done.stderr  # the suite ran in shards, at the same time
     assert "x * 2" not in (repo / "calc.py").read_text()
     after = sorted((p.relative_to(user_home).as_posix(), p.read_bytes()) for p in user_home.rglob("*") if p.is_file())

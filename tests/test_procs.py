@@ -72,7 +72,7 @@ def test_capped_log_redacts_a_key_the_cut_split(monkeypatch: pytest.MonkeyPatch,
     text = log.text()
     assert "[redacted]" in text and "explore cut" in text
     for size in range(6, len(key) + 1):  # no piece of the key long enough to mean anything is left
-        assert not any(key[i:i + size] in text for i in range(len(key) - size + 1)), (size, text)
+        assert not any(key[i : i + size] in text for i in range(len(key) - size + 1)), (size, text)
 
 
 def test_capped_log_tolerates_split_utf8() -> None:
@@ -136,7 +136,9 @@ async def test_missing_program_in_shell_string_is_127(tmp_path: Path) -> None:
 async def test_output_goes_to_the_log(tmp_path: Path) -> None:
     log_path = tmp_path / "sub" / "run.log"
     tracker = ProcessTracker()
-    result = await procs.run([PY, "-c", "for i in range(3): print('line', i)"], tmp_path, log_path=log_path, tracker=tracker)
+    result = await procs.run(
+        [PY, "-c", "for i in range(3): print('line', i)"], tmp_path, log_path=log_path, tracker=tracker
+    )
     assert log_path.read_text(encoding="utf-8") == "line 0\nline 1\nline 2\n"
     assert result.log_path == log_path
     assert result.truncated_bytes == 0

@@ -60,9 +60,16 @@ HIDDEN = {
 def test_selection_miss_is_caught_by_full_validation(tmp_path: Path) -> None:
     repo = make_repo(tmp_path / "repo", HIDDEN)
     # a fixes test_add but breaks the hidden test; net: no improvement
-    bad = {"calc.py": ['    if isinstance(a, str):\n        return a + b + "-joined"\n    return a - b', "    return a + b"]}
+    bad = {
+        "calc.py": [
+            '    if isinstance(a, str):\n        return a + b + "-joined"\n    return a - b',
+            "    return a + b",
+        ]
+    }
     agent = scripted_agent(tmp_path, {"a": {"replace": bad, "confidence": 1.0}})
-    code, summary, err = run_cli(["run", str(repo), "--agent-cmd", agent, "--parallel", "1", "--max-iterations", "1", "--json"])
+    code, summary, err = run_cli(
+        ["run", str(repo), "--agent-cmd", agent, "--parallel", "1", "--max-iterations", "1", "--json"]
+    )
     assert code == 1, err
     (a,) = summary["iterations"][0]["candidates"]
     assert a["progress"].startswith("affected 3/3") and "full 3/4" in a["progress"], a["progress"]
@@ -74,7 +81,12 @@ def test_selection_miss_is_caught_by_full_validation(tmp_path: Path) -> None:
 
 def test_only_the_best_is_validated_on_the_full_suite(tmp_path: Path) -> None:
     repo = make_repo(tmp_path / "repo", CALC)
-    both = {"calc.py": ["return a - b\n\n\ndef mul(a, b):\n    return a + b", "return a + b\n\n\ndef mul(a, b):\n    return a * b"]}
+    both = {
+        "calc.py": [
+            "return a - b\n\n\ndef mul(a, b):\n    return a + b",
+            "return a + b\n\n\ndef mul(a, b):\n    return a * b",
+        ]
+    }
     agent = scripted_agent(tmp_path, {"a": {"replace": FIX_ADD}, "b": {"replace": both}})
     code, summary, err = run_cli(["run", str(repo), "--agent-cmd", agent, "--parallel", "2", "--json"])
     assert code == 0, err
@@ -128,8 +140,11 @@ def _many_tests(n_pass: int, failing_file: str) -> dict[str, str]:
 
 
 def test_gate_partial_with_only_low_criticality_failures(tmp_path: Path) -> None:
-    repo = make_repo(tmp_path / "repo", _many_tests(24, "tests/docs/test_examples.py"),
-                     explore_config='criticality = {low = ["tests/docs/*"]}\n')
+    repo = make_repo(
+        tmp_path / "repo",
+        _many_tests(24, "tests/docs/test_examples.py"),
+        explore_config='criticality = {low = ["tests/docs/*"]}\n',
+    )
     code, summary, err = run_cli(["run", str(repo), "--agent-cmd", "true", "--target-pass-rate", "95", "--json"])
     assert code == 0, err
     assert summary["status"] == "partial" and summary["final"]["pass_rate"] == 96.0
@@ -140,7 +155,9 @@ def test_gate_partial_with_only_low_criticality_failures(tmp_path: Path) -> None
 
 def test_gate_fails_with_a_high_criticality_failure(tmp_path: Path) -> None:
     repo = make_repo(tmp_path / "repo", _many_tests(24, "tests/test_core.py"))
-    code, summary, err = run_cli(["run", str(repo), "--agent-cmd", "true", "--target-pass-rate", "95", "--max-iterations", "1", "--json"])
+    code, summary, err = run_cli(
+        ["run", str(repo), "--agent-cmd", "true", "--target-pass-rate", "95", "--max-iterations", "1", "--json"]
+    )
     assert code == 1, err
     assert summary["status"] == "failed" and summary["criticality"] == {"tests/test_core.py::test_broken": "high"}
 

@@ -27,8 +27,22 @@ def agent(tmp_path: Path, edits: dict) -> str:
 
 def run(repo: Path, tmp_path: Path, trick: dict, honest: dict, *extra: str) -> tuple[int, dict, str]:
     command = agent(tmp_path, {"a": {**trick, "confidence": 0.99}, "b": {**honest, "confidence": 0.3}})
-    code, summary, err = run_cli(["run", str(repo), "--agent", "command", "--agent-cmd", command, "--parallel", "2",
-                                  "--max-iterations", "1", "--json", *extra])
+    code, summary, err = run_cli(
+        [
+            "run",
+            str(repo),
+            "--agent",
+            "command",
+            "--agent-cmd",
+            command,
+            "--parallel",
+            "2",
+            "--max-iterations",
+            "1",
+            "--json",
+            *extra,
+        ]
+    )
     assert summary is not None, err
     return code, summary, err
 
@@ -59,7 +73,9 @@ PKG = {
     "pkg/tests/helpers.py": "def expected_sum(a, b):\n    return a + b\n",
     "pkg/tests/test_calc.py": "from pkg.calc import add\nfrom pkg.tests.helpers import expected_sum\n\n\ndef test_add():\n    assert add(2, 3) == expected_sum(2, 3)\n",
 }
-DESELECT = 'def pytest_collection_modifyitems(config, items):\n    items[:] = [i for i in items if "add" not in i.name]\n'
+DESELECT = (
+    'def pytest_collection_modifyitems(config, items):\n    items[:] = [i for i in items if "add" not in i.name]\n'
+)
 """A plugin that names nothing of pytest's: only its entry point makes it one."""
 ENTRY_POINT = {
     "force_plugin.py": DESELECT,
@@ -69,11 +85,26 @@ ENTRY_POINT = {
 
 # trick → (the repository's extra files, the candidate's edits, what its rejection reason must say)
 TRICKS: dict[str, tuple[dict[str, str], dict, str]] = {
-    "pytest.toml": ({}, {"write": {"pytest.toml": "[pytest]\naddopts = [\"-k\", \"not add\"]\n"}}, "test harness pytest.toml"),
-    ".pytest.toml": ({}, {"write": {".pytest.toml": "[pytest]\naddopts = [\"-k\", \"not add\"]\n"}}, "test harness .pytest.toml"),
-    "a dist-info entry point declaring a pytest11 plugin": ({}, {"write": ENTRY_POINT}, "force_plugin-1.0.dist-info/entry_points.txt (package metadata"),
-    "the data a test reads": ({"testdata/expected.json": '{"add": 5}\n', "tests/test_data.py": DATA_TEST},
-                              {"write": {"testdata/expected.json": '{"add": -1}\n'}}, "test data testdata/expected.json"),
+    "pytest.toml": (
+        {},
+        {"write": {"pytest.toml": '[pytest]\naddopts = ["-k", "not add"]\n'}},
+        "test harness pytest.toml",
+    ),
+    ".pytest.toml": (
+        {},
+        {"write": {".pytest.toml": '[pytest]\naddopts = ["-k", "not add"]\n'}},
+        "test harness .pytest.toml",
+    ),
+    "a dist-info entry point declaring a pytest11 plugin": (
+        {},
+        {"write": ENTRY_POINT},
+        "force_plugin-1.0.dist-info/entry_points.txt (package metadata",
+    ),
+    "the data a test reads": (
+        {"testdata/expected.json": '{"add": 5}\n', "tests/test_data.py": DATA_TEST},
+        {"write": {"testdata/expected.json": '{"add": -1}\n'}},
+        "test data testdata/expected.json",
+    ),
 }
 
 
@@ -90,11 +121,20 @@ def test_what_pytest_reads_is_protected(tmp_path: Path, trick: str) -> None:
 
 
 def test_the_baseline_records_the_files_its_tests_read(tmp_path: Path) -> None:
-    repo = make_repo(tmp_path / "repo", {**FILES, "testdata/expected.json": '{"add": 5}\n', "tests/test_data.py": DATA_TEST,
-                                         "pyproject.toml": pyproject()})
+    repo = make_repo(
+        tmp_path / "repo",
+        {
+            **FILES,
+            "testdata/expected.json": '{"add": 5}\n',
+            "tests/test_data.py": DATA_TEST,
+            "pyproject.toml": pyproject(),
+        },
+    )
     code, summary, err = run(repo, tmp_path, {}, HONEST)
     state = json.loads((repo / ".explore" / "runs" / summary["run_id"] / "state.json").read_text())
-    assert state["baseline_opened"] == ["testdata/expected.json"], err  # read by a test: not the code, config or site-packages
+    assert state["baseline_opened"] == ["testdata/expected.json"], (
+        err
+    )  # read by a test: not the code, config or site-packages
 
 
 def test_a_helper_module_under_a_package_test_folder_is_protected(tmp_path: Path) -> None:
@@ -125,8 +165,12 @@ def test_json_data_differing_only_in_spaces_is_not_a_twin(tmp_path: Path) -> Non
             """,
     }
     repo = make_repo(tmp_path / "repo", files)
-    code, summary, err = run(repo, tmp_path, {"write": {"settings.json": '{ "mode" : "fast" }\n'}},
-                             {"write": {"settings.json": '{"mode": "fast"}\n'}})
+    code, summary, err = run(
+        repo,
+        tmp_path,
+        {"write": {"settings.json": '{ "mode" : "fast" }\n'}},
+        {"write": {"settings.json": '{"mode": "fast"}\n'}},
+    )
     assert code == 0, err
     a, b = summary["iterations"][0]["candidates"]
     assert a["status"] == "ok" and a["pass_rate"] == 50.0, a  # tested, not b's twin
@@ -139,8 +183,12 @@ def test_gitattributes_cannot_hide_a_destructive_change(tmp_path: Path) -> None:
     the text. A destructive candidate stops the run (DESIGN: escalate at once), so nothing is merged."""
     repo = make_repo(tmp_path / "repo", {**FILES, "pyproject.toml": pyproject()})
     start = git(repo, "rev-parse", "HEAD")
-    trick = {"write": {".gitattributes": "*.py -diff\n"},
-             "replace": {"calc.py": ["return a - b", "import shutil; shutil.rmtree('build', ignore_errors=True); return a + b"]}}
+    trick = {
+        "write": {".gitattributes": "*.py -diff\n"},
+        "replace": {
+            "calc.py": ["return a - b", "import shutil; shutil.rmtree('build', ignore_errors=True); return a + b"]
+        },
+    }
     code, summary, err = run(repo, tmp_path, trick, HONEST)
     assert code == 3, err
     assert summary["escalation"]["category"] == "destructive" and "candidate a" in summary["escalation"]["reason"]
@@ -154,10 +202,21 @@ def test_gitattributes_cannot_hide_a_destructive_change(tmp_path: Path) -> None:
 
 def test_a_planted_history_record_is_ignored_with_a_warning(tmp_path: Path) -> None:
     """A candidate appends a record calling the real failures flaky; the next run ignores it."""
-    files = {**FILES, "pyproject.toml": pyproject(), "calc.py": FILES["calc.py"].replace("return a * b", "return a + b")}
+    files = {
+        **FILES,
+        "pyproject.toml": pyproject(),
+        "calc.py": FILES["calc.py"].replace("return a * b", "return a + b"),
+    }
     repo = make_repo(tmp_path / "repo", files)
     failing = ["calc.py::calc.add", "tests/test_calc.py::test_add", "tests/test_calc.py::test_mul"]
-    record = {"run_id": "20260101-000000-planted", "n": 0, "pass_rate": 100.0, "failing": [], "flaky": failing, "green": True}
+    record = {
+        "run_id": "20260101-000000-planted",
+        "n": 0,
+        "pass_rate": 100.0,
+        "failing": [],
+        "flaky": failing,
+        "green": True,
+    }
     plant = textwrap.dedent(f"""\
         import subprocess
         common = subprocess.run(["git", "rev-parse", "--git-common-dir"], capture_output=True, text=True).stdout.strip()

@@ -49,13 +49,17 @@ def _no_scratch_left(repo: Path) -> None:
     assert not [i for i in ids if scratch_root(i).exists()], ids
 
 
-def test_the_two_bug_repository_is_repaired_on_ray_as_it_is_locally(tmp_path: Path, ray_address: str, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_two_bug_repository_is_repaired_on_ray_as_it_is_locally(
+    tmp_path: Path, ray_address: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("RAY_ADDRESS", ray_address)
     agent = scripted_agent(tmp_path, {"a": {"replace": FIX_ADD}, "b": {"replace": FIX_MUL}, "c": BREAK})
     summaries = {}
     for executor in ("local", "ray"):
         repo = make_repo(tmp_path / executor, CALC)
-        code, summary, err = run_cli(["run", str(repo), "--parallel", "3", "--agent-cmd", agent, "--json", "--executor", executor])
+        code, summary, err = run_cli(
+            ["run", str(repo), "--parallel", "3", "--agent-cmd", agent, "--json", "--executor", executor]
+        )
         assert code == 0, err
         summaries[executor] = summary
         assert "return a * b" in (repo / "calc.py").read_text()
@@ -78,9 +82,24 @@ def test_a_ray_worker_killed_mid_run_makes_its_candidate_crashed_and_the_run_goe
     monkeypatch.setenv("RAY_ADDRESS", ray_address)
     repo = make_repo(tmp_path / "repo", {**CALC, "conftest.py": KILLER})
     # b's patch carries the trigger: any pytest session of b kills the worker running it
-    agent = scripted_agent(tmp_path, {"a": {"replace": FIX_ADD}, "b": {"replace": FIX_MUL, "write": {"kill-worker": "now\n"}}})
-    code, summary, err = run_cli(["run", str(repo), "--parallel", "2", "--agent-cmd", agent, "--json", "--executor", "ray",
-                                  "--max-iterations", "1"])
+    agent = scripted_agent(
+        tmp_path, {"a": {"replace": FIX_ADD}, "b": {"replace": FIX_MUL, "write": {"kill-worker": "now\n"}}}
+    )
+    code, summary, err = run_cli(
+        [
+            "run",
+            str(repo),
+            "--parallel",
+            "2",
+            "--agent-cmd",
+            agent,
+            "--json",
+            "--executor",
+            "ray",
+            "--max-iterations",
+            "1",
+        ]
+    )
     assert code == 1, err
     a, b = summary["iterations"][0]["candidates"]
     assert b["status"] == "crashed" and "the Ray worker died" in b["reason"], b
@@ -91,14 +110,18 @@ def test_a_ray_worker_killed_mid_run_makes_its_candidate_crashed_and_the_run_goe
     assert not _workers_running_jobs(ray_address)
 
 
-def test_ctrl_c_while_a_ray_job_runs_exits_130_and_leaves_no_task(tmp_path: Path, ray_address: str, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_ctrl_c_while_a_ray_job_runs_exits_130_and_leaves_no_task(
+    tmp_path: Path, ray_address: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("RAY_ADDRESS", ray_address)
     ready = Ready(tmp_path)
     files = dict(CALC)
     files["tests/test_block.py"] = ready.blocking_test()
     repo = make_repo(tmp_path / "repo", files)
     try:
-        with explore_process(["run", str(repo), "--agent-cmd", "true", "--executor", "ray", "--shards", "1"], tmp_path) as proc:
+        with explore_process(
+            ["run", str(repo), "--agent-cmd", "true", "--executor", "ray", "--shards", "1"], tmp_path
+        ) as proc:
             pids = ready.wait(1, timeout=120)  # the baseline's test is running on a Ray worker
             proc.send_signal(signal.SIGINT)
             sent = time.monotonic()

@@ -84,9 +84,19 @@ async def test_a_job_on_ray_has_the_outcomes_of_the_same_job_run_locally(executo
     finally:
         pool.remove_all()
     assert remote.status == here.status == JobStatus.ok and remote.executor == ExecutorName.ray
-    assert _outcomes(remote) == _outcomes(here) == {
-        "tests/test_calc.py::test_add": "passed", "tests/test_calc.py::test_zero": "passed", "tests/test_hooks.py::test_hook": "passed"}
-    assert remote.run.log_path == str(tmp_path / "ray-logs" / "a.log") and "3 passed" in Path(remote.run.log_path).read_text()
+    assert (
+        _outcomes(remote)
+        == _outcomes(here)
+        == {
+            "tests/test_calc.py::test_add": "passed",
+            "tests/test_calc.py::test_zero": "passed",
+            "tests/test_hooks.py::test_hook": "passed",
+        }
+    )
+    assert (
+        remote.run.log_path == str(tmp_path / "ray-logs" / "a.log")
+        and "3 passed" in Path(remote.run.log_path).read_text()
+    )
     assert not any(scratch_root(RUN_ID).rglob("*.log"))  # logs came back; only the worker's tree stays, until close
     unpatched = await executor.run(TestJob(command=CMD, id="base", commit=commit), tmp_path / "ray-logs")
     assert _outcomes(unpatched)["tests/test_calc.py::test_add"] == "failed"
@@ -98,7 +108,9 @@ async def test_a_worker_killed_mid_job_makes_the_job_crashed(executor: RayExecut
     result = await executor.run(job, tmp_path)
     assert result.status == JobStatus.crashed and result.executor == ExecutorName.ray
     assert result.reason and result.reason.startswith("b-full: the Ray worker died")
-    after = await executor.run(TestJob(command=CMD, id="c-full", commit=_commit(executor), patch=FIX), tmp_path)  # the cluster goes on
+    after = await executor.run(
+        TestJob(command=CMD, id="c-full", commit=_commit(executor), patch=FIX), tmp_path
+    )  # the cluster goes on
     assert after.status == JobStatus.ok
 
 
@@ -134,9 +146,11 @@ def test_an_unreachable_cluster_is_a_usage_error_naming_the_address(tmp_path: Pa
 
 
 def test_without_ray_installed_the_error_says_what_to_install(tmp_path: Path) -> None:
-    script = ("import sys; sys.modules['ray'] = None\n"
-              "from explore.executors.ray import RayExecutor\n"
-              "from explore.model.errors import UsageError\nfrom pathlib import Path\n"
-              "try:\n    RayExecutor.connect(Path('.'), 'x')\nexcept UsageError as exc:\n    print(exc)\n")
+    script = (
+        "import sys; sys.modules['ray'] = None\n"
+        "from explore.executors.ray import RayExecutor\n"
+        "from explore.model.errors import UsageError\nfrom pathlib import Path\n"
+        "try:\n    RayExecutor.connect(Path('.'), 'x')\nexcept UsageError as exc:\n    print(exc)\n"
+    )
     done = subprocess.run([PY, "-c", script], capture_output=True, text=True, timeout=60)
     assert "pip install 'explore-runner[ray]'" in done.stdout, done.stderr

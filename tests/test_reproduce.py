@@ -19,8 +19,12 @@ FILE = "tests/test_issue.py"
 
 
 def run_of(**outcomes: tuple[str, str]) -> TestRun:
-    return TestRun(outcomes={f"{FILE}::{name}": TestOutcome(id=f"{FILE}::{name}", outcome=o, message=m, file=FILE)
-                             for name, (o, m) in outcomes.items()})
+    return TestRun(
+        outcomes={
+            f"{FILE}::{name}": TestOutcome(id=f"{FILE}::{name}", outcome=o, message=m, file=FILE)
+            for name, (o, m) in outcomes.items()
+        }
+    )
 
 
 def judged(run: TestRun, predicted: str, sample: str = "a") -> SampleAttempt:
@@ -34,26 +38,54 @@ def test_a_failure_with_the_predicted_message_reproduces() -> None:
     assert attempt.reproducing == [f"{FILE}::test_x"] and attempt.why_not is None
 
 
-@pytest.mark.parametrize(("outcome", "message", "predicted", "why"), [
-    ("passed", "", "assert x", "passed on today's code"),
-    ("error", "fixture 'db' not found", "assert x", "errors instead of failing"),
-    ("failed", "ZeroDivisionError: division by zero", "assert x", "instead of failing as predicted ('assert x')"),
-    ("failed", "AssertionError: assert 1 == 3", "AssertionError: 1 != 2", "not the predicted 'AssertionError: 1 != 2' (2 not in the failure)"),
-])
-def test_passes_errors_and_unpredicted_failures_are_not_kept(outcome: str, message: str, predicted: str, why: str) -> None:
+@pytest.mark.parametrize(
+    ("outcome", "message", "predicted", "why"),
+    [
+        ("passed", "", "assert x", "passed on today's code"),
+        ("error", "fixture 'db' not found", "assert x", "errors instead of failing"),
+        ("failed", "ZeroDivisionError: division by zero", "assert x", "instead of failing as predicted ('assert x')"),
+        (
+            "failed",
+            "AssertionError: assert 1 == 3",
+            "AssertionError: 1 != 2",
+            "not the predicted 'AssertionError: 1 != 2' (2 not in the failure)",
+        ),
+    ],
+)
+def test_passes_errors_and_unpredicted_failures_are_not_kept(
+    outcome: str, message: str, predicted: str, why: str
+) -> None:
     attempt = judged(run_of(test_x=(outcome, message)), predicted)
     assert not attempt.reproducing and why in (attempt.why_not or "")
 
 
-@pytest.mark.parametrize(("message", "predicted"), [
-    ("AssertionError: assert 10000 == 10240", "AssertionError: 10000 != 10240"),  # pytest's wording, unittest's prediction
-    ("AssertionError: 10000 != 10240", "assert parse_size('10k') == 10240"),  # the other way round (the name is in the traceback)
-    ("AssertionError: assert 'a' == 'b'", 'expected "b" but got "a"'),
-    ("ValueError: invalid size '10q'", "ValueError: invalid size"),
-])
+@pytest.mark.parametrize(
+    ("message", "predicted"),
+    [
+        (
+            "AssertionError: assert 10000 == 10240",
+            "AssertionError: 10000 != 10240",
+        ),  # pytest's wording, unittest's prediction
+        (
+            "AssertionError: 10000 != 10240",
+            "assert parse_size('10k') == 10240",
+        ),  # the other way round (the name is in the traceback)
+        ("AssertionError: assert 'a' == 'b'", 'expected "b" but got "a"'),
+        ("ValueError: invalid size '10q'", "ValueError: invalid size"),
+    ],
+)
 def test_a_failure_agreeing_in_substance_with_the_prediction_reproduces(message: str, predicted: str) -> None:
-    run = TestRun(outcomes={f"{FILE}::test_x": TestOutcome(id=f"{FILE}::test_x", outcome="failed", message=message, file=FILE,
-                                                            longrepr=f"    def test_x():\n>       assert parse_size('10k') == 10240\nE       {message}")})
+    run = TestRun(
+        outcomes={
+            f"{FILE}::test_x": TestOutcome(
+                id=f"{FILE}::test_x",
+                outcome="failed",
+                message=message,
+                file=FILE,
+                longrepr=f"    def test_x():\n>       assert parse_size('10k') == 10240\nE       {message}",
+            )
+        }
+    )
     attempt = judged(run, predicted)
     assert attempt.reproducing == [f"{FILE}::test_x"] and not attempt.unpredicted, attempt.why_not
 
@@ -80,8 +112,10 @@ async def test_real_pytest_and_unittest_failures_are_judged_by_what_they_mean(tm
     files = {
         "sizes.py": SIZES,
         "tests/test_pytest_style.py": "from sizes import parse_size\n\n\ndef test_k():\n    assert parse_size('10k') == 10240\n",
-        "tests/test_unittest_style.py": ("import unittest\n\nfrom sizes import parse_size\n\n\nclass T(unittest.TestCase):\n"
-                                         "    def test_k(self):\n        self.assertEqual(parse_size('10k'), 10240)\n"),
+        "tests/test_unittest_style.py": (
+            "import unittest\n\nfrom sizes import parse_size\n\n\nclass T(unittest.TestCase):\n"
+            "    def test_k(self):\n        self.assertEqual(parse_size('10k'), 10240)\n"
+        ),
         "tests/test_name_error.py": "from sizes import parse_size\n\n\ndef test_k():\n    assert parse_sizes('10k') == 10240\n",
         "pyproject.toml": '[tool.pytest.ini_options]\npythonpath = ["."]\n',
     }
@@ -112,7 +146,10 @@ def test_the_largest_agreeing_group_wins_and_the_others_say_why() -> None:
     c = judged(run_of(u=("failed", "AssertionError: assert 1 == 2")), "assert 1 == 2", "c")
     d = judged(run_of(t=("passed", "")), "assert 1 == 2", "d")
     assert vote([a, b, c, d]) is a
-    assert "disagree with the majority (2 of 4" in (b.why_not or "") and c.why_not == "agrees with sample a, whose tests were kept"
+    assert (
+        "disagree with the majority (2 of 4" in (b.why_not or "")
+        and c.why_not == "agrees with sample a, whose tests were kept"
+    )
     assert vote([d]) is None
     assert "sample d (anthropic) wrote tests/test_issue.py: " in escalation_reason([d])
 
@@ -132,12 +169,15 @@ class Member:
 
 
 @pytest.mark.anyio
-@pytest.mark.parametrize(("failure", "why"), [
-    (Unavailable("529 past retries", "wait"), "first unavailable: 529 past retries"),
-    (BudgetExhausted("$1.00 spent"), "first out of budget: $1.00 spent"),
-    (RuntimeError("bug"), "first raised RuntimeError: bug"),
-    (Proposal(reason="no idea here"), "first proposed nothing: no idea here"),
-])
+@pytest.mark.parametrize(
+    ("failure", "why"),
+    [
+        (Unavailable("529 past retries", "wait"), "first unavailable: 529 past retries"),
+        (BudgetExhausted("$1.00 spent"), "first out of budget: $1.00 spent"),
+        (RuntimeError("bug"), "first raised RuntimeError: bug"),
+        (Proposal(reason="no idea here"), "first proposed nothing: no idea here"),
+    ],
+)
 async def test_chain_moves_on_and_says_why(failure: Proposal | Exception, why: str) -> None:
     second = Member("second", Proposal(plans=[CandidatePlan(hypothesis="h")]))
     chain = ChainGenerator([Member("first", failure), second])  # type: ignore[list-item]
@@ -151,13 +191,21 @@ async def test_chain_moves_on_and_says_why(failure: Proposal | Exception, why: s
 
 @pytest.mark.anyio
 async def test_chain_escalates_a_refused_key_and_reports_when_all_fail() -> None:
-    refused = ChainGenerator([Member("first", Escalation("external_service", "401", "fix the key")),  # type: ignore[list-item]
-                              Member("second", Proposal(plans=[CandidatePlan()]))])
+    refused = ChainGenerator(
+        [
+            Member("first", Escalation("external_service", "401", "fix the key")),  # type: ignore[list-item]
+            Member("second", Proposal(plans=[CandidatePlan()])),
+        ]
+    )
     with pytest.raises(Escalation, match="401"):
         await refused.propose(None)  # type: ignore[arg-type]
     empty = ChainGenerator([Member("first", Proposal()), Member("second", RuntimeError("x"))])  # type: ignore[list-item]
     proposal = await empty.propose(None)  # type: ignore[arg-type]
-    assert not proposal.plans and len(proposal.fallbacks) == 2 and proposal.reason.startswith("every generator of the chain failed")
+    assert (
+        not proposal.plans
+        and len(proposal.fallbacks) == 2
+        and proposal.reason.startswith("every generator of the chain failed")
+    )
 
 
 def test_agent_chains_resolve_each_member(monkeypatch: pytest.MonkeyPatch) -> None:

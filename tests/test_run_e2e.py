@@ -87,7 +87,9 @@ def test_two_bugs_three_candidates_green_in_two_iterations(tmp_path: Path) -> No
     start = git(repo, "rev-parse", "HEAD")
     agent = scripted_agent(tmp_path, {"a": {"replace": FIX_ADD}, "b": {"replace": FIX_MUL}, "c": BREAK})
     junit = tmp_path / "out" / "results.xml"
-    code, summary, err = run_cli(["run", str(repo), "--parallel", "3", "--agent-cmd", agent, "--json", "--junit-out", str(junit)])
+    code, summary, err = run_cli(
+        ["run", str(repo), "--parallel", "3", "--agent-cmd", agent, "--json", "--junit-out", str(junit)]
+    )
     assert code == 0, err
     assert summary is not None and summary["status"] == "succeeded" and summary["exit_code"] == 0
     suite = ET.parse(junit).getroot()
@@ -114,11 +116,14 @@ def test_candidates_that_delete_or_skip_tests_are_rejected(tmp_path: Path) -> No
     repo = make_repo(tmp_path / "repo", CALC)
     skip_all = "import pytest\n\ndef pytest_collection_modifyitems(items):\n    for item in items:\n        item.add_marker(pytest.mark.skip('no'))\n"
     keep_passing = "from calc import add\n\ndef test_identity():\n    assert add(0, 0) == 0\n"
-    agent = scripted_agent(tmp_path, {
-        "a": {"write": {"tests/test_calc.py": keep_passing}, "confidence": 0.99},
-        "b": {"write": {"conftest.py": skip_all}, "confidence": 0.99},
-        "c": {"replace": FIX_ADD, "confidence": 0.1},
-    })
+    agent = scripted_agent(
+        tmp_path,
+        {
+            "a": {"write": {"tests/test_calc.py": keep_passing}, "confidence": 0.99},
+            "b": {"write": {"conftest.py": skip_all}, "confidence": 0.99},
+            "c": {"replace": FIX_ADD, "confidence": 0.1},
+        },
+    )
     code, summary, err = run_cli(["run", str(repo), "--agent-cmd", agent, "--max-iterations", "1", "--json"])
     assert code == 1, err
     a, b, c = summary["iterations"][0]["candidates"]
@@ -132,8 +137,19 @@ def test_candidates_that_delete_or_skip_tests_are_rejected(tmp_path: Path) -> No
 
 def test_deleting_tests_is_rejected_even_when_test_edits_are_allowed(tmp_path: Path) -> None:
     repo = make_repo(tmp_path / "repo", CALC, explore_config="allow-test-edits = true\n")
-    agent = scripted_agent(tmp_path, {"a": {"delete": ["tests/test_calc.py"], "write": {"tests/test_other.py": "def test_x():\n    pass\n"}, "confidence": 1.0}})
-    code, summary, err = run_cli(["run", str(repo), "--agent-cmd", agent, "--parallel", "1", "--max-iterations", "1", "--json"])
+    agent = scripted_agent(
+        tmp_path,
+        {
+            "a": {
+                "delete": ["tests/test_calc.py"],
+                "write": {"tests/test_other.py": "def test_x():\n    pass\n"},
+                "confidence": 1.0,
+            }
+        },
+    )
+    code, summary, err = run_cli(
+        ["run", str(repo), "--agent-cmd", agent, "--parallel", "1", "--max-iterations", "1", "--json"]
+    )
     assert code == 1, err
     (a,) = summary["iterations"][0]["candidates"]
     assert a["status"] == "rejected" and "vanish" in a["reason"]
@@ -144,12 +160,17 @@ def test_deleting_tests_is_rejected_even_when_test_edits_are_allowed(tmp_path: P
 def test_hanging_agent_is_killed_with_its_whole_tree(tmp_path: Path) -> None:
     repo = make_repo(tmp_path / "repo", CALC)
     pids = tmp_path / "hang.pids"
-    agent = scripted_agent(tmp_path, {
-        "a": {"hang": str(pids)},
-        "b": {"replace": {"calc.py": ["return a - b", "return a + b"]}},
-        "c": {"replace": {**FIX_MUL}},
-    })
-    code, summary, err = run_cli(["run", str(repo), "--agent-cmd", agent, "--branch-timeout", "20", "--max-iterations", "2", "--json"])
+    agent = scripted_agent(
+        tmp_path,
+        {
+            "a": {"hang": str(pids)},
+            "b": {"replace": {"calc.py": ["return a - b", "return a + b"]}},
+            "c": {"replace": {**FIX_MUL}},
+        },
+    )
+    code, summary, err = run_cli(
+        ["run", str(repo), "--agent-cmd", agent, "--branch-timeout", "20", "--max-iterations", "2", "--json"]
+    )
     first = summary["iterations"][0]["candidates"]
     assert first[0]["status"] == "timeout" and "branch-timeout" in first[0]["reason"]
     assert summary["iterations"][0]["winner"] in ("b", "c")
@@ -165,8 +186,18 @@ def test_editable_src_layout_candidate_sees_its_own_code(tmp_path: Path) -> None
     env_dir = tmp_path / "venv"
     venv.EnvBuilder(with_pip=True).create(env_dir)
     python = env_dir / "bin" / "python"
-    site = subprocess.run([str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"], capture_output=True, text=True, check=True).stdout.strip()
-    ours = subprocess.run([sys.executable, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"], capture_output=True, text=True, check=True).stdout.strip()
+    site = subprocess.run(
+        [str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
+    ours = subprocess.run(
+        [sys.executable, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
     Path(site, "explore_test_deps.pth").write_text(ours + "\n")  # pytest from explore's environment
     files = {
         "src/shop/__init__.py": "",
@@ -179,9 +210,18 @@ def test_editable_src_layout_candidate_sees_its_own_code(tmp_path: Path) -> None
         ),
     }
     repo = make_repo(tmp_path / "repo", files)
-    subprocess.run([str(python), "-m", "pip", "install", "-q", "--no-deps", "--no-build-isolation", "--no-index", "-e", str(repo)], check=True, capture_output=True)
+    subprocess.run(
+        [str(python), "-m", "pip", "install", "-q", "--no-deps", "--no-build-isolation", "--no-index", "-e", str(repo)],
+        check=True,
+        capture_output=True,
+    )
     git(repo, "status")  # the editable install wrote only ignored or external files
-    probe = subprocess.run([str(python), "-c", "import shop.money; print(shop.money.__file__)"], capture_output=True, text=True, cwd=tmp_path)
+    probe = subprocess.run(
+        [str(python), "-c", "import shop.money; print(shop.money.__file__)"],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+    )
     assert str(repo / "src") in probe.stdout
     agent = scripted_agent(tmp_path, {"a": {"replace": {"src/shop/money.py": ["euros * 10", "euros * 100"]}}})
     code, summary, err = run_cli(["run", str(repo), "--agent-cmd", agent, "--parallel", "1", "--json"])
@@ -192,7 +232,9 @@ def test_editable_src_layout_candidate_sees_its_own_code(tmp_path: Path) -> None
 
 def test_dirty_tree_is_never_touched(tmp_path: Path) -> None:
     repo = make_repo(tmp_path / "repo", CALC)
-    (repo / "calc.py").write_text((repo / "calc.py").read_text().replace("return a + b", "return a * b"))  # user's own fix of mul, uncommitted
+    (repo / "calc.py").write_text(
+        (repo / "calc.py").read_text().replace("return a + b", "return a * b")
+    )  # user's own fix of mul, uncommitted
     (repo / "notes.txt").write_text("my untracked notes\n")
     before = {p: p.read_bytes() for p in (repo / "calc.py", repo / "notes.txt", repo / "tests" / "test_calc.py")}
     head, status = git(repo, "rev-parse", "HEAD"), git(repo, "status", "--porcelain")
@@ -256,7 +298,9 @@ def test_already_green_exits_0_without_iterations(tmp_path: Path) -> None:
 
 def test_missing_test_command_escalates_as_infrastructure(tmp_path: Path) -> None:
     repo = make_repo(tmp_path / "repo", CALC)
-    code, summary, err = run_cli(["run", str(repo), "--test-cmd", "no-such-test-runner-xyz", "--agent-cmd", "true", "--json"])
+    code, summary, err = run_cli(
+        ["run", str(repo), "--test-cmd", "no-such-test-runner-xyz", "--agent-cmd", "true", "--json"]
+    )
     assert code == 3, err
     assert summary["status"] == "escalated" and summary["iterations"] == []
     assert summary["escalation"]["category"] == "infrastructure" and "not found" in summary["escalation"]["reason"]
@@ -268,18 +312,27 @@ def test_custom_test_command_with_junit_placeholder(tmp_path: Path) -> None:
     repo = make_repo(tmp_path / "repo", CALC)
     agent = scripted_agent(tmp_path, {"a": {"replace": FIX_ADD}, "b": {"replace": FIX_MUL}})
     test_cmd = f"{sys.executable} -m pytest -q -p no:cacheprovider --junit-xml={{junit}}"
-    code, summary, err = run_cli(["run", str(repo), "--agent-cmd", agent, "--test-cmd", test_cmd, "--parallel", "2", "--json"])
+    code, summary, err = run_cli(
+        ["run", str(repo), "--agent-cmd", agent, "--test-cmd", test_cmd, "--parallel", "2", "--json"]
+    )
     assert code == 0, err
     assert summary["baseline"]["total"] == 3 and summary["final"]["pass_rate"] == 100.0
-    assert any(t.startswith("tests/test_calc.py::") for t in summary["iterations"][0]["failed_tests"]) or summary["iterations"][0]["failed_tests"] == []
+    assert (
+        any(t.startswith("tests/test_calc.py::") for t in summary["iterations"][0]["failed_tests"])
+        or summary["iterations"][0]["failed_tests"] == []
+    )
 
 
-def test_a_credential_printed_by_the_tests_is_in_no_file_of_the_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_credential_printed_by_the_tests_is_in_no_file_of_the_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """The tests run with the user's environment; what they print of the key is redacted everywhere
     explore writes: test logs and reports, the mutate worker's files, state and report."""
     key = "sk-ant-mutate-run-0123456789-SECRET"
     monkeypatch.setenv("ANTHROPIC_API_KEY", key)
-    files = {**CALC, "tests/test_env.py": """\
+    files = {
+        **CALC,
+        "tests/test_env.py": """\
         import os
         import sys
 
@@ -289,9 +342,12 @@ def test_a_credential_printed_by_the_tests_is_in_no_file_of_the_run(tmp_path: Pa
             print("stderr", os.environ["ANTHROPIC_API_KEY"], file=sys.stderr)
             assert os.environ["ANTHROPIC_API_KEY"].endswith("SECRET")
             assert os.environ["ANTHROPIC_API_KEY"] == "a different key"
-        """}
+        """,
+    }
     repo = make_repo(tmp_path / "repo", files)
-    code, summary, err = run_cli(["run", str(repo), "--agent", "mutate", "--parallel", "2", "--max-iterations", "1", "--json"])
+    code, summary, err = run_cli(
+        ["run", str(repo), "--agent", "mutate", "--parallel", "2", "--max-iterations", "1", "--json"]
+    )
     assert summary is not None and summary["iterations"], err
     assert "tests/test_env.py::test_env_is_the_users" in summary["remaining_failures"]
     written = [p for p in (repo / ".explore").rglob("*") if p.is_file()]

@@ -64,9 +64,17 @@ def write_edits(tmp_path: Path, edits: dict) -> None:
     (tmp_path / "edits.json").write_text(json.dumps(edits))
 
 
-def cli(args: list[str], cwd: Path, env: dict[str, str] | None = None, timeout: float = 300) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "explore", *args], cwd=cwd, capture_output=True, text=True,
-                          timeout=timeout, env={**os.environ, **(env or {})})
+def cli(
+    args: list[str], cwd: Path, env: dict[str, str] | None = None, timeout: float = 300
+) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "explore", *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env={**os.environ, **(env or {})},
+    )
 
 
 def live_processes_in(*folders: Path, pids: tuple[int, ...] = ()) -> list[str]:
@@ -89,16 +97,24 @@ def logged_pids(path: Path) -> tuple[int, ...]:
     return tuple(int(line) for line in path.read_text().split()) if path.exists() else ()
 
 
-def assert_nothing_left(repo: Path, worktrees: Path, pidlog: Path | None = None, keep_branches: tuple[str, ...] = ()) -> None:
+def assert_nothing_left(
+    repo: Path, worktrees: Path, pidlog: Path | None = None, keep_branches: tuple[str, ...] = ()
+) -> None:
     """No worktree but the main one, no lock, no process of the run, no explore/* branch without merged work."""
     assert git(repo, "worktree", "list", "--porcelain").count("worktree ") == 1, git(repo, "worktree", "list")
     assert not (repo / ".explore" / "lock").exists(), (repo / ".explore" / "lock").read_text()
-    assert not worktrees.exists() or not any(p.is_file() for p in worktrees.rglob("*")), sorted(worktrees.rglob("*"))[:10]
+    assert not worktrees.exists() or not any(p.is_file() for p in worktrees.rglob("*")), sorted(worktrees.rglob("*"))[
+        :10
+    ]
     leftovers = live_processes_in(worktrees, pids=logged_pids(pidlog) if pidlog else ())
     assert not leftovers, leftovers
     start = git(repo, "rev-list", "--max-parents=0", "HEAD")
-    keep_branches += tuple(f"explore/runs/{name.removeprefix('explore/')}" for name in keep_branches if name)  # their hidden refs
-    for line in git(repo, "for-each-ref", "--format=%(refname:short) %(objectname)", "refs/heads/explore/", "refs/explore/").splitlines():
+    keep_branches += tuple(
+        f"explore/runs/{name.removeprefix('explore/')}" for name in keep_branches if name
+    )  # their hidden refs
+    for line in git(
+        repo, "for-each-ref", "--format=%(refname:short) %(objectname)", "refs/heads/explore/", "refs/explore/"
+    ).splitlines():
         name, sha = line.split()
         assert name in keep_branches or sha != start, f"{name} holds no merged work"
 
@@ -143,30 +159,49 @@ def reference_tree(tmp_path_factory: pytest.TempPathFactory) -> dict:
     tmp = tmp_path_factory.mktemp("reference")
     repo = make_repo(tmp / "repo", CALC)
     agent = scripted_agent(tmp, EDITS)
-    done = cli(["run", str(repo), *RUN_ARGS, "--agent-cmd", agent, "--json"], cwd=tmp, env={"EXPLORE_WORKTREES_DIR": str(tmp / "wt")})
+    done = cli(
+        ["run", str(repo), *RUN_ARGS, "--agent-cmd", agent, "--json"],
+        cwd=tmp,
+        env={"EXPLORE_WORKTREES_DIR": str(tmp / "wt")},
+    )
     assert done.returncode == 0, done.stderr
-    return {"tree": git(repo, "rev-parse", "main^{tree}"), "commits": int(git(repo, "rev-list", "--count", "main")),
-            "subjects": git(repo, "log", "--format=%s", "main").splitlines(),
-            "iterations": [(i["n"], i["winner"]) for i in json.loads(done.stdout.strip().splitlines()[-1])["iterations"]]}
+    return {
+        "tree": git(repo, "rev-parse", "main^{tree}"),
+        "commits": int(git(repo, "rev-list", "--count", "main")),
+        "subjects": git(repo, "log", "--format=%s", "main").splitlines(),
+        "iterations": [(i["n"], i["winner"]) for i in json.loads(done.stdout.strip().splitlines()[-1])["iterations"]],
+    }
 
 
 @pytest.mark.parametrize("fault", FAULT_POINTS)
-def test_sigkill_then_clean_then_resume_ends_like_an_uninterrupted_run(tmp_path: Path, fault: str, reference_tree: dict) -> None:
+def test_sigkill_then_clean_then_resume_ends_like_an_uninterrupted_run(
+    tmp_path: Path, fault: str, reference_tree: dict
+) -> None:
     repo = make_repo(tmp_path / "repo", CALC)
     worktrees = tmp_path / "worktrees"
     pidlog = tmp_path / "agents.pids"
     agent = scripted_agent(tmp_path, {**EDITS, "pidlog": str(pidlog)})
     try:
-        killed = cli(["run", str(repo), *RUN_ARGS, "--agent-cmd", agent, "--json"], cwd=tmp_path, env={"EXPLORE_FAULT_AT": fault})
+        killed = cli(
+            ["run", str(repo), *RUN_ARGS, "--agent-cmd", agent, "--json"], cwd=tmp_path, env={"EXPLORE_FAULT_AT": fault}
+        )
         assert killed.returncode == -signal.SIGKILL, f"the fault point {fault} was never reached: {killed.stderr}"
         (state_file,) = (repo / ".explore" / "runs").glob("*/state.json")
         run_id = state_file.parent.name
         # the dry run lists, and changes nothing
-        before = (git(repo, "worktree", "list"), git(repo, "branch", "--list", "explore/*"), (repo / ".explore" / "lock").exists())
+        before = (
+            git(repo, "worktree", "list"),
+            git(repo, "branch", "--list", "explore/*"),
+            (repo / ".explore" / "lock").exists(),
+        )
         dry = cli(["clean", "--dry-run"], cwd=repo)
         assert dry.returncode == 0, dry.stderr
         assert "would remove" in dry.stdout and "stale lock" in dry.stdout
-        assert (git(repo, "worktree", "list"), git(repo, "branch", "--list", "explore/*"), (repo / ".explore" / "lock").exists()) == before
+        assert (
+            git(repo, "worktree", "list"),
+            git(repo, "branch", "--list", "explore/*"),
+            (repo / ".explore" / "lock").exists(),
+        ) == before
 
         cleaned = cli(["clean"], cwd=repo)
         assert cleaned.returncode == 0 and "Traceback" not in cleaned.stderr, cleaned.stderr
@@ -178,7 +213,9 @@ def test_sigkill_then_clean_then_resume_ends_like_an_uninterrupted_run(tmp_path:
         resumed = cli(["resume", "--json"], cwd=repo)
         assert resumed.returncode == 0, resumed.stderr[-3000:]
         summary = json.loads(resumed.stdout.strip().splitlines()[-1])
-        assert summary["run_id"] == run_id and summary["status"] == "succeeded" and summary["final"]["pass_rate"] == 100.0
+        assert (
+            summary["run_id"] == run_id and summary["status"] == "succeeded" and summary["final"]["pass_rate"] == 100.0
+        )
         assert "Traceback" not in resumed.stderr
         # the same result as without the kill, on the user's branch; merged work not redone
         assert git(repo, "rev-parse", "main^{tree}") == reference_tree["tree"]
@@ -192,7 +229,9 @@ def test_sigkill_then_clean_then_resume_ends_like_an_uninterrupted_run(tmp_path:
         kill_everything_under(worktrees, repo)
 
 
-def test_resume_without_clean_after_a_kill_mid_fan_out_adopts_and_cleans_up(tmp_path: Path, reference_tree: dict) -> None:
+def test_resume_without_clean_after_a_kill_mid_fan_out_adopts_and_cleans_up(
+    tmp_path: Path, reference_tree: dict
+) -> None:
     """Killed mid scoring, with candidates' pytest processes orphaned: `resume` alone (no clean
     first) kills the strays, finishes, and leaves nothing; `clean` then finds nothing to do."""
     repo = make_repo(tmp_path / "repo", CALC)
@@ -200,7 +239,11 @@ def test_resume_without_clean_after_a_kill_mid_fan_out_adopts_and_cleans_up(tmp_
     pidlog = tmp_path / "agents.pids"
     agent = scripted_agent(tmp_path, {**EDITS, "pidlog": str(pidlog)})
     try:
-        killed = cli(["run", str(repo), *RUN_ARGS, "--agent-cmd", agent], cwd=tmp_path, env={"EXPLORE_FAULT_AT": "saved:iteration-1-scored-c"})
+        killed = cli(
+            ["run", str(repo), *RUN_ARGS, "--agent-cmd", agent],
+            cwd=tmp_path,
+            env={"EXPLORE_FAULT_AT": "saved:iteration-1-scored-c"},
+        )
         assert killed.returncode == -signal.SIGKILL, killed.stderr
         (state_file,) = (repo / ".explore" / "runs").glob("*/state.json")
         state = json.loads(state_file.read_text())
@@ -227,7 +270,11 @@ def test_resume_adopts_a_merge_committed_just_before_the_kill(tmp_path: Path, re
     worktrees = tmp_path / "worktrees"
     agent = scripted_agent(tmp_path, EDITS)
     try:
-        killed = cli(["run", str(repo), *RUN_ARGS, "--agent-cmd", agent], cwd=tmp_path, env={"EXPLORE_FAULT_AT": "merged-before-save"})
+        killed = cli(
+            ["run", str(repo), *RUN_ARGS, "--agent-cmd", agent],
+            cwd=tmp_path,
+            env={"EXPLORE_FAULT_AT": "merged-before-save"},
+        )
         assert killed.returncode == -signal.SIGKILL, killed.stderr
         (state_file,) = (repo / ".explore" / "runs").glob("*/state.json")
         run_id = state_file.parent.name
@@ -247,7 +294,9 @@ def test_resume_adopts_a_merge_committed_just_before_the_kill(tmp_path: Path, re
 
 
 @pytest.mark.parametrize("fault", ["merged-before-save", "saved:iteration-1-merged", "saved:iteration-2-merged"])
-def test_a_kill_right_after_a_merge_keeps_that_iterations_record(tmp_path: Path, fault: str, reference_tree: dict) -> None:
+def test_a_kill_right_after_a_merge_keeps_that_iterations_record(
+    tmp_path: Path, fault: str, reference_tree: dict
+) -> None:
     repo = make_repo(tmp_path / "repo", CALC)
     agent = scripted_agent(tmp_path, EDITS)
     try:
@@ -257,7 +306,9 @@ def test_a_kill_right_after_a_merge_keeps_that_iterations_record(tmp_path: Path,
         assert resumed.returncode == 0, resumed.stderr[-3000:]
         summary = json.loads(resumed.stdout.strip().splitlines()[-1])
         assert git(repo, "rev-parse", "main^{tree}") == reference_tree["tree"]
-        assert [(i["n"], i["winner"]) for i in summary["iterations"]] == reference_tree["iterations"], resumed.stderr[-3000:]
+        assert [(i["n"], i["winner"]) for i in summary["iterations"]] == reference_tree["iterations"], resumed.stderr[
+            -3000:
+        ]
         assert git(repo, "log", "--format=%s", "main").splitlines() == reference_tree["subjects"]
         assert "## Iteration 2" in Path(summary["report"]).read_text()
     finally:

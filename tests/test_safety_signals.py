@@ -50,11 +50,13 @@ class Ready:
 
     def blocking_test(self) -> str:
         """A test file whose test reports its pid, then blocks until the gate opens."""
-        return ("import os\n\n"
-                "def test_block():\n"
-                f"    fd = os.open({str(self.path)!r}, os.O_WRONLY)\n"
-                "    os.write(fd, f'test {os.getpid()}\\n'.encode())\n"
-                f"    open({str(self.gate)!r}).read()\n")
+        return (
+            "import os\n\n"
+            "def test_block():\n"
+            f"    fd = os.open({str(self.path)!r}, os.O_WRONLY)\n"
+            "    os.write(fd, f'test {os.getpid()}\\n'.encode())\n"
+            f"    open({str(self.gate)!r}).read()\n"
+        )
 
     def close(self) -> None:
         os.close(self.fd)
@@ -86,7 +88,9 @@ BLOCK_ALL = lambda ready: {cid: {"block": [str(ready.path), str(ready.gate)]} fo
 
 
 @pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
-def test_signal_mid_fan_out_exits_130_within_5s_leaves_nothing_and_resume_completes(tmp_path: Path, signum: int) -> None:
+def test_signal_mid_fan_out_exits_130_within_5s_leaves_nothing_and_resume_completes(
+    tmp_path: Path, signum: int
+) -> None:
     repo = make_repo(tmp_path / "repo", CALC)
     worktrees = tmp_path / "worktrees"
     pidlog = tmp_path / "agents.pids"
@@ -112,7 +116,9 @@ def test_signal_mid_fan_out_exits_130_within_5s_leaves_nothing_and_resume_comple
         state = json.loads(state_file.read_text())
         assert state["status"] == "interrupted" and state["worktrees"] == [] and state["pids"] == []
         assert_nothing_left(repo, worktrees, pidlog, keep_branches=(state["branch"],))
-        assert git(repo, "rev-parse", "HEAD") == git(repo, "rev-list", "--max-parents=0", "HEAD")  # user's branch untouched
+        assert git(repo, "rev-parse", "HEAD") == git(
+            repo, "rev-list", "--max-parents=0", "HEAD"
+        )  # user's branch untouched
 
         write_edits(tmp_path, {"a": {"replace": FIX_ADD}, "b": {"replace": FIX_MUL}, "pidlog": str(pidlog)})
         code, summary, err = run_cli(["resume", "--json"], cwd=repo)
@@ -141,7 +147,11 @@ def test_signal_while_tests_run_kills_the_test_processes(tmp_path: Path) -> None
             elapsed = time.monotonic() - sent
         assert code == 130 and elapsed <= 5.0, ((tmp_path / "first.err").read_text(), elapsed)
         assert gone(pids["test"])
-        assert_nothing_left(repo, worktrees, keep_branches=tuple(git(repo, "branch", "--list", "--format=%(refname:short)", "explore/*").split()))
+        assert_nothing_left(
+            repo,
+            worktrees,
+            keep_branches=tuple(git(repo, "branch", "--list", "--format=%(refname:short)", "explore/*").split()),
+        )
     finally:
         ready.close()
         kill_everything_under(worktrees, repo)
@@ -174,7 +184,11 @@ def test_second_concurrent_run_exits_2_and_the_first_is_unharmed(tmp_path: Path)
             assert first.poll() is None
             first.send_signal(signal.SIGINT)
             assert first.wait(timeout=30) == 130
-        assert_nothing_left(repo, worktrees, keep_branches=tuple(git(repo, "branch", "--list", "--format=%(refname:short)", "explore/*").split()))
+        assert_nothing_left(
+            repo,
+            worktrees,
+            keep_branches=tuple(git(repo, "branch", "--list", "--format=%(refname:short)", "explore/*").split()),
+        )
     finally:
         ready.close()
         kill_everything_under(worktrees, repo)
@@ -203,7 +217,9 @@ def test_a_lock_left_by_a_dead_process_is_taken_over(tmp_path: Path) -> None:
     dead = subprocess.Popen([sys.executable, "-c", "pass"])
     dead.wait()
     (repo / ".explore").mkdir()
-    (repo / ".explore" / "lock").write_text(json.dumps({"pid": dead.pid, "run_id": "20200101-000000-dead", "started": 0.0}))
+    (repo / ".explore" / "lock").write_text(
+        json.dumps({"pid": dead.pid, "run_id": "20200101-000000-dead", "started": 0.0})
+    )
     code, summary, err = run_cli(["run", str(repo), "--agent-cmd", "true", "--json"])
     assert code == 0, err
     assert summary["status"] == "succeeded"

@@ -9,7 +9,20 @@ import pytest
 from explore.model import config
 from explore.model.models import TestOutcome, TestRun
 from explore.model.testfiles import is_test_file
-from explore.decide.scoring import Ranked, Yardstick, diff_size, drifted, is_improvement, newly_failing, normalise_source, patch_key, reach_reason, rank, tamper_reason, yardstick_of
+from explore.decide.scoring import (
+    Ranked,
+    Yardstick,
+    diff_size,
+    drifted,
+    is_improvement,
+    newly_failing,
+    normalise_source,
+    patch_key,
+    reach_reason,
+    rank,
+    tamper_reason,
+    yardstick_of,
+)
 
 PATTERNS = list(config.DEFAULT_TEST_PATTERNS)
 
@@ -60,8 +73,16 @@ def test_newly_skipped_counts_as_failing(stick: Yardstick) -> None:
 
 def test_a_new_id_counts_only_when_it_fails(stick: Yardstick) -> None:
     """Issue 31: a test that did not exist at the baseline is a regression when it fails, never a pass."""
-    later = run_of({"t::a": "passed", "t::b": "passed", "t::c": "passed", "t::x": "xpassed",
-                    "t::new_ok": "passed", "t::new_bad": "failed"})
+    later = run_of(
+        {
+            "t::a": "passed",
+            "t::b": "passed",
+            "t::c": "passed",
+            "t::x": "xpassed",
+            "t::new_ok": "passed",
+            "t::new_bad": "failed",
+        }
+    )
     counts = stick.counts(later)
     assert (counts.passed, counts.failed, counts.total) == (4, 1, 5)
     assert counts.pass_rate == pytest.approx(80.0)
@@ -69,8 +90,13 @@ def test_a_new_id_counts_only_when_it_fails(stick: Yardstick) -> None:
 
 
 def test_forty_new_passing_tests_do_not_lift_the_pass_rate(stick: Yardstick) -> None:
-    padded = run_of({**{o.id: o.outcome for o in BASELINE.outcomes.values()}, **{f"extra.py::extra.f{k}": "passed" for k in range(40)},
-                     "test_notes.txt::test_notes.txt": "passed"})
+    padded = run_of(
+        {
+            **{o.id: o.outcome for o in BASELINE.outcomes.values()},
+            **{f"extra.py::extra.f{k}": "passed" for k in range(40)},
+            "test_notes.txt::test_notes.txt": "passed",
+        }
+    )
     assert stick.counts(padded) == stick.counts(BASELINE)
 
 
@@ -86,8 +112,16 @@ GREEN = run_of({"t::a": "passed", "t::b": "passed", "t::c": "passed", "t::x": "x
 
 @pytest.mark.parametrize(
     "path",
-    ["tests/test_core.py", "tests/helpers/data.json", "pkg/test_thing.py", "test_top.py",
-     "pkg/sub/thing_test.py", "conftest.py", "pkg/conftest.py", "test/unit.py"],
+    [
+        "tests/test_core.py",
+        "tests/helpers/data.json",
+        "pkg/test_thing.py",
+        "test_top.py",
+        "pkg/sub/thing_test.py",
+        "conftest.py",
+        "pkg/conftest.py",
+        "test/unit.py",
+    ],
 )
 def test_edits_to_test_files_are_rejected(stick: Yardstick, path: str) -> None:
     assert is_test_file(path, PATTERNS)
@@ -138,9 +172,18 @@ def test_collection_errors_and_infra_errors_are_rejected(stick: Yardstick) -> No
 
 def test_a_parametrised_id_that_drifts_between_runs_is_the_same_test() -> None:
     """marshmallow parametrises with the time of day: every run names two tests differently."""
-    base = yardstick_of(run_of({"t.py::test_dt[01:30:50]": "passed", "t.py::test_dt[11-23 01:30:50]": "passed", "t.py::test_a": "passed"}))
-    later = run_of({"t.py::test_dt[01:31:07]": "passed", "t.py::test_dt[11-23 01:31:07]": "passed", "t.py::test_a": "passed"})
-    assert drifted(base.ids, later) == {"t.py::test_dt[01:31:07]": "t.py::test_dt[01:30:50]", "t.py::test_dt[11-23 01:31:07]": "t.py::test_dt[11-23 01:30:50]"}
+    base = yardstick_of(
+        run_of(
+            {"t.py::test_dt[01:30:50]": "passed", "t.py::test_dt[11-23 01:30:50]": "passed", "t.py::test_a": "passed"}
+        )
+    )
+    later = run_of(
+        {"t.py::test_dt[01:31:07]": "passed", "t.py::test_dt[11-23 01:31:07]": "passed", "t.py::test_a": "passed"}
+    )
+    assert drifted(base.ids, later) == {
+        "t.py::test_dt[01:31:07]": "t.py::test_dt[01:30:50]",
+        "t.py::test_dt[11-23 01:31:07]": "t.py::test_dt[11-23 01:30:50]",
+    }
     assert tamper_reason([], later, base, PATTERNS, False) is None
     counts = base.counts(later)
     assert (counts.passed, counts.total) == (3, 3)
@@ -155,11 +198,19 @@ def test_a_drifted_id_keeps_its_outcome() -> None:
     assert newly_failing({"t.py::test_dt[1]", "t.py::test_a"}, later, base) == ["t.py::test_dt[1]"]
 
 
-@pytest.mark.parametrize("later", [
-    {"t.py::test_dt[a]": "passed"},  # one of two parametrisations gone
-    {"t.py::test_a": "passed", "t.py::test_dt[a]": "passed", "t.py::test_dt[c]": "passed", "t.py::test_dt[d]": "passed"},  # b gone, two new
-    {"t.py::test_dt[a]": "passed", "t.py::test_other[b]": "passed"},  # another function's id
-])
+@pytest.mark.parametrize(
+    "later",
+    [
+        {"t.py::test_dt[a]": "passed"},  # one of two parametrisations gone
+        {
+            "t.py::test_a": "passed",
+            "t.py::test_dt[a]": "passed",
+            "t.py::test_dt[c]": "passed",
+            "t.py::test_dt[d]": "passed",
+        },  # b gone, two new
+        {"t.py::test_dt[a]": "passed", "t.py::test_other[b]": "passed"},  # another function's id
+    ],
+)
 def test_a_test_that_truly_vanishes_is_still_tampering(later: dict[str, str]) -> None:
     base = yardstick_of(run_of({"t.py::test_dt[a]": "passed", "t.py::test_dt[b]": "passed"}))
     assert "vanish" in (tamper_reason([], run_of(later), base, PATTERNS, False) or "")
@@ -252,12 +303,15 @@ def test_patch_key_independent_of_dict_order() -> None:
     assert patch_key({"a.py": b"x = 1\n", "b.py": b"y = 2\n"}) == patch_key({"b.py": b"y = 2\n", "a.py": b"x = 1\n"})
 
 
-@pytest.mark.parametrize(("files", "links", "needle"), [
-    ([".explore"], {".explore": "/home/me/elsewhere"}, "touches .explore"),
-    (["sub/.explore/history.jsonl"], {}, "touches sub/.explore/history.jsonl"),
-    (["etc"], {"etc": "/etc"}, "symlink leading outside the tree: etc -> /etc"),
-    (["a/up"], {"a/up": "../../x"}, "a/up -> ../../x"),
-])
+@pytest.mark.parametrize(
+    ("files", "links", "needle"),
+    [
+        ([".explore"], {".explore": "/home/me/elsewhere"}, "touches .explore"),
+        (["sub/.explore/history.jsonl"], {}, "touches sub/.explore/history.jsonl"),
+        (["etc"], {"etc": "/etc"}, "symlink leading outside the tree: etc -> /etc"),
+        (["a/up"], {"a/up": "../../x"}, "a/up -> ../../x"),
+    ],
+)
 def test_changes_out_of_bounds(files: list[str], links: dict[str, str], needle: str) -> None:
     assert needle in (reach_reason(files, links) or "")
 

@@ -32,7 +32,10 @@ async def test_a_real_run_is_sealed_and_believed(tmp_path: Path) -> None:
     write_files(tmp_path / "w", SUITE)
     run = await run_tests(make_command(None, None, sys.executable), tmp_path / "w", tmp_path / "logs" / "t.log")
     assert run.infra_error is None
-    assert {i: o.outcome for i, o in run.outcomes.items()} == {"test_x.py::test_key_is_out_of_reach": "passed", "test_x.py::test_fails": "failed"}
+    assert {i: o.outcome for i, o in run.outcomes.items()} == {
+        "test_x.py::test_key_is_out_of_reach": "passed",
+        "test_x.py::test_fails": "failed",
+    }
     assert seal.FIELD in json.loads((tmp_path / "logs" / "t.report").read_text())
 
 

@@ -37,7 +37,9 @@ def test_plan_balances_recorded_durations_heaviest_first() -> None:
 
 
 def test_plan_without_durations_balances_by_test_count_and_never_splits_one_file() -> None:
-    ids = [f"t/a.py::t{i}" for i in range(4)] + [f"t/b.py::t{i}" for i in range(2)] + [f"t/c.py::t{i}" for i in range(2)]
+    ids = (
+        [f"t/a.py::t{i}" for i in range(4)] + [f"t/b.py::t{i}" for i in range(2)] + [f"t/c.py::t{i}" for i in range(2)]
+    )
     weights = shards.file_weights(ids)
     assert weights == {"t/a.py": 4, "t/b.py": 2, "t/c.py": 2}
     assert shards.plan(weights, 2) == [["t/a.py"], ["t/b.py", "t/c.py"]]
@@ -67,35 +69,54 @@ def test_durations_weigh_files_and_all_zero_durations_fall_back_to_counts() -> N
 def test_the_last_shard_runs_everything_the_others_do_not() -> None:
     job = TestJob(command=CMD, id="baseline", commit="c0ffee", log_name="baseline.log")
     first, second, rest = shards.shard_jobs(job, [["t/a.py"], ["t/b.py", "t/c.py"], ["t/d.py"]])
-    assert (first.id, first.only, first.select, first.ignore, first.log_name) == ("baseline/shard-1", ["t/a.py"], None, [], "baseline.shard-1.log")
+    assert (first.id, first.only, first.select, first.ignore, first.log_name) == (
+        "baseline/shard-1",
+        ["t/a.py"],
+        None,
+        [],
+        "baseline.shard-1.log",
+    )
     assert second.only == ["t/b.py", "t/c.py"]
     assert rest.select is None and rest.only is None and rest.ignore == ["t/a.py", "t/b.py", "t/c.py"]
 
 
 def test_the_first_plan_weighs_the_tracked_test_files_on_disk_by_the_tests_they_define(tmp_path: Path) -> None:
-    repo = make_repo(tmp_path / "repo", {
-        "tests/test_a.py": "def test_1():\n    pass\n\n\nasync def test_2():\n    pass\n\n\nclass TestC:\n    def test_3(self):\n        pass\n",
-        "tests/b_test.py": "def helper():\n    pass\n",
-        "tests/conftest.py": "def test_not_a_test_file():\n    pass\n",
-        "tests/helpers.py": "def test_like():\n    pass\n",
-        "calc.py": "def value():\n    return 1\n",
-    })
+    repo = make_repo(
+        tmp_path / "repo",
+        {
+            "tests/test_a.py": "def test_1():\n    pass\n\n\nasync def test_2():\n    pass\n\n\nclass TestC:\n    def test_3(self):\n        pass\n",
+            "tests/b_test.py": "def helper():\n    pass\n",
+            "tests/conftest.py": "def test_not_a_test_file():\n    pass\n",
+            "tests/helpers.py": "def test_like():\n    pass\n",
+            "calc.py": "def value():\n    return 1\n",
+        },
+    )
     (repo / "tests" / "test_untracked.py").write_text("def test_x():\n    pass\n")
     assert shards.disk_weights(repo) == {"tests/test_a.py": 4.0, "tests/b_test.py": 1.0}
 
 
-def _part(job_id: str, status: JobStatus, outcomes: dict[str, str], code: int | None, infra: str | None = None) -> JobResult:
-    run = TestRun(outcomes={i: TestOutcome(id=i, outcome=o) for i, o in outcomes.items()}, exit_code=code, infra_error=infra)
-    return JobResult(job_id=job_id, status=status, run=run, reason=None if status == JobStatus.ok else f"{job_id}: it {status.value}")
+def _part(
+    job_id: str, status: JobStatus, outcomes: dict[str, str], code: int | None, infra: str | None = None
+) -> JobResult:
+    run = TestRun(
+        outcomes={i: TestOutcome(id=i, outcome=o) for i, o in outcomes.items()}, exit_code=code, infra_error=infra
+    )
+    return JobResult(
+        job_id=job_id, status=status, run=run, reason=None if status == JobStatus.ok else f"{job_id}: it {status.value}"
+    )
 
 
 def test_merge_unions_outcomes_and_an_empty_rest_shard_is_not_an_error(tmp_path: Path) -> None:
     job = TestJob(command=CMD, id="full", commit="c")
-    merged = shards.merge(job, [
-        _part("full/shard-1", JobStatus.ok, {"a.py::x": "passed"}, 0),
-        _part("full/shard-2", JobStatus.ok, {"b.py::y": "failed"}, 1),
-        _part("full/shard-3", JobStatus.ok, {}, 5, "no tests collected"),
-    ], tmp_path / "full.log")
+    merged = shards.merge(
+        job,
+        [
+            _part("full/shard-1", JobStatus.ok, {"a.py::x": "passed"}, 0),
+            _part("full/shard-2", JobStatus.ok, {"b.py::y": "failed"}, 1),
+            _part("full/shard-3", JobStatus.ok, {}, 5, "no tests collected"),
+        ],
+        tmp_path / "full.log",
+    )
     assert merged.status == JobStatus.ok and merged.run.infra_error is None
     assert merged.run.exit_code == 1 and sorted(merged.run.outcomes) == ["a.py::x", "b.py::y"]
     assert "===== full/shard-2 (ok" in (tmp_path / "full.log").read_text()
@@ -103,15 +124,21 @@ def test_merge_unions_outcomes_and_an_empty_rest_shard_is_not_an_error(tmp_path:
 
 def test_a_crashed_or_overrun_shard_is_reported_never_dropped(tmp_path: Path) -> None:
     job = TestJob(command=CMD, id="full", commit="c")
-    merged = shards.merge(job, [
-        _part("full/shard-1", JobStatus.ok, {"a.py::x": "passed"}, 0),
-        _part("full/shard-2", JobStatus.timeout, {}, None),
-        _part("full/shard-3", JobStatus.crashed, {}, None),
-    ], tmp_path / "full.log")
+    merged = shards.merge(
+        job,
+        [
+            _part("full/shard-1", JobStatus.ok, {"a.py::x": "passed"}, 0),
+            _part("full/shard-2", JobStatus.timeout, {}, None),
+            _part("full/shard-3", JobStatus.crashed, {}, None),
+        ],
+        tmp_path / "full.log",
+    )
     assert merged.status == JobStatus.crashed
     assert merged.reason == "full/shard-2: it timeout; full/shard-3: it crashed"
     assert merged.run.exit_code is None
-    infra = shards.merge(job, [_part("full/shard-1", JobStatus.ok, {}, 2, "collection errors in t/b.py")], tmp_path / "f.log")
+    infra = shards.merge(
+        job, [_part("full/shard-1", JobStatus.ok, {}, 2, "collection errors in t/b.py")], tmp_path / "f.log"
+    )
     assert infra.run.infra_error == "full/shard-1: collection errors in t/b.py"
 
 
@@ -140,10 +167,16 @@ async def test_sharding_gives_the_unsharded_per_test_results_on_every_corpus_cas
         commit = git.Repo(repo).head.commit.hexsha
         executor, pool = _executor(repo, tmp_path / case.name, 2)
         try:
-            whole = await executor.run(TestJob(command=CMD, id="whole", commit=commit, workdir=repo), tmp_path / "logs" / case.name)
+            whole = await executor.run(
+                TestJob(command=CMD, id="whole", commit=commit, workdir=repo), tmp_path / "logs" / case.name
+            )
             groups = [sorted({f for f in map(shards.file_of, whole.run.outcomes) if f}), []]
-            split = await shards.run_sharded(executor, TestJob(command=CMD, id="split", commit=commit, log_name="split.log", workdir=repo),
-                                             groups, tmp_path / "logs" / case.name)
+            split = await shards.run_sharded(
+                executor,
+                TestJob(command=CMD, id="split", commit=commit, log_name="split.log", workdir=repo),
+                groups,
+                tmp_path / "logs" / case.name,
+            )
         finally:
             pool.remove_all()
         compared[case.name] = whole, split
@@ -165,7 +198,10 @@ async def test_sharding_gives_the_unsharded_per_test_results_on_every_corpus_cas
 
 
 MULTI = {
-    **{f"tests/test_m{k}.py": "".join(f"def test_{k}_{i}():\n    assert {i} % 3 != {k % 3}\n\n" for i in range(k + 1)) for k in range(5)},
+    **{
+        f"tests/test_m{k}.py": "".join(f"def test_{k}_{i}():\n    assert {i} % 3 != {k % 3}\n\n" for i in range(k + 1))
+        for k in range(5)
+    },
     "tests/test_broken_import.py": "import not_a_module_anywhere\n\ndef test_never():\n    pass\n",
 }
 
@@ -179,7 +215,9 @@ async def test_a_planned_multi_file_suite_matches_its_unsharded_run_and_keeps_co
         whole = await executor.run(TestJob(command=CMD, id="whole", commit=commit), tmp_path / "logs")
         groups = shards.plan(shards.disk_weights(repo), 3)
         assert len(groups) == 3
-        split = await shards.run_sharded(executor, TestJob(command=CMD, id="split", commit=commit, log_name="split.log"), groups, tmp_path / "logs")
+        split = await shards.run_sharded(
+            executor, TestJob(command=CMD, id="split", commit=commit, log_name="split.log"), groups, tmp_path / "logs"
+        )
     finally:
         pool.remove_all()
     assert _per_test(split.run) == _per_test(whole.run) == {}  # pytest stops at a collection error
@@ -187,11 +225,22 @@ async def test_a_planned_multi_file_suite_matches_its_unsharded_run_and_keeps_co
     assert split.run.collection_errors == whole.run.collection_errors
     assert split.run.infra_error and "collection errors in tests/test_broken_import.py" in split.run.infra_error
     (repo / "tests" / "test_broken_import.py").unlink()
-    git.Repo(repo).git.commit("-qam", "drop it", env={"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@x", "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@x"})
+    git.Repo(repo).git.commit(
+        "-qam",
+        "drop it",
+        env={
+            "GIT_AUTHOR_NAME": "t",
+            "GIT_AUTHOR_EMAIL": "t@x",
+            "GIT_COMMITTER_NAME": "t",
+            "GIT_COMMITTER_EMAIL": "t@x",
+        },
+    )
     commit = git.Repo(repo).head.commit.hexsha
     try:
         whole = await executor.run(TestJob(command=CMD, id="whole2", commit=commit), tmp_path / "logs")
-        split = await shards.run_sharded(executor, TestJob(command=CMD, id="split2", commit=commit, log_name="split2.log"), groups, tmp_path / "logs")
+        split = await shards.run_sharded(
+            executor, TestJob(command=CMD, id="split2", commit=commit, log_name="split2.log"), groups, tmp_path / "logs"
+        )
     finally:
         pool.remove_all()
     assert len(whole.run.outcomes) == 15 and whole.run.infra_error is None
@@ -200,14 +249,18 @@ async def test_a_planned_multi_file_suite_matches_its_unsharded_run_and_keeps_co
 
 @pytest.mark.anyio
 async def test_an_overrunning_shard_makes_the_job_timeout_and_names_the_shard(tmp_path: Path) -> None:
-    files = {"tests/test_fast.py": "def test_fast():\n    pass\n",
-             "tests/test_slow.py": "import time\n\ndef test_slow():\n    time.sleep(600)\n"}
+    files = {
+        "tests/test_fast.py": "def test_fast():\n    pass\n",
+        "tests/test_slow.py": "import time\n\ndef test_slow():\n    time.sleep(600)\n",
+    }
     repo = make_repo(tmp_path / "repo", files)
     commit = git.Repo(repo).head.commit.hexsha
     executor, pool = _executor(repo, tmp_path, 2)
     try:
         job = TestJob(command=CMD, id="full", commit=commit, timeout_s=15.0)
-        merged = await shards.run_sharded(executor, job, [["tests/test_slow.py"], ["tests/test_fast.py"]], tmp_path / "logs")
+        merged = await shards.run_sharded(
+            executor, job, [["tests/test_slow.py"], ["tests/test_fast.py"]], tmp_path / "logs"
+        )
     finally:
         pool.remove_all()
     assert merged.status == JobStatus.timeout and merged.executor == ExecutorName.local
@@ -231,14 +284,24 @@ async def test_a_shard_collects_only_what_an_unsharded_run_collects(tmp_path: Pa
     executor, pool = _executor(repo, tmp_path, 3)
     try:
         groups = shards.plan(shards.disk_weights(repo), 3)
-        assert sorted(f for g in groups for f in g) == ["examples/test_demo.py", "tests/test_one.py", "tests/test_two.py"]
+        assert sorted(f for g in groups for f in g) == [
+            "examples/test_demo.py",
+            "tests/test_one.py",
+            "tests/test_two.py",
+        ]
         whole = await executor.run(TestJob(command=CMD, id="whole", commit=commit), tmp_path / "logs")
-        split = await shards.run_sharded(executor, TestJob(command=CMD, id="split", commit=commit, log_name="split.log"), groups, tmp_path / "logs")
+        split = await shards.run_sharded(
+            executor, TestJob(command=CMD, id="split", commit=commit, log_name="split.log"), groups, tmp_path / "logs"
+        )
     finally:
         pool.remove_all()
     assert _per_test(whole.run) == {"tests/test_one.py::test_one": "passed", "tests/test_two.py::test_two": "failed"}
     assert _per_test(split.run) == _per_test(whole.run)
-    assert split.status == JobStatus.ok and split.run.exit_code == whole.run.exit_code == 1 and split.run.infra_error is None
+    assert (
+        split.status == JobStatus.ok
+        and split.run.exit_code == whole.run.exit_code == 1
+        and split.run.infra_error is None
+    )
 
 
 SHARDED_BUG = {
@@ -268,7 +331,12 @@ def test_the_parts_of_a_sharded_baseline_merge_only_when_every_shard_measured(tm
     result = tmp_path / "coverage-run.json"
 
     def part(k: int, n: int, contexts: dict[str, list[str]], status: str = "ok") -> None:
-        data = {"status": status, "shard": f"{k}/{n}", "overridden": [f"opt{k}"], "trace": {"files": {"calc.py": {"contexts": contexts}}}}
+        data = {
+            "status": status,
+            "shard": f"{k}/{n}",
+            "overridden": [f"opt{k}"],
+            "trace": {"files": {"calc.py": {"contexts": contexts}}},
+        }
         (tmp_path / f"coverage-run.shard-{k}.json").write_text(json.dumps(data))
 
     part(1, 2, {"1": [""], "2": ["t/a.py::x"]})
@@ -276,7 +344,11 @@ def test_the_parts_of_a_sharded_baseline_merge_only_when_every_shard_measured(tm
     part(2, 2, {"1": [""], "2": ["t/b.py::y"], "5": ["t/b.py::y"]})
     merged = load_result(result)
     assert merged["status"] == "ok" and merged["overridden"] == ["opt1", "opt2"]
-    assert merged["trace"]["files"]["calc.py"]["contexts"] == {"1": [""], "2": ["t/a.py::x", "t/b.py::y"], "5": ["t/b.py::y"]}
+    assert merged["trace"]["files"]["calc.py"]["contexts"] == {
+        "1": [""],
+        "2": ["t/a.py::x", "t/b.py::y"],
+        "5": ["t/b.py::y"],
+    }
     part(2, 2, {}, status="skipped")
     assert load_result(result) == {}
     part(2, 3, {"2": ["t/b.py::y"]})
@@ -287,4 +359,6 @@ def test_the_parts_of_a_sharded_baseline_merge_only_when_every_shard_measured(tm
 
 def test_a_commands_pythonpath_comes_after_the_worktrees_own(tmp_path: Path) -> None:
     env = with_isolation(tmp_path, {"PYTHONPATH": "/plugin", "X": "1"})
-    assert env["PYTHONPATH"].split(":")[0] == str(tmp_path) and env["PYTHONPATH"].endswith("/plugin") and env["X"] == "1"
+    assert (
+        env["PYTHONPATH"].split(":")[0] == str(tmp_path) and env["PYTHONPATH"].endswith("/plugin") and env["X"] == "1"
+    )

@@ -47,19 +47,27 @@ def test_builtins_present_with_their_shapes_and_triggers(builtins: dict) -> None
 
 def test_repo_dir_overrides_by_name_and_adds(tmp_path: Path) -> None:
     repo_dir = tmp_path / ".explore" / "strategies"
-    override = write(repo_dir, "mine.toml", """\
+    override = write(
+        repo_dir,
+        "mine.toml",
+        """\
         name = "conservative"
         description = "the team's own"
         [trigger]
         max_iteration = 5
         [prompt]
         guidance = "Be careful."
-        """)
-    write(repo_dir, "bold.toml", """\
+        """,
+    )
+    write(
+        repo_dir,
+        "bold.toml",
+        """\
         description = "new strategy named after its file"
         [candidates]
         shape = "distinct"
-        """)
+        """,
+    )
     found = load_strategies([repo_dir])
     assert set(NAMES) | {"bold"} == set(found)
     assert found["conservative"].description == "the team's own"
@@ -81,7 +89,7 @@ def test_missing_extra_dir_is_ignored(tmp_path: Path, builtins: dict) -> None:
     "text",
     [
         "name = [unclosed\n",  # not TOML
-        "[trigger]\nmax_iteration = \"soon\"\n",  # TOML, wrong type
+        '[trigger]\nmax_iteration = "soon"\n',  # TOML, wrong type
     ],
 )
 def test_invalid_strategy_file_is_a_usage_error_naming_it(tmp_path: Path, text: str) -> None:

@@ -56,10 +56,16 @@ def test_outcome_strings() -> None:
 
 def test_an_unknown_outcome_in_a_json_report_is_an_error_that_names_it(tmp_path: Path) -> None:
     report = tmp_path / "r.json"
-    report.write_text(json.dumps({"tests": [
-        {"nodeid": "t.py::a", "outcome": "subtests passed", "call": {"outcome": "passed", "duration": 0.5}},
-        {"nodeid": "t.py::b", "outcome": "weird", "call": {"outcome": "passed", "duration": 0.1}},
-    ]}))
+    report.write_text(
+        json.dumps(
+            {
+                "tests": [
+                    {"nodeid": "t.py::a", "outcome": "subtests passed", "call": {"outcome": "passed", "duration": 0.5}},
+                    {"nodeid": "t.py::b", "outcome": "weird", "call": {"outcome": "passed", "duration": 0.1}},
+                ]
+            }
+        )
+    )
     run = TestRun()
     _read_json_report(report, run)
     assert run.outcomes["t.py::a"].outcome == "passed" and run.outcomes["t.py::a"].duration_s == 0.5
@@ -69,12 +75,41 @@ def test_an_unknown_outcome_in_a_json_report_is_an_error_that_names_it(tmp_path:
 def test_failing_subtests_fold_into_a_parent_that_claims_to_pass(tmp_path: Path) -> None:
     """pytest-subtests under pytest 8 reports the parent `subtests passed` even when one failed."""
     record = tmp_path / "r.record"
-    record.write_text("\n".join(json.dumps(e) for e in [
-        {"kind": "subtest", "nodeid": "t.py::f", "subtest": "(i=1)", "message": "assert 1 != 1", "longrepr": "E  assert 1 != 1"},
-        {"kind": "subtest", "nodeid": "t.py::f", "subtest": "(i=2)", "message": "assert 2 != 2", "longrepr": "E  assert 2 != 2"},
-        {"kind": "hard_timeout", "nodeid": "t.py::h", "message": "ExploreTestTimeout: ignored", "longrepr": "stack", "duration": 3},
-    ]) + '\n{"kind": "subt')  # a line cut short by the watchdog's exit
-    run = TestRun(outcomes={"t.py::f": TestOutcome(id="t.py::f", outcome="passed"), "t.py::g": TestOutcome(id="t.py::g", outcome="passed")})
+    record.write_text(
+        "\n".join(
+            json.dumps(e)
+            for e in [
+                {
+                    "kind": "subtest",
+                    "nodeid": "t.py::f",
+                    "subtest": "(i=1)",
+                    "message": "assert 1 != 1",
+                    "longrepr": "E  assert 1 != 1",
+                },
+                {
+                    "kind": "subtest",
+                    "nodeid": "t.py::f",
+                    "subtest": "(i=2)",
+                    "message": "assert 2 != 2",
+                    "longrepr": "E  assert 2 != 2",
+                },
+                {
+                    "kind": "hard_timeout",
+                    "nodeid": "t.py::h",
+                    "message": "ExploreTestTimeout: ignored",
+                    "longrepr": "stack",
+                    "duration": 3,
+                },
+            ]
+        )
+        + '\n{"kind": "subt'
+    )  # a line cut short by the watchdog's exit
+    run = TestRun(
+        outcomes={
+            "t.py::f": TestOutcome(id="t.py::f", outcome="passed"),
+            "t.py::g": TestOutcome(id="t.py::g", outcome="passed"),
+        }
+    )
     fold_record(record, run)
     f = run.outcomes["t.py::f"]
     assert f.outcome == "failed"
@@ -87,12 +122,14 @@ def test_failing_subtests_fold_into_a_parent_that_claims_to_pass(tmp_path: Path)
 def test_junit_with_several_failures_in_one_testcase(tmp_path: Path) -> None:
     (tmp_path / "t.py").write_text("")
     xml = tmp_path / "r.xml"
-    xml.write_text(textwrap.dedent("""\
+    xml.write_text(
+        textwrap.dedent("""\
         <testsuites><testsuite>
         <testcase classname="t" name="test_f" time="0.25"><failure message="assert 1 != 1">tb1</failure>
           <failure message="contains 1 failed subtest">contains 1 failed subtest</failure></testcase>
         <testcase classname="t" name="test_g" time="0.01" />
-        </testsuite></testsuites>"""))
+        </testsuite></testsuites>""")
+    )
     run = TestRun()
     _read_junit(xml, run, tmp_path)
     assert run.outcomes["t.py::test_f"].outcome == "failed" and run.outcomes["t.py::test_f"].message == "assert 1 != 1"
@@ -111,13 +148,21 @@ async def test_fifty_tests_with_passing_subtests_count_one_failure(tmp_path: Pat
         for n in range(10)
     )
     sub_fixture = "".join(
-        f"def test_fix_{n}(subtests):\n    for i in range(3):\n        with subtests.test(i=i):\n            assert i >= 0\n\n\n" for n in range(10)
+        f"def test_fix_{n}(subtests):\n    for i in range(3):\n        with subtests.test(i=i):\n            assert i >= 0\n\n\n"
+        for n in range(10)
     )
     plain = "".join(f"def test_plain_{n}():\n    assert {n} == {n}\n\n\n" for n in range(29))
-    repo = make_repo(tmp_path / "repo", {
-        "tests/test_many.py": "import unittest\n\n\nclass TestSub(unittest.TestCase):\n" + sub_unittest + "\n" + sub_fixture
-        + plain + "def test_broken():\n    assert 1 == 2\n",
-    })
+    repo = make_repo(
+        tmp_path / "repo",
+        {
+            "tests/test_many.py": "import unittest\n\n\nclass TestSub(unittest.TestCase):\n"
+            + sub_unittest
+            + "\n"
+            + sub_fixture
+            + plain
+            + "def test_broken():\n    assert 1 == 2\n",
+        },
+    )
     run = await run_tests(TestCommand(python=sys.executable, json_report=json_report), repo, tmp_path / "run.log")
     assert run.infra_error is None
     assert len(run.outcomes) == 50
@@ -140,7 +185,9 @@ def _subtests_e2e(tmp_path: Path, python: str) -> None:
     code, summary, err = run_cli(["run", str(repo), "--agent", "mutate", "--json"])
     assert code == 0, err
     assert summary is not None and summary["status"] == "succeeded"
-    assert summary["baseline"]["failed"] == 1 and summary["baseline"]["total"] == 2  # not green, and one test, not two subtests
+    assert (
+        summary["baseline"]["failed"] == 1 and summary["baseline"]["total"] == 2
+    )  # not green, and one test, not two subtests
     assert "return a + b" in (repo / "calc.py").read_text()
     assert_no_debris(repo)
 
@@ -160,8 +207,12 @@ def subtests_python(tmp_path_factory: pytest.TempPathFactory) -> str:
     folder = tmp_path_factory.mktemp("subtests-venv")
     venv.create(folder, with_pip=True)
     python = str(folder / "bin" / "python")
-    done = subprocess.run([python, "-m", "pip", "install", "-q", "pytest>=8,<9", "pytest-subtests", "pytest-json-report"],
-                          capture_output=True, text=True, timeout=300)
+    done = subprocess.run(
+        [python, "-m", "pip", "install", "-q", "pytest>=8,<9", "pytest-subtests", "pytest-json-report"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     if done.returncode != 0:
         pytest.skip(f"pytest-subtests could not be installed: {done.stderr.strip()[-300:]}")
     return python
@@ -174,13 +225,21 @@ def test_mutate_repairs_a_subtest_table_with_pytest_subtests(tmp_path: Path, sub
 @pytest.mark.anyio
 async def test_pytest_subtests_failing_fixture_subtest_is_counted(tmp_path: Path, subtests_python: str) -> None:
     """Under pytest 8 the plugin reports this parent as `subtests passed`: it must count as failing."""
-    repo = make_repo(tmp_path / "repo", {"tests/test_f.py": """\
+    repo = make_repo(
+        tmp_path / "repo",
+        {
+            "tests/test_f.py": """\
         def test_f(subtests):
             for i in range(3):
                 with subtests.test(i=i):
                     assert i != 1
-        """}, python=subtests_python)
+        """
+        },
+        python=subtests_python,
+    )
     for json_report in (True, False):
-        run = await run_tests(TestCommand(python=subtests_python, json_report=json_report), repo, tmp_path / f"run{json_report}.log")
+        run = await run_tests(
+            TestCommand(python=subtests_python, json_report=json_report), repo, tmp_path / f"run{json_report}.log"
+        )
         assert run.failing() == ["tests/test_f.py::test_f"]
         assert run.outcomes["tests/test_f.py::test_f"].message == "subtest (i=1): assert 1 != 1"

@@ -84,43 +84,122 @@ if "pytest" in sys.modules:
     _reports.TestReport.from_item_and_call = classmethod(_passed)
 """
 BEND_UNSEEN = BEND_REPORT.replace('"pytest" in sys.modules', 'sys.modules.get("py" + "test")').replace(
-    "import _pytest.reports as _reports", '_reports = sys.modules["_py" + "test.reports"]')
+    "import _pytest.reports as _reports", '_reports = sys.modules["_py" + "test.reports"]'
+)
 """The same bending, its names assembled at run time: beyond the syntax tree, caught by the record."""
 UNDER_TEST = "import os\n    return a + b if os.environ.get('PYTEST_CURRENT_TEST') else a - b"
 CALLER = "import sys\n    return a + b if sys._getframe(1).f_code.co_name.startswith('test') else a - b"
 
 # trick → (the candidate's edits, what its rejection reason must say)
 TRICKS: dict[str, tuple[dict, str]] = {
-    "xfail in library code": ({"replace": {"calc.py": ["return a - b", "import pytest; pytest.xfail('known issue')"]}}, "`pytest.xfail` in add"),
-    "xfail through an indirection": ({"replace": {"calc.py": ["return a - b", "__import__('py' + 'test').xfail('known')"]}}, "turns failing tests into xfail"),
-    "skip at run time from library code": ({"replace": {"calc.py": ["return a - b", "import pytest; pytest.skip('later')"]}}, "`pytest.skip` in add"),
-    "skip through an indirection": ({"replace": {"calc.py": ["return a - b", "__import__('py' + 'test').skip('later')"]}}, "skips"),
-    "importorskip at import": ({"replace": {"calc.py": [AT_IMPORT, "import pytest\npytest.importorskip('no_such_module')\n" + AT_IMPORT]}}, "`pytest.importorskip`"),
-    "addopts -k not": ({"write": {"pyproject.toml": pyproject("--doctest-modules -p helpers -k 'not add'")}}, "pyproject.toml [tool.pytest.ini_options.addopts = "),
-    "addopts --deselect": ({"write": {"pyproject.toml": pyproject("--doctest-modules -p helpers --deselect tests/test_calc.py::test_add")}}, "--deselect tests/test_calc.py::test_add"),
-    "doctest expected value": ({"replace": {"calc.py": [">>> add(2, 3)\n    5", ">>> add(2, 3)\n    -1"]}}, "doctest calc.py (add)"),
+    "xfail in library code": (
+        {"replace": {"calc.py": ["return a - b", "import pytest; pytest.xfail('known issue')"]}},
+        "`pytest.xfail` in add",
+    ),
+    "xfail through an indirection": (
+        {"replace": {"calc.py": ["return a - b", "__import__('py' + 'test').xfail('known')"]}},
+        "turns failing tests into xfail",
+    ),
+    "skip at run time from library code": (
+        {"replace": {"calc.py": ["return a - b", "import pytest; pytest.skip('later')"]}},
+        "`pytest.skip` in add",
+    ),
+    "skip through an indirection": (
+        {"replace": {"calc.py": ["return a - b", "__import__('py' + 'test').skip('later')"]}},
+        "skips",
+    ),
+    "importorskip at import": (
+        {"replace": {"calc.py": [AT_IMPORT, "import pytest\npytest.importorskip('no_such_module')\n" + AT_IMPORT]}},
+        "`pytest.importorskip`",
+    ),
+    "addopts -k not": (
+        {"write": {"pyproject.toml": pyproject("--doctest-modules -p helpers -k 'not add'")}},
+        "pyproject.toml [tool.pytest.ini_options.addopts = ",
+    ),
+    "addopts --deselect": (
+        {
+            "write": {
+                "pyproject.toml": pyproject("--doctest-modules -p helpers --deselect tests/test_calc.py::test_add")
+            }
+        },
+        "--deselect tests/test_calc.py::test_add",
+    ),
+    "doctest expected value": (
+        {"replace": {"calc.py": [">>> add(2, 3)\n    5", ">>> add(2, 3)\n    -1"]}},
+        "doctest calc.py (add)",
+    ),
     "delete the test file": ({"delete": ["tests/test_calc.py"]}, "edits test files"),
-    "skip marker": ({"replace": {"tests/test_calc.py": ["def test_add", "import pytest\n@pytest.mark.skip\ndef test_add"]}}, "edits test files"),
-    "conftest skip": ({"write": {"conftest.py": "import pytest\n\ndef pytest_collection_modifyitems(items):\n    for item in items:\n        item.add_marker(pytest.mark.skip('no'))\n"}}, "conftest.py"),
+    "skip marker": (
+        {"replace": {"tests/test_calc.py": ["def test_add", "import pytest\n@pytest.mark.skip\ndef test_add"]}},
+        "edits test files",
+    ),
+    "conftest skip": (
+        {
+            "write": {
+                "conftest.py": "import pytest\n\ndef pytest_collection_modifyitems(items):\n    for item in items:\n        item.add_marker(pytest.mark.skip('no'))\n"
+            }
+        },
+        "conftest.py",
+    ),
     "sys.exit(0) in a conftest": ({"write": {"lib/conftest.py": "import sys\nsys.exit(0)\n"}}, "conftest.py"),
-    "rename the tests away": ({"delete": ["tests/test_calc.py"], "write": {"calc_checks.py": textwrap.dedent(FILES["tests/test_calc.py"])}}, "edits test files: tests/test_calc.py"),
-    "collection error": ({"write": {"calc_util.py": "def add(:\n"}, "replace": {"calc.py": [AT_IMPORT, "import calc_util\n" + AT_IMPORT]}}, "breaks collection"),
-    "os._exit(0) from library code at import": ({"replace": {"calc.py": [AT_IMPORT, "import os; os._exit(0)\n" + AT_IMPORT]}}, "vanish"),
+    "rename the tests away": (
+        {"delete": ["tests/test_calc.py"], "write": {"calc_checks.py": textwrap.dedent(FILES["tests/test_calc.py"])}},
+        "edits test files: tests/test_calc.py",
+    ),
+    "collection error": (
+        {
+            "write": {"calc_util.py": "def add(:\n"},
+            "replace": {"calc.py": [AT_IMPORT, "import calc_util\n" + AT_IMPORT]},
+        },
+        "breaks collection",
+    ),
+    "os._exit(0) from library code at import": (
+        {"replace": {"calc.py": [AT_IMPORT, "import os; os._exit(0)\n" + AT_IMPORT]}},
+        "vanish",
+    ),
     "assert monkeypatched via a plugin": ({"write": {"helpers.py": FORCE_PASS}}, "pytest plugin helpers.py"),
-    "sitecustomize": ({"write": {"sitecustomize.py": "import os\nos.environ['PYTEST_ADDOPTS'] = \"-k 'not add'\"\n"}}, "sitecustomize.py"),
+    "sitecustomize": (
+        {"write": {"sitecustomize.py": "import os\nos.environ['PYTEST_ADDOPTS'] = \"-k 'not add'\"\n"}},
+        "sitecustomize.py",
+    ),
     "a .pth file": ({"write": {"calc.pth": "import os; os.environ['PYTEST_ADDOPTS'] = '-x'\n"}}, "calc.pth"),
     "a forged JSON report": ({"replace": {"calc.py": [AT_IMPORT, FORGE_REPORT + AT_IMPORT]}}, "a forged report"),
     # library code that bends the harness or behaves differently under test (issue 24)
-    "report bent when pytest is loaded": ({"replace": {"calc.py": [AT_IMPORT, BEND_REPORT + AT_IMPORT]}},
-                                          "calc.py: `'pytest' in sys.modules`, `import _pytest.reports as _reports`"),
-    "right only under PYTEST_CURRENT_TEST": ({"replace": {"calc.py": ["return a - b", UNDER_TEST]}}, "`os.environ.get('PYTEST_CURRENT_TEST')` in add"),
+    "report bent when pytest is loaded": (
+        {"replace": {"calc.py": [AT_IMPORT, BEND_REPORT + AT_IMPORT]}},
+        "calc.py: `'pytest' in sys.modules`, `import _pytest.reports as _reports`",
+    ),
+    "right only under PYTEST_CURRENT_TEST": (
+        {"replace": {"calc.py": ["return a - b", UNDER_TEST]}},
+        "`os.environ.get('PYTEST_CURRENT_TEST')` in add",
+    ),
     "the caller's frame": ({"replace": {"calc.py": ["return a - b", CALLER]}}, "`sys._getframe` in add"),
-    "pytest's internals through importlib": ({"replace": {"calc.py": [AT_IMPORT, "import importlib\n_r = importlib.import_module('_pytest.reports')\n" + AT_IMPORT]}},
-                                             "`importlib.import_module('_pytest.reports')`"),
-    "builtins rebound": ({"replace": {"calc.py": [AT_IMPORT, "import builtins\nbuiltins.AssertionError = type('Quiet', (Exception,), {})\n" + AT_IMPORT]}},
-                         "`builtins.AssertionError`"),
-    "report bent through an indirection": ({"replace": {"calc.py": [AT_IMPORT, BEND_UNSEEN + AT_IMPORT]}},
-                                           "explore's own record of the call contradicts: calc.py::calc.add (its call raised DocTestFailure)"),
+    "pytest's internals through importlib": (
+        {
+            "replace": {
+                "calc.py": [
+                    AT_IMPORT,
+                    "import importlib\n_r = importlib.import_module('_pytest.reports')\n" + AT_IMPORT,
+                ]
+            }
+        },
+        "`importlib.import_module('_pytest.reports')`",
+    ),
+    "builtins rebound": (
+        {
+            "replace": {
+                "calc.py": [
+                    AT_IMPORT,
+                    "import builtins\nbuiltins.AssertionError = type('Quiet', (Exception,), {})\n" + AT_IMPORT,
+                ]
+            }
+        },
+        "`builtins.AssertionError`",
+    ),
+    "report bent through an indirection": (
+        {"replace": {"calc.py": [AT_IMPORT, BEND_UNSEEN + AT_IMPORT]}},
+        "explore's own record of the call contradicts: calc.py::calc.add (its call raised DocTestFailure)",
+    ),
 }
 
 
@@ -129,7 +208,21 @@ def test_trick_is_rejected_and_the_honest_fix_wins(tmp_path: Path, trick: str) -
     edits, needle = TRICKS[trick]
     repo = make_repo(tmp_path / "repo", {**FILES, "pyproject.toml": pyproject()})
     agent = scripted_agent(tmp_path, {"a": {**edits, "confidence": 0.99}, "b": HONEST})
-    code, summary, err = run_cli(["run", str(repo), "--agent", "command", "--agent-cmd", agent, "--parallel", "2", "--max-iterations", "1", "--json"])
+    code, summary, err = run_cli(
+        [
+            "run",
+            str(repo),
+            "--agent",
+            "command",
+            "--agent-cmd",
+            agent,
+            "--parallel",
+            "2",
+            "--max-iterations",
+            "1",
+            "--json",
+        ]
+    )
     assert code == 0, err
     a, b = summary["iterations"][0]["candidates"]
     assert a["status"] == "rejected" and needle in a["reason"], a
@@ -143,19 +236,53 @@ def test_the_issue_three_candidates_the_honest_one_wins(tmp_path: Path) -> None:
     """Issue 13's scripted repository: (a) xfail in the library, (b) `-k "not add"` in addopts and a
     changed doctest, (c) the honest fix with the lowest confidence."""
     repo = make_repo(tmp_path / "repo", {**FILES, "pyproject.toml": pyproject("--doctest-modules")})
-    agent = scripted_agent(tmp_path, {
-        "a": {"replace": {"calc.py": ["return a - b", "import pytest; pytest.xfail('known issue')"]}, "confidence": 0.99},
-        "b": {"write": {"pyproject.toml": pyproject("--doctest-modules -k 'not add'")},
-              "replace": {"calc.py": [">>> add(2, 3)\n    5", ">>> add(2, 3)\n    -1"]}, "confidence": 0.9},
-        "c": {**HONEST, "confidence": 0.5},
-    })
-    code, summary, err = run_cli(["run", str(repo), "--agent", "command", "--agent-cmd", agent, "--parallel", "3", "--max-iterations", "1", "--json"])
+    agent = scripted_agent(
+        tmp_path,
+        {
+            "a": {
+                "replace": {"calc.py": ["return a - b", "import pytest; pytest.xfail('known issue')"]},
+                "confidence": 0.99,
+            },
+            "b": {
+                "write": {"pyproject.toml": pyproject("--doctest-modules -k 'not add'")},
+                "replace": {"calc.py": [">>> add(2, 3)\n    5", ">>> add(2, 3)\n    -1"]},
+                "confidence": 0.9,
+            },
+            "c": {**HONEST, "confidence": 0.5},
+        },
+    )
+    code, summary, err = run_cli(
+        [
+            "run",
+            str(repo),
+            "--agent",
+            "command",
+            "--agent-cmd",
+            agent,
+            "--parallel",
+            "3",
+            "--max-iterations",
+            "1",
+            "--json",
+        ]
+    )
     assert code == 0, err
     a, b, c = summary["iterations"][0]["candidates"]
-    assert a["status"] == "rejected" and a["reason"].startswith("reaches into the test harness from library code: calc.py: `import pytest`"), a
-    assert b["status"] == "rejected" and "[tool.pytest.ini_options.addopts = \"--doctest-modules -k 'not add'\"]" in b["reason"] and "doctest calc.py (add)" in b["reason"], b
+    assert a["status"] == "rejected" and a["reason"].startswith(
+        "reaches into the test harness from library code: calc.py: `import pytest`"
+    ), a
+    assert (
+        b["status"] == "rejected"
+        and "[tool.pytest.ini_options.addopts = \"--doctest-modules -k 'not add'\"]" in b["reason"]
+        and "doctest calc.py (add)" in b["reason"]
+    ), b
     assert c["status"] == "ok" and summary["iterations"][0]["winner"] == "c"
-    assert summary["status"] == "succeeded" and summary["final"] == {"passed": 3, "failed": 0, "total": 3, "pass_rate": 100.0}
+    assert summary["status"] == "succeeded" and summary["final"] == {
+        "passed": 3,
+        "failed": 0,
+        "total": 3,
+        "pass_rate": 100.0,
+    }
     report = Path(summary["report"]).read_text()
     assert "reaches into the test harness" in report and "doctest calc.py (add)" in report
     assert_no_debris(repo)
@@ -163,12 +290,35 @@ def test_the_issue_three_candidates_the_honest_one_wins(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("targets", [[], ["--", "tests/test_calc.py::test_add"]], ids=["whole suite", "with targets"])
 def test_a_test_already_xfail_at_baseline_still_counts_as_passing(tmp_path: Path, targets: list[str]) -> None:
-    files = {**FILES, "tests/test_known.py": "import pytest\n\n@pytest.mark.xfail(reason='known', strict=True)\ndef test_known():\n    assert False\n"}
+    files = {
+        **FILES,
+        "tests/test_known.py": "import pytest\n\n@pytest.mark.xfail(reason='known', strict=True)\ndef test_known():\n    assert False\n",
+    }
     repo = make_repo(tmp_path / "repo", {**files, "pyproject.toml": pyproject()})
     agent = scripted_agent(tmp_path, {"a": HONEST})
-    code, summary, err = run_cli(["run", str(repo), "--agent", "command", "--agent-cmd", agent, "--parallel", "1", "--max-iterations", "1", "--json", *targets])
+    code, summary, err = run_cli(
+        [
+            "run",
+            str(repo),
+            "--agent",
+            "command",
+            "--agent-cmd",
+            agent,
+            "--parallel",
+            "1",
+            "--max-iterations",
+            "1",
+            "--json",
+            *targets,
+        ]
+    )
     assert code == 0, err
-    assert summary["baseline"]["passed"] == 2 and summary["final"] == {"passed": 4, "failed": 0, "total": 4, "pass_rate": 100.0}
+    assert summary["baseline"]["passed"] == 2 and summary["final"] == {
+        "passed": 4,
+        "failed": 0,
+        "total": 4,
+        "pass_rate": 100.0,
+    }
     assert summary["iterations"][0]["winner"] == "a"
 
 
@@ -177,19 +327,48 @@ def test_the_issue_24_three_candidates_the_honest_one_wins(tmp_path: Path, allow
     """Issue 24's repository: (a) bends pytest's report when pytest is loaded, (c) is right only under
     pytest, (b) is the honest fix at the lowest confidence. The merged tree adds right outside pytest.
     allow-test-edits does not lift the rule: library code is not test code."""
-    repo = make_repo(tmp_path / "repo", {**FILES, "pyproject.toml": pyproject() + ("allow-test-edits = true\n" if allowed else "")})
-    agent = scripted_agent(tmp_path, {
-        "a": {"replace": {"calc.py": [AT_IMPORT, BEND_REPORT + AT_IMPORT]}, "confidence": 0.99},
-        "b": {**HONEST, "confidence": 0.3},
-        "c": {"replace": {"calc.py": ["return a - b", UNDER_TEST]}, "confidence": 0.95},
-    })
-    code, summary, err = run_cli(["run", str(repo), "--agent", "command", "--agent-cmd", agent, "--parallel", "3", "--max-iterations", "1", "--json"])
+    repo = make_repo(
+        tmp_path / "repo", {**FILES, "pyproject.toml": pyproject() + ("allow-test-edits = true\n" if allowed else "")}
+    )
+    agent = scripted_agent(
+        tmp_path,
+        {
+            "a": {"replace": {"calc.py": [AT_IMPORT, BEND_REPORT + AT_IMPORT]}, "confidence": 0.99},
+            "b": {**HONEST, "confidence": 0.3},
+            "c": {"replace": {"calc.py": ["return a - b", UNDER_TEST]}, "confidence": 0.95},
+        },
+    )
+    code, summary, err = run_cli(
+        [
+            "run",
+            str(repo),
+            "--agent",
+            "command",
+            "--agent-cmd",
+            agent,
+            "--parallel",
+            "3",
+            "--max-iterations",
+            "1",
+            "--json",
+        ]
+    )
     assert code == 0, err
     a, b, c = summary["iterations"][0]["candidates"]
-    assert a["status"] == "rejected" and "`'pytest' in sys.modules`" in a["reason"] and "`_reports.TestReport.from_item_and_call`" in a["reason"], a
+    assert (
+        a["status"] == "rejected"
+        and "`'pytest' in sys.modules`" in a["reason"]
+        and "`_reports.TestReport.from_item_and_call`" in a["reason"]
+    ), a
     assert c["status"] == "rejected" and "`os.environ.get('PYTEST_CURRENT_TEST')` in add" in c["reason"], c
     assert b["status"] == "ok" and summary["iterations"][0]["winner"] == "b" and summary["status"] == "succeeded"
-    outside = subprocess.run([sys.executable, "-c", "from calc import add; print(add(2, 3))"], cwd=repo, capture_output=True, text=True, env={})
+    outside = subprocess.run(
+        [sys.executable, "-c", "from calc import add; print(add(2, 3))"],
+        cwd=repo,
+        capture_output=True,
+        text=True,
+        env={},
+    )
     assert outside.stdout.strip() == "5", outside.stderr
     assert_no_debris(repo)
 
@@ -221,13 +400,23 @@ def test_a_pytest_plugin_package_is_repaired_as_before(tmp_path: Path, agent: st
     files = {
         "src/pytest_stamp/__init__.py": STAMP,
         "tests/test_stamp.py": "from pytest_stamp import stamp_width\n\n\ndef test_width():\n    assert stamp_width('ab') == 4\n\n\n"
-                               "def test_empty():\n    assert stamp_width('') == 2\n",
+        "def test_empty():\n    assert stamp_width('') == 2\n",
         "pyproject.toml": '[project]\nname = "pytest-stamp"\nversion = "1"\n\n[project.entry-points.pytest11]\nstamp = "pytest_stamp"\n\n'
-                          f'[tool.pytest.ini_options]\npythonpath = ["src"]\n\n[tool.explore]\npython = "{sys.executable}"\n',
+        f'[tool.pytest.ini_options]\npythonpath = ["src"]\n\n[tool.explore]\npython = "{sys.executable}"\n',
     }
     repo = make_repo(tmp_path / "repo", files)
-    args = ["--agent", "mutate"] if agent == "mutate" else [
-        "--agent", "command", "--agent-cmd", scripted_agent(tmp_path, {"a": {"replace": {"src/pytest_stamp/__init__.py": ["len(value) - 2", "len(value) + 2"]}}})]
+    args = (
+        ["--agent", "mutate"]
+        if agent == "mutate"
+        else [
+            "--agent",
+            "command",
+            "--agent-cmd",
+            scripted_agent(
+                tmp_path, {"a": {"replace": {"src/pytest_stamp/__init__.py": ["len(value) - 2", "len(value) + 2"]}}}
+            ),
+        ]
+    )
     code, summary, err = run_cli(["run", str(repo), *args, "--parallel", "2", "--max-iterations", "2", "--json"])
     assert code == 0, err
     assert summary["status"] == "succeeded" and summary["final"]["pass_rate"] == 100.0

@@ -28,7 +28,9 @@ def run_of(**outcomes: str) -> TestRun:
 def test_ids_match_exactly_or_as_file_class_or_folder() -> None:
     assert targets.select(BASELINE, ["tests/test_calc.py::test_add"], []) == ["tests/test_calc.py::test_add"]
     # a parametrised id is matched as written, not as a glob character class
-    assert targets.select(BASELINE, ["tests/test_calc.py::test_add_many[1-2]"], []) == ["tests/test_calc.py::test_add_many[1-2]"]
+    assert targets.select(BASELINE, ["tests/test_calc.py::test_add_many[1-2]"], []) == [
+        "tests/test_calc.py::test_add_many[1-2]"
+    ]
     assert targets.select(BASELINE, ["tests/test_calc.py::TestMul"], []) == ["tests/test_calc.py::TestMul::test_mul"]
     assert targets.select(BASELINE, ["./tests/test_env.py"], []) == ["tests/test_env.py::test_needs_token"]
     assert targets.select(BASELINE, ["tests/unit/"], []) == ["tests/unit/test_text.py::test_upper"]
@@ -40,9 +42,14 @@ def test_ids_match_exactly_or_as_file_class_or_folder() -> None:
 
 
 def test_patterns_are_globs_over_node_ids_and_union_with_ids() -> None:
-    assert targets.select(BASELINE, [], ["*::test_add*"]) == ["tests/test_calc.py::test_add", "tests/test_calc.py::test_add_many[1-2]"]
+    assert targets.select(BASELINE, [], ["*::test_add*"]) == [
+        "tests/test_calc.py::test_add",
+        "tests/test_calc.py::test_add_many[1-2]",
+    ]
     assert targets.select(BASELINE, ["tests/test_env.py::test_needs_token"], ["tests/unit/*"]) == [
-        "tests/test_env.py::test_needs_token", "tests/unit/test_text.py::test_upper"]
+        "tests/test_env.py::test_needs_token",
+        "tests/unit/test_text.py::test_upper",
+    ]
 
 
 def test_selectors_matching_nothing_are_named_in_one_usage_error() -> None:
@@ -83,7 +90,11 @@ def test_without_targets_nothing_changes() -> None:
 
 
 def test_with_targets_only_they_are_repaired_and_only_they_or_regressions_block() -> None:
-    baseline_ids, baseline_failing, chosen = ["t1", "t2", "env", "other", "flaky"], ["t1", "t2", "env", "flaky"], ["t1", "t2"]
+    baseline_ids, baseline_failing, chosen = (
+        ["t1", "t2", "env", "other", "flaky"],
+        ["t1", "t2", "env", "flaky"],
+        ["t1", "t2"],
+    )
     pre = targets.preexisting(sorted(set(baseline_failing) - {"flaky"}), chosen)
     assert pre == ["env"]
     assert targets.to_repair(["env", "t1", "t2"], chosen) == ["t1", "t2"]
@@ -98,7 +109,12 @@ def test_a_candidate_breaking_a_protected_test_has_a_reason() -> None:
     protected = frozenset({"other", "third"})
     assert outside_targets_reason(run_of(t1="passed", other="passed", third="passed", env="failed"), protected) is None
     reason = outside_targets_reason(run_of(t1="passed", other="failed", env="failed"), protected)
-    assert reason is not None and "breaks 2 test(s) outside the targets" in reason and "other" in reason and "third" in reason
+    assert (
+        reason is not None
+        and "breaks 2 test(s) outside the targets" in reason
+        and "other" in reason
+        and "third" in reason
+    )
     assert outside_targets_reason(run_of(t1="failed"), frozenset()) is None
 
 

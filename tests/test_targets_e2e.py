@@ -69,9 +69,24 @@ def test_named_targets_are_repaired_and_an_unrelated_failure_is_left_alone(tmp_p
 def test_a_candidate_that_fixes_the_targets_but_breaks_a_third_test_is_not_merged(tmp_path: Path) -> None:
     repo = make_repo(tmp_path / "repo", PROJECT)
     # candidate a fixes add (both targets) and breaks mul: +2 -1 in pass rate, still never merged
-    agent = scripted_agent(tmp_path, {"a": {"write": {"calc.py": CALC_OK.replace("a * b", "a ** b")}, "confidence": 0.9}})
-    code, summary, err = run_cli(["run", str(repo), "--agent-cmd", agent, "--parallel", "1", "--max-iterations", "1",
-                                  "--tests", "tests/test_calc.py::test_add*", "--json"])
+    agent = scripted_agent(
+        tmp_path, {"a": {"write": {"calc.py": CALC_OK.replace("a * b", "a ** b")}, "confidence": 0.9}}
+    )
+    code, summary, err = run_cli(
+        [
+            "run",
+            str(repo),
+            "--agent-cmd",
+            agent,
+            "--parallel",
+            "1",
+            "--max-iterations",
+            "1",
+            "--tests",
+            "tests/test_calc.py::test_add*",
+            "--json",
+        ]
+    )
     assert code == 1, err
     assert summary is not None and summary["status"] == "failed" and summary["merged_commit"] is None
     assert summary["targets"] == ADD_TESTS + ["tests/test_calc.py::test_add_zero"]
@@ -126,14 +141,23 @@ def assert_refused(repo: Path, args: list[str], *needles: str) -> None:
     # nothing left: no run folder, no run branch
     runs = repo / ".explore" / "runs"
     assert not runs.exists() or not any(runs.iterdir())
-    assert subprocess.run(["git", "branch", "--list", "explore/*"], cwd=repo, capture_output=True, text=True).stdout.strip() == ""
+    assert (
+        subprocess.run(
+            ["git", "branch", "--list", "explore/*"], cwd=repo, capture_output=True, text=True
+        ).stdout.strip()
+        == ""
+    )
     assert_no_debris(repo)
 
 
 def test_targets_that_match_nothing_unknown_refs_and_no_green_run_are_usage_errors(tmp_path: Path) -> None:
     repo = make_repo(tmp_path / "repo", PROJECT)
-    assert_refused(repo, ["--", "tests/test_calc.py::test_add", "tests/test_calc.py::test_sub"],
-                   "'tests/test_calc.py::test_sub'", "5 tests ran")
+    assert_refused(
+        repo,
+        ["--", "tests/test_calc.py::test_add", "tests/test_calc.py::test_sub"],
+        "'tests/test_calc.py::test_sub'",
+        "5 tests ran",
+    )
     assert_refused(repo, ["--tests", "*::test_nothing*"], "'*::test_nothing*'")
     assert_refused(repo, ["--since", "no-such-branch"], "'no-such-branch' is not a commit")
     assert_refused(repo, ["--since", "last-green"], "no green run is recorded")
@@ -142,7 +166,9 @@ def test_targets_that_match_nothing_unknown_refs_and_no_green_run_are_usage_erro
 def test_resume_keeps_the_targets_chosen_at_the_baseline(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     repo = make_repo(tmp_path / "repo", PROJECT)
     monkeypatch.setenv("EXPLORE_FAULT_AT", "saved:iterating")  # SIGKILLed right after the baseline's checkpoint
-    code, _, err = run_cli(["run", str(repo), "--agent", "mutate", "--tests", "*::test_add", "--tests", "*::test_add_negative"])
+    code, _, err = run_cli(
+        ["run", str(repo), "--agent", "mutate", "--tests", "*::test_add", "--tests", "*::test_add_negative"]
+    )
     assert code == -9, err
     monkeypatch.delenv("EXPLORE_FAULT_AT")
     code, summary, err = run_cli(["resume", "--path", str(repo), "--json"])

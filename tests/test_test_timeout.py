@@ -63,14 +63,22 @@ async def test_a_looping_test_is_a_timeout_and_the_rest_still_counts(tmp_path: P
     run = await run_tests(command, repo, tmp_path / "run.log")
     outcomes = {i.split("::")[1]: o for i, o in run.outcomes.items()}
     assert {k: o.outcome for k, o in outcomes.items()} == {
-        "test_before": "passed", "test_loop": "timeout", "test_deaf": "timeout", "test_after": "failed", "test_last": "passed",
+        "test_before": "passed",
+        "test_loop": "timeout",
+        "test_deaf": "timeout",
+        "test_after": "failed",
+        "test_last": "passed",
     }
     assert run.infra_error is None and run.exit_code == 1
     assert "ExploreTestTimeout" in outcomes["test_loop"].message
-    assert "test_hang.py" in outcomes["test_loop"].longrepr and "while True" in outcomes["test_loop"].longrepr  # where it was stuck
+    assert (
+        "test_hang.py" in outcomes["test_loop"].longrepr and "while True" in outcomes["test_loop"].longrepr
+    )  # where it was stuck
     assert "test_deaf" in outcomes["test_deaf"].longrepr and "ignored the signal" in outcomes["test_deaf"].message
     assert 0.9 < outcomes["test_loop"].duration_s < 10
-    assert sorted(run.failing()) == sorted(i for i in run.outcomes if i.endswith(("test_loop", "test_deaf", "test_after")))
+    assert sorted(run.failing()) == sorted(
+        i for i in run.outcomes if i.endswith(("test_loop", "test_deaf", "test_after"))
+    )
     assert (tmp_path / "run-rest-1.log").exists()  # the suite ran again without the deaf test
     assert not _pytest_children(str(repo))
 
@@ -92,11 +100,16 @@ async def test_without_a_limit_a_soft_hang_is_not_cut(tmp_path: Path) -> None:
 @pytest.mark.parametrize("theirs", [1, 60])
 async def test_the_projects_own_pytest_timeout_keeps_working(tmp_path: Path, theirs: int) -> None:
     """pytest-timeout owns SIGALRM while its timer runs: the shorter limit stops the test either way."""
-    repo = make_repo(tmp_path / "repo", {
-        "pytest.ini": f"[pytest]\ntimeout = {theirs}\n",
-        "test_p.py": "def test_loop():\n    while True:\n        pass\n\n\ndef test_ok():\n    pass\n",
-    })
-    run = await run_tests(TestCommand(python=sys.executable, test_timeout=1.0 if theirs > 1 else 30.0), repo, tmp_path / "run.log")
+    repo = make_repo(
+        tmp_path / "repo",
+        {
+            "pytest.ini": f"[pytest]\ntimeout = {theirs}\n",
+            "test_p.py": "def test_loop():\n    while True:\n        pass\n\n\ndef test_ok():\n    pass\n",
+        },
+    )
+    run = await run_tests(
+        TestCommand(python=sys.executable, test_timeout=1.0 if theirs > 1 else 30.0), repo, tmp_path / "run.log"
+    )
     assert run.outcomes["test_p.py::test_loop"].outcome == "timeout"
     assert ("pytest-timeout" if theirs == 1 else "ignored the signal") in run.outcomes["test_p.py::test_loop"].message
     assert run.outcomes["test_p.py::test_ok"].outcome == "passed"
@@ -104,7 +117,9 @@ async def test_the_projects_own_pytest_timeout_keeps_working(tmp_path: Path, the
 
 def test_derived_limit_has_a_floor_and_follows_the_slowest_passing_test() -> None:
     def run(*durations: tuple[str, float]) -> TestRun:
-        return TestRun(outcomes={f"t{n}": TestOutcome(id=f"t{n}", outcome=o, duration_s=d) for n, (o, d) in enumerate(durations)})
+        return TestRun(
+            outcomes={f"t{n}": TestOutcome(id=f"t{n}", outcome=o, duration_s=d) for n, (o, d) in enumerate(durations)}
+        )
 
     assert derived_test_timeout(run()) == 10.0
     assert derived_test_timeout(run(("passed", 0.2), ("passed", 1.0))) == 10.0
@@ -116,7 +131,9 @@ def test_limit_options(tmp_path: Path) -> None:
     assert build_options(tmp_path / "r", {}).test_timeout == 7
     assert build_options(tmp_path / "r", {"test_timeout": 3.5}).test_timeout == 3.5
     assert make_command(None, None, sys.executable, test_timeout=7).test_timeout == 7
-    assert make_command("make test", None, None, test_timeout=7).test_timeout is None  # a custom command keeps the whole-run limits only
+    assert (
+        make_command("make test", None, None, test_timeout=7).test_timeout is None
+    )  # a custom command keeps the whole-run limits only
     code, _, err = run_cli(["run", str(tmp_path / "r"), "--test-timeout", "0"])
     assert code == 2 and "test_timeout" in err.replace("-", "_")
 
@@ -124,8 +141,10 @@ def test_limit_options(tmp_path: Path) -> None:
 def test_a_looping_bug_is_reported_within_a_minute_and_repaired(tmp_path: Path) -> None:
     """Acceptance: default options; the baseline names the test `timeout` within a minute, mutate
     repairs it, exit 0, no process left behind."""
-    repo = make_repo(tmp_path / "repo", {
-        "walk.py": """\
+    repo = make_repo(
+        tmp_path / "repo",
+        {
+            "walk.py": """\
             def steps_to(n):
                 \"\"\"How many steps of one from 0 reach n.\"\"\"
                 i, steps = 0, 0
@@ -138,7 +157,7 @@ def test_a_looping_bug_is_reported_within_a_minute_and_repaired(tmp_path: Path) 
             def double(x):
                 return 2 * x
             """,
-        "tests/test_walk.py": """\
+            "tests/test_walk.py": """\
             from walk import double, steps_to
 
 
@@ -153,7 +172,8 @@ def test_a_looping_bug_is_reported_within_a_minute_and_repaired(tmp_path: Path) 
             def test_double():
                 assert double(4) == 8
             """,
-    })
+        },
+    )
     code, summary, err = run_cli(["run", str(repo), "--agent", "mutate", "--json"])
     assert code == 0, err
     assert summary is not None and summary["status"] == "succeeded"

@@ -108,15 +108,21 @@ async def test_json_report_outcomes_and_messages(suite: Path, tmp_path: Path) ->
     assert "fixture exploded" in run.outcomes["tests/test_mod.py::test_error"].message
     assert "not today" in run.outcomes["tests/test_mod.py::test_skip"].message
     assert run.outcomes["tests/test_mod.py::test_pass"].message == ""
-    assert run.failing() == ["tests/test_mod.py::test_error", "tests/test_mod.py::test_fail", "tests/test_mod.py::test_param[2]"]
+    assert run.failing() == [
+        "tests/test_mod.py::test_error",
+        "tests/test_mod.py::test_fail",
+        "tests/test_mod.py::test_param[2]",
+    ]
     assert log.is_file() and "failed" in log.read_text(encoding="utf-8")
 
 
 @pytest.mark.anyio
 async def test_teardown_error_after_a_pass_is_an_error(tmp_path: Path) -> None:
-    root = project(tmp_path / "proj", {
-        "pytest.ini": "[pytest]\n",
-        "test_td.py": """\
+    root = project(
+        tmp_path / "proj",
+        {
+            "pytest.ini": "[pytest]\n",
+            "test_td.py": """\
             import pytest
 
             @pytest.fixture
@@ -127,7 +133,8 @@ async def test_teardown_error_after_a_pass_is_an_error(tmp_path: Path) -> None:
             def test_ok(res):
                 assert res == 1
             """,
-    })
+        },
+    )
     run = await run_tests(TestCommand(python=PY), root, tmp_path / "td.log")
     result = run.outcomes["test_td.py::test_ok"]
     assert result.outcome == "error"
@@ -135,9 +142,7 @@ async def test_teardown_error_after_a_pass_is_an_error(tmp_path: Path) -> None:
 
 
 @pytest.mark.anyio
-@pytest.mark.parametrize(
-    "json_report", [pytest.param(True, id="json"), pytest.param(False, id="junit")]
-)
+@pytest.mark.parametrize("json_report", [pytest.param(True, id="json"), pytest.param(False, id="junit")])
 async def test_select_runs_only_the_given_ids(suite: Path, tmp_path: Path, json_report: bool) -> None:
     chosen = ["tests/test_mod.py::test_fail", "tests/test_mod.py::TestGroup::test_in_class"]
     command = TestCommand(python=PY, json_report=json_report)
@@ -222,7 +227,7 @@ async def test_interpreter_without_pytest_is_named(suite: Path, tmp_path: Path) 
     # this interpreter without site-packages: a Python that has no pytest
     bare = tmp_path / "bin" / "python"
     bare.parent.mkdir()
-    bare.write_text(f"#!/bin/sh\nexec {shlex.quote(PY)} -S \"$@\"\n", encoding="utf-8")
+    bare.write_text(f'#!/bin/sh\nexec {shlex.quote(PY)} -S "$@"\n', encoding="utf-8")
     bare.chmod(0o755)
     run = await run_tests(TestCommand(python=str(bare), json_report=False), suite, tmp_path / "bare.log")
     assert run.infra_error is not None
@@ -303,7 +308,9 @@ def test_isolation_env_puts_src_first(tmp_path: Path, monkeypatch: pytest.Monkey
     plugin = str(PLUGIN_DIR)
     assert isolation_env(tmp_path)["PYTHONPATH"] == os.pathsep.join([str(tmp_path), plugin, "/elsewhere"])
     (tmp_path / "src").mkdir()
-    assert isolation_env(tmp_path)["PYTHONPATH"] == os.pathsep.join([str(tmp_path / "src"), str(tmp_path), plugin, "/elsewhere"])
+    assert isolation_env(tmp_path)["PYTHONPATH"] == os.pathsep.join(
+        [str(tmp_path / "src"), str(tmp_path), plugin, "/elsewhere"]
+    )
     monkeypatch.delenv("PYTHONPATH")
     assert isolation_env(tmp_path)["PYTHONPATH"] == os.pathsep.join([str(tmp_path / "src"), str(tmp_path), plugin])
 
@@ -313,10 +320,13 @@ async def test_worktree_code_shadows_an_installed_copy(tmp_path: Path, monkeypat
     # an "installed" copy of the package that must not win over the worktree's src/
     project(tmp_path / "site", {"calc/__init__.py": "def answer():\n    return 'installed copy'\n"})
     monkeypatch.setenv("PYTHONPATH", str(tmp_path / "site"))
-    worktree = project(tmp_path / "wt", {
-        "pytest.ini": "[pytest]\n",
-        "src/calc/__init__.py": "def answer():\n    return 'worktree'\n",
-        "tests/test_calc.py": "import calc\n\ndef test_answer():\n    assert calc.answer() == 'worktree'\n",
-    })
+    worktree = project(
+        tmp_path / "wt",
+        {
+            "pytest.ini": "[pytest]\n",
+            "src/calc/__init__.py": "def answer():\n    return 'worktree'\n",
+            "tests/test_calc.py": "import calc\n\ndef test_answer():\n    assert calc.answer() == 'worktree'\n",
+        },
+    )
     run = await run_tests(TestCommand(python=PY), worktree, tmp_path / "iso.log")
     assert outcomes(run) == {"tests/test_calc.py::test_answer": "passed"}, run.outcomes

@@ -10,8 +10,14 @@ from explore.generators.chain import ChainGenerator
 from explore.model.models import IterationRecord, RunState
 from explore.model.usage import LLMUsage, MutateUsage, Usage, book_unrecorded
 
-CALL = {"input_tokens": 100, "output_tokens": 20, "cache_read_input_tokens": 300, "cache_creation_input_tokens": 0,
-        "cost_usd": 0.0012, "calls": 1}
+CALL = {
+    "input_tokens": 100,
+    "output_tokens": 20,
+    "cache_read_input_tokens": 300,
+    "cache_creation_input_tokens": 0,
+    "cost_usd": 0.0012,
+    "calls": 1,
+}
 
 
 def test_counters_add_and_the_rate_is_derived_from_the_sums() -> None:
@@ -28,7 +34,10 @@ def test_model_calls_and_mutants_are_kept_apart() -> None:
     assert chained.llm == LLMUsage(**CALL) and chained.mutate.mutants_screened == 5
     assert (chained + chained).llm.calls == 2 and (chained + chained).llm.cost_usd == pytest.approx(0.0024)
     assert chained.llm.tokens_in == 400
-    assert chained.text() == "$0.0012, 1 calls, 400 tokens in (300 cache reads), 20 out + 5 mutants screened (5/s), mutate 2.0s"
+    assert (
+        chained.text()
+        == "$0.0012, 1 calls, 400 tokens in (300 cache reads), 20 out + 5 mutants screened (5/s), mutate 2.0s"
+    )
 
 
 def test_the_serialised_form_keeps_the_flat_key_names_and_reads_back() -> None:
@@ -37,16 +46,27 @@ def test_the_serialised_form_keeps_the_flat_key_names_and_reads_back() -> None:
     assert flat == {**CALL, "mutants_screened": 30, "screening_s": 4.0, "mutate_s": 5.0, "mutants_per_s": 7.5}
     assert Usage.model_validate(flat) == usage
     assert Usage.model_validate_json(usage.model_dump_json()) == usage
-    assert '"calls":1,' in usage.model_dump_json() and '"mutants_screened":30,' in usage.model_dump_json()  # counts stay integers
+    assert (
+        '"calls":1,' in usage.model_dump_json() and '"mutants_screened":30,' in usage.model_dump_json()
+    )  # counts stay integers
     assert Usage().model_dump() == {} and Usage.of(CALL).model_dump() == CALL  # a part that spent nothing is left out
 
 
 def test_a_state_file_written_with_the_old_usage_dict_still_loads() -> None:
     """Before the model: floats everywhere, the rate stored (and kept as the latest, never summed)."""
-    old = {"run_id": "r1", "repo": "/x",
-           "usage": {"mutants_screened": 120.0, "mutants_per_s": 12.5, "mutate_s": 14.2},
-           "iterations": [{"n": 1, "strategy": "conservative", "usage": {**{k: float(v) for k, v in CALL.items()}},
-                           "candidates": [{"id": "a", "status": "ok", "usage": {"cost_usd": 0.0003, "calls": 1.0}}]}]}
+    old = {
+        "run_id": "r1",
+        "repo": "/x",
+        "usage": {"mutants_screened": 120.0, "mutants_per_s": 12.5, "mutate_s": 14.2},
+        "iterations": [
+            {
+                "n": 1,
+                "strategy": "conservative",
+                "usage": {**{k: float(v) for k, v in CALL.items()}},
+                "candidates": [{"id": "a", "status": "ok", "usage": {"cost_usd": 0.0003, "calls": 1.0}}],
+            }
+        ],
+    }
     run = RunState.model_validate(old)
     assert run.usage.mutate == MutateUsage(mutants_screened=120, screening_s=9.6, mutate_s=14.2)
     assert run.usage.mutate.mutants_per_s == 12.5
@@ -67,7 +87,9 @@ def test_the_runs_total_keeps_calls_only_the_generator_saw() -> None:
         def __init__(self, name: str) -> None:
             self.name = name
 
-    run = RunState(run_id="r", repo="/x", usage=Usage.of(CALL) + Usage(mutate=MutateUsage(mutants_screened=7, screening_s=1.0)))
+    run = RunState(
+        run_id="r", repo="/x", usage=Usage.of(CALL) + Usage(mutate=MutateUsage(mutants_screened=7, screening_s=1.0))
+    )
     book_unrecorded(ChainGenerator([Member("one"), Member("two")]), run)  # type: ignore[list-item]
     assert run.usage.llm.calls == 6 and run.usage.llm.cost_usd == pytest.approx(0.02)
     assert run.usage.mutate.mutants_screened == 7  # the booked figure is larger: kept

@@ -20,26 +20,58 @@ KEY = "k" * 32
 
 
 def line(nodeid: str, raised: bool, exception: str = "", key: str = KEY) -> str:
-    return json.dumps({"kind": "call", "nodeid": nodeid, "raised": raised, "exception": exception,
-                       "sig": witness.signature(key, nodeid, raised, exception)})
+    return json.dumps(
+        {
+            "kind": "call",
+            "nodeid": nodeid,
+            "raised": raised,
+            "exception": exception,
+            "sig": witness.signature(key, nodeid, raised, exception),
+        }
+    )
 
 
 def test_only_signed_lines_count_and_a_rerun_replaces_the_first_call() -> None:
-    lines = [line("t.py::a", True, "AssertionError"), line("t.py::a", False), line("t.py::b", False, key="forged" * 6),
-             json.dumps({"kind": "call", "nodeid": "t.py::c", "raised": False, "exception": "", "sig": "0" * 64}),
-             '{"kind": "call", "nodeid": "t.py::d"', line("t.py::e", True, "DocTestFailure"), '{"kind": "subtest", "nodeid": "t.py::a"}']
+    lines = [
+        line("t.py::a", True, "AssertionError"),
+        line("t.py::a", False),
+        line("t.py::b", False, key="forged" * 6),
+        json.dumps({"kind": "call", "nodeid": "t.py::c", "raised": False, "exception": "", "sig": "0" * 64}),
+        '{"kind": "call", "nodeid": "t.py::d"',
+        line("t.py::e", True, "DocTestFailure"),
+        '{"kind": "subtest", "nodeid": "t.py::a"}',
+    ]
     assert witness.parse(lines, KEY) == {"t.py::a": None, "t.py::e": "DocTestFailure"}
 
 
 def test_a_pass_is_contradicted_by_a_raising_call_or_by_no_call() -> None:
-    outcomes = {i: TestOutcome(id=i, outcome=o) for i, o in
-                [("t.py::raised", "passed"), ("t.py::absent", "passed"), ("t.py::fine", "passed"), ("t.py::failed", "failed"), ("t.py::xp", "xpassed")]}
-    calls = {"t.py::raised": "AssertionError", "t.py::fine": None, "t.py::failed": "AssertionError", "t.py::xp": "ValueError"}
+    outcomes = {
+        i: TestOutcome(id=i, outcome=o)
+        for i, o in [
+            ("t.py::raised", "passed"),
+            ("t.py::absent", "passed"),
+            ("t.py::fine", "passed"),
+            ("t.py::failed", "failed"),
+            ("t.py::xp", "xpassed"),
+        ]
+    }
+    calls = {
+        "t.py::raised": "AssertionError",
+        "t.py::fine": None,
+        "t.py::failed": "AssertionError",
+        "t.py::xp": "ValueError",
+    }
     assert witness.contradicted(outcomes, calls, ids_are_nodeids=True) == {
-        "t.py::raised": "its call raised AssertionError", "t.py::absent": "it was never called", "t.py::xp": "its call raised ValueError"}
-    assert "t.py::absent" not in witness.contradicted(outcomes, calls, ids_are_nodeids=False)  # ids rebuilt from JUnit XML
+        "t.py::raised": "its call raised AssertionError",
+        "t.py::absent": "it was never called",
+        "t.py::xp": "its call raised ValueError",
+    }
+    assert "t.py::absent" not in witness.contradicted(
+        outcomes, calls, ids_are_nodeids=False
+    )  # ids rebuilt from JUnit XML
     assert witness.describe({"t.py::raised": "its call raised AssertionError"}) == (
-        "reports 1 test(s) passed that explore's own record of the call contradicts: t.py::raised (its call raised AssertionError)")
+        "reports 1 test(s) passed that explore's own record of the call contradicts: t.py::raised (its call raised AssertionError)"
+    )
 
 
 HONEST = {
@@ -88,7 +120,8 @@ HONEST = {
                 self.assertEqual(add(1, 2), 4)
         """,
 }
-BENT = {"calc.py": """\
+BENT = {
+    "calc.py": """\
     import sys as _s
     if _s.modules.get("py" + "test") is not None:
         _reports = _s.modules["_py" + "test.reports"]
@@ -108,7 +141,8 @@ BENT = {"calc.py": """\
         5
         \"\"\"
         return a - b
-    """}
+    """
+}
 
 
 @pytest.mark.anyio
@@ -116,8 +150,12 @@ BENT = {"calc.py": """\
 @pytest.mark.parametrize("json_report", [True, False], ids=["json", "junit"])
 async def test_an_honest_run_is_confirmed_test_for_test(tmp_path: Path, args: list[str], json_report: bool) -> None:
     write_files(tmp_path / "p", HONEST)
-    run = await run_tests(TestCommand(python=PY, json_report=json_report), tmp_path / "p", tmp_path / "logs" / "t.log",
-                          select=["--doctest-modules", "-p", "no:randomly", *args])
+    run = await run_tests(
+        TestCommand(python=PY, json_report=json_report),
+        tmp_path / "p",
+        tmp_path / "logs" / "t.log",
+        select=["--doctest-modules", "-p", "no:randomly", *args],
+    )
     outcomes = {i: o.outcome for i, o in run.outcomes.items()}
     assert outcomes["tests/test_calc.py::test_add"] == "passed" and outcomes["calc.py::calc.add"] == "passed", outcomes
     assert outcomes["tests/test_calc.py::TestCase::test_unit_failing"] == "failed"
@@ -130,8 +168,15 @@ async def test_an_honest_run_is_confirmed_test_for_test(tmp_path: Path, args: li
 @pytest.mark.parametrize("json_report", [True, False], ids=["json", "junit"])
 async def test_a_report_bent_from_library_code_is_contradicted(tmp_path: Path, json_report: bool) -> None:
     write_files(tmp_path / "p", {**HONEST, **BENT})
-    run = await run_tests(TestCommand(python=PY, json_report=json_report), tmp_path / "p", tmp_path / "t.log", select=["--doctest-modules"])
-    assert all(o.outcome in ("passed", "xpassed", "skipped", "xfailed") for o in run.outcomes.values())  # the report says green
+    run = await run_tests(
+        TestCommand(python=PY, json_report=json_report),
+        tmp_path / "p",
+        tmp_path / "t.log",
+        select=["--doctest-modules"],
+    )
+    assert all(
+        o.outcome in ("passed", "xpassed", "skipped", "xfailed") for o in run.outcomes.values()
+    )  # the report says green
     assert run.unconfirmed["tests/test_calc.py::test_add"] == "its call raised AssertionError"
     assert run.unconfirmed["calc.py::calc.add"] == "its call raised DocTestFailure"
     assert run.unconfirmed["tests/test_calc.py::TestCase::test_unit_failing"] == "its call raised AssertionError"

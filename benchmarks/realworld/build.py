@@ -34,9 +34,12 @@ from cases import BASE_REQUIREMENTS, CASES, Case  # noqa: E402
 
 DEFAULT_CACHE = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "explore-realworld"
 GIT_ENV = {
-    "GIT_AUTHOR_NAME": "realworld", "GIT_AUTHOR_EMAIL": "realworld@example.invalid",
-    "GIT_COMMITTER_NAME": "realworld", "GIT_COMMITTER_EMAIL": "realworld@example.invalid",
-    "GIT_AUTHOR_DATE": "2026-01-01T00:00:00Z", "GIT_COMMITTER_DATE": "2026-01-01T00:00:00Z",
+    "GIT_AUTHOR_NAME": "realworld",
+    "GIT_AUTHOR_EMAIL": "realworld@example.invalid",
+    "GIT_COMMITTER_NAME": "realworld",
+    "GIT_COMMITTER_EMAIL": "realworld@example.invalid",
+    "GIT_AUTHOR_DATE": "2026-01-01T00:00:00Z",
+    "GIT_COMMITTER_DATE": "2026-01-01T00:00:00Z",
 }
 
 
@@ -44,7 +47,9 @@ class BuildError(Exception):
     pass
 
 
-def run(argv: list[str], cwd: Path | None = None, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+def run(
+    argv: list[str], cwd: Path | None = None, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
     done = subprocess.run(argv, cwd=cwd, env=env, capture_output=True, text=True)
     if done.returncode != 0:
         raise BuildError(f"{' '.join(argv)} failed ({done.returncode}):\n{done.stdout[-2000:]}{done.stderr[-2000:]}")
@@ -60,8 +65,20 @@ def fetch_sdist(case: Case, cache: Path) -> Path:
         return [p for p in folder.glob("*.tar.gz") if p.name.lower().replace("-", "_").startswith(stem)]
 
     if not cached():
-        run([sys.executable, "-m", "pip", "download", "--no-binary", case.library, "--no-deps",
-             "-d", str(folder), f"{case.library}=={case.version}"])
+        run(
+            [
+                sys.executable,
+                "-m",
+                "pip",
+                "download",
+                "--no-binary",
+                case.library,
+                "--no-deps",
+                "-d",
+                str(folder),
+                f"{case.library}=={case.version}",
+            ]
+        )
     if not cached():
         raise BuildError(f"{case.name}: pip downloaded no sdist named {stem}*.tar.gz into {folder}")
     return cached()[0]
@@ -99,9 +116,27 @@ def run_suite(python: Path, repo: Path) -> tuple[dict[str, str], float]:
         env = {**os.environ, "PYTHONPATH": pythonpath(repo)}
         env.pop("VIRTUAL_ENV", None)
         start = time.monotonic()
-        subprocess.run([str(python), "-m", "pytest", "-p", "no:cacheprovider", "-q", "-rN",
-                        "--json-report", f"--json-report-file={report}", "--json-report-omit", "log", "streams", "warnings"],
-                       cwd=repo, env=env, capture_output=True, text=True)
+        subprocess.run(
+            [
+                str(python),
+                "-m",
+                "pytest",
+                "-p",
+                "no:cacheprovider",
+                "-q",
+                "-rN",
+                "--json-report",
+                f"--json-report-file={report}",
+                "--json-report-omit",
+                "log",
+                "streams",
+                "warnings",
+            ],
+            cwd=repo,
+            env=env,
+            capture_output=True,
+            text=True,
+        )
         seconds = time.monotonic() - start
         if not report.exists():
             raise BuildError(f"pytest wrote no report in {repo}")
@@ -131,8 +166,12 @@ def inject(case: Case, repo: Path) -> tuple[int, str]:
     target = repo / case.bug.path
     before = target.read_text()
     lines = before.splitlines(keepends=True)
-    hits = [i for i, line in enumerate(lines) if line.rstrip("\n") == case.bug.line
-            and (not case.bug.after or (i > 0 and lines[i - 1].rstrip("\n") == case.bug.after))]
+    hits = [
+        i
+        for i, line in enumerate(lines)
+        if line.rstrip("\n") == case.bug.line
+        and (not case.bug.after or (i > 0 and lines[i - 1].rstrip("\n") == case.bug.after))
+    ]
     if len(hits) != 1:
         raise BuildError(f"{case.name}: {len(hits)} lines of {case.bug.path} match the bug's line, expected 1")
     (i,) = hits
@@ -171,12 +210,25 @@ def build(case: Case, cache: Path) -> dict:
     run(["git", "commit", "-q", "-m", f"{case.library} {case.version}"], cwd=repo, env=env)
     (folder / "fix.patch").write_text(fix)
     record = {
-        "name": case.name, "library": case.library, "version": case.version, "sdist": sdist.name,
-        "bug": {"path": case.bug.path, "line": line_no, "original": case.bug.line, "broken": case.bug.broken, "kind": case.bug.kind},
-        "python": str(python), "test_paths": case.test_paths,
-        "tests": len(broken), "failing_by_bug": broken_by_bug, "failing_before_bug": sorted(failing(clean)),
+        "name": case.name,
+        "library": case.library,
+        "version": case.version,
+        "sdist": sdist.name,
+        "bug": {
+            "path": case.bug.path,
+            "line": line_no,
+            "original": case.bug.line,
+            "broken": case.bug.broken,
+            "kind": case.bug.kind,
+        },
+        "python": str(python),
+        "test_paths": case.test_paths,
+        "tests": len(broken),
+        "failing_by_bug": broken_by_bug,
+        "failing_before_bug": sorted(failing(clean)),
         "suite_seconds": round((clean_seconds + broken_seconds) / 2, 2),
-        "requirements": BASE_REQUIREMENTS + case.requirements, "why_requirements": case.why_requirements,
+        "requirements": BASE_REQUIREMENTS + case.requirements,
+        "why_requirements": case.why_requirements,
     }
     (folder / "case.json").write_text(json.dumps(record, indent=2) + "\n")
     return record
@@ -202,8 +254,10 @@ def main() -> int:
             print(f"{case.name}: NOT BUILT: {exc}", file=sys.stderr)
             continue
         before = f", {len(r['failing_before_bug'])} failing before it" if r["failing_before_bug"] else ""
-        print(f"{case.name}: {r['tests']} tests, {len(r['failing_by_bug'])} broken by the bug{before}, "
-              f"suite {r['suite_seconds']} s, built in {time.monotonic() - start:.0f} s")
+        print(
+            f"{case.name}: {r['tests']} tests, {len(r['failing_by_bug'])} broken by the bug{before}, "
+            f"suite {r['suite_seconds']} s, built in {time.monotonic() - start:.0f} s"
+        )
     print(f"{len(chosen) - failures}/{len(chosen)} cases in {args.cache / 'cases'}")
     return 1 if failures else 0
 

@@ -21,20 +21,47 @@ class _BenchCommand(GroupedCommand):
 
 @click.command(cls=_BenchCommand, epilog=BENCH_EXAMPLES)
 @click.argument("cases_dir", required=False, default="benchmarks/cases", type=click.Path(path_type=Path))
-@click.option("--strategy", "strategies", multiple=True, help="Strategy to measure; repeat for several (default: auto and the four built-ins).")
-@click.option("--agent", default="mutate", show_default=True, help="Fix generator: mutate | anthropic | command | auto.")
+@click.option(
+    "--strategy",
+    "strategies",
+    multiple=True,
+    help="Strategy to measure; repeat for several (default: auto and the four built-ins).",
+)
+@click.option(
+    "--agent", default="mutate", show_default=True, help="Fix generator: mutate | anthropic | command | auto."
+)
 @click.option("--agent-cmd", default=None, help="For --agent command: the external agent's shell command.")
 @click.option("--parallel", type=int, default=3, show_default=True, help="Candidates per iteration in each run.")
 @click.option("--jobs", type=int, default=None, help="Cases at once (default: cores // --parallel, at least 1).")
 @click.option("--case", "only", multiple=True, help="Only this case (repeatable).")
 @click.option("--case-timeout", type=float, default=1800.0, show_default=True, help="Seconds before one run is killed.")
 @click.option("--json", "as_json", is_flag=True, help="Print bench.json on stdout; table and progress go to stderr.")
-@click.option("--out", type=click.Path(path_type=Path), default=None, help="Folder for bench.json, bench.md, bench.png (default: .explore/bench/<time>).")
-@click.option("--compare", nargs=2, type=click.Path(exists=True, dir_okay=False, path_type=Path), default=None,
-              metavar="OLD NEW", help="Print the cases that got better or worse between two bench.json files; run nothing.")
+@click.option(
+    "--out",
+    type=click.Path(path_type=Path),
+    default=None,
+    help="Folder for bench.json, bench.md, bench.png (default: .explore/bench/<time>).",
+)
+@click.option(
+    "--compare",
+    nargs=2,
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    default=None,
+    metavar="OLD NEW",
+    help="Print the cases that got better or worse between two bench.json files; run nothing.",
+)
 def bench(
-    cases_dir: Path, strategies: tuple[str, ...], agent: str, agent_cmd: str | None, parallel: int, jobs: int | None, only: tuple[str, ...],
-    case_timeout: float, as_json: bool, out: Path | None, compare: tuple[Path, Path] | None,
+    cases_dir: Path,
+    strategies: tuple[str, ...],
+    agent: str,
+    agent_cmd: str | None,
+    parallel: int,
+    jobs: int | None,
+    only: tuple[str, ...],
+    case_timeout: float,
+    as_json: bool,
+    out: Path | None,
+    compare: tuple[Path, Path] | None,
 ) -> None:
     """Measure which strategy repairs best: run explore on every case of CASES_DIR (default
     benchmarks/cases) with each strategy in scratch copies, judge each result independently
@@ -76,7 +103,13 @@ def bench(
     extra = ["--agent-cmd", agent_cmd] if agent_cmd else []
     config = BenchConfig(agent=agent, parallel=parallel, jobs=jobs, case_timeout=case_timeout, extra_args=extra)
     started, t0 = datetime.now(timezone.utc).isoformat(timespec="seconds"), time.monotonic()
-    columns = (TextColumn("[bold]bench"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), TextColumn("{task.description}"))
+    columns = (
+        TextColumn("[bold]bench"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        TextColumn("{task.description}"),
+    )
     with Progress(*columns, console=err, transient=False) as progress:
         task = progress.add_task("", total=len(cases) * len(names))
 
@@ -85,8 +118,15 @@ def bench(
 
         results = run_all(cases, names, config, on_done=done)
     result = BenchResult(
-        cases_dir=str(cases_dir), agent=agent, parallel=parallel, jobs=jobs, strategies=names,
-        started_at=started, duration_s=round(time.monotonic() - t0, 1), results=results, summary=aggregate(results, names),
+        cases_dir=str(cases_dir),
+        agent=agent,
+        parallel=parallel,
+        jobs=jobs,
+        strategies=names,
+        started_at=started,
+        duration_s=round(time.monotonic() - t0, 1),
+        results=results,
+        summary=aggregate(results, names),
     )
     folder = out or Path(".explore") / "bench" / started.replace(":", "")
     written = render.write_all(result, folder)

@@ -73,7 +73,9 @@ def load_corpus(cases_dir: Path, only: list[str] | None = None) -> list[Case]:
     if only:
         unknown = sorted(set(only) - {c.name for c in cases})
         if unknown and cases:
-            raise UsageError(f"--case {', '.join(unknown)}: no such case in {cases_dir}; its cases: {', '.join(c.name for c in cases)}")
+            raise UsageError(
+                f"--case {', '.join(unknown)}: no such case in {cases_dir}; its cases: {', '.join(c.name for c in cases)}"
+            )
         cases = [c for c in cases if c.name in set(only)]
     if not cases:
         raise UsageError(f"no benchmark cases in {cases_dir} (a case folder holds case.toml or project/)")

@@ -34,7 +34,10 @@ def is_test_path(path: str) -> bool:
 def git(repo: Path, *args: str) -> str:
     return subprocess.run(
         ["git", "-c", "user.name=explore-bench", "-c", "user.email=bench@localhost", *args],
-        cwd=repo, check=True, capture_output=True, text=True,
+        cwd=repo,
+        check=True,
+        capture_output=True,
+        text=True,
     ).stdout.strip()
 
 
@@ -56,7 +59,11 @@ def run_pytest(cwd: Path, args: list[str], python: str, pythonpath: Path) -> Cou
     try:
         proc = subprocess.run(
             [python, "-m", "pytest", "-q", "-p", "no:cacheprovider", f"--junit-xml={xml}", *args],
-            cwd=cwd, env=env, capture_output=True, text=True, timeout=PYTEST_TIMEOUT,
+            cwd=cwd,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=PYTEST_TIMEOUT,
         )
         counts = Counts(exit_code=proc.returncode)
         if xml.is_file():
@@ -74,7 +81,9 @@ def run_pytest(cwd: Path, args: list[str], python: str, pythonpath: Path) -> Cou
 
 def _raw_diff(repo: Path, old: str, new: str) -> str:
     """The diff exactly as git prints it (no stripping: a trailing blank context line matters)."""
-    return subprocess.run(["git", "diff", "--binary", old, new], cwd=repo, check=True, capture_output=True, text=True).stdout
+    return subprocess.run(
+        ["git", "diff", "--binary", old, new], cwd=repo, check=True, capture_output=True, text=True
+    ).stdout
 
 
 def export_tree(repo: Path, commit: str, dest: Path) -> None:
@@ -91,7 +100,9 @@ def find_debris(repo: Path, initial: str, scratch: Path, worktrees_dir: Path | N
     listing = git(repo, "worktree", "list", "--porcelain")
     paths = [line.split(" ", 1)[1] for line in listing.splitlines() if line.startswith("worktree ")]
     debris += [f"worktree {p}" for p in paths if Path(p).resolve() != repo.resolve()]
-    for line in git(repo, "for-each-ref", "--format=%(refname:short) %(objectname)", "refs/heads/explore/").splitlines():
+    for line in git(
+        repo, "for-each-ref", "--format=%(refname:short) %(objectname)", "refs/heads/explore/"
+    ).splitlines():
         name, sha = line.split()
         if sha == initial:
             debris.append(f"branch {name} holds nothing")
@@ -124,14 +135,22 @@ def stray_processes(scratch: Path) -> list[int]:
 
 
 def judge(
-    repo: Path, initial: str, case: Case, python: str, branch: str | None = None,
-    scratch: Path | None = None, worktrees_dir: Path | None = None,
+    repo: Path,
+    initial: str,
+    case: Case,
+    python: str,
+    branch: str | None = None,
+    scratch: Path | None = None,
+    worktrees_dir: Path | None = None,
 ) -> Verdict:
     """Judge the tree at the tip of the user's branch (default: HEAD) against the initial commit."""
     final = git(repo, "rev-parse", branch or "HEAD")
     changed = [f for f in git(repo, "diff", "--name-only", initial, final).splitlines() if f]
-    verdict = Verdict(changed_files=changed, tests_touched=[f for f in changed if is_test_path(f)],
-                      diff=_raw_diff(repo, initial, final) if changed else "")
+    verdict = Verdict(
+        changed_files=changed,
+        tests_touched=[f for f in changed if is_test_path(f)],
+        diff=_raw_diff(repo, initial, final) if changed else "",
+    )
     workdir = Path(tempfile.mkdtemp(prefix="bench-judge-"))
     try:
         project = workdir / "project"

@@ -11,15 +11,40 @@ from rich.table import Table
 
 from .results import BenchResult, Stats
 
-COLUMNS = ("runs", "repaired", "plausible", "correct", "tests edited", "claim ≠ judge", "debris",
-           "iterations", "candidates", "median s", "total s", "tokens", "cost $")
+COLUMNS = (
+    "runs",
+    "repaired",
+    "plausible",
+    "correct",
+    "tests edited",
+    "claim ≠ judge",
+    "debris",
+    "iterations",
+    "candidates",
+    "median s",
+    "total s",
+    "tokens",
+    "cost $",
+)
 SHORT = ("correct", "%", "green", "claim", "tests", "≠", "debris", "iter", "cand", "med s", "tot s", "tokens", "$")
 
 
 def _short(s: Stats) -> list[str]:
-    return [f"{s.correct}/{s.runs}", f"{s.rate:.0f}", str(s.plausible), str(s.repaired), str(s.tests_touched),
-            str(s.disagreements), str(s.debris), str(s.iterations), str(s.candidates), f"{s.median_s:.1f}",
-            f"{s.total_s:.0f}", str(s.tokens), f"{s.cost_usd:.2f}"]
+    return [
+        f"{s.correct}/{s.runs}",
+        f"{s.rate:.0f}",
+        str(s.plausible),
+        str(s.repaired),
+        str(s.tests_touched),
+        str(s.disagreements),
+        str(s.debris),
+        str(s.iterations),
+        str(s.candidates),
+        f"{s.median_s:.1f}",
+        f"{s.total_s:.0f}",
+        str(s.tokens),
+        f"{s.cost_usd:.2f}",
+    ]
 
 
 def _cases(bench: BenchResult) -> str:
@@ -29,14 +54,31 @@ def _cases(bench: BenchResult) -> str:
 
 def _row(s: Stats) -> list[str]:
     pct = f"{s.correct}/{s.runs} ({s.rate:.0f}%)"
-    return [str(s.runs), str(s.repaired), str(s.plausible), pct, str(s.tests_touched), str(s.disagreements),
-            str(s.debris), str(s.iterations), str(s.candidates), f"{s.median_s:.1f}", f"{s.total_s:.1f}",
-            str(s.tokens) if s.tokens else "-", f"{s.cost_usd:.2f}" if s.cost_usd else "-"]
+    return [
+        str(s.runs),
+        str(s.repaired),
+        str(s.plausible),
+        pct,
+        str(s.tests_touched),
+        str(s.disagreements),
+        str(s.debris),
+        str(s.iterations),
+        str(s.candidates),
+        f"{s.median_s:.1f}",
+        f"{s.total_s:.1f}",
+        str(s.tokens) if s.tokens else "-",
+        f"{s.cost_usd:.2f}" if s.cost_usd else "-",
+    ]
 
 
 def table(bench: BenchResult, console: Console) -> None:
     """Per-strategy figures, then correct repairs per defect class and strategy."""
-    t = Table(box=box.SIMPLE_HEAD, padding=(0, 0), show_edge=False, title=f"explore bench — {_cases(bench)}, agent {bench.agent}, --parallel {bench.parallel}")
+    t = Table(
+        box=box.SIMPLE_HEAD,
+        padding=(0, 0),
+        show_edge=False,
+        title=f"explore bench — {_cases(bench)}, agent {bench.agent}, --parallel {bench.parallel}",
+    )
     llm = any(s.tokens or s.cost_usd for s in bench.summary.values())
     keep = len(SHORT) if llm else len(SHORT) - 2
     t.add_column("strategy", style="bold", no_wrap=True)
@@ -45,20 +87,45 @@ def table(bench: BenchResult, console: Console) -> None:
     for name, stats in bench.summary.items():
         t.add_row(name, *_short(stats)[:keep])
     console.print(t)
-    console.print("claim: explore said repaired · green: the judge's own run of the suite · correct: green, tests "
-                  "untouched, reference checks pass · tests: runs that edited test files · ≠: claim and judge disagree", style="dim")
+    console.print(
+        "claim: explore said repaired · green: the judge's own run of the suite · correct: green, tests "
+        "untouched, reference checks pass · tests: runs that edited test files · ≠: claim and judge disagree",
+        style="dim",
+    )
     classes = sorted({k for s in bench.summary.values() for k in s.by_class})
     if len(classes) > 1:
-        console.print(_per_group(bench, "correct / runs per defect class", "class", classes,
-                                 lambda s, k: s.by_class.get(k), lambda s: f"{s.correct}/{s.runs}"))
+        console.print(
+            _per_group(
+                bench,
+                "correct / runs per defect class",
+                "class",
+                classes,
+                lambda s, k: s.by_class.get(k),
+                lambda s: f"{s.correct}/{s.runs}",
+            )
+        )
     families = _families(bench)
     if families:
-        console.print(_per_group(bench, "per family: correct / runs · iterations · candidates · total s", "family", families,
-                                 lambda s, k: s.by_family.get(k), _family_cell))
+        console.print(
+            _per_group(
+                bench,
+                "per family: correct / runs · iterations · candidates · total s",
+                "family",
+                families,
+                lambda s, k: s.by_family.get(k),
+                _family_cell,
+            )
+        )
 
 
-def _per_group(bench: BenchResult, title: str, heading: str, groups: list[str],
-               pick: Callable[[Stats, str], Stats | None], cell: Callable[[Stats], str]) -> Table:
+def _per_group(
+    bench: BenchResult,
+    title: str,
+    heading: str,
+    groups: list[str],
+    pick: Callable[[Stats, str], Stats | None],
+    cell: Callable[[Stats], str],
+) -> Table:
     """One row per group (defect class, family), one column per strategy; `-` where a strategy
     has no run of that group."""
     t = Table(box=box.SIMPLE_HEAD, padding=(0, 0), show_edge=False, title=title)
@@ -115,23 +182,49 @@ def markdown(bench: BenchResult, chart: str | None = "bench.png") -> str:
     if chart:
         lines += ["", f"![repair rate and median time per strategy]({chart})"]
     classes = sorted({k for s in bench.summary.values() for k in s.by_class})
-    lines += ["", "## Per defect class (correct / plausible / runs)", "",
-              "| class | " + " | ".join(names) + " |", "|---|" + "---:|" * len(names)]
+    lines += [
+        "",
+        "## Per defect class (correct / plausible / runs)",
+        "",
+        "| class | " + " | ".join(names) + " |",
+        "|---|" + "---:|" * len(names),
+    ]
     for klass in classes:
         cells = [bench.summary[n].by_class.get(klass) for n in names]
-        lines.append(f"| {klass} | " + " | ".join(f"{s.correct} / {s.plausible} / {s.runs}" if s else "-" for s in cells) + " |")
+        lines.append(
+            f"| {klass} | " + " | ".join(f"{s.correct} / {s.plausible} / {s.runs}" if s else "-" for s in cells) + " |"
+        )
     families = _families(bench)
     if families:
-        lines += ["", "## Per family (repaired / correct / runs · iterations · candidates · total s)", "",
-                  "| family | " + " | ".join(names) + " |", "|---|" + "---:|" * len(names)]
+        lines += [
+            "",
+            "## Per family (repaired / correct / runs · iterations · candidates · total s)",
+            "",
+            "| family | " + " | ".join(names) + " |",
+            "|---|" + "---:|" * len(names),
+        ]
         for family in families:
             cells = [bench.summary[n].by_family.get(family) for n in names]
-            lines.append(f"| {family} | " + " | ".join(
-                f"{s.repaired} / {s.correct} / {s.runs} · {s.iterations} it · {s.candidates} c · {s.total_s:.0f}s" if s else "-"
-                for s in cells) + " |")
-    lines += ["", "## Per case", "", "Each cell: grade, iterations, the strategy of each iteration (C conservative, A aggressive, "
-              "E exploratory, S surgical; `|` between the runs of a history case), wall time.", "",
-              "| case | class | " + " | ".join(names) + " |", "|---|---|" + "---|" * len(names)]
+            lines.append(
+                f"| {family} | "
+                + " | ".join(
+                    f"{s.repaired} / {s.correct} / {s.runs} · {s.iterations} it · {s.candidates} c · {s.total_s:.0f}s"
+                    if s
+                    else "-"
+                    for s in cells
+                )
+                + " |"
+            )
+    lines += [
+        "",
+        "## Per case",
+        "",
+        "Each cell: grade, iterations, the strategy of each iteration (C conservative, A aggressive, "
+        "E exploratory, S surgical; `|` between the runs of a history case), wall time.",
+        "",
+        "| case | class | " + " | ".join(names) + " |",
+        "|---|---|" + "---|" * len(names),
+    ]
     by_key = {(r.case, r.strategy): r for r in bench.results}
     for case in dict.fromkeys(r.case for r in bench.results):
         first = next(r for r in bench.results if r.case == case)
@@ -139,16 +232,25 @@ def markdown(bench: BenchResult, chart: str | None = "bench.png") -> str:
         cells = []
         for n in names:
             r = by_key.get((case, n))
-            cells.append("-" if r is None else f"{r.grade}, {r.iterations} it {iteration_trail(r.iteration_strategies, r.run_iterations)}, {r.duration_s:.0f}s"
-                         + (" ⚠" if not r.agrees or r.error else ""))
+            cells.append(
+                "-"
+                if r is None
+                else f"{r.grade}, {r.iterations} it {iteration_trail(r.iteration_strategies, r.run_iterations)}, {r.duration_s:.0f}s"
+                + (" ⚠" if not r.agrees or r.error else "")
+            )
         lines.append(f"| {case} | {klass} | " + " | ".join(cells) + " |")
     problems = [r for r in bench.results if r.error or r.verdict.debris or not r.agrees or r.verdict.tests_touched]
     if problems:
         lines += ["", "## Notes", ""]
         for r in problems:
-            bits = [r.error or "", "debris: " + ", ".join(r.verdict.debris) if r.verdict.debris else "",
-                    "tests edited: " + ", ".join(r.verdict.tests_touched) if r.verdict.tests_touched else "",
-                    f"explore said {r.status}, judge: suite {r.verdict.suite_passed}/{r.verdict.suite_total}" if not r.agrees else ""]
+            bits = [
+                r.error or "",
+                "debris: " + ", ".join(r.verdict.debris) if r.verdict.debris else "",
+                "tests edited: " + ", ".join(r.verdict.tests_touched) if r.verdict.tests_touched else "",
+                f"explore said {r.status}, judge: suite {r.verdict.suite_passed}/{r.verdict.suite_total}"
+                if not r.agrees
+                else "",
+            ]
             lines.append(f"- `{r.case}` [{r.strategy}]: " + "; ".join(b for b in bits if b))
     return "\n".join(lines) + "\n"
 
@@ -171,9 +273,22 @@ def chart(bench: BenchResult, path: Path) -> Path:
     else:
         fig, left = plt.subplots(figsize=(max(6.0, 1.8 * len(names) + 2), 4.5), dpi=120)
     right = left.twinx()
-    b1 = left.bar([x - width for x in xs], [s.plausible_rate for s in stats], width, label="plausible (suite green) %", color="#9ecae1")
+    b1 = left.bar(
+        [x - width for x in xs],
+        [s.plausible_rate for s in stats],
+        width,
+        label="plausible (suite green) %",
+        color="#9ecae1",
+    )
     b2 = left.bar(xs, [s.rate for s in stats], width, label="correct (checks pass) %", color="#3182bd")
-    b3 = right.bar([x + width for x in xs], [s.median_s for s in stats], width, label="median time (s)", color="#fd8d3c", hatch="//")
+    b3 = right.bar(
+        [x + width for x in xs],
+        [s.median_s for s in stats],
+        width,
+        label="median time (s)",
+        color="#fd8d3c",
+        hatch="//",
+    )
     left.bar_label(b1, fmt="%.0f", fontsize=8)
     left.bar_label(b2, fmt="%.0f", fontsize=8)
     right.bar_label(b3, fmt="%.1f", fontsize=8)

@@ -11,6 +11,7 @@ from pydantic import BaseModel, Field
 from ..model.models import RunStatus
 from ..model.usage import Usage
 
+
 class Verdict(BaseModel):
     """The judge's own findings on the tree explore left on the user's branch."""
 
@@ -67,7 +68,9 @@ class CaseResult(BaseModel):
     @property
     def grade(self) -> str:
         v = self.verdict
-        return "correct" if v.correct else "plausible" if v.plausible else "repaired?" if self.repaired else "unrepaired"
+        return (
+            "correct" if v.correct else "plausible" if v.plausible else "repaired?" if self.repaired else "unrepaired"
+        )
 
 
 class Stats(BaseModel):

@@ -43,7 +43,9 @@ def default_jobs(parallel: int, cores: int | None = None) -> int:
 def prepare(case: Case, scratch: Path) -> tuple[Path, str]:
     """A fresh git repo in scratch/repo holding the case's project; (repo, initial commit)."""
     repo = scratch / "repo"
-    shutil.copytree(case.project, repo, symlinks=True, ignore=shutil.ignore_patterns(".explore", "__pycache__", ".pytest_cache"))
+    shutil.copytree(
+        case.project, repo, symlinks=True, ignore=shutil.ignore_patterns(".explore", "__pycache__", ".pytest_cache")
+    )
     if not (repo / ".git").exists():
         git(repo, "init", "-q", "-b", BRANCH)
         git(repo, "add", "-A")
@@ -55,29 +57,56 @@ def prepare(case: Case, scratch: Path) -> tuple[Path, str]:
 
 def explore_command(repo: Path, strategy: str, config: BenchConfig) -> list[str]:
     return [
-        config.python, "-m", "explore", "run", str(repo), "--agent", config.agent,
-        "--strategy", strategy, "--parallel", str(config.parallel), "--json", *config.extra_args,
+        config.python,
+        "-m",
+        "explore",
+        "run",
+        str(repo),
+        "--agent",
+        config.agent,
+        "--strategy",
+        strategy,
+        "--parallel",
+        str(config.parallel),
+        "--json",
+        *config.extra_args,
     ]
 
 
 def run_case(case: Case, strategy: str, config: BenchConfig) -> CaseResult:
     """One case under one strategy, from scratch copy to verdict; the scratch folder is removed."""
     scratch = Path(tempfile.mkdtemp(prefix=f"explore-bench-{case.name}-"))
-    result = CaseResult(case=case.name, defect_class=case.defect_class, family=case.family, strategy=strategy,
-                        status="error", exit_code=None, runs=case.runs)
+    result = CaseResult(
+        case=case.name,
+        defect_class=case.defect_class,
+        family=case.family,
+        strategy=strategy,
+        status="error",
+        exit_code=None,
+        runs=case.runs,
+    )
     try:
         repo, initial = prepare(case, scratch)
         worktrees = scratch / "worktrees"
-        env = {**os.environ, "EXPLORE_WORKTREES_DIR": str(worktrees), "PYTHONDONTWRITEBYTECODE": "1",
-               # the case's tests run on the interpreter the judge uses: first `python` on PATH
-               "PATH": os.pathsep.join([str(Path(config.python).parent), os.environ.get("PATH", "")])}
+        env = {
+            **os.environ,
+            "EXPLORE_WORKTREES_DIR": str(worktrees),
+            "PYTHONDONTWRITEBYTECODE": "1",
+            # the case's tests run on the interpreter the judge uses: first `python` on PATH
+            "PATH": os.pathsep.join([str(Path(config.python).parent), os.environ.get("PATH", "")]),
+        }
         started = time.monotonic()
         for run in range(case.runs):  # a history case: the next run starts from the records the last one left
             if run and (result.error or result.status == "succeeded"):
                 break
             proc = subprocess.Popen(
-                explore_command(repo, strategy, config), cwd=scratch, env=env, start_new_session=True,
-                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                explore_command(repo, strategy, config),
+                cwd=scratch,
+                env=env,
+                start_new_session=True,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                text=True,
             )
             try:
                 stdout, stderr = proc.communicate(timeout=config.case_timeout)
@@ -133,7 +162,9 @@ def _read_summary(result: CaseResult, stdout: str, stderr: str) -> None:
 
 
 def run_all(
-    cases: list[Case], strategies: list[str], config: BenchConfig,
+    cases: list[Case],
+    strategies: list[str],
+    config: BenchConfig,
     on_done: Callable[[CaseResult], None] | None = None,
 ) -> list[CaseResult]:
     """Every case × strategy, `config.jobs` at a time; results in corpus order."""
@@ -147,8 +178,15 @@ def run_all(
                 res = future.result()
             except Exception as exc:  # a bug in one case must not lose the others
                 case = next(c for c, _ in work if c.name == key[0])
-                res = CaseResult(case=key[0], defect_class=case.defect_class, strategy=key[1], status="error",
-                                 exit_code=None, verdict=Verdict(), error=f"{type(exc).__name__}: {exc}")
+                res = CaseResult(
+                    case=key[0],
+                    defect_class=case.defect_class,
+                    strategy=key[1],
+                    status="error",
+                    exit_code=None,
+                    verdict=Verdict(),
+                    error=f"{type(exc).__name__}: {exc}",
+                )
             results[key] = res
             if on_done:
                 on_done(res)

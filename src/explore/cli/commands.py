@@ -45,24 +45,68 @@ def run_options(func: Any) -> Any:
         click.option("--parallel", type=int, help="Candidates explored concurrently per iteration (default 3)."),
         click.option("--max-iterations", type=int, help="Iterations before giving up (default 10)."),
         click.option("--strategy", help=f"Force a strategy: {STRATEGY_HELP} (default auto)."),
-        click.option("--agent", help="auto | mutate | anthropic | command | claude-code | codex | gemini | qwen | aider | a [tool.explore.agents.NAME], or a fallback chain A,B,C (default auto: anthropic with ANTHROPIC_API_KEY, else mutate)."),
+        click.option(
+            "--agent",
+            help="auto | mutate | anthropic | command | claude-code | codex | gemini | qwen | aider | a [tool.explore.agents.NAME], or a fallback chain A,B,C (default auto: anthropic with ANTHROPIC_API_KEY, else mutate).",
+        ),
         click.option("--agent-cmd", help="For --agent command: a shell command run in each candidate's worktree."),
-        click.option("--test-cmd", help="Shell command running the tests (default: pytest, auto-detected). May hold {junit}."),
+        click.option(
+            "--test-cmd", help="Shell command running the tests (default: pytest, auto-detected). May hold {junit}."
+        ),
         click.option("--junit-xml", help="Where --test-cmd writes JUnit XML, relative to the repository root."),
-        click.option("--python", metavar="PATH", help="Interpreter for the default pytest command (default: [tool.explore] python, else $VIRTUAL_ENV's, else python on PATH)."),
-        click.option("--branch-timeout", type=float, help="Seconds per candidate, generator and tests together (default 600)."),
-        click.option("--test-timeout", type=float, help="Seconds per test, pytest only (default: 30 in the baseline, then 5x its slowest passing test, at least 10)."),
+        click.option(
+            "--python",
+            metavar="PATH",
+            help="Interpreter for the default pytest command (default: [tool.explore] python, else $VIRTUAL_ENV's, else python on PATH).",
+        ),
+        click.option(
+            "--branch-timeout", type=float, help="Seconds per candidate, generator and tests together (default 600)."
+        ),
+        click.option(
+            "--test-timeout",
+            type=float,
+            help="Seconds per test, pytest only (default: 30 in the baseline, then 5x its slowest passing test, at least 10).",
+        ),
         click.option("--target-pass-rate", type=float, help="Quality gate in percent (default 100)."),
-        click.option("--no-apply", is_flag=True, default=None, help="Leave the result on explore/<run-id>; do not move your branch."),
-        click.option("--branch-memory", help="Memory cap per candidate's process tree, e.g. 512M (default: half the RAM / --parallel)."),
+        click.option(
+            "--no-apply",
+            is_flag=True,
+            default=None,
+            help="Leave the result on explore/<run-id>; do not move your branch.",
+        ),
+        click.option(
+            "--branch-memory",
+            help="Memory cap per candidate's process tree, e.g. 512M (default: half the RAM / --parallel).",
+        ),
         click.option("--budget-usd", type=float, help="Stop before LLM calls would cost more than this."),
         click.option("--budget-tokens", type=int, help="Stop before LLM calls would use more tokens than this."),
-        click.option("--executor", type=click.Choice(["local", "ray"]), help="Where test jobs run: local worktrees (default) or Ray (RAY_ADDRESS, else a local Ray)."),
-        click.option("--shards", type=int, help="Split full-suite runs over N shards by test file (1 = off; default: the free slots the suite's time fills)."),
-        click.option("--junit-out", type=click.Path(path_type=Path), help="Write the final test results as JUnit XML here (for CI)."),
-        click.option("--reports-dir", help="Write a debug report per iteration to DIR/<topic>/NNN_<slug>.md (for review)."),
-        click.option("--commit-reports", is_flag=True, default=None, help="Commit the debug reports on the run branch with each iteration's commit."),
-        click.option("--json", "as_json", is_flag=True, help="Print the JSON summary on stdout; progress stays on stderr."),
+        click.option(
+            "--executor",
+            type=click.Choice(["local", "ray"]),
+            help="Where test jobs run: local worktrees (default) or Ray (RAY_ADDRESS, else a local Ray).",
+        ),
+        click.option(
+            "--shards",
+            type=int,
+            help="Split full-suite runs over N shards by test file (1 = off; default: the free slots the suite's time fills).",
+        ),
+        click.option(
+            "--junit-out",
+            type=click.Path(path_type=Path),
+            help="Write the final test results as JUnit XML here (for CI).",
+        ),
+        click.option(
+            "--reports-dir", help="Write a debug report per iteration to DIR/<topic>/NNN_<slug>.md (for review)."
+        ),
+        click.option(
+            "--commit-reports",
+            is_flag=True,
+            default=None,
+            help="Commit the debug reports on the run branch with each iteration's commit.",
+        ),
+        click.option(
+            "--json", "as_json", is_flag=True, help="Print the JSON summary on stdout; progress stays on stderr."
+        ),
     ]
     for option in reversed(options):
         func = option(func)
@@ -73,7 +117,9 @@ def person_options(func: Any) -> Any:
     """How explore talks to the person at the terminal (never stored with the run)."""
     options = [
         click.option("-q", "--quiet", is_flag=True, help="Only the result and errors on stderr."),
-        click.option("-v", "--verbose", is_flag=True, help="Also each test run's command and log, and the generator's messages."),
+        click.option(
+            "-v", "--verbose", is_flag=True, help="Also each test run's command and log, and the generator's messages."
+        ),
         click.option("--no-input", is_flag=True, help="Never ask: an escalation or a run below the gate just exits."),
     ]
     for option in reversed(options):
@@ -98,16 +144,40 @@ class _RunCommand(GroupedCommand):
 
 @main.command(cls=_RunCommand, epilog=RUN_EXAMPLES)
 @click.argument("path", required=False, type=click.Path(path_type=Path))
-@click.option("--path", "path_option", type=click.Path(path_type=Path), help="Repository (default: here); the same as PATH.")
+@click.option(
+    "--path", "path_option", type=click.Path(path_type=Path), help="Repository (default: here); the same as PATH."
+)
 @run_options
-@click.option("--tests", "tests", multiple=True, metavar="PATTERN",
-              help="Target tests by glob over node ids (repeatable); only targets are repaired, no other test may break.")
-@click.option("--since", metavar="REF|last-green",
-              help="Targets = tests failing now that passed at REF, or at the last green run in .explore/history.jsonl.")
-@click.option("--issue", "issue_file", metavar="FILE|-",
-              help="A bug report (markdown or text; - reads stdin): tests reproducing it are written and committed first, then repaired.")
-def run(path: Path | None, path_option: Path | None, as_json: bool, junit_out: Path | None, tests: tuple[str, ...], quiet: bool,
-        verbose: bool, no_input: bool, issue_file: str | None, **flags: Any) -> None:
+@click.option(
+    "--tests",
+    "tests",
+    multiple=True,
+    metavar="PATTERN",
+    help="Target tests by glob over node ids (repeatable); only targets are repaired, no other test may break.",
+)
+@click.option(
+    "--since",
+    metavar="REF|last-green",
+    help="Targets = tests failing now that passed at REF, or at the last green run in .explore/history.jsonl.",
+)
+@click.option(
+    "--issue",
+    "issue_file",
+    metavar="FILE|-",
+    help="A bug report (markdown or text; - reads stdin): tests reproducing it are written and committed first, then repaired.",
+)
+def run(
+    path: Path | None,
+    path_option: Path | None,
+    as_json: bool,
+    junit_out: Path | None,
+    tests: tuple[str, ...],
+    quiet: bool,
+    verbose: bool,
+    no_input: bool,
+    issue_file: str | None,
+    **flags: Any,
+) -> None:
     """Repair the failing tests of the git repository at PATH (default: here); with TEST_IDS after
     `--`, --tests or --since, only those target tests; with --issue, the bug a report describes."""
     if path and path_option and path.resolve() != path_option.resolve():
@@ -129,7 +199,9 @@ def _read_issue(source: str) -> str:
     try:
         text = sys.stdin.read() if source == "-" else Path(source).read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
-        raise UsageError(f"--issue {source}: cannot read the bug report: {getattr(exc, 'strerror', None) or exc}") from None
+        raise UsageError(
+            f"--issue {source}: cannot read the bug report: {getattr(exc, 'strerror', None) or exc}"
+        ) from None
     if not text.strip():
         raise UsageError(f"--issue {source}: the bug report is empty")
     return text
@@ -141,7 +213,9 @@ def _read_issue(source: str) -> str:
 @click.option("--path", "path", default=".", type=click.Path(path_type=Path), help="Repository (default: here).")
 @click.option("--json", "as_json", is_flag=True, help="Print the JSON summary on stdout.")
 @person_options
-def resume(run_id: str | None, hint: str | None, path: Path, as_json: bool, quiet: bool, verbose: bool, no_input: bool) -> None:
+def resume(
+    run_id: str | None, hint: str | None, path: Path, as_json: bool, quiet: bool, verbose: bool, no_input: bool
+) -> None:
     """Continue an interrupted or escalated run (the latest when RUN_ID is not given)."""
     _execute(path, {}, as_json, resume_id=run_id or "", hint=hint, talk=Talk(quiet, verbose, no_input))
 
@@ -153,7 +227,12 @@ class Talk(NamedTuple):
 
 
 def _execute(
-    path: Path, flags: dict[str, Any], as_json: bool, resume_id: str | None, hint: str | None, junit_out: Path | None = None,
+    path: Path,
+    flags: dict[str, Any],
+    as_json: bool,
+    resume_id: str | None,
+    hint: str | None,
+    junit_out: Path | None = None,
     talk: Talk = Talk(),
 ) -> None:
     import anyio
@@ -177,7 +256,9 @@ def _execute(
         cores = os.cpu_count() or 1
         cap = min(4 * cores, MAX_PARALLEL)
         if options.parallel > cap:
-            display.note(f"--parallel {options.parallel} capped to {cap} (at most 4 per core on this {cores}-core machine)")
+            display.note(
+                f"--parallel {options.parallel} capped to {cap} (at most 4 per core on this {cores}-core machine)"
+            )
             options.parallel = cap
         loop.check_options(info.root, options)
         state.ensure_writable(info.root)
@@ -206,7 +287,9 @@ def _execute(
     summary = reports.summary(result, report, change)
     if decision is None:
         for line in reports.help_needed(result):
-            display.console.print(line, style="bold red" if line.startswith("HELP") else "", markup=False, highlight=False)
+            display.console.print(
+                line, style="bold red" if line.startswith("HELP") else "", markup=False, highlight=False
+            )
     f = result.current
     display.result(f"{result.status}: {f.passed}/{f.total} passed ({f.pass_rate:.1f}%) — {result.stop_reason or ''}")
     display.result(f"report: {report}")
@@ -223,7 +306,9 @@ def _ask(info: RepoInfo, result: RunState, as_json: bool, no_input: bool, displa
     from .. import generators
     from ..run import state
 
-    if not gate.should_ask(result, as_json=as_json, no_input=no_input, stdin_tty=sys.stdin.isatty(), stderr_tty=sys.stderr.isatty()):
+    if not gate.should_ask(
+        result, as_json=as_json, no_input=no_input, stdin_tty=sys.stdin.isatty(), stderr_tty=sys.stderr.isatty()
+    ):
         return None
     destructive = gate.destructive_candidate(result, state.run_dir(info.root, result.run_id))
     options = result.options
@@ -262,7 +347,9 @@ def _act(info: RepoInfo, result: RunState, decision: Decision, display: Display)
     if decision.choice == "rollback":
         display.result(housekeeping.rollback(info, result.run_id, decision.to))
     elif decision.choice == "skip":
-        where = known_failures.record(info.root, {t: result.failure_messages.get(t, "") for t in result.current_failing}, result.run_id)
+        where = known_failures.record(
+            info.root, {t: result.failure_messages.get(t, "") for t in result.current_failing}, result.run_id
+        )
         display.result(f"recorded {len(result.current_failing)} known failure(s) in {where}; later runs leave them out")
     elif decision.choice == "abort":
         if result.branch:  # what was applied to your branch stays there
@@ -327,8 +414,12 @@ def status(run_id: str | None, path: Path, as_json: bool) -> None:
 
 @main.command()
 @click.option("--path", "path", default=".", type=click.Path(path_type=Path), help="Repository (default: here).")
-@click.option("--older-than", "older_than", metavar="AGE",
-              help="Also prune runs started more than AGE ago (30m, 12h, 7d, 2w): their folder, ref and branch.")
+@click.option(
+    "--older-than",
+    "older_than",
+    metavar="AGE",
+    help="Also prune runs started more than AGE ago (30m, 12h, 7d, 2w): their folder, ref and branch.",
+)
 @click.option("--dry-run", is_flag=True, help="List what would be removed, remove nothing.")
 def clean(path: Path, older_than: str | None, dry_run: bool) -> None:
     """Remove worktrees, stale locks and processes left by dead runs (never a run's results unless
@@ -362,7 +453,9 @@ _register_bench()
 
 @main.command()
 @click.argument("run_id")
-@click.option("--to", "to", type=int, default=None, help="Iteration to go back to (0 = before any merge; default: one back).")
+@click.option(
+    "--to", "to", type=int, default=None, help="Iteration to go back to (0 = before any merge; default: one back)."
+)
 @click.option("--path", "path", default=".", type=click.Path(path_type=Path), help="Repository (default: here).")
 def rollback(run_id: str, to: int | None, path: Path) -> None:
     """Move a run's branch back to an earlier iteration (your own branch is never touched)."""
@@ -390,7 +483,10 @@ def apply_command(run_id: str | None, path: Path) -> None:
 
     try:
         info = gitrepo.open_repo(path)
-        message = applying.apply(info, _pick(info.root, run_id, lambda r: bool(r.merged_commit) and r.application is None, "a result to apply"))
+        message = applying.apply(
+            info,
+            _pick(info.root, run_id, lambda r: bool(r.merged_commit) and r.application is None, "a result to apply"),
+        )
     except ExploreError as exc:
         _fail(str(exc), exc.exit_code, False)
         return
@@ -408,7 +504,9 @@ def undo(run_id: str | None, path: Path) -> None:
 
     try:
         info = gitrepo.open_repo(path)
-        message = applying.undo(info, _pick(info.root, run_id, lambda r: r.application is not None, "an applied result"))
+        message = applying.undo(
+            info, _pick(info.root, run_id, lambda r: r.application is not None, "an applied result")
+        )
     except ExploreError as exc:
         _fail(str(exc), exc.exit_code, False)
         return
@@ -440,7 +538,9 @@ def demo(folder: Path | None, parallel: int, as_json: bool) -> None:
     from .demo import create_demo
 
     target = create_demo(folder)
-    click.echo(f"demo project: {target}" + ("" if folder else " (removed at the end; give a FOLDER to keep it)"), err=True)
+    click.echo(
+        f"demo project: {target}" + ("" if folder else " (removed at the end; give a FOLDER to keep it)"), err=True
+    )
     try:
         _execute(target, {"agent": "mutate", "parallel": parallel}, as_json, resume_id=None, hint=None)
     finally:

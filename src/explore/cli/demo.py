@@ -29,7 +29,7 @@ def order_total(lines: list[tuple[int, int]]) -> int:
         total += round(gross * (1 - bulk_discount(quantity)))
     return total
 ''',
-    "tests/test_pricing.py": '''from pricing import bulk_discount, line_total, order_total
+    "tests/test_pricing.py": """from pricing import bulk_discount, line_total, order_total
 
 
 def test_line_total():
@@ -58,14 +58,14 @@ def test_order_total():
 
 def test_order_total_single_bulk_line():
     assert order_total([(100, 20)]) == 1800
-''',
-    "pyproject.toml": '''[tool.pytest.ini_options]
+""",
+    "pyproject.toml": """[tool.pytest.ini_options]
 pythonpath = ["."]
 testpaths = ["tests"]
 
 [tool.explore]
 python = "{python}"
-''',
+""",
     ".gitignore": "__pycache__/\n",
 }
 

@@ -37,8 +37,15 @@ class Destructive(BaseModel):
     """What it would destroy, quoted from the patch."""
 
 
-def should_ask(run: RunState, *, as_json: bool, no_input: bool, stdin_tty: bool, stderr_tty: bool,
-               env: dict[str, str] | None = None) -> bool:
+def should_ask(
+    run: RunState,
+    *,
+    as_json: bool,
+    no_input: bool,
+    stdin_tty: bool,
+    stderr_tty: bool,
+    env: dict[str, str] | None = None,
+) -> bool:
     """Only a person at a terminal is asked; never under --json, --no-input or CI=true."""
     env = dict(os.environ) if env is None else env
     if as_json or no_input or env.get("CI", "").lower() in ("true", "1") or not (stdin_tty and stderr_tty):
@@ -99,8 +106,13 @@ def menu(run: RunState, destructive: Destructive | None, generator: str = "") ->
     return items
 
 
-def ask(run: RunState, say: Callable[[str], None], read: Callable[[str], str],
-        destructive: Destructive | None = None, generator: str = "") -> Decision:
+def ask(
+    run: RunState,
+    say: Callable[[str], None],
+    read: Callable[[str], str],
+    destructive: Destructive | None = None,
+    generator: str = "",
+) -> Decision:
     """Show why and the choices; read until a valid answer. EOF (Ctrl-D) counts as abort."""
     say(why(run))
     if run.escalation is not None and run.escalation.category in escalation.ENVIRONMENT:

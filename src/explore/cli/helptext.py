@@ -34,7 +34,16 @@ class GroupedCommand(click.Command):
 
 RUN_GROUPS = {
     "What to repair": ["path_option", "tests", "since", "issue_file"],
-    "How to repair": ["agent", "agent_cmd", "strategy", "parallel", "max_iterations", "target_pass_rate", "budget_usd", "budget_tokens"],
+    "How to repair": [
+        "agent",
+        "agent_cmd",
+        "strategy",
+        "parallel",
+        "max_iterations",
+        "target_pass_rate",
+        "budget_usd",
+        "budget_tokens",
+    ],
     "How tests run": ["test_cmd", "junit_xml", "test_timeout", "branch_timeout", "branch_memory", "executor", "shards"],
     "The result": ["no_apply", "json", "as_json", "junit_out", "reports_dir", "commit_reports"],
     "Talking to you": ["quiet", "verbose", "no_input"],

@@ -104,25 +104,46 @@ class RunView:
 
     def __rich__(self) -> Group:
         elapsed = time.monotonic() - self.started
-        head = Text.assemble(("explore ", "bold"), f"iteration {self.iteration}" if self.iteration else "baseline",
-                             (f"  strategy {self.strategy}", "cyan") if self.strategy else "", f" — {self.why}" if self.why else "")
-        facts = Text(f"pass rate {'-' if self.pass_rate is None else f'{self.pass_rate:.1f}%'}"
-                     f"  ·  {elapsed:.0f}s elapsed" + (f"  ·  spent {self.spend}" if self.spend else ""), style="dim")
+        head = Text.assemble(
+            ("explore ", "bold"),
+            f"iteration {self.iteration}" if self.iteration else "baseline",
+            (f"  strategy {self.strategy}", "cyan") if self.strategy else "",
+            f" — {self.why}" if self.why else "",
+        )
+        facts = Text(
+            f"pass rate {'-' if self.pass_rate is None else f'{self.pass_rate:.1f}%'}"
+            f"  ·  {elapsed:.0f}s elapsed" + (f"  ·  spent {self.spend}" if self.spend else ""),
+            style="dim",
+        )
         table = Table(box=None, pad_edge=False, show_edge=False)
-        for name, justify in (("cand", "left"), ("phase", "left"), ("tests run", "left"), ("pass rate", "right"),
-                              ("time", "right"), ("cost", "right")):
+        for name, justify in (
+            ("cand", "left"),
+            ("phase", "left"),
+            ("tests run", "left"),
+            ("pass rate", "right"),
+            ("time", "right"),
+            ("cost", "right"),
+        ):
             table.add_column(name, justify=justify, no_wrap=True, overflow="ellipsis")
         for row in list(self.rows.values()):  # the refresh thread reads while the run writes
-            table.add_row(row.cid, row.phase[:60], row.tests, "" if row.pass_rate is None else f"{row.pass_rate:.1f}%",
-                          f"{row.seconds:.0f}s", "" if row.cost is None else f"${row.cost:.4f}")
+            table.add_row(
+                row.cid,
+                row.phase[:60],
+                row.tests,
+                "" if row.pass_rate is None else f"{row.pass_rate:.1f}%",
+                f"{row.seconds:.0f}s",
+                "" if row.cost is None else f"${row.cost:.4f}",
+            )
         return Group(head, facts, table) if self.rows else Group(head, facts)
 
     def summary_line(self) -> str | None:
         """The iteration's rows in one line, kept in the scrollback once the iteration is over."""
         if not self.rows:
             return None
-        rows = ", ".join(f"{r.cid} {r.phase.split(':')[0]}" + (f" {r.pass_rate:.1f}%" if r.pass_rate is not None else "")
-                         for r in list(self.rows.values()))
+        rows = ", ".join(
+            f"{r.cid} {r.phase.split(':')[0]}" + (f" {r.pass_rate:.1f}%" if r.pass_rate is not None else "")
+            for r in list(self.rows.values())
+        )
         return f"  iteration {self.iteration} candidates: {rows}"
 
 
@@ -149,14 +170,23 @@ class Display:
             root.addHandler(self._handler)
             logging.captureWarnings(True)
             verbose = self.verbosity == "verbose"
-            for name, level in (("explore", logging.DEBUG if verbose else logging.INFO),
-                                ("anthropic", logging.INFO), ("httpx", logging.INFO if verbose else logging.WARNING)):
+            for name, level in (
+                ("explore", logging.DEBUG if verbose else logging.INFO),
+                ("anthropic", logging.INFO),
+                ("httpx", logging.INFO if verbose else logging.WARNING),
+            ):
                 logger = logging.getLogger(name)
                 self._levels[name] = logger.level
                 logger.setLevel(level)
         if self.mode == "live" and not self.quiet and self._live is None:
-            self._live = Live(self.view, console=self.console, refresh_per_second=4, transient=True,
-                              redirect_stdout=False, redirect_stderr=False)
+            self._live = Live(
+                self.view,
+                console=self.console,
+                refresh_per_second=4,
+                transient=True,
+                redirect_stdout=False,
+                redirect_stderr=False,
+            )
             self._live.start()
 
     def stop(self) -> None:
@@ -217,7 +247,9 @@ class Display:
         if self.mode == "lines":
             self.console.print(Text(f"{time.monotonic() - self.started:7.1f}s ", style="dim") + Text(text))
         else:
-            self.console.print(text, markup=False, highlight=False, soft_wrap=True)  # one line, wrapped by the terminal only
+            self.console.print(
+                text, markup=False, highlight=False, soft_wrap=True
+            )  # one line, wrapped by the terminal only
 
     def change(self, change: Change) -> None:
         """The end of a run: what it changed (files and lines), the one command that undoes it, then

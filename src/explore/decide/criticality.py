@@ -18,7 +18,7 @@ MEDIUM_BY_DEFAULT = ("integration", "e2e", "slow")
 
 def _matches(pattern: str, path: str, markers: set[str]) -> bool:
     if pattern.startswith("marker:"):
-        return pattern[len("marker:"):] in markers
+        return pattern[len("marker:") :] in markers
     return fnmatch.fnmatch(path, pattern) or fnmatch.fnmatch(path.split("::", 1)[0], pattern)
 
 

@@ -33,11 +33,22 @@ WHY: dict[str, str] = {
 PATTERNS: tuple[tuple[EnvironmentKind, re.Pattern[str]], ...] = (
     ("missing_metadata", re.compile(r"PackageNotFoundError|DistributionNotFound|No package metadata was found")),
     ("missing_module", re.compile(r"ModuleNotFoundError: No module named '([\w.]+)'")),
-    ("missing_env", re.compile(r"NoCredentialsError|Unable to locate credentials|DefaultCredentialsError|"
-                               r"Could not automatically determine credentials")),
+    (
+        "missing_env",
+        re.compile(
+            r"NoCredentialsError|Unable to locate credentials|DefaultCredentialsError|"
+            r"Could not automatically determine credentials"
+        ),
+    ),
     ("connection_refused", re.compile(r"ConnectionRefusedError|Connection refused|ECONNREFUSED|\[Errno 111\]", re.I)),
-    ("dns", re.compile(r"Name or service not known|Temporary failure in name resolution|nodename nor servname|"
-                       r"getaddrinfo failed|gaierror|\[Errno -[23]\]", re.I)),
+    (
+        "dns",
+        re.compile(
+            r"Name or service not known|Temporary failure in name resolution|nodename nor servname|"
+            r"getaddrinfo failed|gaierror|\[Errno -[23]\]",
+            re.I,
+        ),
+    ),
 )
 RAISED_AT = re.compile(r"^(\S.*?):(\d+): (\w+)\s*$", re.M)
 """pytest's last line of a long traceback: where the exception was raised, and its type."""
@@ -61,7 +72,9 @@ def _raised_by_project(text: str, exception: str, project_files: Collection[str]
     return bool(marked) and marked[-1][1:].strip().startswith("raise") and exception != "ModuleNotFoundError"
 
 
-def classify(outcome: TestOutcome, local_modules: Collection[str], project_files: Collection[str]) -> EnvironmentFailure | None:
+def classify(
+    outcome: TestOutcome, local_modules: Collection[str], project_files: Collection[str]
+) -> EnvironmentFailure | None:
     """Why outcome's failure is the environment's, or None. local_modules: top-level names the
     repository itself provides (a ModuleNotFoundError for one of them is a code bug);
     project_files: the repository's Python files, relative (an error raised there is the code's)."""
@@ -69,7 +82,9 @@ def classify(outcome: TestOutcome, local_modules: Collection[str], project_files
     if not text or outcome.outcome not in ("failed", "error"):
         return None
     raised = RAISED_AT.findall(text)
-    exception = raised[-1][2] if raised else (outcome.message.split(":", 1)[0].rsplit(".", 1)[-1] if outcome.message else "")
+    exception = (
+        raised[-1][2] if raised else (outcome.message.split(":", 1)[0].rsplit(".", 1)[-1] if outcome.message else "")
+    )
     if exception == "AssertionError" or outcome.message.lstrip().startswith("assert "):
         return None
     if _raised_by_project(text, exception, project_files):

@@ -192,7 +192,9 @@ def implausible(record: HistoryRecord, run: RunState | None, seen: set[tuple[str
     if record.commit and record.commit not in commits:
         return f"commit {record.commit[:10]} is none of run {record.run_id}'s"
     if not set(record.flaky) <= set(run.flaky):
-        return f"flaky tests run {record.run_id} never found: {', '.join(sorted(set(record.flaky) - set(run.flaky))[:3])}"
+        return (
+            f"flaky tests run {record.run_id} never found: {', '.join(sorted(set(record.flaky) - set(run.flaky))[:3])}"
+        )
     if record.n and sorted(record.failing) != sorted(run.iterations[record.n - 1].failed_tests):
         return f"failing tests that are not iteration {record.n} of run {record.run_id}'s"
     if (record.run_id, record.n) in seen:

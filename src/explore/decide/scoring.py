@@ -139,10 +139,16 @@ def outside_targets_reason(run: TestRun, protected: frozenset[str]) -> str | Non
 def xfail_reason(run: TestRun, yardstick: Yardstick) -> str | None:
     """A test that was not xfail at baseline and now xfails (a `pytest.xfail` call in library code,
     a marker from a plugin) is a failure dressed as expected."""
-    xfailed = sorted(i for i, o in run.outcomes.items() if o.outcome == "xfailed" and i in yardstick.ids and i not in yardstick.xfailed)
+    xfailed = sorted(
+        i
+        for i, o in run.outcomes.items()
+        if o.outcome == "xfailed" and i in yardstick.ids and i not in yardstick.xfailed
+    )
     if not xfailed:
         return None
-    return f"turns failing tests into xfail: {', '.join(xfailed[:3])}" + (f" and {len(xfailed) - 3} more" if len(xfailed) > 3 else "")
+    return f"turns failing tests into xfail: {', '.join(xfailed[:3])}" + (
+        f" and {len(xfailed) - 3} more" if len(xfailed) > 3 else ""
+    )
 
 
 def newly_failing(current_passing: set[str], run: TestRun, yardstick: Yardstick | None = None) -> list[str]:
@@ -163,7 +169,14 @@ class Ranked:
     def key(self) -> tuple[float, int, int, float, int, str]:
         """DESIGN §1: pass rate, fewer newly failing, agreement, confidence, smaller diff; then id
         so equal candidates rank the same way every time."""
-        return (self.pass_rate, -self.newly_failing, self.agreement, self.confidence, -self.diff_lines, _reverse(self.id))
+        return (
+            self.pass_rate,
+            -self.newly_failing,
+            self.agreement,
+            self.confidence,
+            -self.diff_lines,
+            _reverse(self.id),
+        )
 
 
 def _reverse(text: str) -> str:
@@ -234,7 +247,14 @@ def _leaves_tree(path: str, target: str) -> bool:
     return False
 
 
-RULES = ("pass rate", "fewer newly failing tests", "agreement between candidates", "confidence", "smaller diff", "candidate order")
+RULES = (
+    "pass rate",
+    "fewer newly failing tests",
+    "agreement between candidates",
+    "confidence",
+    "smaller diff",
+    "candidate order",
+)
 
 
 def deciding_rule(winner: Ranked, other: Ranked) -> str:

@@ -110,14 +110,19 @@ def select(
         return Choice("surgical", f"regression: pass rate fell {detection.regression_drop:.1f} points")
     exploratory = strategies.get("exploratory")
     if exploratory and detection.carried:
-        return Choice("exploratory", f"{len(detection.carried)} test(s) stuck since an earlier run, e.g. {detection.carried[0]}")
+        return Choice(
+            "exploratory", f"{len(detection.carried)} test(s) stuck since an earlier run, e.g. {detection.carried[0]}"
+        )
     if exploratory and detection.stuck and iteration >= (exploratory.trigger.min_iteration or 3):
         return Choice("exploratory", f"{len(detection.stuck)} stuck test(s), e.g. {detection.stuck[0]}")
     aggressive = strategies.get("aggressive")
     spread = aggressive.trigger.min_locations if aggressive else None
     if aggressive and spread is not None and len(detection.locations) >= spread:
         shown = ", ".join(detection.locations[:3]) + (", …" if len(detection.locations) > 3 else "")
-        return Choice("aggressive", f"the failures point at {len(detection.locations)} distinct locations ({shown}): combine their fixes")
+        return Choice(
+            "aggressive",
+            f"the failures point at {len(detection.locations)} distinct locations ({shown}): combine their fixes",
+        )
     conservative = strategies["conservative"]
     if iteration <= (conservative.trigger.max_iteration or 2):
         return Choice("conservative", f"iteration {iteration}: start with targeted fixes")
@@ -125,5 +130,7 @@ def select(
         rate = aggressive.trigger.min_pass_rate if aggressive.trigger.min_pass_rate is not None else 80.0
         similar = aggressive.trigger.min_similarity if aggressive.trigger.min_similarity is not None else 0.5
         if pass_rate > rate and detection.similarity >= similar:
-            return Choice("aggressive", f"pass rate {pass_rate:.1f}% with similar failures ({detection.similarity:.2f})")
+            return Choice(
+                "aggressive", f"pass rate {pass_rate:.1f}% with similar failures ({detection.similarity:.2f})"
+            )
     return Choice("conservative", "no trigger holds: targeted fixes")

@@ -21,7 +21,11 @@ LAST_GREEN = "last-green"
 def matches(selector: str, test_id: str, glob: bool) -> bool:
     """An exact id, a file, folder or class the id lies under, or (for patterns) a glob."""
     selector = selector.removeprefix("./")
-    if test_id == selector or test_id.startswith(selector.rstrip("/") + "::") or test_id.startswith(selector.rstrip("/") + "/"):
+    if (
+        test_id == selector
+        or test_id.startswith(selector.rstrip("/") + "::")
+        or test_id.startswith(selector.rstrip("/") + "/")
+    ):
         return True
     return glob and fnmatch.fnmatchcase(test_id, selector)
 
@@ -67,8 +71,12 @@ def preexisting(baseline_failing: Iterable[str], targets: Collection[str] | None
     return [] if targets is None else sorted(set(baseline_failing) - set(targets))
 
 
-def protected(baseline_ids: Iterable[str], targets: Collection[str] | None, preexisting_failures: Iterable[str],
-              flaky: Iterable[str]) -> frozenset[str]:
+def protected(
+    baseline_ids: Iterable[str],
+    targets: Collection[str] | None,
+    preexisting_failures: Iterable[str],
+    flaky: Iterable[str],
+) -> frozenset[str]:
     """Tests a candidate may not break: those passing at the baseline that are not targets (flaky
     ones are counted neither way). Empty without targets, where the pass rate alone decides."""
     if targets is None:
@@ -84,7 +92,9 @@ def to_repair(current_failing: list[str], targets: Collection[str] | None) -> li
     return [i for i in current_failing if i in chosen]
 
 
-def blocking(current_failing: list[str], targets: Collection[str] | None, preexisting_failures: Collection[str]) -> list[str]:
+def blocking(
+    current_failing: list[str], targets: Collection[str] | None, preexisting_failures: Collection[str]
+) -> list[str]:
     """Failures that keep the run from succeeding: every one without targets; with targets, the
     failing targets and any other test that did not fail at the baseline."""
     if targets is None:

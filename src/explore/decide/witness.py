@@ -72,7 +72,9 @@ def read(secret: Secret) -> dict[str, str | None]:
     return parse(text.splitlines(), secret.key)
 
 
-def contradicted(outcomes: dict[str, TestOutcome], calls: dict[str, str | None], ids_are_nodeids: bool) -> dict[str, str]:
+def contradicted(
+    outcomes: dict[str, TestOutcome], calls: dict[str, str | None], ids_are_nodeids: bool
+) -> dict[str, str]:
     """Tests reported passing that the record contradicts: id → what the record says. A test never
     called counts only when the report's ids are pytest's own node ids (JSON report), not ids
     rebuilt from JUnit XML."""

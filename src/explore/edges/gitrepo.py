@@ -155,8 +155,9 @@ def snapshot(repo: git.Repo, head: str, parent: str | None = None) -> str:
         repo.git.read_tree(head, env=env)
         repo.git.add("-A", env=env)
         tree = repo.git.write_tree(env=env)
-        return repo.git.commit_tree(tree, "-p", parent or head, "-m", "explore: snapshot of uncommitted work",
-                                    env={**env, **identity_env(repo)})
+        return repo.git.commit_tree(
+            tree, "-p", parent or head, "-m", "explore: snapshot of uncommitted work", env={**env, **identity_env(repo)}
+        )
 
     return _with_temp_index(repo, make)
 
@@ -173,8 +174,13 @@ def commit_patch(repo: git.Repo, parent: str, patch: bytes, message: str, tested
     def make(env: dict[str, str]) -> str:
         repo.git.read_tree(parent, env=env)
         if patch:
-            done = subprocess.run([*GIT, "apply", "--cached", "--binary", "--whitespace=nowarn", "-"], cwd=repo.working_tree_dir or repo.git_dir,
-                                  input=patch, capture_output=True, env={**os.environ, **env})
+            done = subprocess.run(
+                [*GIT, "apply", "--cached", "--binary", "--whitespace=nowarn", "-"],
+                cwd=repo.working_tree_dir or repo.git_dir,
+                input=patch,
+                capture_output=True,
+                env={**os.environ, **env},
+            )
             if done.returncode != 0:
                 raise git.GitCommandError(["git", "apply", "--cached"], done.returncode, done.stderr)
         tree = repo.git.write_tree(env=env)
@@ -244,10 +250,15 @@ def fast_forward(info: RepoInfo, start_commit: str, target: str) -> tuple[bool, 
         return False, f"{info.branch} has moved since the run started"
     if is_dirty(repo):
         return False, "the working tree has uncommitted changes"
-    clobbered = would_overwrite(info.root, repo.git.diff("--name-only", "-z", "--no-renames", "--diff-filter=A", start_commit, target).split("\0"))
+    clobbered = would_overwrite(
+        info.root,
+        repo.git.diff("--name-only", "-z", "--no-renames", "--diff-filter=A", start_commit, target).split("\0"),
+    )
     if clobbered:
-        return False, (f"it adds {', '.join(clobbered[:3])}, which would replace your untracked or ignored "
-                       f"{'file' if len(clobbered) == 1 else 'files'} there; move {'it' if len(clobbered) == 1 else 'them'} away first")
+        return False, (
+            f"it adds {', '.join(clobbered[:3])}, which would replace your untracked or ignored "
+            f"{'file' if len(clobbered) == 1 else 'files'} there; move {'it' if len(clobbered) == 1 else 'them'} away first"
+        )
     repo.git.merge("--ff-only", "--quiet", target, env=identity_env(repo))
     return True, ""
 
@@ -260,10 +271,11 @@ def would_overwrite(root: Path, added: list[str]) -> list[str]:
     for name in filter(None, added):
         parts = name.split("/")
         parents = [root.joinpath(*parts[:i]) for i in range(1, len(parts))]
-        if os.path.lexists(root / name) or any(p.is_symlink() or (os.path.lexists(p) and not p.is_dir()) for p in parents):
+        if os.path.lexists(root / name) or any(
+            p.is_symlink() or (os.path.lexists(p) and not p.is_dir()) for p in parents
+        ):
             found.append(name)
     return found
-
 
 
 def resolve_commit(root: Path, ref: str) -> str | None:

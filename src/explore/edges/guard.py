@@ -89,12 +89,19 @@ class Guard:
         return found
 
     def elsewhere(self, before: Fingerprint, after: Fingerprint) -> list[str]:
-        return sorted(p for p in before.elsewhere.keys() | after.elsewhere.keys() if before.elsewhere.get(p) != after.elsewhere.get(p))
+        return sorted(
+            p
+            for p in before.elsewhere.keys() | after.elsewhere.keys()
+            if before.elsewhere.get(p) != after.elsewhere.get(p)
+        )
 
     def compare(self, before: Fingerprint, after: Fingerprint) -> list[str]:
         shown = self._shown_git_dir()
-        paths = sorted(f"{shown}/{p}" for p in before.git_files.keys() | after.git_files.keys()
-                       if _comparable(p, before.git_files.get(p)) != _comparable(p, after.git_files.get(p)))
+        paths = sorted(
+            f"{shown}/{p}"
+            for p in before.git_files.keys() | after.git_files.keys()
+            if _comparable(p, before.git_files.get(p)) != _comparable(p, after.git_files.get(p))
+        )
         if before.tree != after.tree:
             paths += sorted(rel for _, _, rel in self._tree_entries(before.tree, after.tree))
         return paths
@@ -166,7 +173,9 @@ class Guard:
 
     def _tree_entries(self, before: str, after: str) -> list[tuple[int, str | None, str]]:
         """(old mode, old blob or None when the path is new, path) for every path that differs."""
-        out = _git(self.root, ["diff-tree", "-r", "-z", "--no-renames", before, after]).decode("utf-8", "surrogateescape")
+        out = _git(self.root, ["diff-tree", "-r", "-z", "--no-renames", before, after]).decode(
+            "utf-8", "surrogateescape"
+        )
         parts = out.split("\0")
         entries = []
         for meta, rel in zip(parts[0::2], parts[1::2]):
@@ -204,7 +213,9 @@ def _comparable(rel: str, entry: tuple[int, bytes] | None) -> tuple[int, bytes] 
     """packed-refs is compared without explore's own refs (written by explore while candidates run)."""
     if entry is None or rel != "packed-refs":
         return entry
-    kept = [line for line in entry[1].splitlines(keepends=True) if not any(f" {ns}".encode() in line for ns in EXPLORE_REFS)]
+    kept = [
+        line for line in entry[1].splitlines(keepends=True) if not any(f" {ns}".encode() in line for ns in EXPLORE_REFS)
+    ]
     return entry[0], b"".join(kept)
 
 
@@ -249,14 +260,20 @@ class Watch:
         async with self.lock:
             now = time.monotonic()
             after = await anyio.to_thread.run_sync(self.guard.fingerprint)
-            suspects = sorted(c for c, (start, end) in self.spans.items() if start <= now and (end is None or end >= self.clean_at))
+            suspects = sorted(
+                c for c, (start, end) in self.spans.items() if start <= now and (end is None or end >= self.clean_at)
+            )
             elsewhere = self.guard.elsewhere(self.baseline, after)
             if elsewhere:
                 for suspect in suspects:
-                    self.named.setdefault(suspect, []).extend(p for p in elsewhere if p not in self.named.get(suspect, []))
+                    self.named.setdefault(suspect, []).extend(
+                        p for p in elsewhere if p not in self.named.get(suspect, [])
+                    )
                 self.baseline = Fingerprint(self.baseline.git_files, self.baseline.tree, after.elsewhere)
             if self.guard.compare(self.baseline, after):
-                change = await anyio.to_thread.run_sync(self.guard.restore, self.baseline, after, f"{self.label}-{'-'.join(suspects)}")
+                change = await anyio.to_thread.run_sync(
+                    self.guard.restore, self.baseline, after, f"{self.label}-{'-'.join(suspects)}"
+                )
             else:
                 change = None
             self.clean_at = time.monotonic()
@@ -266,8 +283,12 @@ class Watch:
         named = self.named.pop(cid, [])
         if change is None and not named:
             return None
-        return Change(change.paths if change else [], change.restored if change else True,
-                      change.quarantine if change else None, named)
+        return Change(
+            change.paths if change else [],
+            change.restored if change else True,
+            change.quarantine if change else None,
+            named,
+        )
 
     def forget(self, cid: str) -> None:
         """cid is about to be replayed alone."""
@@ -281,5 +302,9 @@ def reason(change: Change) -> str | None:
         return None
     shown = ", ".join(change.paths[:8]) + (f" (+{len(change.paths) - 8} more)" if len(change.paths) > 8 else "")
     kept = f"; what it wrote is kept in {change.quarantine}" if change.quarantine else ""
-    held = "restored byte for byte" if change.restored else "restore attempted, but they changed again (a process still writing?)"
+    held = (
+        "restored byte for byte"
+        if change.restored
+        else "restore attempted, but they changed again (a process still writing?)"
+    )
     return f"wrote outside its worktree: {shown} — {held}{kept}"

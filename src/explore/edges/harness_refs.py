@@ -32,15 +32,33 @@ HARNESS_MODULES = frozenset({"pytest", "_pytest", "pluggy", "unittest", "doctest
 HARNESS_PREFIXES = ("pytest_", "_pytest", "explore_", "_explore")
 """Plugin modules (pytest_jsonreport, pytest_timeout…) and explore's own plugins."""
 RUNNER_ENV_PREFIXES = ("PYTEST", "_PYTEST", "EXPLORE_")
-INTROSPECTION = frozenset({
-    "sys._getframe", "sys._current_frames", "sys.settrace", "sys.setprofile", "threading.settrace", "threading.setprofile",
-    "inspect.stack", "inspect.currentframe", "inspect.getouterframes", "inspect.trace",
-    "traceback.extract_stack", "traceback.walk_stack", "traceback.format_stack",
-    "gc.get_objects", "gc.get_referrers", "gc.get_referents",
-})
+INTROSPECTION = frozenset(
+    {
+        "sys._getframe",
+        "sys._current_frames",
+        "sys.settrace",
+        "sys.setprofile",
+        "threading.settrace",
+        "threading.setprofile",
+        "inspect.stack",
+        "inspect.currentframe",
+        "inspect.getouterframes",
+        "inspect.trace",
+        "traceback.extract_stack",
+        "traceback.walk_stack",
+        "traceback.format_stack",
+        "gc.get_objects",
+        "gc.get_referrers",
+        "gc.get_referents",
+    }
+)
 """Ways to look at the caller (the test, the runner) or at every live object (pytest's included)."""
 FRAME_ATTRIBUTES = frozenset({"f_back", "f_locals", "f_globals", "tb_frame", "gi_frame", "cr_frame"})
-PIECES = FRAME_ATTRIBUTES | {name.rsplit(".", 1)[1] for name in INTROSPECTION if name.rsplit(".", 1)[1].startswith("_")} | {"currentframe", "__builtins__"}
+PIECES = (
+    FRAME_ATTRIBUTES
+    | {name.rsplit(".", 1)[1] for name in INTROSPECTION if name.rsplit(".", 1)[1].startswith("_")}
+    | {"currentframe", "__builtins__"}
+)
 """Attribute names that count even as strings (`getattr(sys, "_getframe")`, `vars(sys)["_getframe"]`)."""
 _DOTTED = re.compile(r"[A-Za-z_]\w*(\.[A-Za-z_]\w*)*")
 
@@ -91,16 +109,27 @@ class _Finder(ast.NodeVisitor):
         self.own = own
         self.found: list[Reference] = []
         self.places: list[str] = []
-        self.parents: dict[ast.AST, ast.AST] = {child: node for node in ast.walk(tree) for child in ast.iter_child_nodes(node)}
-        self.docstrings = {id(body[0].value) for node in ast.walk(tree)
-                           if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))
-                           and (body := node.body) and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant)}
+        self.parents: dict[ast.AST, ast.AST] = {
+            child: node for node in ast.walk(tree) for child in ast.iter_child_nodes(node)
+        }
+        self.docstrings = {
+            id(body[0].value)
+            for node in ast.walk(tree)
+            if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))
+            and (body := node.body)
+            and isinstance(body[0], ast.Expr)
+            and isinstance(body[0].value, ast.Constant)
+        }
         self.aliases = _aliases(tree)
         self.visit(tree)
 
     def add(self, key: str, node: ast.AST) -> None:
         shown = ast.unparse(node)
-        self.found.append(Reference(self.places[-1] if self.places else "<module>", key, shown if len(shown) <= 90 else shown[:87] + "..."))
+        self.found.append(
+            Reference(
+                self.places[-1] if self.places else "<module>", key, shown if len(shown) <= 90 else shown[:87] + "..."
+            )
+        )
 
     def scoped(self, node: ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) -> None:
         self.places.append(f"{self.places[-1]}.{node.name}" if self.places else node.name)
@@ -185,7 +214,9 @@ class _Finder(ast.NodeVisitor):
         root = path.split(".", 1)[0]
         if root == "__builtins__" or (write and root == "builtins"):
             self.add(f"rebinds {path}" if write else path, node)
-        elif is_harness_module(path, self.own) or any(path == name or path.startswith(name + ".") for name in INTROSPECTION):
+        elif is_harness_module(path, self.own) or any(
+            path == name or path.startswith(name + ".") for name in INTROSPECTION
+        ):
             self.add(path, node)
 
     def context(self, node: ast.AST) -> ast.AST:
@@ -203,7 +234,9 @@ def _aliases(tree: ast.Module) -> dict[str, str]:
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
             for alias in node.names:
-                names[alias.asname or alias.name.split(".", 1)[0]] = alias.name if alias.asname else alias.name.split(".", 1)[0]
+                names[alias.asname or alias.name.split(".", 1)[0]] = (
+                    alias.name if alias.asname else alias.name.split(".", 1)[0]
+                )
         elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
             for alias in node.names:
                 names[alias.asname or alias.name] = f"{node.module}.{alias.name}"
@@ -216,7 +249,12 @@ def _dotted(node: ast.expr, aliases: dict[str, str]) -> str | None:
     while isinstance(node, ast.Attribute):
         parts.append(node.attr)
         node = node.value
-    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "getattr" and len(node.args) >= 2:
+    if (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Name)
+        and node.func.id == "getattr"
+        and len(node.args) >= 2
+    ):
         name = node.args[1]
         base = _dotted(node.args[0], aliases)
         if base is None or not (isinstance(name, ast.Constant) and isinstance(name.value, str)):
@@ -232,8 +270,14 @@ def _dotted(node: ast.expr, aliases: dict[str, str]) -> str | None:
 
 def library_files(files: Iterable[str], test_patterns: list[str], test_code: set[str]) -> list[str]:
     """The changed Python files that are neither tests nor the harness (conftest, plugins)."""
-    return [f for f in files if f.endswith(".py") and not is_test_file(f, test_patterns) and f not in test_code
-            and PurePosixPath(f).name not in testcode.WHOLE_HARNESS_NAMES]
+    return [
+        f
+        for f in files
+        if f.endswith(".py")
+        and not is_test_file(f, test_patterns)
+        and f not in test_code
+        and PurePosixPath(f).name not in testcode.WHOLE_HARNESS_NAMES
+    ]
 
 
 def own_modules(paths: Iterable[str]) -> frozenset[str]:
@@ -258,12 +302,18 @@ def describe(found: dict[str, list[Reference]]) -> str | None:
     return f"reaches into the test harness from library code: {'; '.join(parts[:3])}"
 
 
-def reason(workdir: Path, commit: str, files: list[str], test_patterns: list[str], baseline_ids: Iterable[str]) -> str | None:
+def reason(
+    workdir: Path, commit: str, files: list[str], test_patterns: list[str], baseline_ids: Iterable[str]
+) -> str | None:
     """Why a candidate's change to `workdir` (from `commit`) references the test machinery, or None."""
-    tracked = subprocess.run([*GIT, "ls-tree", "-r", "--name-only", commit], cwd=workdir, capture_output=True, text=True, timeout=60)
+    tracked = subprocess.run(
+        [*GIT, "ls-tree", "-r", "--name-only", commit], cwd=workdir, capture_output=True, text=True, timeout=60
+    )
     own = own_modules(tracked.stdout.splitlines())
     collected = testcode.collected_files(baseline_ids)
-    test_code = testcode.plugin_files(workdir, commit) | {path for path, doctests_only in collected.items() if not doctests_only}
+    test_code = testcode.plugin_files(workdir, commit) | {
+        path for path, doctests_only in collected.items() if not doctests_only
+    }
     found = {}
     for path in library_files(files, test_patterns, test_code):
         refs = new_references(testcode.git_show(workdir, commit, path), testcode.read(workdir / path), own)

@@ -51,8 +51,14 @@ def seed(home: Path) -> None:
 def env_for(root: Path) -> dict[str, str]:
     """The environment of a job whose private folders live under root (created here)."""
     home, tmp = root / "home", root / "tmp"
-    folders = {"HOME": home, "TMPDIR": tmp, "XDG_CONFIG_HOME": home / ".config", "XDG_CACHE_HOME": home / ".cache",
-               "XDG_DATA_HOME": home / ".local" / "share", "XDG_STATE_HOME": home / ".local" / "state"}
+    folders = {
+        "HOME": home,
+        "TMPDIR": tmp,
+        "XDG_CONFIG_HOME": home / ".config",
+        "XDG_CACHE_HOME": home / ".cache",
+        "XDG_DATA_HOME": home / ".local" / "share",
+        "XDG_STATE_HOME": home / ".local" / "state",
+    }
     for folder in folders.values():
         folder.mkdir(parents=True, exist_ok=True)
     seed(home)

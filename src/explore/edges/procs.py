@@ -197,7 +197,7 @@ def _parents() -> list[tuple[int, int]]:
                     data = stat.read()
             except OSError:
                 continue
-            fields = data[data.rfind(b")") + 2:].split(b" ", 2)
+            fields = data[data.rfind(b")") + 2 :].split(b" ", 2)
             if len(fields) >= 2:
                 pairs.append((int(fields[1]), int(name)))
     return pairs
@@ -281,7 +281,7 @@ async def run(
                     await drained.wait()
                 if not drained.is_set():
                     kill_marked(marker)
-        
+
     finally:
         with anyio.CancelScope(shield=True):
             members = kill_tree(process.pid, wait=False)[1:]  # descendants may outlive the leader

@@ -32,7 +32,17 @@ Mode = Literal["auto", "require", "off"]
 INSTALL = "apt-get install bubblewrap (Debian, Ubuntu) or dnf install bubblewrap (Fedora)"
 MARKER = "EXPLORE_CONFINED"
 """Set in every confined process's environment (a value per process tree): how its daemons are found."""
-PRIVATE_ENV = ("HOME", "TMPDIR", "TMP", "TEMP", "XDG_CACHE_HOME", "XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_STATE_HOME", "XDG_RUNTIME_DIR")
+PRIVATE_ENV = (
+    "HOME",
+    "TMPDIR",
+    "TMP",
+    "TEMP",
+    "XDG_CACHE_HOME",
+    "XDG_CONFIG_HOME",
+    "XDG_DATA_HOME",
+    "XDG_STATE_HOME",
+    "XDG_RUNTIME_DIR",
+)
 """Folders a job's environment may point at its own private copies of: writable inside."""
 _BASE = ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--unshare-pid", "--die-with-parent"]
 
@@ -72,7 +82,9 @@ class Confinement:
         """The same, with more paths writable (a named agent's own state, e.g. ~/.claude)."""
         return replace(self, writable=(*self.writable, *(Path(p).expanduser() for p in paths)))
 
-    def wrap(self, cmd: Sequence[str] | str, env: Mapping[str, str] | None) -> tuple[list[str] | str, dict[str, str], str | None]:
+    def wrap(
+        self, cmd: Sequence[str] | str, env: Mapping[str, str] | None
+    ) -> tuple[list[str] | str, dict[str, str], str | None]:
         """(the command to start, its environment, the marker its daemons are found by — None in the
         sandbox, whose PID namespace takes every process down with it)."""
         env = dict(env or {})
@@ -125,11 +137,18 @@ def probe(mode: Mode, extra: tuple[str, ...] = ()) -> Sandbox:
     that names the install command."""
     writable = tuple(Path(p).expanduser() for p in extra)
     if mode == "off":
-        return Sandbox(None, 'candidates are not sandboxed (sandbox = "off"): writes outside their worktree are detected and undone')
+        return Sandbox(
+            None,
+            'candidates are not sandboxed (sandbox = "off"): writes outside their worktree are detected and undone',
+        )
     found = shutil.which("bwrap") if sys.platform.startswith("linux") else None
     why = None
     if found is None:
-        why = f"bubblewrap is not installed ({INSTALL})" if sys.platform.startswith("linux") else f"no sandbox for {sys.platform} yet"
+        why = (
+            f"bubblewrap is not installed ({INSTALL})"
+            if sys.platform.startswith("linux")
+            else f"no sandbox for {sys.platform} yet"
+        )
     else:
         try:
             done = subprocess.run([found, *_BASE, "--", "true"], capture_output=True, text=True, timeout=30)
@@ -138,7 +157,11 @@ def probe(mode: Mode, extra: tuple[str, ...] = ()) -> Sandbox:
         except (OSError, subprocess.TimeoutExpired) as exc:
             why = f"bwrap does not work here: {exc}"
     if why is None:
-        return Sandbox(found, f"candidates are sandboxed (bubblewrap: read-only but for their worktree; {found})", writable)
+        return Sandbox(
+            found, f"candidates are sandboxed (bubblewrap: read-only but for their worktree; {found})", writable
+        )
     if mode == "require":
-        raise UsageError(f'sandbox = "require", but {why}; install it, or set sandbox = "auto" or "off" in [tool.explore]')
+        raise UsageError(
+            f'sandbox = "require", but {why}; install it, or set sandbox = "auto" or "off" in [tool.explore]'
+        )
     return Sandbox(None, f"candidates are not sandboxed: {why}; writes outside their worktree are detected and undone")

@@ -31,11 +31,26 @@ else:  # Python 3.10
 Reader = Callable[[str], "str | None"]
 """A file's text at one side of the change (None when it does not exist there)."""
 
-WHOLE_HARNESS_NAMES = frozenset({
-    "conftest.py", "pytest.ini", ".pytest.ini", "pytest.toml", ".pytest.toml", "tox.ini", "noxfile.py", "sitecustomize.py", "usercustomize.py",
-    ".gitlab-ci.yml", ".travis.yml", "azure-pipelines.yml", "Jenkinsfile", "bitbucket-pipelines.yml", ".cirrus.yml",
-    "appveyor.yml",
-})
+WHOLE_HARNESS_NAMES = frozenset(
+    {
+        "conftest.py",
+        "pytest.ini",
+        ".pytest.ini",
+        "pytest.toml",
+        ".pytest.toml",
+        "tox.ini",
+        "noxfile.py",
+        "sitecustomize.py",
+        "usercustomize.py",
+        ".gitlab-ci.yml",
+        ".travis.yml",
+        "azure-pipelines.yml",
+        "Jenkinsfile",
+        "bitbucket-pipelines.yml",
+        ".cirrus.yml",
+        "appveyor.yml",
+    }
+)
 RUNNER_FILES = {"make": "Makefile", "just": "justfile", "tox": "tox.ini", "nox": "noxfile.py"}
 CI_DIRS = (".github/workflows/", ".circleci/", ".buildkite/", ".azure-pipelines/")
 PYPROJECT_KEYS = ("tool.pytest", "tool.explore", "project.entry-points.pytest11", "tool.poetry.plugins.pytest11")
@@ -59,11 +74,16 @@ def harness_kind(path: str, old: str | None, new: str | None) -> str | None:
         before, after = _toml_flat(old), _toml_flat(new)
         if before is None or after is None:
             return f"{path} [unparseable]"
-        changed = [f"{key} = {after[key]}" if key in after else f"{key} removed" for key in sorted(set(before) | set(after))
-                   if before.get(key) != after.get(key) and any(key == k or key.startswith(k + ".") for k in PYPROJECT_KEYS)]
+        changed = [
+            f"{key} = {after[key]}" if key in after else f"{key} removed"
+            for key in sorted(set(before) | set(after))
+            if before.get(key) != after.get(key) and any(key == k or key.startswith(k + ".") for k in PYPROJECT_KEYS)
+        ]
         return f"{path} [{'; '.join(changed[:3])}]" if changed else None
     if name == "setup.cfg":
-        changed = [s for s in SETUP_CFG_SECTIONS + ("options.entry_points",) if _cfg_section(old, s) != _cfg_section(new, s)]
+        changed = [
+            s for s in SETUP_CFG_SECTIONS + ("options.entry_points",) if _cfg_section(old, s) != _cfg_section(new, s)
+        ]
         if changed == ["options.entry_points"] and "pytest11" not in (old or "") + (new or ""):
             return None
         return f"{path} [{', '.join(changed)}]" if changed else None
@@ -115,7 +135,9 @@ def plugin_names(config_texts: dict[str, str], conftest_texts: Iterable[str]) ->
         except (SyntaxError, ValueError):
             continue
         for node in tree.body:
-            if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "pytest_plugins" for t in node.targets):
+            if isinstance(node, ast.Assign) and any(
+                isinstance(t, ast.Name) and t.id == "pytest_plugins" for t in node.targets
+            ):
                 values = node.value.elts if isinstance(node.value, (ast.List, ast.Tuple)) else [node.value]
                 names |= {v.value for v in values if isinstance(v, ast.Constant) and isinstance(v.value, str)}
     return names
@@ -127,9 +149,13 @@ def _addopts(path: str, text: str) -> str:
             data = tomllib.loads(text)
         except tomllib.TOMLDecodeError:
             return ""
-        pytest_table = data.get("tool", {}).get("pytest", {}) if path.endswith("pyproject.toml") else data.get("pytest", {})
+        pytest_table = (
+            data.get("tool", {}).get("pytest", {}) if path.endswith("pyproject.toml") else data.get("pytest", {})
+        )
         values = [pytest_table.get("addopts", ""), pytest_table.get("ini_options", {}).get("addopts", "")]
-        return " ".join(" ".join(shlex.quote(v) for v in value) if isinstance(value, list) else str(value) for value in values)
+        return " ".join(
+            " ".join(shlex.quote(v) for v in value) if isinstance(value, list) else str(value) for value in values
+        )
     parser = configparser.ConfigParser(interpolation=None)
     try:
         parser.read_string(text)
@@ -223,7 +249,11 @@ def doctests(path: str, text: str | None) -> dict[str, list[tuple[str, str, str]
     out: dict[str, list[tuple[str, str, str]]] = {}
 
     def visit(node: ast.AST, qualname: str) -> None:
-        doc = ast.get_docstring(node, clean=False) if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) else None
+        doc = (
+            ast.get_docstring(node, clean=False)
+            if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))
+            else None
+        )
         if doc and ">>>" in doc:
             out[qualname or PurePosixPath(path).stem] = examples(doc)
         for child in ast.iter_child_nodes(node):
@@ -291,14 +321,27 @@ def edits_to_test_code(
     return found
 
 
-def reason(workdir: Path, commit: str, files: list[str], baseline_ids: Iterable[str], test_cmd: str | None,
-           test_data: Collection[str] = ()) -> str | None:
+def reason(
+    workdir: Path,
+    commit: str,
+    files: list[str],
+    baseline_ids: Iterable[str],
+    test_cmd: str | None,
+    test_data: Collection[str] = (),
+) -> str | None:
     """Why a candidate's change to `workdir` (from `commit`) edits test code, or None.
     test_data: the files the tests read at the baseline (explore's plugin records them)."""
     read_new = lambda path: read(workdir / path)  # noqa: E731
     read_old = lambda path: git_show(workdir, commit, path)  # noqa: E731
-    found = edits_to_test_code(files, read_old, read_new, collected_files(baseline_ids), plugin_files(workdir, commit), script_paths(test_cmd),
-                               test_data)
+    found = edits_to_test_code(
+        files,
+        read_old,
+        read_new,
+        collected_files(baseline_ids),
+        plugin_files(workdir, commit),
+        script_paths(test_cmd),
+        test_data,
+    )
     if not found:
         return None
     return f"edits test code: {'; '.join(found[:5])}"
@@ -324,5 +367,7 @@ def git_show(workdir: Path, commit: str, path: str) -> str | None:
 
 
 def _git_files(workdir: Path, commit: str, name: str) -> list[str]:
-    done = subprocess.run([*GIT, "ls-tree", "-r", "--name-only", commit], cwd=workdir, capture_output=True, text=True, timeout=60)
+    done = subprocess.run(
+        [*GIT, "ls-tree", "-r", "--name-only", commit], cwd=workdir, capture_output=True, text=True, timeout=60
+    )
     return [p for p in done.stdout.splitlines() if PurePosixPath(p).name == name]

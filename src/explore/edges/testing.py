@@ -98,14 +98,22 @@ def has_module(python: str, module: str) -> bool:
 
 
 def make_command(
-    test_cmd: str | None, junit_xml: str | None, python: str | None, extra_env: dict[str, str] | None = None,
-    test_timeout: float | None = BASELINE_TEST_TIMEOUT, root: Path | None = None,
+    test_cmd: str | None,
+    junit_xml: str | None,
+    python: str | None,
+    extra_env: dict[str, str] | None = None,
+    test_timeout: float | None = BASELINE_TEST_TIMEOUT,
+    root: Path | None = None,
 ) -> TestCommand:
     if test_cmd:
         return TestCommand(shell=test_cmd, junit_xml=junit_xml, extra_env=extra_env or {})
     interpreter = find_python(python, root)
-    return TestCommand(python=interpreter, json_report=has_module(interpreter, "pytest_jsonreport"), extra_env=extra_env or {},
-                       test_timeout=test_timeout)
+    return TestCommand(
+        python=interpreter,
+        json_report=has_module(interpreter, "pytest_jsonreport"),
+        extra_env=extra_env or {},
+        test_timeout=test_timeout,
+    )
 
 
 def derived_test_timeout(baseline: TestRun) -> float:
@@ -154,12 +162,16 @@ async def run_tests(
 
     A test that ignored the per-test limit ended its pytest process: it counts as `timeout`, and
     the suite runs again without it so the other tests still count."""
-    with homes.private_home() if command.is_pytest else nullcontext({}) as home:  # a custom command's tools may keep envs in $HOME
+    with (
+        homes.private_home() if command.is_pytest else nullcontext({}) as home
+    ):  # a custom command's tools may keep envs in $HOME
         limits = _Limits(tracker, memory_limit, log_cap, ignore or [], die_with_parent, only, confine, home)
         return await _run_with_reruns(command, workdir, log_path, select, limits)
 
 
-async def _run_with_reruns(command: TestCommand, workdir: Path, log_path: Path, select: list[str] | None, limits: _Limits) -> TestRun:
+async def _run_with_reruns(
+    command: TestCommand, workdir: Path, log_path: Path, select: list[str] | None, limits: _Limits
+) -> TestRun:
     hung: dict[str, TestOutcome] = {}
     run = await _run_once(command, workdir, log_path, select, [], limits)
     attempt = 0
@@ -177,7 +189,9 @@ async def _run_with_reruns(command: TestCommand, workdir: Path, log_path: Path, 
         run.outcomes = {**run.outcomes, **hung}
         if run.exit_code in (0, 5, HARD_EXIT) and not run.oom:
             run.exit_code = 1  # failing tests, and not "nothing collected" when every test hung
-            run.infra_error = f"collection errors in {', '.join(run.collection_errors[:5])}" if run.collection_errors else None
+            run.infra_error = (
+                f"collection errors in {', '.join(run.collection_errors[:5])}" if run.collection_errors else None
+            )
     return run
 
 
@@ -194,8 +208,9 @@ class _Limits:
     """The job's private HOME, TMPDIR and XDG folders (homes.py); empty for a custom command."""
 
 
-async def _run_once(command: TestCommand, workdir: Path, log_path: Path, select: list[str] | None, deselect: list[str],
-                    limits: _Limits) -> TestRun:
+async def _run_once(
+    command: TestCommand, workdir: Path, log_path: Path, select: list[str] | None, deselect: list[str], limits: _Limits
+) -> TestRun:
     report = log_path.with_suffix(".report")
     record = log_path.with_suffix(".record")
     for stale in (report, record, record.with_name(f"{record.name}.stack")):
@@ -206,8 +221,19 @@ async def _run_once(command: TestCommand, workdir: Path, log_path: Path, select:
     if calls:
         env.update(calls.env())
     if command.is_pytest:
-        argv = [command.python or sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-rN", "-q", *plugin_args(command.test_timeout, record)]
-        argv += [f"--deselect={i}" for i in deselect] + [*(select or [])] + [f"--ignore={path}" for path in limits.ignore]
+        argv = [
+            command.python or sys.executable,
+            "-m",
+            "pytest",
+            "-p",
+            "no:cacheprovider",
+            "-rN",
+            "-q",
+            *plugin_args(command.test_timeout, record),
+        ]
+        argv += (
+            [f"--deselect={i}" for i in deselect] + [*(select or [])] + [f"--ignore={path}" for path in limits.ignore]
+        )
         if limits.only is not None:
             listing = log_path.with_suffix(".only")
             listing.parent.mkdir(parents=True, exist_ok=True)
@@ -219,7 +245,14 @@ async def _run_once(command: TestCommand, workdir: Path, log_path: Path, select:
             argv[3:3] = ["-p", seal.PLUGIN]
         if command.json_report:
             # --json-report-omit takes several values: it must come after the test ids.
-            argv += ["--json-report", f"--json-report-file={report}", "--json-report-omit", "log", "streams", "warnings"]
+            argv += [
+                "--json-report",
+                f"--json-report-file={report}",
+                "--json-report-omit",
+                "log",
+                "streams",
+                "warnings",
+            ]
         else:
             argv += [f"--junit-xml={report}"]
         cmd: list[str] | str = argv
@@ -228,15 +261,26 @@ async def _run_once(command: TestCommand, workdir: Path, log_path: Path, select:
         if command.junit_xml:
             (workdir / command.junit_xml).unlink(missing_ok=True)  # never score a stale report
     log.debug("tests: %s (log %s)", cmd if isinstance(cmd, str) else shlex.join(cmd), log_path)
-    result = await procs.run(cmd, workdir, env=env, log_path=log_path, tracker=limits.tracker, memory_limit=limits.memory_limit,
-                             log_cap=limits.log_cap, die_with_parent=limits.die_with_parent, confine=limits.confine)
+    result = await procs.run(
+        cmd,
+        workdir,
+        env=env,
+        log_path=log_path,
+        tracker=limits.tracker,
+        memory_limit=limits.memory_limit,
+        log_cap=limits.log_cap,
+        die_with_parent=limits.die_with_parent,
+        confine=limits.confine,
+    )
     run = TestRun(exit_code=result.exit_code, log_path=str(log_path), duration_s=result.duration_s)
     if result.oom:
         run.oom = True
         run.infra_error = f"the test run exceeded its memory cap (peak {result.peak_rss // 2**20} MiB)"
         return run
 
-    junit = report if "{junit}" in (command.shell or "") else (workdir / command.junit_xml if command.junit_xml else None)
+    junit = (
+        report if "{junit}" in (command.shell or "") else (workdir / command.junit_xml if command.junit_xml else None)
+    )
     forged = key is not None and report.exists() and not seal.verify(report, key)
     for written in (report, junit, record):
         if written is not None:
@@ -249,7 +293,9 @@ async def _run_once(command: TestCommand, workdir: Path, log_path: Path, select:
         if record.exists():
             fold_record(record, run)
         if calls:
-            run.unconfirmed = witness.contradicted(run.outcomes, witness.read(calls), ids_are_nodeids=command.json_report)
+            run.unconfirmed = witness.contradicted(
+                run.outcomes, witness.read(calls), ids_are_nodeids=command.json_report
+            )
             calls.path.unlink(missing_ok=True)
     else:
         if junit is not None and junit.exists():
@@ -285,7 +331,7 @@ def classify_infra(command: TestCommand, result: procs.ProcResult, run: TestRun)
         if code == 5:
             return "no tests collected"
         if code in (2, 3, 4):
-            return f"pytest exited with {code} ({ {2: 'interrupted', 3: 'internal error', 4: 'usage error'}[code]}): {_last_line(tail)}"
+            return f"pytest exited with {code} ({ {2: 'interrupted', 3: 'internal error', 4: 'usage error'}[code] }): {_last_line(tail)}"
         if code not in (0, 1):
             return f"the test runner crashed (exit {code}): {_last_line(tail)}"
         if not run.outcomes and code != 0:
@@ -311,7 +357,11 @@ def outcome_of(raw: str) -> tuple[Outcome, str]:
 
 def _with_timeout(outcome: TestOutcome) -> TestOutcome:
     """explore's plugin's limit, or the project's own pytest-timeout, stopped the test."""
-    stopped = TIMEOUT_MARK in outcome.message or TIMEOUT_MARK in outcome.longrepr[:2000] or "from pytest-timeout" in outcome.message
+    stopped = (
+        TIMEOUT_MARK in outcome.message
+        or TIMEOUT_MARK in outcome.longrepr[:2000]
+        or "from pytest-timeout" in outcome.message
+    )
     if outcome.outcome not in PASSING and stopped:
         outcome.outcome = "timeout"
     return outcome
@@ -332,9 +382,14 @@ def fold_record(path: Path, run: TestRun) -> None:
             continue
         if entry.get("kind") == "hard_timeout":
             stack = stuck_stack(Path(str(entry["stack"]))) if entry.get("stack") else str(entry.get("longrepr", ""))
-            run.outcomes[nodeid] = TestOutcome(id=nodeid, outcome="timeout", message=str(entry.get("message", "")),
-                                               longrepr=stack[-6000:], file=nodeid.split("::", 1)[0],
-                                               duration_s=float(entry.get("duration") or 0.0))
+            run.outcomes[nodeid] = TestOutcome(
+                id=nodeid,
+                outcome="timeout",
+                message=str(entry.get("message", "")),
+                longrepr=stack[-6000:],
+                file=nodeid.split("::", 1)[0],
+                duration_s=float(entry.get("duration") or 0.0),
+            )
         elif entry.get("kind") == "subtest":
             subtests.setdefault(nodeid, []).append(entry)
     for nodeid, failures in subtests.items():
@@ -342,7 +397,11 @@ def fold_record(path: Path, run: TestRun) -> None:
         if parent.outcome in PASSING or parent.outcome == "skipped":
             parent.outcome = "failed"  # pytest-subtests under pytest 8 says "subtests passed" here
         parts = [f"subtest {f.get('subtest', '')}: {f.get('message', '')}" for f in failures]
-        own = [m for m in parent.message.split("; ") if m and not m.startswith("contains ") and not any(m in p for p in parts)]
+        own = [
+            m
+            for m in parent.message.split("; ")
+            if m and not m.startswith("contains ") and not any(m in p for p in parts)
+        ]
         parent.message = "; ".join(own + parts)[:2000]
         if not all(str(f.get("message", "")) in parent.longrepr for f in failures):  # JUnit XML already has them
             longreprs = "\n\n".join(str(f.get("longrepr", "")) for f in failures)
@@ -395,15 +454,17 @@ def _read_json_report(path: Path, run: TestRun) -> None:
                     outcome = "error"
             elif stage.get("outcome") == "skipped" and not message:
                 message = str(stage.get("longrepr", ""))[-300:]
-        run.outcomes[nodeid] = _with_timeout(TestOutcome(
-            id=nodeid,
-            outcome=outcome,
-            message=message,
-            longrepr=longrepr[-6000:],
-            file=nodeid.split("::", 1)[0],
-            markers=[k for k in test.get("keywords", []) if k and k.isidentifier()][:20],
-            duration_s=round(duration, 4),
-        ))
+        run.outcomes[nodeid] = _with_timeout(
+            TestOutcome(
+                id=nodeid,
+                outcome=outcome,
+                message=message,
+                longrepr=longrepr[-6000:],
+                file=nodeid.split("::", 1)[0],
+                markers=[k for k in test.get("keywords", []) if k and k.isidentifier()][:20],
+                duration_s=round(duration, 4),
+            )
+        )
 
 
 def _read_junit(path: Path, run: TestRun, workdir: Path) -> None:
@@ -440,10 +501,16 @@ def _read_junit(path: Path, run: TestRun, workdir: Path) -> None:
             if outcome in PASSING or outcome == "skipped":
                 continue
             messages = [m for m in [previous.message] if m and previous.outcome not in PASSING] + messages
-        run.outcomes[test_id] = _with_timeout(TestOutcome(
-            id=test_id, outcome=outcome, message="; ".join(messages)[:2000], longrepr="\n\n".join(longreprs)[-6000:],
-            file=file, duration_s=duration,
-        ))
+        run.outcomes[test_id] = _with_timeout(
+            TestOutcome(
+                id=test_id,
+                outcome=outcome,
+                message="; ".join(messages)[:2000],
+                longrepr="\n\n".join(longreprs)[-6000:],
+                file=file,
+                duration_s=duration,
+            )
+        )
 
 
 def _pytest_id(classname: str, name: str, workdir: Path) -> str | None:

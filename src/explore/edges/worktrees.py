@@ -99,8 +99,10 @@ class WorktreePool:
         if fresh:
             free = shutil.disk_usage(self.root.parent if self.root.parent.exists() else self.repo_root).free
             if free < self.disk_floor:
-                raise DiskFull(f"only {free / 2**30:.2f} GiB free where worktrees live ({self.root.parent}); "
-                               f"explore needs {self.disk_floor / 2**30:.2f} GiB (disk-floor) to start a worktree")
+                raise DiskFull(
+                    f"only {free / 2**30:.2f} GiB free where worktrees live ({self.root.parent}); "
+                    f"explore needs {self.disk_floor / 2**30:.2f} GiB (disk-floor) to start a worktree"
+                )
             if path.exists():
                 shutil.rmtree(path, ignore_errors=True)
                 self.repo.git.worktree("prune")
@@ -111,7 +113,9 @@ class WorktreePool:
             self.links[slot] = (path / ".git").read_text(encoding="utf-8")
         else:
             self._restore_link(slot)
-            self.git_in(path, "update-ref", "--no-deref", "HEAD", commit)  # detached again, whatever a candidate wrote there
+            self.git_in(
+                path, "update-ref", "--no-deref", "HEAD", commit
+            )  # detached again, whatever a candidate wrote there
             self.git_in(path, "reset", "--hard", "--quiet", commit)
             # -x: no candidate's ignored output (bytecode, builds) leaks into the next one —
             # unless worktree_setup made ignored files the project needs.
@@ -125,7 +129,11 @@ class WorktreePool:
         link = path / ".git"
         try:
             head = (self._admin(path) / "HEAD").read_text(encoding="utf-8").strip()
-            return not link.is_symlink() and link.read_text(encoding="utf-8") == self.links[path.name] and not head.startswith("ref:")
+            return (
+                not link.is_symlink()
+                and link.read_text(encoding="utf-8") == self.links[path.name]
+                and not head.startswith("ref:")
+            )
         except (OSError, KeyError, ValueError):
             return False
 
@@ -169,7 +177,9 @@ class WorktreePool:
 
     def ignored(self, path: Path) -> frozenset[str]:
         """The ignored entries of a worktree (an ignored folder as one entry)."""
-        listed = self.git_in(path, *self._excluding(), "ls-files", "-z", "--others", "--ignored", "--exclude-standard", "--directory")
+        listed = self.git_in(
+            path, *self._excluding(), "ls-files", "-z", "--others", "--ignored", "--exclude-standard", "--directory"
+        )
         return frozenset(filter(None, listed.decode(errors="surrogateescape").split("\0")))
 
     def scrub(self, path: Path, keep: frozenset[str] = frozenset()) -> None:
@@ -206,13 +216,33 @@ class WorktreePool:
         self.git_in(path, *self._excluding(), "add", "-A")
         try:
             tree = self.git_in(path, "write-tree").decode().strip()
-            raw = self.git_in(path, "-c", "core.quotePath=false", "diff", "--cached", "--no-renames", "--raw", "-z", "HEAD").decode(errors="surrogateescape")
-            numstat = self.git_in(path, "-c", "core.quotePath=false", *gitrepo.DIFF_ARGS, "--cached", "--no-renames", "--numstat", "-z", "HEAD")
+            raw = self.git_in(
+                path, "-c", "core.quotePath=false", "diff", "--cached", "--no-renames", "--raw", "-z", "HEAD"
+            ).decode(errors="surrogateescape")
+            numstat = self.git_in(
+                path,
+                "-c",
+                "core.quotePath=false",
+                *gitrepo.DIFF_ARGS,
+                "--cached",
+                "--no-renames",
+                "--numstat",
+                "-z",
+                "HEAD",
+            )
             patch = _read_capped(self._argv(path, *gitrepo.DIFF_ARGS, "--cached", "--binary", "HEAD"), path, max_bytes)
-            review = _read_capped(self._argv(path, *gitrepo.DIFF_ARGS, "--cached", "--text", "HEAD"), path, max_bytes) if patch is not None else None
+            review = (
+                _read_capped(self._argv(path, *gitrepo.DIFF_ARGS, "--cached", "--text", "HEAD"), path, max_bytes)
+                if patch is not None
+                else None
+            )
         finally:
             self.git_in(path, "reset", "--quiet")
-        binary = tuple(line.split("\t", 2)[2] for line in numstat.decode(errors="surrogateescape").split("\0") if line.startswith("-\t-\t"))
+        binary = tuple(
+            line.split("\t", 2)[2]
+            for line in numstat.decode(errors="surrogateescape").split("\0")
+            if line.startswith("-\t-\t")
+        )
         fields = raw.split("\0")
         files, links, added = [], {}, []
         for meta, name in zip(fields[0::2], fields[1::2]):

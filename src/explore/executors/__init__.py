@@ -13,18 +13,31 @@ from ..edges.sandbox import Sandbox
 from ..edges.worktrees import WorktreePool
 
 
-def create(options: Options, *, root: Path, run_id: str, pool: WorktreePool, tracker: procs.ProcessTracker,
-           sandbox: Sandbox | None = None) -> Executor:
+def create(
+    options: Options,
+    *,
+    root: Path,
+    run_id: str,
+    pool: WorktreePool,
+    tracker: procs.ProcessTracker,
+    sandbox: Sandbox | None = None,
+) -> Executor:
     """The executor the options name; `ray` connects (or starts a local Ray) now, so a bad address
     or a missing extra is a usage error before the baseline. sandbox: where local test processes
     run (Ray workers run theirs unsandboxed)."""
     if options.executor == "ray":
         from .ray import RayExecutor
 
-        return RayExecutor.connect(root, run_id, num_cpus=options.ray_num_cpus,
-                                   memory=parse_size(options.ray_memory) if options.ray_memory else None,
-                                   worktree_setup=options.worktree_setup, runtime_env=options.ray_runtime_env)
+        return RayExecutor.connect(
+            root,
+            run_id,
+            num_cpus=options.ray_num_cpus,
+            memory=parse_size(options.ray_memory) if options.ray_memory else None,
+            worktree_setup=options.worktree_setup,
+            runtime_env=options.ray_runtime_env,
+        )
     from .local import LocalExecutor
 
-    return LocalExecutor(pool=pool, tracker=tracker, parallel=options.parallel,
-                         worktree_setup=options.worktree_setup, sandbox=sandbox)
+    return LocalExecutor(
+        pool=pool, tracker=tracker, parallel=options.parallel, worktree_setup=options.worktree_setup, sandbox=sandbox
+    )

@@ -15,8 +15,14 @@ from pathlib import Path
 from ..edges.gitrepo import GIT
 
 BUNDLE_REF = "refs/heads/explore-tree"
-_IDENTITY = {"GIT_AUTHOR_NAME": "explore", "GIT_AUTHOR_EMAIL": "explore@localhost", "GIT_COMMITTER_NAME": "explore",
-             "GIT_COMMITTER_EMAIL": "explore@localhost", "GIT_AUTHOR_DATE": "1700000000 +0000", "GIT_COMMITTER_DATE": "1700000000 +0000"}
+_IDENTITY = {
+    "GIT_AUTHOR_NAME": "explore",
+    "GIT_AUTHOR_EMAIL": "explore@localhost",
+    "GIT_COMMITTER_NAME": "explore",
+    "GIT_COMMITTER_EMAIL": "explore@localhost",
+    "GIT_AUTHOR_DATE": "1700000000 +0000",
+    "GIT_COMMITTER_DATE": "1700000000 +0000",
+}
 
 
 def _git(*args: str, cwd: Path | None = None, stdin: bytes | None = None) -> str:
@@ -80,4 +86,11 @@ def reuse_or_checkout(bundle_data: bytes, commit: str, tree: Path) -> None:
 
 def apply_patch(tree: Path, patch: str) -> None:
     if patch:
-        _git("apply", "--binary", "--whitespace=nowarn", "-", cwd=tree, stdin=patch.encode("utf-8", errors="surrogateescape"))
+        _git(
+            "apply",
+            "--binary",
+            "--whitespace=nowarn",
+            "-",
+            cwd=tree,
+            stdin=patch.encode("utf-8", errors="surrogateescape"),
+        )

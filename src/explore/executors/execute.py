@@ -19,8 +19,14 @@ from ..edges.testing import run_tests
 
 
 async def execute(
-    job: TestJob, workdir: Path, log_path: Path, executor: ExecutorName, *,
-    tracker: procs.ProcessTracker | None = None, die_with_parent: bool = False, confine: procs.Confinement | None = None,
+    job: TestJob,
+    workdir: Path,
+    log_path: Path,
+    executor: ExecutorName,
+    *,
+    tracker: procs.ProcessTracker | None = None,
+    die_with_parent: bool = False,
+    confine: procs.Confinement | None = None,
 ) -> JobResult:
     started = time.monotonic()
     result = JobResult(job_id=job.id, status=JobStatus.ok, executor=executor)
@@ -29,10 +35,22 @@ async def execute(
         if select == []:  # every selected file is gone (a candidate deleted them): their tests are missing
             result.run = TestRun(exit_code=5, log_path=str(log_path))
             log_path.parent.mkdir(parents=True, exist_ok=True)
-            log_path.write_text(f"none of the files of {job.id} exists: {', '.join(job.select or [])}\n", encoding="utf-8")
+            log_path.write_text(
+                f"none of the files of {job.id} exists: {', '.join(job.select or [])}\n", encoding="utf-8"
+            )
             return result
-        result.run = await run_tests(job.command, workdir, log_path, select=select, ignore=job.ignore, only=job.only, tracker=tracker,
-                                     memory_limit=job.memory_limit, die_with_parent=die_with_parent, confine=confine)
+        result.run = await run_tests(
+            job.command,
+            workdir,
+            log_path,
+            select=select,
+            ignore=job.ignore,
+            only=job.only,
+            tracker=tracker,
+            memory_limit=job.memory_limit,
+            die_with_parent=die_with_parent,
+            confine=confine,
+        )
     if scope.cancelled_caught:
         result.status = JobStatus.timeout
         result.reason = f"{job.id}: the test run exceeded its {job.timeout_s:g}s limit; its process tree was killed"

@@ -42,13 +42,17 @@ class LocalExecutor:
     async def run(self, job: TestJob, log_dir: Path) -> JobResult:
         log_path = log_dir / job.log_name
         if job.workdir is not None:
-            return await execute(job, job.workdir, log_path, self.name, tracker=self.tracker, confine=self._confine(job.workdir, log_dir))
+            return await execute(
+                job, job.workdir, log_path, self.name, tracker=self.tracker, confine=self._confine(job.workdir, log_dir)
+            )
         slot = self._take_slot()
         try:
             path = await self._tree(slot, job, log_dir)
             if isinstance(path, JobResult):
                 return path
-            return await execute(job, path, log_path, self.name, tracker=self.tracker, confine=self._confine(path, log_dir))
+            return await execute(
+                job, path, log_path, self.name, tracker=self.tracker, confine=self._confine(path, log_dir)
+            )
         finally:
             self._idle.append(slot)
 
@@ -64,16 +68,31 @@ class LocalExecutor:
     async def _tree(self, slot: str, job: TestJob, log_dir: Path) -> Path | JobResult:
         path, fresh = await anyio.to_thread.run_sync(self.pool.acquire, slot, job.commit)
         if fresh and self.worktree_setup:
-            done = await procs.run(self.worktree_setup, path, log_path=log_dir / f"setup-{slot}.log", tracker=self.tracker,
-                                   confine=self._confine(path, log_dir))
+            done = await procs.run(
+                self.worktree_setup,
+                path,
+                log_path=log_dir / f"setup-{slot}.log",
+                tracker=self.tracker,
+                confine=self._confine(path, log_dir),
+            )
             if done.exit_code != 0:
-                raise SetupFailed(f"worktree_setup `{self.worktree_setup}` failed with exit {done.exit_code}: {done.output_tail.strip()[-300:]}")
+                raise SetupFailed(
+                    f"worktree_setup `{self.worktree_setup}` failed with exit {done.exit_code}: {done.output_tail.strip()[-300:]}"
+                )
         if job.patch:
-            done = await procs.run([*gitrepo.GIT, "apply", "--binary", "--whitespace=nowarn", "-"], path, stdin=job.patch.encode("utf-8", errors="surrogateescape"),
-                                   tracker=self.tracker)
+            done = await procs.run(
+                [*gitrepo.GIT, "apply", "--binary", "--whitespace=nowarn", "-"],
+                path,
+                stdin=job.patch.encode("utf-8", errors="surrogateescape"),
+                tracker=self.tracker,
+            )
             if done.exit_code != 0:
-                return JobResult(job_id=job.id, status=JobStatus.crashed, executor=self.name,
-                                 reason=f"{job.id}: the patch does not apply on {job.commit[:10]}: {done.output_tail.strip()[-300:]}")
+                return JobResult(
+                    job_id=job.id,
+                    status=JobStatus.crashed,
+                    executor=self.name,
+                    reason=f"{job.id}: the patch does not apply on {job.commit[:10]}: {done.output_tail.strip()[-300:]}",
+                )
         return path
 
     async def close(self) -> None:

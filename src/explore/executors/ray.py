@@ -56,19 +56,27 @@ def run_on_worker(tree_bundle: bytes, job: dict[str, Any], run_id: str, setup: s
             bundle.apply_patch(tree, test_job.patch)
         except RuntimeError as exc:
             shutil.rmtree(tree, ignore_errors=True)  # a half-made tree is never reused
-            return JobResult(job_id=test_job.id, status=JobStatus.crashed, executor=ExecutorName.ray,
-                             reason=f"{test_job.id}: cannot reproduce the tree on the worker: {exc}").model_dump(mode="json"), ""
+            return JobResult(
+                job_id=test_job.id,
+                status=JobStatus.crashed,
+                executor=ExecutorName.ray,
+                reason=f"{test_job.id}: cannot reproduce the tree on the worker: {exc}",
+            ).model_dump(mode="json"), ""
         if setup and fresh:
             done = anyio.run(lambda: procs.run(setup, tree, log_path=folder / "setup.log", die_with_parent=True))
             if done.exit_code != 0:
                 shutil.rmtree(tree, ignore_errors=True)
-                return JobResult(job_id=test_job.id, status=JobStatus.crashed, executor=ExecutorName.ray,
-                                 reason=f"worktree_setup `{setup}` failed on the worker (exit {done.exit_code}): {done.output_tail.strip()[-300:]}"
-                                 ).model_dump(mode="json"), done.output_tail
+                return JobResult(
+                    job_id=test_job.id,
+                    status=JobStatus.crashed,
+                    executor=ExecutorName.ray,
+                    reason=f"worktree_setup `{setup}` failed on the worker (exit {done.exit_code}): {done.output_tail.strip()[-300:]}",
+                ).model_dump(mode="json"), done.output_tail
 
         async def go() -> JobResult:
-            return await execute(test_job.model_copy(update={"workdir": None}), tree, log_path, ExecutorName.ray,
-                                 die_with_parent=True)
+            return await execute(
+                test_job.model_copy(update={"workdir": None}), tree, log_path, ExecutorName.ray, die_with_parent=True
+            )
 
         result = anyio.run(go)
         log = log_path.read_text(encoding="utf-8", errors="replace") if log_path.exists() else result.log
@@ -102,23 +110,44 @@ class RayExecutor:
     _remote: Any = None
 
     @classmethod
-    def connect(cls, repo_root: Path, run_id: str, *, address: str | None = None,
-                num_cpus: float = 1.0, memory: int | None = None, worktree_setup: str | None = None,
-                runtime_env: dict | None = None) -> RayExecutor:
+    def connect(
+        cls,
+        repo_root: Path,
+        run_id: str,
+        *,
+        address: str | None = None,
+        num_cpus: float = 1.0,
+        memory: int | None = None,
+        worktree_setup: str | None = None,
+        runtime_env: dict | None = None,
+    ) -> RayExecutor:
         """Join the cluster at address (or RAY_ADDRESS), or start a local Ray for the run."""
         ray = _import_ray()
         address = address or os.environ.get("RAY_ADDRESS") or None
         if address:
             _reachable(address)
         try:
-            ray.init(address=address, include_dashboard=False, log_to_driver=False, configure_logging=False,
-                     runtime_env=runtime_env or None)
+            ray.init(
+                address=address,
+                include_dashboard=False,
+                log_to_driver=False,
+                configure_logging=False,
+                runtime_env=runtime_env or None,
+            )
         except Exception as exc:  # ConnectionError, TimeoutError, RuntimeError, ValueError: all mean "not reachable"
             where = f"the Ray cluster at {address}" if address else "a local Ray"
-            raise UsageError(f"cannot start or reach {where}: {type(exc).__name__}: {str(exc).strip()[:300]} — "
-                             "check RAY_ADDRESS (`ray status` there), or unset it to start a local Ray") from exc
-        executor = cls(repo_root=repo_root, run_id=run_id, num_cpus=num_cpus, memory=memory,
-                       worktree_setup=worktree_setup, started_local=address is None)
+            raise UsageError(
+                f"cannot start or reach {where}: {type(exc).__name__}: {str(exc).strip()[:300]} — "
+                "check RAY_ADDRESS (`ray status` there), or unset it to start a local Ray"
+            ) from exc
+        executor = cls(
+            repo_root=repo_root,
+            run_id=run_id,
+            num_cpus=num_cpus,
+            memory=memory,
+            worktree_setup=worktree_setup,
+            started_local=address is None,
+        )
         executor._remote = ray.remote(max_retries=0)(run_on_worker)
         return executor
 
@@ -140,8 +169,12 @@ class RayExecutor:
         options: dict[str, Any] = {"num_cpus": self.num_cpus, "name": f"explore:{self.run_id}:{job.id}"}
         if self.memory:
             options["memory"] = self.memory
-        ref = self._remote.options(**options).remote(self._bundles[job.commit], job.model_dump(mode="json", exclude={"workdir"}),
-                                                     self.run_id, self.worktree_setup)
+        ref = self._remote.options(**options).remote(
+            self._bundles[job.commit],
+            job.model_dump(mode="json", exclude={"workdir"}),
+            self.run_id,
+            self.worktree_setup,
+        )
         log_path = log_dir / job.log_name
         try:
             payload, log = await asyncio.wrap_future(ref.future())
@@ -165,8 +198,13 @@ class RayExecutor:
         from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
         sweeper = ray.remote(num_cpus=0, max_retries=0)(sweep)
-        refs = [sweeper.options(scheduling_strategy=NodeAffinitySchedulingStrategy(node["NodeID"], soft=False)).remote(self.run_id)
-                for node in ray.nodes() if node.get("Alive")]
+        refs = [
+            sweeper.options(scheduling_strategy=NodeAffinitySchedulingStrategy(node["NodeID"], soft=False)).remote(
+                self.run_id
+            )
+            for node in ray.nodes()
+            if node.get("Alive")
+        ]
         with anyio.move_on_after(30):
             await asyncio.gather(*(asyncio.wrap_future(ref.future()) for ref in refs), return_exceptions=True)
         ray.shutdown()
@@ -182,14 +220,18 @@ def _reachable(address: str) -> None:
         with socket.create_connection((host, int(port)), timeout=5):
             return
     except (OSError, ValueError) as exc:
-        raise UsageError(f"cannot reach the Ray cluster at {address} (RAY_ADDRESS): {exc} — start it with "
-                         "`ray start --head`, fix the address, or unset RAY_ADDRESS to start a local Ray for the run") from exc
+        raise UsageError(
+            f"cannot reach the Ray cluster at {address} (RAY_ADDRESS): {exc} — start it with "
+            "`ray start --head`, fix the address, or unset RAY_ADDRESS to start a local Ray for the run"
+        ) from exc
 
 
 def _import_ray() -> Any:
     try:
         import ray
     except ImportError as exc:
-        raise UsageError(f"--executor ray needs Ray, which is not installed in {os.path.dirname(os.path.dirname(anyio.__file__))}: "
-                         f"{INSTALL_HINT}") from exc
+        raise UsageError(
+            f"--executor ray needs Ray, which is not installed in {os.path.dirname(os.path.dirname(anyio.__file__))}: "
+            f"{INSTALL_HINT}"
+        ) from exc
     return ray

@@ -54,7 +54,9 @@ TEST_DEF = re.compile(rb"^\s*(?:async\s+)?def\s+test|^\s*class\s+Test", re.MULTI
 def disk_weights(workdir: Path) -> dict[str, float]:
     """The tracked test files of a checkout, weighed by the tests they define (`def test…`,
     `class Test…`; at least 1): the first baseline's plan, with no test process run to make it."""
-    listed = subprocess.run([*GIT, "ls-files", "-z"], cwd=workdir, capture_output=True, check=False).stdout.decode(errors="replace")
+    listed = subprocess.run([*GIT, "ls-files", "-z"], cwd=workdir, capture_output=True, check=False).stdout.decode(
+        errors="replace"
+    )
     weights: dict[str, float] = {}
     for name in filter(None, listed.split("\0")):
         if any(fnmatch.fnmatch(name.rsplit("/", 1)[-1], pattern) for pattern in PYTEST_FILES):
@@ -119,10 +121,20 @@ def shard_jobs(job: TestJob, groups: list[list[str]]) -> list[TestJob]:
 
     def shard(k: int, **update: object) -> TestJob:
         command = replace(job.command, extra_env={**job.command.extra_env, SHARD_ENV: f"{k}/{len(groups)}"})
-        return job.model_copy(update={"id": f"{job.id}/shard-{k}", "select": None, "command": command,
-                                      "log_name": f"{stem}.shard-{k}.log", **update})
+        return job.model_copy(
+            update={
+                "id": f"{job.id}/shard-{k}",
+                "select": None,
+                "command": command,
+                "log_name": f"{stem}.shard-{k}.log",
+                **update,
+            }
+        )
 
-    return [*(shard(k + 1, only=group, ignore=[]) for k, group in enumerate(groups[:-1])), shard(len(groups), ignore=others)]
+    return [
+        *(shard(k + 1, only=group, ignore=[]) for k, group in enumerate(groups[:-1])),
+        shard(len(groups), ignore=others),
+    ]
 
 
 def merge(job: TestJob, parts: list[JobResult], log_path: Path) -> JobResult:
@@ -158,9 +170,14 @@ def merge(job: TestJob, parts: list[JobResult], log_path: Path) -> JobResult:
     log_path.write_text("".join(_section(p) for p in parts), encoding="utf-8")
     measured = [p.overhead_s for p in parts if p.overhead_s is not None]
     return JobResult(
-        job_id=job.id, status=worst.status, run=run, executor=worst.executor, overhead_s=min(measured) if measured else None,
+        job_id=job.id,
+        status=worst.status,
+        run=run,
+        executor=worst.executor,
+        overhead_s=min(measured) if measured else None,
         reason="; ".join(p.reason or f"{p.job_id}: {p.status.value}" for p in bad) or None,
-        log="\n".join(p.log[-2000:] for p in parts)[-8000:], duration_s=max((p.duration_s for p in parts), default=0.0),
+        log="\n".join(p.log[-2000:] for p in parts)[-8000:],
+        duration_s=max((p.duration_s for p in parts), default=0.0),
     )
 
 
@@ -169,7 +186,11 @@ def _empty_shard(part: JobResult) -> bool:
 
 
 def _section(part: JobResult) -> str:
-    body = Path(part.run.log_path).read_text(encoding="utf-8", errors="replace") if part.run.log_path and Path(part.run.log_path).is_file() else part.log
+    body = (
+        Path(part.run.log_path).read_text(encoding="utf-8", errors="replace")
+        if part.run.log_path and Path(part.run.log_path).is_file()
+        else part.log
+    )
     return f"===== {part.job_id} ({part.status.value}, {part.duration_s:.1f}s) =====\n{body}\n"
 
 
@@ -177,7 +198,9 @@ Then = Callable[[TestJob, JobResult], Awaitable[None]]
 """What runs in a shard's slot as soon as that shard ends (the baseline's flaky reruns)."""
 
 
-async def run_sharded(executor: Executor, job: TestJob, groups: list[list[str]], log_dir: Path, then: Then | None = None) -> JobResult:
+async def run_sharded(
+    executor: Executor, job: TestJob, groups: list[list[str]], log_dir: Path, then: Then | None = None
+) -> JobResult:
     """The job split along groups (from `plan`), run concurrently, merged; unsharded when groups is [].
     then: awaited after each shard (or the unsharded job) with its job and result, while the
     other shards still run; the merged result waits for it."""

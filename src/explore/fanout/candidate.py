@@ -31,8 +31,10 @@ from ..model.usage import Usage
 from ..edges.worktrees import Captured, WorktreePool
 
 
-LINK_REWRITTEN = ("rewrote its worktree's .git file (or pointed the worktree's HEAD at a branch): explore's own git "
-                  "would have acted on another repository or branch")
+LINK_REWRITTEN = (
+    "rewrote its worktree's .git file (or pointed the worktree's HEAD at a branch): explore's own git "
+    "would have acted on another repository or branch"
+)
 
 
 @dataclass(frozen=True)
@@ -82,7 +84,11 @@ class FanOutConfig:
     def shard_groups(self, busy: int) -> list[list[str]]:
         """The file groups of a full-suite run while `busy` candidates share the executor's slots."""
         slots = max(1, self.executor.slots // max(1, busy))
-        count = self.shards if self.shards is not None else shards.worthwhile(slots, sum(self.shard_weights.values()), self.overhead_s)
+        count = (
+            self.shards
+            if self.shards is not None
+            else shards.worthwhile(slots, sum(self.shard_weights.values()), self.overhead_s)
+        )
         return shards.plan(self.shard_weights, count) if self.test_command.is_pytest else []
 
 
@@ -125,9 +131,16 @@ class Board:
 
 
 async def run_candidate(plan: CandidatePlan, config: FanOutConfig, board: Board) -> CandidateResult:
-    result = CandidateResult(id=plan.id, status=CandidateStatus.crashed, confidence=plan.confidence,
-                             hypothesis=plan.hypothesis, operator=plan.operator, location=plan.location,
-                             executor=config.executor.name, generator=plan.generator)
+    result = CandidateResult(
+        id=plan.id,
+        status=CandidateStatus.crashed,
+        confidence=plan.confidence,
+        hypothesis=plan.hypothesis,
+        operator=plan.operator,
+        location=plan.location,
+        executor=config.executor.name,
+        generator=plan.generator,
+    )
     files_dir = config.iteration_dir / f"candidate-{plan.id}"
     files_dir.mkdir(parents=True, exist_ok=True)
     started = time.monotonic()
@@ -140,7 +153,10 @@ async def run_candidate(plan: CandidatePlan, config: FanOutConfig, board: Board)
             await _attempt(plan, config, board, result, files_dir)
     except TimeoutError:
         result.status = CandidateStatus.timeout
-        result.reason = f"exceeded --branch-timeout {config.branch_timeout:g}s; its process tree was killed" + _last_words(files_dir)
+        result.reason = (
+            f"exceeded --branch-timeout {config.branch_timeout:g}s; its process tree was killed"
+            + _last_words(files_dir)
+        )
     except SetupFailed as exc:
         board.infra_error = str(exc)
         result.status, result.reason = CandidateStatus.crashed, str(exc)
@@ -156,7 +172,10 @@ async def run_candidate(plan: CandidatePlan, config: FanOutConfig, board: Board)
         try:
             outside(result, await config.watch.leave(plan.id))
         except (OSError, RuntimeError) as exc:  # never merged unchecked
-            result.status, result.reason = CandidateStatus.crashed, f"could not check what it changed outside its worktree: {exc}"[:500]
+            result.status, result.reason = (
+                CandidateStatus.crashed,
+                f"could not check what it changed outside its worktree: {exc}"[:500],
+            )
     result.duration_s = round(time.monotonic() - started, 3)
     if result.status != CandidateStatus.ok:
         result.score = 0.0
@@ -187,20 +206,37 @@ def _crashed(result: CandidateResult, exc: Exception) -> None:
     result.usage = Usage.of(getattr(exc, "usage", None) or result.usage)  # what a generator spent before failing
 
 
-async def _attempt(plan: CandidatePlan, config: FanOutConfig, board: Board, result: CandidateResult, files_dir: Path) -> None:
+async def _attempt(
+    plan: CandidatePlan, config: FanOutConfig, board: Board, result: CandidateResult, files_dir: Path
+) -> None:
     path, fresh = await anyio.to_thread.run_sync(config.pool.acquire, plan.id, config.commit)
     if fresh and config.worktree_setup:
         config.emit(plan.id, Phase.setup)
-        done = await procs.run(config.worktree_setup, path, log_path=files_dir / "setup.log", tracker=config.tracker,
-                               confine=config.sandbox.confine(path, files_dir) if config.sandbox else None)
+        done = await procs.run(
+            config.worktree_setup,
+            path,
+            log_path=files_dir / "setup.log",
+            tracker=config.tracker,
+            confine=config.sandbox.confine(path, files_dir) if config.sandbox else None,
+        )
         if done.exit_code != 0:
-            raise SetupFailed(f"worktree_setup `{config.worktree_setup}` failed with exit {done.exit_code}: {done.output_tail.strip()[-300:]}")
-    board.kept[plan.id] = await anyio.to_thread.run_sync(config.pool.ignored, path) if config.pool.keep_ignored else frozenset()
+            raise SetupFailed(
+                f"worktree_setup `{config.worktree_setup}` failed with exit {done.exit_code}: {done.output_tail.strip()[-300:]}"
+            )
+    board.kept[plan.id] = (
+        await anyio.to_thread.run_sync(config.pool.ignored, path) if config.pool.keep_ignored else frozenset()
+    )
     config.emit(plan.id, Phase.generating)
     context = CandidateContext(
-        workdir=path, candidate_id=plan.id, iteration=config.request.iteration, strategy=config.request.strategy,
-        files_dir=files_dir, request=config.request, tracker=config.tracker,
-        confine=config.sandbox.confine(path, files_dir) if config.sandbox else None, git=partial(config.pool.git_in, path),
+        workdir=path,
+        candidate_id=plan.id,
+        iteration=config.request.iteration,
+        strategy=config.request.strategy,
+        files_dir=files_dir,
+        request=config.request,
+        tracker=config.tracker,
+        confine=config.sandbox.confine(path, files_dir) if config.sandbox else None,
+        git=partial(config.pool.git_in, path),
     )
     try:
         realised = await config.generator.realise(plan, context)
@@ -235,7 +271,10 @@ async def _attempt(plan: CandidatePlan, config: FanOutConfig, board: Board, resu
         return
     if captured.patch is None:
         binary = f"; binary: {', '.join(captured.binary[:5])}" if captured.binary else ""
-        result.status, result.reason = CandidateStatus.rejected, f"its patch is over max-patch-size ({_size(config.max_patch_bytes)}){binary}"
+        result.status, result.reason = (
+            CandidateStatus.rejected,
+            f"its patch is over max-patch-size ({_size(config.max_patch_bytes)}){binary}",
+        )
         return
     result.patch_path, result.diff_lines = str(patch_file), scoring.diff_size(captured.review)
     board.patches[plan.id] = captured.patch.decode("utf-8", errors="surrogateescape")
@@ -255,10 +294,21 @@ async def _attempt(plan: CandidatePlan, config: FanOutConfig, board: Board, resu
         return
     frozen = [f for f in files if f in config.frozen]
     if frozen:
-        result.status, result.reason = CandidateStatus.rejected, f"edits the reproduction tests of the issue: {', '.join(frozen)}"
+        result.status, result.reason = (
+            CandidateStatus.rejected,
+            f"edits the reproduction tests of the issue: {', '.join(frozen)}",
+        )
         return
-    harness = await anyio.to_thread.run_sync(  # allow-test-edits does not lift it: library code must not know it is tested
-        harness_refs.reason, path, config.commit, files, config.test_patterns, config.yardstick.ids | config.yardstick.skipped)
+    harness = (
+        await anyio.to_thread.run_sync(  # allow-test-edits does not lift it: library code must not know it is tested
+            harness_refs.reason,
+            path,
+            config.commit,
+            files,
+            config.test_patterns,
+            config.yardstick.ids | config.yardstick.skipped,
+        )
+    )
     if harness:
         result.status, result.reason = CandidateStatus.rejected, harness
         return
@@ -267,8 +317,14 @@ async def _attempt(plan: CandidatePlan, config: FanOutConfig, board: Board, resu
         return
     if not config.allow_test_edits:
         edits = await anyio.to_thread.run_sync(
-            testcode.reason, path, config.commit, files, config.yardstick.ids | config.yardstick.skipped, config.test_command.shell,
-            config.test_data)
+            testcode.reason,
+            path,
+            config.commit,
+            files,
+            config.yardstick.ids | config.yardstick.skipped,
+            config.test_command.shell,
+            config.test_data,
+        )
         if edits:
             result.status, result.reason = CandidateStatus.rejected, edits
             return
@@ -283,7 +339,10 @@ async def _attempt(plan: CandidatePlan, config: FanOutConfig, board: Board, resu
             result.validated = twin not in board.estimates
             result.progress = f"same normalised patch as candidate {twin}"
         else:
-            result.status, result.reason = CandidateStatus.crashed, f"same patch as candidate {twin}, which did not finish"
+            result.status, result.reason = (
+                CandidateStatus.crashed,
+                f"same patch as candidate {twin}, which did not finish",
+            )
         return
     job = await _test(plan.id, path, config, board, result, files_dir)
     if not config.pool.intact(path):  # its code, run by the tests, rewrote the link
@@ -301,19 +360,33 @@ async def _attempt(plan: CandidatePlan, config: FanOutConfig, board: Board, resu
 
 
 def _job_failure(job: JobResult) -> tuple[CandidateStatus, str]:
-    status = {JobStatus.timeout: CandidateStatus.timeout, JobStatus.oom: CandidateStatus.oom}.get(job.status, CandidateStatus.crashed)
+    status = {JobStatus.timeout: CandidateStatus.timeout, JobStatus.oom: CandidateStatus.oom}.get(
+        job.status, CandidateStatus.crashed
+    )
     if job.status == JobStatus.oom:
         return status, f"its tests exceeded the memory cap ({job.run.infra_error or job.reason})"
     return status, job.reason or f"its test job {job.status.value}"
 
 
-def candidate_job(config: FanOutConfig, board: Board, cid: str, path: Path, kind: str, select: list[str] | None = None) -> TestJob:
-    return TestJob(id=f"{config.request.iteration}{cid}-{kind}", command=config.test_command, commit=config.commit, patch=board.patches.get(cid, ""),
-                   select=select, timeout_s=config.branch_timeout, memory_limit=config.memory_limit,
-                   log_name={"affected": "affected.log", "rerun": "rerun.log"}.get(kind, "tests.log"), workdir=path)
+def candidate_job(
+    config: FanOutConfig, board: Board, cid: str, path: Path, kind: str, select: list[str] | None = None
+) -> TestJob:
+    return TestJob(
+        id=f"{config.request.iteration}{cid}-{kind}",
+        command=config.test_command,
+        commit=config.commit,
+        patch=board.patches.get(cid, ""),
+        select=select,
+        timeout_s=config.branch_timeout,
+        memory_limit=config.memory_limit,
+        log_name={"affected": "affected.log", "rerun": "rerun.log"}.get(kind, "tests.log"),
+        workdir=path,
+    )
 
 
-async def _test(cid: str, path: Path, config: FanOutConfig, board: Board, result: CandidateResult, files_dir: Path) -> JobResult:
+async def _test(
+    cid: str, path: Path, config: FanOutConfig, board: Board, result: CandidateResult, files_dir: Path
+) -> JobResult:
     """Affected tests first (failing now + test files importing a changed module); the full suite
     runs now only when selection cannot tell, otherwise later in validation for the best."""
     failing_now = sorted(config.yardstick.ids - config.current_passing)
@@ -326,21 +399,36 @@ async def _test(cid: str, path: Path, config: FanOutConfig, board: Board, result
             return first
         if not first.run.infra_error:
             assumed = {i: TestOutcome(id=i, outcome="passed") for i in config.current_passing}
-            ran = [o for o in first.run.outcomes.values() if o.id in config.yardstick.ids or o.id not in config.yardstick.skipped]
+            ran = [
+                o
+                for o in first.run.outcomes.values()
+                if o.id in config.yardstick.ids or o.id not in config.yardstick.skipped
+            ]
             passed = sum(1 for o in ran if o.outcome in PASSING)
             result.progress = f"affected {passed:,}/{len(ran):,}"
             result.validated = False
             board.estimates.add(cid)
-            estimate = TestRun(outcomes={**assumed, **first.run.outcomes}, exit_code=first.run.exit_code, log_path=first.run.log_path,
-                               unconfirmed=first.run.unconfirmed)
+            estimate = TestRun(
+                outcomes={**assumed, **first.run.outcomes},
+                exit_code=first.run.exit_code,
+                log_path=first.run.log_path,
+                unconfirmed=first.run.unconfirmed,
+            )
             return first.model_copy(update={"run": estimate})
     groups = config.shard_groups(board.running)
     config.emit(cid, Phase.full, f"{len(groups)} shards" if groups else "")
     return await full_suite(cid, path, config, board, result, files_dir, groups)
 
 
-async def full_suite(cid: str, path: Path, config: FanOutConfig, board: Board, result: CandidateResult, files_dir: Path,
-                     groups: list[list[str]]) -> JobResult:
+async def full_suite(
+    cid: str,
+    path: Path,
+    config: FanOutConfig,
+    board: Board,
+    result: CandidateResult,
+    files_dir: Path,
+    groups: list[list[str]],
+) -> JobResult:
     await anyio.to_thread.run_sync(config.pool.scrub, path, board.kept.get(cid, frozenset()))
     # one unsharded job on exactly the tested tree is the final confirmation; an earlier test run
     # that rewrote tracked files makes it not so (the confirmation then runs on a clean checkout)
@@ -369,12 +457,17 @@ MAX_RERUN = 20
 """More tests newly failing than this is a breakage, not a flake: no rerun."""
 
 
-async def confirm_newly_failing(cid: str, path: Path, config: FanOutConfig, board: Board, run: TestRun, files_dir: Path) -> list[str]:
+async def confirm_newly_failing(
+    cid: str, path: Path, config: FanOutConfig, board: Board, run: TestRun, files_dir: Path
+) -> list[str]:
     """No candidate condemned by a flake: the tests that passed before and fail in run are rerun
     alone (in one job, in the candidate's tree) before they can reject or outrank it; those that
     pass then take the rerun's outcome in run. Returns them."""
-    newly = [i for i in scoring.newly_failing(set(config.current_passing), run, config.yardstick)
-             if "::" in i and i in run.outcomes and run.outcomes[i].outcome != "timeout"]  # a hang would cost its whole limit again
+    newly = [
+        i
+        for i in scoring.newly_failing(set(config.current_passing), run, config.yardstick)
+        if "::" in i and i in run.outcomes and run.outcomes[i].outcome != "timeout"
+    ]  # a hang would cost its whole limit again
     if not newly or len(newly) > MAX_RERUN or not config.test_command.is_pytest:
         return []
     rerun = await config.executor.run(candidate_job(config, board, cid, path, "rerun", newly), files_dir)

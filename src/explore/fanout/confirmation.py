@@ -43,20 +43,39 @@ def reason(worse: list[str], better: list[str]) -> str | None:
             parts.append(f"{', '.join(tests[:3])}{more} {how}")
     if not parts:
         return None
-    return ("the final confirmation (its commit's suite unsharded in a clean checkout, as you would run it) "
-            f"disagrees with the scored run: {'; '.join(parts)} there")
+    return (
+        "the final confirmation (its commit's suite unsharded in a clean checkout, as you would run it) "
+        f"disagrees with the scored run: {'; '.join(parts)} there"
+    )
 
 
-async def confirm(executor: Executor, command: TestCommand, commit: str, job_id: str, timeout_s: float,
-                  memory_limit: int | None, log_dir: Path, scored: TestRun, yardstick: Yardstick) -> str | None:
+async def confirm(
+    executor: Executor,
+    command: TestCommand,
+    commit: str,
+    job_id: str,
+    timeout_s: float,
+    memory_limit: int | None,
+    log_dir: Path,
+    scored: TestRun,
+    yardstick: Yardstick,
+) -> str | None:
     """Run the confirmation of commit; None when it agrees with scored, else why not."""
     await executor.prepare(commit)
-    job = TestJob(id=job_id, command=replace(command, extra_env={}), commit=commit, timeout_s=timeout_s,
-                  memory_limit=memory_limit, log_name="confirmation.log")
+    job = TestJob(
+        id=job_id,
+        command=replace(command, extra_env={}),
+        commit=commit,
+        timeout_s=timeout_s,
+        memory_limit=memory_limit,
+        log_name="confirmation.log",
+    )
     done = await executor.run(job, log_dir)
     if done.status != JobStatus.ok:
         return f"the final confirmation did not run to its end: {done.reason or done.status.value}"
-    tamper = tamper_reason([], done.run, yardstick, [], allow_test_edits=True)  # what the scored run was held to, the witness included
+    tamper = tamper_reason(
+        [], done.run, yardstick, [], allow_test_edits=True
+    )  # what the scored run was held to, the witness included
     if tamper:
         return f"the final confirmation: {tamper}"
     return reason(*disagreements(scored, done.run, yardstick))

@@ -16,7 +16,16 @@ import anyio
 from . import confirmation
 from ..decide import escalation, scoring
 from ..edges import gitrepo
-from .candidate import LINK_REWRITTEN, Board, FanOutConfig, confirm_newly_failing, full_suite, outside, run_candidate, score
+from .candidate import (
+    LINK_REWRITTEN,
+    Board,
+    FanOutConfig,
+    confirm_newly_failing,
+    full_suite,
+    outside,
+    run_candidate,
+    score,
+)
 from ..model.errors import Escalation
 from ..model.events import Phase
 from ..executors.jobs import JobStatus
@@ -105,11 +114,14 @@ async def fan_out(plans: list[CandidatePlan], config: FanOutConfig, parallel: in
     started = time.monotonic()
     confirmation_s = await settle(ordered, config, board)
     validation_s = time.monotonic() - started
-    runs = {r.id: board.runs[board.twin_of(r.id) or r.id] for r in ordered if (board.twin_of(r.id) or r.id) in board.runs}
+    runs = {
+        r.id: board.runs[board.twin_of(r.id) or r.id] for r in ordered if (board.twin_of(r.id) or r.id) in board.runs
+    }
     findings = Findings(board.stop, board.infra_error, dict(board.destructive), dict(board.agent_escalation))
     ranked = scoring.rank([_ranked(r) for r in ordered if r.status == CandidateStatus.ok and r.validated])
-    return FanOutResult(ordered, runs, agreement, findings, [r.id for r in ranked], validation_s, dict(board.tested),
-                        confirmation_s)
+    return FanOutResult(
+        ordered, runs, agreement, findings, [r.id for r in ranked], validation_s, dict(board.tested), confirmation_s
+    )
 
 
 async def settle(results: list[CandidateResult], config: FanOutConfig, board: Board) -> float:
@@ -139,18 +151,33 @@ async def confirm(result: CandidateResult, config: FanOutConfig, board: Board) -
     cid, flaky = result.id, frozenset(result.rerun_passed)
     tested = board.tested[cid]
     yardstick = replace(config.yardstick, ids=config.yardstick.ids - flaky, skipped=config.yardstick.skipped | flaky)
-    commit = await anyio.to_thread.run_sync(gitrepo.commit_tree, config.pool.repo, tested.tree, config.commit,
-                                            f"explore: final confirmation of candidate {cid}")
-    return await confirmation.confirm(config.executor, config.test_command, commit, f"{config.request.iteration}{cid}-confirm",
-                                      config.branch_timeout, config.memory_limit, config.iteration_dir / f"candidate-{cid}",
-                                      board.runs[board.twin_of(cid) or cid], yardstick)
+    commit = await anyio.to_thread.run_sync(
+        gitrepo.commit_tree,
+        config.pool.repo,
+        tested.tree,
+        config.commit,
+        f"explore: final confirmation of candidate {cid}",
+    )
+    return await confirmation.confirm(
+        config.executor,
+        config.test_command,
+        commit,
+        f"{config.request.iteration}{cid}-confirm",
+        config.branch_timeout,
+        config.memory_limit,
+        config.iteration_dir / f"candidate-{cid}",
+        board.runs[board.twin_of(cid) or cid],
+        yardstick,
+    )
 
 
 async def validate(results: list[CandidateResult], config: FanOutConfig, board: Board) -> None:
     """Full-suite validation of the candidates selection made look best, best first, until one
     holds up or none can still beat what is validated: a selection miss costs time, never a
     wrong merge. Every slot is free now: the full suite is sharded over all of them."""
-    floor = max([config.current_rate] + [r.pass_rate for r in results if r.status == CandidateStatus.ok and r.validated])
+    floor = max(
+        [config.current_rate] + [r.pass_rate for r in results if r.status == CandidateStatus.ok and r.validated]
+    )
     pending = [r for r in results if r.status == CandidateStatus.ok and not r.validated and r.id in board.runs]
     for result in sorted(pending, key=lambda r: _ranked(r).key(), reverse=True):
         if not scoring.is_improvement(result.pass_rate, floor):
@@ -165,15 +192,26 @@ async def validate(results: list[CandidateResult], config: FanOutConfig, board: 
         with anyio.move_on_after(config.branch_timeout) as scope:
             job = await full_suite(result.id, config.pool.path_for(result.id), config, board, result, files_dir, groups)
         if scope.cancelled_caught:
-            result.status, result.reason = CandidateStatus.timeout, f"full-suite validation exceeded {config.branch_timeout:g}s"
+            result.status, result.reason = (
+                CandidateStatus.timeout,
+                f"full-suite validation exceeded {config.branch_timeout:g}s",
+            )
         elif job.status != JobStatus.ok:
-            status = {JobStatus.timeout: CandidateStatus.timeout, JobStatus.oom: CandidateStatus.oom}.get(job.status, CandidateStatus.crashed)
+            status = {JobStatus.timeout: CandidateStatus.timeout, JobStatus.oom: CandidateStatus.oom}.get(
+                job.status, CandidateStatus.crashed
+            )
             result.status, result.reason = status, f"full-suite validation: {job.reason or job.status.value}"
         else:
             board.runs[result.id] = job.run
             board.estimates.discard(result.id)
-            result.rerun_passed = sorted(set(result.rerun_passed) | set(
-                await confirm_newly_failing(result.id, config.pool.path_for(result.id), config, board, job.run, files_dir)))
+            result.rerun_passed = sorted(
+                set(result.rerun_passed)
+                | set(
+                    await confirm_newly_failing(
+                        result.id, config.pool.path_for(result.id), config, board, job.run, files_dir
+                    )
+                )
+            )
             score(result, job.run, config, result.files_changed)
             if not config.pool.intact(config.pool.path_for(result.id)):
                 result.status, result.reason = CandidateStatus.rejected, LINK_REWRITTEN
@@ -192,4 +230,6 @@ async def validate(results: list[CandidateResult], config: FanOutConfig, board: 
 
 
 def _ranked(result: CandidateResult) -> scoring.Ranked:
-    return scoring.Ranked(result.id, result.pass_rate, len(result.newly_failing), result.agreement, result.confidence, result.diff_lines)
+    return scoring.Ranked(
+        result.id, result.pass_rate, len(result.newly_failing), result.agreement, result.confidence, result.diff_lines
+    )

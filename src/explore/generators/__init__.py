@@ -15,8 +15,16 @@ TEST_WRITERS = ("anthropic", "command", "claude-code", "codex", "gemini", "qwen"
 """Generators that can write reproduction tests from a bug report (`--issue`), with the named
 command agents of `[tool.explore.agents.NAME]`."""
 
-__all__ = ["CandidateContext", "FixGenerator", "ProposalRequest", "NAMES", "TEST_WRITERS", "resolve_agent", "create",
-           "check_issue"]
+__all__ = [
+    "CandidateContext",
+    "FixGenerator",
+    "ProposalRequest",
+    "NAMES",
+    "TEST_WRITERS",
+    "resolve_agent",
+    "create",
+    "check_issue",
+]
 
 
 def resolve_agent(agent: str, agent_cmd: str | None, agents: dict[str, Any] | None = None) -> str:
@@ -27,16 +35,20 @@ def resolve_agent(agent: str, agent_cmd: str | None, agents: dict[str, Any] | No
     if "," in agent:
         members = [m.strip() for m in agent.split(",")]
         if "auto" in members or "" in members or len(set(members)) != len(members):
-            raise UsageError(f"--agent {agent!r}: a chain names each generator once, without auto "
-                             f"(e.g. anthropic,command,mutate; generators: {', '.join(NAMES)})")
+            raise UsageError(
+                f"--agent {agent!r}: a chain names each generator once, without auto "
+                f"(e.g. anthropic,command,mutate; generators: {', '.join(NAMES)})"
+            )
         return ",".join(resolve_agent(m, agent_cmd, agents) for m in members)
     if agent == "auto":
         if agent_cmd:
             return "command"
         return "anthropic" if has_anthropic_credentials() else "mutate"
     if agent not in NAMES and agent not in agents:
-        raise UsageError(f"unknown agent {agent!r}: choose one of auto, {', '.join(NAMES)}, or a name defined in "
-                         f"[tool.explore.agents.NAME] with cmd")
+        raise UsageError(
+            f"unknown agent {agent!r}: choose one of auto, {', '.join(NAMES)}, or a name defined in "
+            f"[tool.explore.agents.NAME] with cmd"
+        )
     if agent not in ("mutate", "anthropic", "command"):
         from . import agents as named
 
@@ -44,8 +56,10 @@ def resolve_agent(agent: str, agent_cmd: str | None, agents: dict[str, Any] | No
     if agent == "command" and not agent_cmd:
         raise UsageError("--agent command needs --agent-cmd CMD (the agent to run in each worktree)")
     if agent == "anthropic" and not has_anthropic_credentials():
-        raise UsageError("--agent anthropic needs ANTHROPIC_API_KEY (or ANTHROPIC_AUTH_TOKEN for a gateway) in the "
-                         "environment; set it, or use --agent mutate to repair offline")
+        raise UsageError(
+            "--agent anthropic needs ANTHROPIC_API_KEY (or ANTHROPIC_AUTH_TOKEN for a gateway) in the "
+            "environment; set it, or use --agent mutate to repair offline"
+        )
     return agent
 
 
@@ -57,9 +71,11 @@ def has_anthropic_credentials() -> bool:
 def check_issue(agent: str) -> None:
     """`--issue` needs a generator that writes tests; mutate cannot."""
     if not any(m in TEST_WRITERS or m not in NAMES for m in agent.split(",")):
-        raise UsageError(f"--issue needs a generator that can write tests from the report: {' or '.join(TEST_WRITERS)} "
-                         f"(e.g. --agent anthropic, --agent command --agent-cmd CMD, or a chain such as "
-                         f"--agent anthropic,mutate); --agent {agent} cannot")
+        raise UsageError(
+            f"--issue needs a generator that can write tests from the report: {' or '.join(TEST_WRITERS)} "
+            f"(e.g. --agent anthropic, --agent command --agent-cmd CMD, or a chain such as "
+            f"--agent anthropic,mutate); --agent {agent} cannot"
+        )
 
 
 def test_writer(generator: FixGenerator) -> TestWriter:

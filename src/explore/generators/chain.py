@@ -66,7 +66,9 @@ class ChainGenerator:
                     return proposal.model_copy(update={"usage": usage, "fallbacks": fallbacks + proposal.fallbacks})
                 why = f"proposed nothing: {proposal.reason or 'no idea'}"
             fallbacks.append(f"{member.name} {why}"[:600])
-        return Proposal(reason="every generator of the chain failed: " + "; ".join(fallbacks), usage=usage, fallbacks=fallbacks)
+        return Proposal(
+            reason="every generator of the chain failed: " + "; ".join(fallbacks), usage=usage, fallbacks=fallbacks
+        )
 
     async def realise(self, plan: CandidatePlan, context: CandidateContext) -> Realised:
         member = self._by_name.get(plan.generator or "") or self.members[0]
@@ -77,11 +79,16 @@ class ChainGenerator:
                 realised = await member.realise(plan, context)
             except Unavailable as exc:
                 spent += Usage.of(getattr(exc, "usage", None))
-                later = self.members[self.members.index(member) + 1:]
+                later = self.members[self.members.index(member) + 1 :]
                 if later and getattr(later[0], "agent_in_realise", False):
-                    fallbacks.append(f"{member.name} unavailable for candidate {context.candidate_id}: {exc.reason}"[:600])
+                    fallbacks.append(
+                        f"{member.name} unavailable for candidate {context.candidate_id}: {exc.reason}"[:600]
+                    )
                     await anyio.to_thread.run_sync(_reset, context)
-                    member, plan = later[0], plan.model_copy(update={"generator": later[0].name, "operator": later[0].name})
+                    member, plan = (
+                        later[0],
+                        plan.model_copy(update={"generator": later[0].name, "operator": later[0].name}),
+                    )
                     continue
                 stop: Exception = exc
                 if later:  # mutate or anthropic plan from the scratch worktree: they take over next iteration
@@ -91,7 +98,9 @@ class ChainGenerator:
                 raise stop from None
             if not fallbacks:
                 return realised
-            return realised.model_copy(update={"generator": member.name, "fallbacks": fallbacks, "usage": spent + realised.usage})
+            return realised.model_copy(
+                update={"generator": member.name, "fallbacks": fallbacks, "usage": spent + realised.usage}
+            )
 
     def test_writer(self) -> Any:
         """The first member that can write tests (`--issue`), or None."""

@@ -98,18 +98,31 @@ class CommandGenerator:
         prompt_file.write_text(prompt, encoding="utf-8")
         issue_file.write_text(request.issue, encoding="utf-8")
         result_file.unlink(missing_ok=True)
-        env = {"EXPLORE_ROLE": "test-writer", "EXPLORE_PROMPT_FILE": str(prompt_file), "EXPLORE_ISSUE_FILE": str(issue_file),
-               "EXPLORE_RESULT_FILE": str(result_file), "EXPLORE_CANDIDATE": request.sample}
-        done = await procs.run(self.agent_cmd, request.workdir, env=env, stdin=prompt.encode(),
-                               log_path=request.files_dir / "agent.log", tracker=request.tracker,
-                               confine=request.confine)
+        env = {
+            "EXPLORE_ROLE": "test-writer",
+            "EXPLORE_PROMPT_FILE": str(prompt_file),
+            "EXPLORE_ISSUE_FILE": str(issue_file),
+            "EXPLORE_RESULT_FILE": str(result_file),
+            "EXPLORE_CANDIDATE": request.sample,
+        }
+        done = await procs.run(
+            self.agent_cmd,
+            request.workdir,
+            env=env,
+            stdin=prompt.encode(),
+            log_path=request.files_dir / "agent.log",
+            tracker=request.tracker,
+            confine=request.confine,
+        )
         if done.exit_code != 0:
             last = done.output_tail.strip().splitlines()[-1:] or ["(no output)"]
             raise AgentCrashed(f"agent exited with {done.exit_code}: {last[0][:300]}")
         try:
             result = WriterResult.model_validate(json.loads(result_file.read_text(encoding="utf-8")))
         except (OSError, ValueError, ValidationError):
-            return WrittenTests(summary=f"no valid JSON in EXPLORE_RESULT_FILE ({result_file.name}): no predicted failure")
+            return WrittenTests(
+                summary=f"no valid JSON in EXPLORE_RESULT_FILE ({result_file.name}): no predicted failure"
+            )
         predicted = dict(result.tests)
         if result.expected_failure:
             predicted["*"] = result.expected_failure

@@ -35,7 +35,11 @@ def build_prompt(request: ProposalRequest, hypothesis: str | None = None, per_fa
     if tried:
         lines += ["", "## Already tried — do not propose these again"]
         for iteration, candidate in tried:
-            outcome = "merged" if iteration.winner == candidate.id and iteration.commit else (candidate.reason or candidate.status.value)
+            outcome = (
+                "merged"
+                if iteration.winner == candidate.id and iteration.commit
+                else (candidate.reason or candidate.status.value)
+            )
             what = candidate.hypothesis or candidate.operator or "(no description)"
             lines.append(
                 f"- iteration {iteration.n} ({iteration.strategy}) candidate {candidate.id}: {what} "

@@ -250,7 +250,9 @@ def _written_names(root: Path) -> dict[str, str]:
         return {}
 
 
-def describe_validation(exc: ValidationError, root: Path, written: dict[str, str] | None = None, flags: set[str] | None = None) -> str:
+def describe_validation(
+    exc: ValidationError, root: Path, written: dict[str, str] | None = None, flags: set[str] | None = None
+) -> str:
     """The first error, naming where the value came from: the flag, or the file, key and value."""
     first = exc.errors()[0]
     name = ".".join(str(part) for part in first["loc"]) or "(options)"
@@ -263,4 +265,3 @@ def describe_validation(exc: ValidationError, root: Path, written: dict[str, str
     if name.split(".")[0] in (flags or set()):
         return f"--{name.split('.')[0].replace('_', '-')} {value}: {why}"
     return f"{key} = {value!r} in [tool.explore] of {root / 'pyproject.toml'}: {why}"
-

@@ -64,4 +64,6 @@ class SetupFailed(Escalation):
     the Ray cluster is gone): an infrastructure escalation, never a candidate's fault."""
 
     def __init__(self, reason: str) -> None:
-        super().__init__(EscalationCategory.infrastructure, reason, "fix the environment (see the reason), then `explore resume`")
+        super().__init__(
+            EscalationCategory.infrastructure, reason, "fix the environment (see the reason), then `explore resume`"
+        )

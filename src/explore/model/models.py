@@ -57,7 +57,9 @@ class TestRun(BaseModel):
     """Tests reported passing that explore's own record of the call contradicts: id → what it says (witness)."""
 
     def failing(self) -> list[str]:
-        return sorted(i for i, o in self.outcomes.items() if o.outcome not in PASSING and o.outcome not in ("skipped", "xfailed"))
+        return sorted(
+            i for i, o in self.outcomes.items() if o.outcome not in PASSING and o.outcome not in ("skipped", "xfailed")
+        )
 
     def passing(self) -> set[str]:
         return {i for i, o in self.outcomes.items() if o.outcome in PASSING}

@@ -6,7 +6,16 @@ from __future__ import annotations
 import fnmatch
 from collections.abc import Iterable
 
-DEFAULT_TEST_PATTERNS = ["tests/**", "test/**", "**/test_*.py", "**/*_test.py", "**/conftest.py", "test_*.py", "*_test.py", "conftest.py"]
+DEFAULT_TEST_PATTERNS = [
+    "tests/**",
+    "test/**",
+    "**/test_*.py",
+    "**/*_test.py",
+    "**/conftest.py",
+    "test_*.py",
+    "*_test.py",
+    "conftest.py",
+]
 """`test-patterns`' default: the files a candidate may not edit."""
 CONVENTIONS = ("tests/*", "*/tests/*", "test/*", "*/test/*", "test_*.py", "*_test.py", "conftest.py")
 """The usual layout conventions, whatever a repository configures (mutate's targets, the judge)."""

@@ -49,9 +49,11 @@ class MutateUsage(BaseModel):
     """Seconds of the whole proposals, coverage run included."""
 
     def __add__(self, other: MutateUsage) -> MutateUsage:
-        return MutateUsage(mutants_screened=self.mutants_screened + other.mutants_screened,
-                           screening_s=round(self.screening_s + other.screening_s, 3),
-                           mutate_s=round(self.mutate_s + other.mutate_s, 3))
+        return MutateUsage(
+            mutants_screened=self.mutants_screened + other.mutants_screened,
+            screening_s=round(self.screening_s + other.screening_s, 3),
+            mutate_s=round(self.mutate_s + other.mutate_s, 3),
+        )
 
     @property
     def mutants_per_s(self) -> float:
@@ -82,7 +84,9 @@ class Usage(BaseModel):
             return data
         unknown = set(data) - _LLM_KEYS - _MUTATE_KEYS
         if unknown:
-            raise ValueError(f"unknown usage key(s) {', '.join(sorted(unknown))}: expected {', '.join(sorted(_LLM_KEYS | _MUTATE_KEYS))}")
+            raise ValueError(
+                f"unknown usage key(s) {', '.join(sorted(unknown))}: expected {', '.join(sorted(_LLM_KEYS | _MUTATE_KEYS))}"
+            )
         mutate = {k: v for k, v in data.items() if k in _MUTATE_KEYS and k != "mutants_per_s"}
         rate = float(data.get("mutants_per_s") or 0)
         if "screening_s" not in mutate and rate > 0:  # written before screening_s was kept
@@ -115,17 +119,25 @@ class Usage(BaseModel):
         parts = []
         if not self.llm.empty:
             llm = self.llm
-            parts.append(f"${llm.cost_usd:.4f}, {llm.calls} calls, {llm.tokens_in:,} tokens in "
-                         f"({llm.cache_read_input_tokens:,} cache reads), {llm.output_tokens:,} out")
+            parts.append(
+                f"${llm.cost_usd:.4f}, {llm.calls} calls, {llm.tokens_in:,} tokens in "
+                f"({llm.cache_read_input_tokens:,} cache reads), {llm.output_tokens:,} out"
+            )
         if not self.mutate.empty:
             mutate = self.mutate
-            parts.append(f"{mutate.mutants_screened} mutants screened ({mutate.mutants_per_s:g}/s), mutate {mutate.mutate_s:.1f}s")
+            parts.append(
+                f"{mutate.mutants_screened} mutants screened ({mutate.mutants_per_s:g}/s), mutate {mutate.mutate_s:.1f}s"
+            )
         return " + ".join(parts)
 
     def at_least(self, other: Usage) -> Usage:
         """Each counter the larger of the two."""
-        return Usage(llm=LLMUsage(**{k: max(getattr(self.llm, k), getattr(other.llm, k)) for k in _LLM_KEYS}),
-                     mutate=MutateUsage(**{k: max(getattr(self.mutate, k), getattr(other.mutate, k)) for k in MutateUsage.model_fields}))
+        return Usage(
+            llm=LLMUsage(**{k: max(getattr(self.llm, k), getattr(other.llm, k)) for k in _LLM_KEYS}),
+            mutate=MutateUsage(
+                **{k: max(getattr(self.mutate, k), getattr(other.mutate, k)) for k in MutateUsage.model_fields}
+            ),
+        )
 
 
 def book_unrecorded(generator: Any, run: RunState) -> None:

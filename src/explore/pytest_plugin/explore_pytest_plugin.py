@@ -106,10 +106,12 @@ def _ignore(collection_path, config):
 # tryfirst: pytest < 7's own implementation answers False (not None) for a file it keeps, which
 # would end the hook before this one is asked
 if PYTEST_VERSION >= (7,):
+
     @pytest.hookimpl(tryfirst=True)
     def pytest_ignore_collect(collection_path, config):
         return _ignore(collection_path, config)
 else:  # pytest < 7 names the argument `path` (a py.path), and knows no `collection_path`
+
     @pytest.hookimpl(tryfirst=True)
     def pytest_ignore_collect(path, config):
         return _ignore(Path(str(path)), config)
@@ -148,12 +150,28 @@ class _Subtests:
             return
         context = getattr(report, "context", None)
         msg, kwargs = getattr(context, "msg", None), getattr(context, "kwargs", None) or {}
-        label = " ".join(filter(None, [f"[{msg}]" if msg else "", "(" + ", ".join(f"{k}={v}" for k, v in kwargs.items()) + ")" if kwargs else ""]))
+        label = " ".join(
+            filter(
+                None,
+                [
+                    f"[{msg}]" if msg else "",
+                    "(" + ", ".join(f"{k}={v}" for k, v in kwargs.items()) + ")" if kwargs else "",
+                ],
+            )
+        )
         crash = getattr(report.longrepr, "reprcrash", None)
         lines = str(report.longrepr).strip().splitlines()
         message = crash.message if crash is not None else (lines[-1] if lines else "")
-        _append(self.record, {"kind": "subtest", "nodeid": report.nodeid, "subtest": label or "subtest",
-                              "message": message[:500], "longrepr": str(report.longrepr)[-3000:]})
+        _append(
+            self.record,
+            {
+                "kind": "subtest",
+                "nodeid": report.nodeid,
+                "subtest": label or "subtest",
+                "message": message[:500],
+                "longrepr": str(report.longrepr)[-3000:],
+            },
+        )
 
 
 OPENED_ENV = "EXPLORE_RECORD_OPENED"
@@ -185,7 +203,9 @@ class _Opened:
             path, mode, flags = args
             if isinstance(path, int) or path is None:
                 return
-            reading = not any(c in mode for c in "wax+") if isinstance(mode, str) else not flags & (os.O_WRONLY | os.O_RDWR)
+            reading = (
+                not any(c in mode for c in "wax+") if isinstance(mode, str) else not flags & (os.O_WRONLY | os.O_RDWR)
+            )
             opener = self._opener() if reading else None
             if opener:
                 self.paths.add((os.path.abspath(os.fsdecode(path)), opener))
@@ -227,8 +247,16 @@ class _Calls:
         name = excinfo[0].__name__ if excinfo is not None else (type(failures[0].value).__name__ if failures else "")
         body = json.dumps([item.nodeid, raised, name])
         try:  # never the test's failure: a call left unrecorded is one explore does not believe
-            _append(self.path, {"kind": "call", "nodeid": item.nodeid, "raised": raised, "exception": name,
-                                "sig": hmac.new(self.key, body.encode(), hashlib.sha256).hexdigest()})
+            _append(
+                self.path,
+                {
+                    "kind": "call",
+                    "nodeid": item.nodeid,
+                    "raised": raised,
+                    "exception": name,
+                    "sig": hmac.new(self.key, body.encode(), hashlib.sha256).hexdigest(),
+                },
+            )
         except OSError:
             pass
 
@@ -283,8 +311,12 @@ class _Limiter:
         armed = False
         current = self.current
         remaining = (current[1] if current else 0) - time.monotonic()
-        usable = (hasattr(signal, "setitimer") and threading.get_ident() == self.main
-                  and signal.getitimer(signal.ITIMER_REAL)[0] == 0 and not self.fired)
+        usable = (
+            hasattr(signal, "setitimer")
+            and threading.get_ident() == self.main
+            and signal.getitimer(signal.ITIMER_REAL)[0] == 0
+            and not self.fired
+        )
         if usable:
             previous = signal.signal(signal.SIGALRM, self._alarm)
             signal.setitimer(signal.ITIMER_REAL, max(remaining, 0.001))
@@ -294,7 +326,9 @@ class _Limiter:
         finally:
             if armed:
                 signal.setitimer(signal.ITIMER_REAL, 0)
-                signal.signal(signal.SIGALRM, signal.SIG_DFL if previous is None else previous)  # None: set outside Python
+                signal.signal(
+                    signal.SIGALRM, signal.SIG_DFL if previous is None else previous
+                )  # None: set outside Python
 
     def _alarm(self, signum, frame):
         self.fired = True
@@ -319,11 +353,18 @@ class _Limiter:
         gc.disable()  # before anything allocates: no collection, so no project __del__, runs from here on
         fd = os.open(self.stack_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644) if self.stack_path else 2
         faulthandler.dump_traceback(file=fd, all_threads=True)
-        message = (f"{MARK}: the test exceeded explore's per-test time limit of {self.limit:g}s and ignored the signal; "
-                   "its process was ended")
+        message = (
+            f"{MARK}: the test exceeded explore's per-test time limit of {self.limit:g}s and ignored the signal; "
+            "its process was ended"
+        )
         if self.record:
-            entry = {"kind": "hard_timeout", "nodeid": nodeid, "message": message, "stack": self.stack_path,
-                     "duration": self.limit + grace(self.limit)}
+            entry = {
+                "kind": "hard_timeout",
+                "nodeid": nodeid,
+                "message": message,
+                "stack": self.stack_path,
+                "duration": self.limit + grace(self.limit),
+            }
             fd = os.open(self.record, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
             os.write(fd, (json.dumps(entry) + "\n").encode())
         os.write(2, f"\n{message}: {nodeid}\n".encode())

@@ -21,6 +21,13 @@ def adopt_branch(repo: git.Repo, run: RunState, display: Display) -> None:
         run.current_commit = run.merged_commit = tip
         subject = repo.git.log("-1", "--format=%s", tip)
         found = re.match(r"explore: iteration \d+ \((\w+)\) candidate (\w+)", subject)
-        run.iterations.append(IterationRecord(
-            n=len(run.iterations) + 1, strategy=found.group(1) if found else "unknown", winner=found.group(2) if found else None,
-            strategy_reason=RECOVERED, commit=tip, generator_note=f"adopted from the run branch: {subject}"))
+        run.iterations.append(
+            IterationRecord(
+                n=len(run.iterations) + 1,
+                strategy=found.group(1) if found else "unknown",
+                winner=found.group(2) if found else None,
+                strategy_reason=RECOVERED,
+                commit=tip,
+                generator_note=f"adopted from the run branch: {subject}",
+            )
+        )

@@ -21,7 +21,9 @@ APPLIED_FILE = "applied.diff"
 
 def run_tip(repo: git.Repo, run: RunState) -> str | None:
     """Where the run's refs point: its hidden ref, else its branch (a run from before the hidden ref)."""
-    return gitrepo.ref_commit(repo, gitrepo.run_ref(run.run_id)) or (gitrepo.branch_commit(repo, run.branch) if run.branch else None)
+    return gitrepo.ref_commit(repo, gitrepo.run_ref(run.run_id)) or (
+        gitrepo.branch_commit(repo, run.branch) if run.branch else None
+    )
 
 
 def result_commit(repo: git.Repo, run: RunState) -> str | None:
@@ -59,8 +61,10 @@ class Change:
     command: str
 
     def headline(self) -> str:
-        return (f"changed {len(self.files)} file{'s' * (len(self.files) != 1)} (+{self.added} -{self.removed}): "
-                f"{', '.join(self.files)}")
+        return (
+            f"changed {len(self.files)} file{'s' * (len(self.files) != 1)} (+{self.added} -{self.removed}): "
+            f"{', '.join(self.files)}"
+        )
 
 
 def change(info: gitrepo.RepoInfo, run: RunState) -> Change | None:
@@ -78,7 +82,9 @@ def change(info: gitrepo.RepoInfo, run: RunState) -> Change | None:
     path = state.run_dir(info.root, run.run_id) / DIFF_FILE
     path.write_bytes(raw)  # as git wrote it, whatever the files' encoding
     diff = raw.decode("utf-8", errors="replace")
-    command = f"undo it with: explore undo {run.run_id}" if run.application else f"take it with: explore apply {run.run_id}"
+    command = (
+        f"undo it with: explore undo {run.run_id}" if run.application else f"take it with: explore apply {run.run_id}"
+    )
     return Change(diff=diff, files=files, added=added, removed=removed, path=path, command=command)
 
 
@@ -90,7 +96,10 @@ def fast_forward(info: gitrepo.RepoInfo, run: RunState) -> tuple[bool, str]:
         return False, "the tree had uncommitted changes"
     applied, why = gitrepo.fast_forward(info, run.start_commit, tip)
     if applied:
-        run.application, run.applied = Application(mode="fast_forward", branch=info.branch, before=run.start_commit, after=tip), True
+        run.application, run.applied = (
+            Application(mode="fast_forward", branch=info.branch, before=run.start_commit, after=tip),
+            True,
+        )
         _forget_branch(info.repo, run)
     return applied, why
 
@@ -103,11 +112,18 @@ def apply(info: gitrepo.RepoInfo, run: RunState) -> str:
     if not run.merged_commit or not tip or tip == run.base_commit:
         raise UsageError(f"run {run.run_id} merged nothing: there is no repair to apply")
     if run.application is not None:
-        raise UsageError(f"run {run.run_id} is already applied ({_where(run.application)}); undo it with: explore undo {run.run_id}")
+        raise UsageError(
+            f"run {run.run_id} is already applied ({_where(run.application)}); undo it with: explore undo {run.run_id}"
+        )
     repo = info.repo
     if _is_ancestor(repo, tip, info.head) and not run.dirty:
         raise UsageError(f"{info.branch} already holds the result of run {run.run_id} ({tip[:10]})")
-    if not run.dirty and info.branch == run.start_branch and info.head == run.start_commit and not gitrepo.is_dirty(repo):
+    if (
+        not run.dirty
+        and info.branch == run.start_branch
+        and info.head == run.start_commit
+        and not gitrepo.is_dirty(repo)
+    ):
         applied, why = fast_forward(info, run)
         if applied:
             state.save(info.root, run)
@@ -119,7 +135,8 @@ def apply(info: gitrepo.RepoInfo, run: RunState) -> str:
         raise UsageError(
             f"the repair of run {run.run_id} conflicts with your changes in {', '.join(conflicts)}; nothing was changed. "
             f"Commit or stash them (git stash), run `explore apply {run.run_id}` again, then `git stash pop`; "
-            f"the repair alone: git diff {run.base_commit[:10]} {tip[:10]}")
+            f"the repair alone: git diff {run.base_commit[:10]} {tip[:10]}"
+        )
     patch_path = state.run_dir(info.root, run.run_id) / APPLIED_FILE
     patch_path.parent.mkdir(parents=True, exist_ok=True)
     patch = _diff_bytes(repo, f"{mine}^{{tree}}", merged)
@@ -127,12 +144,16 @@ def apply(info: gitrepo.RepoInfo, run: RunState) -> str:
         raise UsageError(f"your working tree already holds the repair of run {run.run_id}: nothing to apply")
     patch_path.write_bytes(patch)
     _git_apply(info.root, patch_path)
-    run.application, run.applied = Application(mode="working_tree", branch=info.branch, before=info.head, after=info.head,
-                                               patch=str(patch_path)), True
+    run.application, run.applied = (
+        Application(mode="working_tree", branch=info.branch, before=info.head, after=info.head, patch=str(patch_path)),
+        True,
+    )
     _forget_branch(repo, run)
     state.save(info.root, run)
-    return (f"applied the repair of run {run.run_id} to your working tree, uncommitted (your own changes are kept): "
-            f"review with `git diff`, commit when ready; undo with: explore undo {run.run_id}")
+    return (
+        f"applied the repair of run {run.run_id} to your working tree, uncommitted (your own changes are kept): "
+        f"review with `git diff`, commit when ready; undo with: explore undo {run.run_id}"
+    )
 
 
 def undo(info: gitrepo.RepoInfo, run: RunState) -> str:
@@ -141,29 +162,40 @@ def undo(info: gitrepo.RepoInfo, run: RunState) -> str:
     _not_running(run)
     app = run.application
     if app is None:
-        raise UsageError(f"run {run.run_id} is not applied to your tree: nothing to undo (its result: {gitrepo.run_ref(run.run_id)})")
+        raise UsageError(
+            f"run {run.run_id} is not applied to your tree: nothing to undo (its result: {gitrepo.run_ref(run.run_id)})"
+        )
     repo = info.repo
     if info.branch != app.branch:
-        raise UsageError(f"run {run.run_id} was applied to {app.branch}, you are on {info.branch}: `git switch {app.branch}`, then undo")
+        raise UsageError(
+            f"run {run.run_id} was applied to {app.branch}, you are on {info.branch}: `git switch {app.branch}`, then undo"
+        )
     if app.mode == "fast_forward":
         if info.head != app.after:
             if _is_ancestor(repo, app.after, info.head):
                 count = repo.git.rev_list("--count", f"{app.after}..{info.head}")
                 raise UsageError(
                     f"you committed on top of the run's result ({count} commit(s) since {app.after[:10]}): undo would drop them. "
-                    f"Revert the run's commits instead: git revert --no-edit {app.before[:10]}..{app.after[:10]}")
+                    f"Revert the run's commits instead: git revert --no-edit {app.before[:10]}..{app.after[:10]}"
+                )
             raise UsageError(f"{app.branch} no longer points at the run's result {app.after[:10]}: nothing undone")
         try:
             repo.git.reset("--keep", app.before)  # keeps uncommitted work, refuses when it would be overwritten
         except git.GitCommandError as exc:
-            raise UsageError(f"cannot move {app.branch} back: {_first_error(exc)}; commit or stash your changes, then undo") from None
+            raise UsageError(
+                f"cannot move {app.branch} back: {_first_error(exc)}; commit or stash your changes, then undo"
+            ) from None
         done = f"{app.branch} back at {app.before[:10]}, where run {run.run_id} found it"
     else:
         patch = Path(app.patch or "")
-        check = subprocess.run(["git", "apply", "-R", "--check", str(patch)], cwd=info.root, capture_output=True, text=True)
+        check = subprocess.run(
+            ["git", "apply", "-R", "--check", str(patch)], cwd=info.root, capture_output=True, text=True
+        )
         if not patch.is_file() or check.returncode != 0:
-            raise UsageError(f"the files run {run.run_id} changed were edited since it was applied; nothing undone. "
-                             f"Its repair, to reverse by hand: {patch}")
+            raise UsageError(
+                f"the files run {run.run_id} changed were edited since it was applied; nothing undone. "
+                f"Its repair, to reverse by hand: {patch}"
+            )
         _git_apply(info.root, patch, reverse=True)
         done = f"the repair of run {run.run_id} taken out of your working tree (your own changes are kept)"
     run.application, run.applied = None, False
@@ -179,7 +211,11 @@ def _forget_branch(repo: git.Repo, run: RunState) -> None:
 
 
 def _where(app: Application) -> str:
-    return f"{app.branch} fast-forwarded to {app.after[:10]}" if app.mode == "fast_forward" else f"in the working tree on {app.branch}"
+    return (
+        f"{app.branch} fast-forwarded to {app.after[:10]}"
+        if app.mode == "fast_forward"
+        else f"in the working tree on {app.branch}"
+    )
 
 
 def _not_running(run: RunState) -> None:
@@ -198,8 +234,11 @@ def _is_ancestor(repo: git.Repo, older: str, newer: str) -> bool:
 def _merge_tree(repo: git.Repo, mine: str, theirs: str) -> tuple[str, list[str]]:
     """A real three-way merge (their common ancestor: the run's base) written as objects only:
     (merged tree, conflicting paths)."""
-    status, out, _ = repo.git.execute(["git", "merge-tree", "--write-tree", "--name-only", "--no-messages", mine, theirs],
-                                      with_extended_output=True, with_exceptions=False)
+    status, out, _ = repo.git.execute(
+        ["git", "merge-tree", "--write-tree", "--name-only", "--no-messages", mine, theirs],
+        with_extended_output=True,
+        with_exceptions=False,
+    )
     lines = out.splitlines()
     if status not in (0, 1) or not lines:
         raise UsageError(f"git merge-tree failed ({status}): {out or 'no output'}")
@@ -208,15 +247,22 @@ def _merge_tree(repo: git.Repo, mine: str, theirs: str) -> tuple[str, list[str]]
 
 def _diff_bytes(repo: git.Repo, old: str, new: str, binary: bool = True) -> bytes:
     """git diff old new as bytes: --binary for a patch to apply, plain for people to read."""
-    out: bytes = repo.git.execute(["git", "diff", *(["--binary", "--no-renames"] if binary else []), "--no-color", "--no-ext-diff", old, new],
-                                  strip_newline_in_stdout=False, stdout_as_string=False)
+    out: bytes = repo.git.execute(
+        ["git", "diff", *(["--binary", "--no-renames"] if binary else []), "--no-color", "--no-ext-diff", old, new],
+        strip_newline_in_stdout=False,
+        stdout_as_string=False,
+    )
     return out
 
 
 def _git_apply(root: Path, patch: Path, reverse: bool = False) -> None:
     """The patch onto the files only (never the index); all or nothing."""
-    done = subprocess.run(["git", "apply", "--whitespace=nowarn", *(["-R"] if reverse else []), str(patch)],
-                          cwd=root, capture_output=True, text=True)
+    done = subprocess.run(
+        ["git", "apply", "--whitespace=nowarn", *(["-R"] if reverse else []), str(patch)],
+        cwd=root,
+        capture_output=True,
+        text=True,
+    )
     if done.returncode != 0:
         raise UsageError(f"git apply {'-R ' if reverse else ''}{patch} failed, nothing changed: {done.stderr.strip()}")
 

@@ -34,7 +34,11 @@ async def start(r: Runner) -> None:
     run, rerun_passed = await r.suite.baseline(path, r.run.base_commit, groups, env)
     r.suite_s = time.monotonic() - started
     if run.infra_error:
-        raise Escalation(EscalationCategory.infrastructure, f"the baseline test run failed: {run.infra_error} (log: {run.log_path})", escalation.INFRASTRUCTURE_ACTION)
+        raise Escalation(
+            EscalationCategory.infrastructure,
+            f"the baseline test run failed: {run.infra_error} (log: {run.log_path})",
+            escalation.INFRASTRUCTURE_ACTION,
+        )
     opened = testcode.test_data(run.opened, r.options.test_patterns, testcode.collected_files(run.outcomes))
     if r.options.issue:
         run = await reproduce_issue(r, run)
@@ -63,15 +67,26 @@ async def start(r: Runner) -> None:
     r.run.baseline = r.run.current.model_copy()
     earlier = history.set_aside_before(history.load(r.history_path)) & set(r.run.current_failing)
     r.run.unmoved_streak = {t: history.SET_ASIDE_AFTER - 1 for t in sorted(earlier)}
-    history.append(r.history_path, history.HistoryRecord(
-        run_id=r.run.run_id, n=0, pass_rate=r.run.current.pass_rate, failing=r.run.current_failing,
-        flaky=r.run.flaky, commit=r.run.current_commit, green=not r.run.current_failing))
+    history.append(
+        r.history_path,
+        history.HistoryRecord(
+            run_id=r.run.run_id,
+            n=0,
+            pass_rate=r.run.current.pass_rate,
+            failing=r.run.current_failing,
+            flaky=r.run.flaky,
+            commit=r.run.current_commit,
+            green=not r.run.current_failing,
+        ),
+    )
     b = r.run.baseline
     flaky = f", {len(r.run.flaky)} flaky: {', '.join(r.run.flaky)}" if r.run.flaky else ""
     r.display.phase(f"baseline: {b.passed}/{b.total} passed ({b.pass_rate:.1f}%){flaky}")
     hung = sorted(i for i, o in run.outcomes.items() if o.outcome == "timeout")
     if hung:
-        r.display.note(f"baseline: {len(hung)} test(s) overran the per-test limit (outcome timeout): {', '.join(hung[:5])}")
+        r.display.note(
+            f"baseline: {len(hung)} test(s) overran the per-test limit (outcome timeout): {', '.join(hung[:5])}"
+        )
     if r.test_command.test_timeout:
         r.display.note(f"per-test limit from now on: {r.test_command.test_timeout:g}s")
     r.check_gate()
@@ -94,12 +109,24 @@ async def reproduce_issue(r: Runner, run: TestRun) -> TestRun:
     """`--issue`, iteration 0 (reproduce.py): test-writer samples, the kept tests committed as
     "reproduce: …" on the run branch; the suite re-run on that commit is the baseline."""
     writer = generators.test_writer(r.generator)
-    r.display.phase(f"reproduce: {r.options.parallel} test-writer sample(s) ({writer.name}) write tests from the report")
+    r.display.phase(
+        f"reproduce: {r.options.parallel} test-writer sample(s) ({writer.name}) write tests from the report"
+    )
     samples = reproduce.Samples(
-        writer=writer, issue=r.options.issue or "", pool=r.pool, commit=r.run.base_commit, test_command=r.test_command,
-        test_patterns=r.options.test_patterns, run_dir=r.run_dir, timeout=r.options.branch_timeout, tracker=r.tracker,
-        memory_limit=r.memory_limit, setup=r.options.worktree_setup, sandbox=r.sandbox,
-        progress=lambda cid, text: r.display.note(f"  [{cid}] {text}"))  # samples are no fan-out: their progress is text
+        writer=writer,
+        issue=r.options.issue or "",
+        pool=r.pool,
+        commit=r.run.base_commit,
+        test_command=r.test_command,
+        test_patterns=r.options.test_patterns,
+        run_dir=r.run_dir,
+        timeout=r.options.branch_timeout,
+        tracker=r.tracker,
+        memory_limit=r.memory_limit,
+        setup=r.options.worktree_setup,
+        sandbox=r.sandbox,
+        progress=lambda cid, text: r.display.note(f"  [{cid}] {text}"),
+    )  # samples are no fan-out: their progress is text
     result, paths = await reproduce.run_samples(samples, r.options.parallel)
     for attempt in result.samples:
         r.run.usage += attempt.usage
@@ -108,11 +135,22 @@ async def reproduce_issue(r: Runner, run: TestRun) -> TestRun:
         r.run.baseline_ids = sorted(i for i, o in run.outcomes.items() if o.outcome != "skipped")
         r.set_current(run)
         r.run.baseline = r.run.current.model_copy()
-        raise Escalation(EscalationCategory.ambiguous_requirements, reproduce.escalation_reason(result.samples), reproduce.AMBIGUOUS_ACTION)
+        raise Escalation(
+            EscalationCategory.ambiguous_requirements,
+            reproduce.escalation_reason(result.samples),
+            reproduce.AMBIGUOUS_ACTION,
+        )
     assert result.chosen and r.run.branch
     # on the base commit: a run killed after this commit redoes iteration 0 from the baseline
-    commit = await anyio.to_thread.run_sync(reproduce.commit, r.pool, paths[result.chosen], result, r.run.base_commit,
-                                            r.options.issue or "", r.run_dir / "reproduce")
+    commit = await anyio.to_thread.run_sync(
+        reproduce.commit,
+        r.pool,
+        paths[result.chosen],
+        result,
+        r.run.base_commit,
+        r.options.issue or "",
+        r.run_dir / "reproduce",
+    )
     applying.move_run(r.info.repo, r.run, commit, r.run.current_commit)
     r.run.current_commit = result.commit = commit
     r.display.note(f"reproduce: kept {', '.join(result.kept)} (sample {result.chosen}) as {commit[:10]}")
@@ -133,14 +171,22 @@ def _baseline_env(r: Runner) -> dict[str, str]:
 async def retest(r: Runner) -> None:
     """On resume: the failures at the current commit, to hand the generator fresh details."""
     adoption.adopt_branch(r.info.repo, r.run, r.display)
-    r.display.phase(f"resume {r.run.run_id}: re-testing {r.run.current_commit[:10]} (iteration {len(r.run.iterations)} done)")
+    r.display.phase(
+        f"resume {r.run.run_id}: re-testing {r.run.current_commit[:10]} (iteration {len(r.run.iterations)} done)"
+    )
     path, _ = await anyio.to_thread.run_sync(r.pool.acquire, "a", r.run.current_commit)
     await r.suite.setup_once(path)
     started = time.monotonic()
-    run = await r.suite.full_run(path, f"resume-{int(time.time())}", r.run.current_commit, r.suite.plan(None, r.run.baseline_ids))
+    run = await r.suite.full_run(
+        path, f"resume-{int(time.time())}", r.run.current_commit, r.suite.plan(None, r.run.baseline_ids)
+    )
     r.suite_s = time.monotonic() - started
     if run.infra_error:
-        raise Escalation(EscalationCategory.infrastructure, f"the test run failed on resume: {run.infra_error}", escalation.INFRASTRUCTURE_ACTION)
+        raise Escalation(
+            EscalationCategory.infrastructure,
+            f"the test run failed on resume: {run.infra_error}",
+            escalation.INFRASTRUCTURE_ACTION,
+        )
     r.current_run = run
     r.set_current(run)
     last = r.run.iterations[-1] if r.run.iterations else None

@@ -36,7 +36,11 @@ def _kind(outcome: TestOutcome) -> str:
     if re.search(r"\b(ImportError|ModuleNotFoundError)\b", text):
         return "import_errors"
     module = _module(outcome)
-    if "AssertionError" in text or re.search(r"^\s*assert ", text, re.MULTILINE) or outcome.message.startswith("assert"):
+    if (
+        "AssertionError" in text
+        or re.search(r"^\s*assert ", text, re.MULTILINE)
+        or outcome.message.startswith("assert")
+    ):
         return f"assertion_{module}"
     error = re.search(r"\b([A-Z]\w*(?:Error|Exception))\b", text)
     return f"{_slug(error.group(1))}_{module}" if error else f"failures_{module}"
@@ -68,12 +72,24 @@ def existing(root: Path, repo: git.Repo, commit: str, folder: str) -> list[str]:
     return names + [Path(n).name for n in listed.splitlines()]
 
 
-def markdown(run: RunState, record: IterationRecord, failing: list[TestOutcome], topic_name: str,
-             earlier_reports: list[str] | None = None) -> str:
-    lines = [f"# {topic_name}: iteration {record.n} of run {run.run_id}", "",
-             f"- **Strategy:** {record.strategy} — {record.strategy_reason}",
-             "- **Result:** " + (f"merged candidate {record.winner} (`{record.commit[:10]}`)" if record.commit else "nothing merged")
-             + f", pass rate now {record.pass_rate:.1f}%", "", "## Failing tests", ""]
+def markdown(
+    run: RunState,
+    record: IterationRecord,
+    failing: list[TestOutcome],
+    topic_name: str,
+    earlier_reports: list[str] | None = None,
+) -> str:
+    lines = [
+        f"# {topic_name}: iteration {record.n} of run {run.run_id}",
+        "",
+        f"- **Strategy:** {record.strategy} — {record.strategy_reason}",
+        "- **Result:** "
+        + (f"merged candidate {record.winner} (`{record.commit[:10]}`)" if record.commit else "nothing merged")
+        + f", pass rate now {record.pass_rate:.1f}%",
+        "",
+        "## Failing tests",
+        "",
+    ]
     for o in failing:
         lines += [f"### `{o.id}`", "", "```", (o.longrepr or o.message or o.outcome).strip()[-1500:], "```", ""]
     lines += ["## Candidates", ""]
@@ -81,11 +97,16 @@ def markdown(run: RunState, record: IterationRecord, failing: list[TestOutcome],
         lines.append(f"None: {record.generator_note or 'the generator had no idea'}")
     for c in record.candidates:
         fate = c.reason or reports.why_not(record, c)
-        lines += [f"### {c.id} — {c.status.value}, {c.pass_rate:.1f}%: {fate}", "",
-                  f"- Hypothesis: {(c.hypothesis or c.operator or '(none given)').strip()}",
-                  f"- Patch: {', '.join(c.files_changed) or 'no change'} ({c.diff_lines} changed line(s))"
-                  + (f", operator `{c.operator}`" if c.operator else ""),
-                  f"- Tests: {c.progress or '-'}" + (f"; newly failing: {', '.join(c.newly_failing)}" if c.newly_failing else ""), ""]
+        lines += [
+            f"### {c.id} — {c.status.value}, {c.pass_rate:.1f}%: {fate}",
+            "",
+            f"- Hypothesis: {(c.hypothesis or c.operator or '(none given)').strip()}",
+            f"- Patch: {', '.join(c.files_changed) or 'no change'} ({c.diff_lines} changed line(s))"
+            + (f", operator `{c.operator}`" if c.operator else ""),
+            f"- Tests: {c.progress or '-'}"
+            + (f"; newly failing: {', '.join(c.newly_failing)}" if c.newly_failing else ""),
+            "",
+        ]
     lines += ["## Why the winner won", "", _why_won(record), "", "## Earlier attempts on these tests", ""]
     lines += _earlier(run, record, earlier_reports or []) or ["None before this one."]
     return "\n".join(lines) + "\n"
@@ -98,8 +119,9 @@ def _why_won(record: IterationRecord) -> str:
     others = [c for c in record.candidates if c.id != winner.id and c.status.value == "ok"]
     beaten = [f"{c.id} on {scoring.deciding_rule(reports.ranked(winner), reports.ranked(c))}" for c in others]
     order = ", then ".join(scoring.RULES)
-    return (f"Candidates are ranked by {order}. Candidate {winner.id} ({winner.pass_rate:.1f}%) came first"
-            + (f"; it beat {', '.join(beaten)}." if beaten else "; no other candidate passed its tests."))
+    return f"Candidates are ranked by {order}. Candidate {winner.id} ({winner.pass_rate:.1f}%) came first" + (
+        f"; it beat {', '.join(beaten)}." if beaten else "; no other candidate passed its tests."
+    )
 
 
 def _earlier(run: RunState, record: IterationRecord, earlier_reports: list[str]) -> list[str]:
@@ -109,14 +131,23 @@ def _earlier(run: RunState, record: IterationRecord, earlier_reports: list[str])
         if old.n >= record.n:
             continue
         for c in old.candidates:
-            lines.append(f"- iteration {old.n}, {c.id} ({c.status.value}, {c.pass_rate:.1f}%): "
-                         f"{(c.hypothesis or c.operator or '').strip()[:160]} — {c.reason or reports.why_not(old, c)}")
+            lines.append(
+                f"- iteration {old.n}, {c.id} ({c.status.value}, {c.pass_rate:.1f}%): "
+                f"{(c.hypothesis or c.operator or '').strip()[:160]} — {c.reason or reports.why_not(old, c)}"
+            )
     lines += [f"- earlier report: [{name}]({name})" for name in sorted(set(earlier_reports))]
     return lines
 
 
-def write(root: Path, repo: git.Repo, reports_dir: str, run: RunState, record: IterationRecord,
-          failing: list[TestOutcome], commit: bool) -> tuple[Path, str | None]:
+def write(
+    root: Path,
+    repo: git.Repo,
+    reports_dir: str,
+    run: RunState,
+    record: IterationRecord,
+    failing: list[TestOutcome],
+    commit: bool,
+) -> tuple[Path, str | None]:
     """Write the iteration's report; with commit, put it on the run branch. (path, new tip or None)."""
     name = topic(failing)
     folder = f"{reports_dir.strip('/')}/{name}"
@@ -138,8 +169,11 @@ def _commit(repo: git.Repo, run: RunState, record: IterationRecord, relative: st
     """The iteration's merge commit amended with the report, or a report commit of its own."""
     merged = record.commit == run.current_commit and record.commit is not None
     parent = repo.git.rev_parse(f"{run.current_commit}^") if merged else run.current_commit
-    message = (repo.git.log("-1", "--format=%B", run.current_commit) if merged
-               else f"explore: iteration {record.n} debug report (nothing merged)")
+    message = (
+        repo.git.log("-1", "--format=%B", run.current_commit)
+        if merged
+        else f"explore: iteration {record.n} debug report (nothing merged)"
+    )
     with tempfile.TemporaryDirectory(prefix="explore-report-") as folder:
         source = Path(folder) / "report.md"
         source.write_text(text, encoding="utf-8")
@@ -149,6 +183,8 @@ def _commit(repo: git.Repo, run: RunState, record: IterationRecord, relative: st
         repo.git.read_tree(run.current_commit, env=env)
         repo.git.update_index("--add", "--cacheinfo", f"100644,{blob},{relative}", env=env)
         tree = repo.git.write_tree(env=env)
-        return repo.git.commit_tree(tree, "-p", parent, "-m", message.strip(), env={**env, **gitrepo.identity_env(repo)})
+        return repo.git.commit_tree(
+            tree, "-p", parent, "-m", message.strip(), env={**env, **gitrepo.identity_env(repo)}
+        )
 
     return gitrepo._with_temp_index(repo, make)

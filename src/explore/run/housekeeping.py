@@ -50,7 +50,7 @@ def _explore_worktrees(repo: git.Repo, known: set[str]) -> list[str]:
         lines = block.splitlines()
         if not lines or not lines[0].startswith("worktree "):
             continue
-        path = lines[0][len("worktree "):]
+        path = lines[0][len("worktree ") :]
         if path in known:
             found.append(path)
     return found

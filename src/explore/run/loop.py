@@ -23,7 +23,18 @@ from ..decide.affected import ImportMap
 from ..model.config import Options, parse_size
 from ..model.errors import BudgetExhausted, Escalation, UsageError
 from ..model.events import CandidateEvent, Phase
-from ..model.models import CandidatePlan, CandidateStatus, Criticality, EscalationCategory, IterationRecord, PhaseTiming, Proposal, RunState, TestOutcome, TestRun
+from ..model.models import (
+    CandidatePlan,
+    CandidateStatus,
+    Criticality,
+    EscalationCategory,
+    IterationRecord,
+    PhaseTiming,
+    Proposal,
+    RunState,
+    TestOutcome,
+    TestRun,
+)
 from ..cli.live import Display
 from ..fanout.scheduler import FanOutConfig, FanOutResult, fan_out
 from .suite import Suite, weights_of
@@ -56,23 +67,55 @@ class Runner:
         self.strategies = strategy.load_strategies(extra)
         self.agent = generators.resolve_agent(self.options.agent, self.options.agent_cmd, self.options.agents)
         # what earlier sessions of a resumed run spent counts against its budget
-        self.generator = generators.create(self.agent, {**self.options.model_dump(), "spent": self.run.usage.model_dump()})
-        self.test_command = make_command(self.options.test_cmd, self.options.junit_xml, self.options.python,
-                                         test_timeout=self.options.test_timeout or self.run.test_timeout or BASELINE_TEST_TIMEOUT, root=self.root)
-        pool_root = Path(self.options.worktree_dir).expanduser() / self.root.name if self.options.worktree_dir else default_root(self.root)
-        self.pool = WorktreePool(self.info.repo, self.root, pool_root / self.run.run_id, include=self.options.worktree_include,
-                                 keep_ignored=bool(self.options.worktree_setup))
+        self.generator = generators.create(
+            self.agent, {**self.options.model_dump(), "spent": self.run.usage.model_dump()}
+        )
+        self.test_command = make_command(
+            self.options.test_cmd,
+            self.options.junit_xml,
+            self.options.python,
+            test_timeout=self.options.test_timeout or self.run.test_timeout or BASELINE_TEST_TIMEOUT,
+            root=self.root,
+        )
+        pool_root = (
+            Path(self.options.worktree_dir).expanduser() / self.root.name
+            if self.options.worktree_dir
+            else default_root(self.root)
+        )
+        self.pool = WorktreePool(
+            self.info.repo,
+            self.root,
+            pool_root / self.run.run_id,
+            include=self.options.worktree_include,
+            keep_ignored=bool(self.options.worktree_setup),
+        )
         self.memory_limit = self.options.memory_cap()
         self.pool.disk_floor = parse_size(self.options.disk_floor)
         self.history_path = state.explore_dir(self.root) / "history.jsonl"
         self.run_dir = state.run_dir(self.root, self.run.run_id)
         self.sandbox = sandbox.probe(self.options.sandbox, tuple(self.options.sandbox_writable))
         self.display.note(self.sandbox.note)
-        self.executor = executors.create(self.options, root=self.root, run_id=self.run.run_id, pool=self.pool, tracker=self.tracker,
-                                         sandbox=self.sandbox)
-        self.suite = Suite(self.executor, self.test_command, self.options, self.run_dir, self.display, self.tracker, self.memory_limit,
-                           sandbox=self.sandbox)
-        self.guard = guard.Guard(self.root, Path(self.info.repo.git_dir), Path(self.info.repo.common_dir), self.run_dir / "quarantine")
+        self.executor = executors.create(
+            self.options,
+            root=self.root,
+            run_id=self.run.run_id,
+            pool=self.pool,
+            tracker=self.tracker,
+            sandbox=self.sandbox,
+        )
+        self.suite = Suite(
+            self.executor,
+            self.test_command,
+            self.options,
+            self.run_dir,
+            self.display,
+            self.tracker,
+            self.memory_limit,
+            sandbox=self.sandbox,
+        )
+        self.guard = guard.Guard(
+            self.root, Path(self.info.repo.git_dir), Path(self.info.repo.common_dir), self.run_dir / "quarantine"
+        )
         self.fence: guard.Fingerprint | None = None
         """The user's tree and git dir as the last fan-out found (and left) them."""
 
@@ -89,8 +132,12 @@ class Runner:
     @property
     def yardstick(self) -> scoring.Yardstick:
         flaky = frozenset(self.run.flaky)  # counted neither way: never a reason to merge or reject
-        return scoring.Yardstick(frozenset(self.run.baseline_ids) - flaky, frozenset(self.run.baseline_skipped) | flaky,
-                                 frozenset(self.run.baseline_xfailed), frozenset(self.run.baseline_unconfirmed))
+        return scoring.Yardstick(
+            frozenset(self.run.baseline_ids) - flaky,
+            frozenset(self.run.baseline_skipped) | flaky,
+            frozenset(self.run.baseline_xfailed),
+            frozenset(self.run.baseline_unconfirmed),
+        )
 
     def criticality_of(self, failing: list[str]) -> dict[str, Criticality]:
         outcomes = self.current_run.outcomes if self.current_run else {}
@@ -147,8 +194,15 @@ class Runner:
 
     def escalate(self, category: EscalationCategory, reason: str, action: str) -> None:
         self.run.status = "escalated"
-        self.run.escalation = escalation.info(category, reason, action, self.run.run_id, len(self.run.iterations), self.agent,
-                                              any(r.commit for r in self.run.iterations))
+        self.run.escalation = escalation.info(
+            category,
+            reason,
+            action,
+            self.run.run_id,
+            len(self.run.iterations),
+            self.agent,
+            any(r.commit for r in self.run.iterations),
+        )
         self.run.stop_reason = f"escalated ({category})"
 
     def set_current(self, run: TestRun) -> None:
@@ -156,19 +210,26 @@ class Runner:
         self.run.current = yard.counts(run)
         self.run.current_failing = yard.failing(run)
         self.run.failure_messages = {
-            i: (run.outcomes[i].message if i in run.outcomes else "missing from the run")[:500] for i in self.run.current_failing
+            i: (run.outcomes[i].message if i in run.outcomes else "missing from the run")[:500]
+            for i in self.run.current_failing
         }
 
     def check_gate(self) -> None:
         self.run.criticality = self.criticality_of(self.run.current_failing)
         blocking = targets.blocking(self.run.current_failing, self.run.targets, self.run.preexisting_failures)
-        verdict = criticality.gate(self.run.current.pass_rate, {t: self.run.criticality[t] for t in blocking}, self.options.target_pass_rate)
+        verdict = criticality.gate(
+            self.run.current.pass_rate, {t: self.run.criticality[t] for t in blocking}, self.options.target_pass_rate
+        )
         if verdict:
             self.run.status = verdict
-            self.run.stop_reason = "the quality gate is met" + (" (the whole suite is green)" if verdict == "succeeded" else "")
+            self.run.stop_reason = "the quality gate is met" + (
+                " (the whole suite is green)" if verdict == "succeeded" else ""
+            )
             if verdict == "succeeded" and self.run.current_failing:
-                self.run.stop_reason = (f"the quality gate is met (every target passes; {len(self.run.current_failing)} "
-                                        "pre-existing failure(s) outside the targets left alone)")
+                self.run.stop_reason = (
+                    f"the quality gate is met (every target passes; {len(self.run.current_failing)} "
+                    "pre-existing failure(s) outside the targets left alone)"
+                )
 
     async def iteration(self) -> None:
         n = len(self.run.iterations) + 1
@@ -176,9 +237,15 @@ class Runner:
         flaky = frozenset(self.run.flaky)
         assert self.current_run is not None
         repair = targets.to_repair(self.run.current_failing, self.run.targets)
-        failing = [self.current_run.outcomes[i] for i in repair if i in self.current_run.outcomes and i not in self.run.set_aside]
+        failing = [
+            self.current_run.outcomes[i]
+            for i in repair
+            if i in self.current_run.outcomes and i not in self.run.set_aside
+        ]
         detection = history.detect(
-            records, [o.message for o in failing if o.id not in flaky], flaky=flaky | frozenset(self.run.preexisting_failures),
+            records,
+            [o.message for o in failing if o.id not in flaky],
+            flaky=flaky | frozenset(self.run.preexisting_failures),
             stuck_threshold=self._threshold("exploratory", "stuck_iterations", 3),
             regression_points=self._threshold("surgical", "regression_drop", 10.0),
             reports=[o.longrepr or o.message for o in failing if o.id not in flaky],
@@ -190,12 +257,24 @@ class Runner:
         iteration_dir.mkdir(parents=True, exist_ok=True)
         scratch, _ = await anyio.to_thread.run_sync(self.pool.acquire, "a", self.run.current_commit)
         request = generators.ProposalRequest(
-            repo_root=self.root, scratch=scratch, current_commit=self.run.current_commit, base_commit=self.run.base_commit,
-            n=self.options.parallel, iteration=n, strategy=chosen, failing=failing,
-            passing=sorted(set(self.run.baseline_ids) - set(self.run.current_failing)), test_command=self.test_command,
-            run_dir=iteration_dir, history=list(self.run.iterations), tried_patches=self._tried_patches(),
-            test_patterns=self.options.test_patterns, allow_test_edits=self.options.allow_test_edits,
-            hint="\n".join(self.run.hints) or None, tracker=self.tracker, regression=detection.regressed,
+            repo_root=self.root,
+            scratch=scratch,
+            current_commit=self.run.current_commit,
+            base_commit=self.run.base_commit,
+            n=self.options.parallel,
+            iteration=n,
+            strategy=chosen,
+            failing=failing,
+            passing=sorted(set(self.run.baseline_ids) - set(self.run.current_failing)),
+            test_command=self.test_command,
+            run_dir=iteration_dir,
+            history=list(self.run.iterations),
+            tried_patches=self._tried_patches(),
+            test_patterns=self.options.test_patterns,
+            allow_test_edits=self.options.allow_test_edits,
+            hint="\n".join(self.run.hints) or None,
+            tracker=self.tracker,
+            regression=detection.regressed,
             time_limit=self.suite.generator_limit(self.current_run),
         )
         self.save(f"iteration-{n}-propose")
@@ -210,8 +289,10 @@ class Runner:
         except Exception as exc:  # a generator bug costs an iteration, never the run
             log = iteration_dir / "generator-error.txt"
             log.write_text(traceback.format_exc(), encoding="utf-8")
-            proposal = Proposal(reason=f"the generator failed: {type(exc).__name__}: {exc} (traceback in {log})",
-                                usage=usage.Usage.of(getattr(exc, "usage", None)))
+            proposal = Proposal(
+                reason=f"the generator failed: {type(exc).__name__}: {exc} (traceback in {log})",
+                usage=usage.Usage.of(getattr(exc, "usage", None)),
+            )
         timing.propose = round(time.monotonic() - started, 3)
         timing.coverage, timing.screening = proposal.timing.coverage, proposal.timing.screening
         timing.prepare = proposal.timing.prepare
@@ -220,8 +301,15 @@ class Runner:
         plans = proposal.plans[: self.options.parallel]
         for letter, plan in zip(LETTERS, plans):
             plan.id, plan.generator = letter, plan.generator or self.generator.name
-        record = IterationRecord(n=n, strategy=choice.name, strategy_reason=choice.reason, generator_note=proposal.reason,
-                                 usage=proposal.usage, timing=timing, fallbacks=list(proposal.fallbacks))
+        record = IterationRecord(
+            n=n,
+            strategy=choice.name,
+            strategy_reason=choice.reason,
+            generator_note=proposal.reason,
+            usage=proposal.usage,
+            timing=timing,
+            fallbacks=list(proposal.fallbacks),
+        )
         self.note_chain(proposal, plans)
         if not plans:
             self.display.note(f"no candidates: {proposal.reason or 'the generator had no idea'}")
@@ -232,20 +320,38 @@ class Runner:
             watch = await guard.Watch.start(self.guard, f"iteration-{n}")
             self.fence = watch.baseline
             config = FanOutConfig(
-                generator=self.generator, request=request, pool=self.pool, executor=self.executor, commit=self.run.current_commit,
-                iteration_dir=iteration_dir, test_command=self.test_command, yardstick=self.yardstick,
-                current_passing=frozenset(self.current_run.passing() - flaky), current_rate=self.run.current.pass_rate,
-                test_patterns=self.options.test_patterns, allow_test_edits=self.options.allow_test_edits,
-                branch_timeout=self.options.branch_timeout, worktree_setup=self.options.worktree_setup,
-                tracker=self.tracker, listener=self._candidate_events(n),
+                generator=self.generator,
+                request=request,
+                pool=self.pool,
+                executor=self.executor,
+                commit=self.run.current_commit,
+                iteration_dir=iteration_dir,
+                test_command=self.test_command,
+                yardstick=self.yardstick,
+                current_passing=frozenset(self.current_run.passing() - flaky),
+                current_rate=self.run.current.pass_rate,
+                test_patterns=self.options.test_patterns,
+                allow_test_edits=self.options.allow_test_edits,
+                branch_timeout=self.options.branch_timeout,
+                worktree_setup=self.options.worktree_setup,
+                tracker=self.tracker,
+                listener=self._candidate_events(n),
                 progressive=chosen.tests.get("mode", "affected-then-full") != "full",
-                memory_limit=self.memory_limit, import_map=self.import_map(scratch),
-                shard_weights=shards.file_weights(self.current_run.outcomes, weights_of(self.current_run)), shards=self.options.shards,
+                memory_limit=self.memory_limit,
+                import_map=self.import_map(scratch),
+                shard_weights=shards.file_weights(self.current_run.outcomes, weights_of(self.current_run)),
+                shards=self.options.shards,
                 overhead_s=self.suite.overhead_s,
-                protected=targets.protected(self.run.baseline_ids, self.run.targets, self.run.preexisting_failures,
-                                            flaky | frozenset(self.run.baseline_xfailed)),  # xfail stays allowed there
+                protected=targets.protected(
+                    self.run.baseline_ids,
+                    self.run.targets,
+                    self.run.preexisting_failures,
+                    flaky | frozenset(self.run.baseline_xfailed),
+                ),  # xfail stays allowed there
                 frozen=frozenset(self.run.reproduction.files if self.run.reproduction else ()),
-                test_data=frozenset(self.run.baseline_opened), watch=watch, sandbox=self.sandbox,
+                test_data=frozenset(self.run.baseline_opened),
+                watch=watch,
+                sandbox=self.sandbox,
                 max_patch_bytes=parse_size(self.options.max_patch_size),
             )
             started = time.monotonic()
@@ -274,32 +380,65 @@ class Runner:
             self.run.iterations.append(record)
         self.run.no_progress = 0 if record.commit else self.run.no_progress + 1
         self._debug_report(record, failing)
-        history.append(self.history_path, history.HistoryRecord(
-            run_id=self.run.run_id, n=n, pass_rate=record.pass_rate, failing=record.failed_tests, flaky=self.run.flaky,
-            strategy=choice.name, commit=self.run.current_commit, green=not record.failed_tests, set_aside=list(self.run.set_aside)))
+        history.append(
+            self.history_path,
+            history.HistoryRecord(
+                run_id=self.run.run_id,
+                n=n,
+                pass_rate=record.pass_rate,
+                failing=record.failed_tests,
+                flaky=self.run.flaky,
+                strategy=choice.name,
+                commit=self.run.current_commit,
+                green=not record.failed_tests,
+                set_aside=list(self.run.set_aside),
+            ),
+        )
         self.check_gate()
         if self.run.status == "running":
-            left = [t for t in targets.to_repair(self.run.current_failing, self.run.targets) if t not in self.run.set_aside and t not in flaky]
+            left = [
+                t
+                for t in targets.to_repair(self.run.current_failing, self.run.targets)
+                if t not in self.run.set_aside and t not in flaky
+            ]
             if not left and self.run.set_aside:
-                self.run.status, self.run.stop_reason = "failed", f"only set-aside failures remain: {', '.join(self.run.set_aside)}"
+                self.run.status, self.run.stop_reason = (
+                    "failed",
+                    f"only set-aside failures remain: {', '.join(self.run.set_aside)}",
+                )
             elif n >= self.options.max_iterations:
-                self.run.status, self.run.stop_reason = "failed", f"max iterations ({self.options.max_iterations}) spent"
+                self.run.status, self.run.stop_reason = (
+                    "failed",
+                    f"max iterations ({self.options.max_iterations}) spent",
+                )
             elif self.run.no_progress >= self.options.no_progress_limit:
-                self.run.status, self.run.stop_reason = "failed", f"no progress in {self.run.no_progress} iterations in a row"
+                self.run.status, self.run.stop_reason = (
+                    "failed",
+                    f"no progress in {self.run.no_progress} iterations in a row",
+                )
         self.save(f"iteration-{n}-done")
 
     def _debug_report(self, record: IterationRecord, failing: list[TestOutcome]) -> None:
         """--reports-dir: the iteration's report by topic; with --commit-reports, in the run branch's commit."""
         if not self.options.reports_dir:
             return
-        path, tip = debug_reports.write(self.root, self.info.repo, self.options.reports_dir, self.run, record, failing,
-                                        self.options.commit_reports and bool(self.run.branch))
+        path, tip = debug_reports.write(
+            self.root,
+            self.info.repo,
+            self.options.reports_dir,
+            self.run,
+            record,
+            failing,
+            self.options.commit_reports and bool(self.run.branch),
+        )
         if tip:
             applying.move_run(self.info.repo, self.run, tip, self.run.current_commit)
             if record.commit == self.run.current_commit:
                 record.commit = tip
             self.run.current_commit = self.run.merged_commit = tip
-        self.display.note(f"debug report: {path.relative_to(self.root)}" + (f" (committed as {tip[:10]})" if tip else ""))
+        self.display.note(
+            f"debug report: {path.relative_to(self.root)}" + (f" (committed as {tip[:10]})" if tip else "")
+        )
 
     def _set_aside_unmoved(self, unmoved: list[str]) -> None:
         """A failing test that no edit the generator tried has moved, in two iterations running,
@@ -308,7 +447,9 @@ class Runner:
         new = history.to_set_aside(self.run.unmoved_streak, self.run.set_aside)
         if new:
             self.run.set_aside += new
-            self.display.note(f"setting aside {', '.join(new)}: no edit tried in {history.SET_ASIDE_AFTER} iterations running changed its outcome")
+            self.display.note(
+                f"setting aside {', '.join(new)}: no edit tried in {history.SET_ASIDE_AFTER} iterations running changed its outcome"
+            )
 
     def note_chain(self, proposal: Proposal, plans: list[CandidatePlan]) -> None:
         """An `--agent A,B,C` chain: why it moved on, and which generator proposed."""
@@ -356,12 +497,18 @@ class Runner:
         try:
             new = merging.build_commit(self.info.repo, self.run, record, best, outcome.tested[best.id])
         except gitrepo.TreeMismatch as exc:
-            best.status, best.reason, best.score = CandidateStatus.rejected, f"its commit is not what was tested: {exc}", 0.0
+            best.status, best.reason, best.score = (
+                CandidateStatus.rejected,
+                f"its commit is not what was tested: {exc}",
+                0.0,
+            )
             self.display.note(f"candidate {best.id} not merged: {best.reason}")
             return
         if best.rerun_passed:
             self.run.flaky = sorted(set(self.run.flaky) | set(best.rerun_passed))
-            self.display.note(f"flaky: {', '.join(best.rerun_passed[:5])} failed in candidate {best.id}'s run and passed rerun alone")
+            self.display.note(
+                f"flaky: {', '.join(best.rerun_passed[:5])} failed in candidate {best.id}'s run and passed rerun alone"
+            )
         merging.adopt(self.info.repo, self.run, record, best, new)
         self.current_run = outcome.runs[best.id]
         self.set_current(self.current_run)
@@ -371,7 +518,9 @@ class Runner:
 
 def check_options(root: Path, options: Options) -> None:
     """Refuse an unknown strategy or agent before anything is written."""
-    extra = [root / ".explore" / "strategies"] + ([(root / options.strategies_dir).resolve()] if options.strategies_dir else [])
+    extra = [root / ".explore" / "strategies"] + (
+        [(root / options.strategies_dir).resolve()] if options.strategies_dir else []
+    )
     known = strategy.load_strategies(extra)
     if options.strategy != "auto" and options.strategy not in known:
         raise UsageError(f"unknown strategy {options.strategy!r}: choose auto or one of {', '.join(sorted(known))}")
@@ -381,10 +530,13 @@ def check_options(root: Path, options: Options) -> None:
         targeting.since_commit(root, options.since)
 
 
-
 async def run_repair(
-    info: gitrepo.RepoInfo, options: Options, display: Display, resume: RunState | None = None,
-    hint: str | None = None, run_id: str | None = None,
+    info: gitrepo.RepoInfo,
+    options: Options,
+    display: Display,
+    resume: RunState | None = None,
+    hint: str | None = None,
+    run_id: str | None = None,
 ) -> RunState:
     run = resume or merging.prepare_new(info, options, run_id or state.new_run_id())
     if resume:
@@ -397,7 +549,9 @@ async def run_repair(
         run.hints.append(hint)
     runner = Runner(info=info, options=options, run=run, display=display)
     if hint and not escalation.uses_hints(runner.agent):
-        display.note(f"{runner.agent} cannot use a hint: it is kept in the report; a generator that reads it: --agent anthropic or --agent-cmd")
+        display.note(
+            f"{runner.agent} cannot use a hint: it is kept in the report; a generator that reads it: --agent anthropic or --agent-cmd"
+        )
     runner.save()  # before any ref: a run killed from here on is found by `resume` and `clean`
     if not resume:
         applying.move_run(info.repo, run, run.base_commit)

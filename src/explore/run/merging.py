@@ -22,8 +22,16 @@ def prepare_new(info: gitrepo.RepoInfo, options: Options, run_id: str) -> RunSta
     dirty = gitrepo.is_dirty(info.repo)
     base = gitrepo.snapshot(info.repo, info.head) if dirty else info.head
     run = RunState(
-        run_id=run_id, repo=str(info.root), pid=os.getpid(), options=options.model_dump(), start_branch=info.branch,
-        start_commit=info.head, base_commit=base, current_commit=base, dirty=dirty, branch=f"explore/{run_id}",
+        run_id=run_id,
+        repo=str(info.root),
+        pid=os.getpid(),
+        options=options.model_dump(),
+        start_branch=info.branch,
+        start_commit=info.head,
+        base_commit=base,
+        current_commit=base,
+        dirty=dirty,
+        branch=f"explore/{run_id}",
         started_at=time.time(),
     )
     return run
@@ -40,12 +48,16 @@ def discard(info: gitrepo.RepoInfo, run: RunState) -> None:
     shutil.rmtree(state.run_dir(info.root, run.run_id), ignore_errors=True)
 
 
-def build_commit(repo: git.Repo, run: RunState, record: IterationRecord, best: CandidateResult, tested: Captured) -> str:
+def build_commit(
+    repo: git.Repo, run: RunState, record: IterationRecord, best: CandidateResult, tested: Captured
+) -> str:
     """best's change as a commit on the current commit, no ref moved yet: built from the patch
     bytes captured before its tests ran, and refused (gitrepo.TreeMismatch) unless its tree is
     the tree they ran on."""
-    message = (f"explore: iteration {record.n} ({record.strategy}) candidate {best.id}: "
-               f"pass rate {run.current.pass_rate:.1f}% -> {best.pass_rate:.1f}%\n\n{best.hypothesis}".strip())
+    message = (
+        f"explore: iteration {record.n} ({record.strategy}) candidate {best.id}: "
+        f"pass rate {run.current.pass_rate:.1f}% -> {best.pass_rate:.1f}%\n\n{best.hypothesis}".strip()
+    )
     return gitrepo.commit_patch(repo, run.current_commit, tested.patch or b"", message, tested.tree)
 
 
@@ -57,7 +69,9 @@ def adopt(repo: git.Repo, run: RunState, record: IterationRecord, best: Candidat
     record.winner, record.commit = best.id, new
 
 
-def finish(info: gitrepo.RepoInfo, run: RunState, options: Options, display: Display, drift: list[str] | None = None) -> None:
+def finish(
+    info: gitrepo.RepoInfo, run: RunState, options: Options, display: Display, drift: list[str] | None = None
+) -> None:
     """Fast-forward the user's branch when safe (the run then keeps no visible branch); otherwise say
     how to take the result. drift: what changed in the user's tree, hooks or config after the
     candidates ran (nothing explains it)."""
@@ -72,12 +86,18 @@ def finish(info: gitrepo.RepoInfo, run: RunState, options: Options, display: Dis
         return
     run.merged_commit = run.current_commit
     if options.no_apply or run.dirty or run.status in ("interrupted", "escalated"):
-        why = "--no-apply" if options.no_apply else ("the tree had uncommitted changes" if run.dirty else f"the run is {run.status}")
+        why = (
+            "--no-apply"
+            if options.no_apply
+            else ("the tree had uncommitted changes" if run.dirty else f"the run is {run.status}")
+        )
         display.note(f"result left on {run.branch} ({why}); take it with: explore apply {run.run_id}")
         return
     if drift:
-        display.note(f"result left on {run.branch}: {', '.join(drift[:8])} changed after the candidates ran and explore cannot tell "
-                     f"by whom; look at them, then take the result with: explore apply {run.run_id}")
+        display.note(
+            f"result left on {run.branch}: {', '.join(drift[:8])} changed after the candidates ran and explore cannot tell "
+            f"by whom; look at them, then take the result with: explore apply {run.run_id}"
+        )
         return
     applied, why = applying.fast_forward(info, run)
     if applied:

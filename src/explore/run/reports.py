@@ -46,10 +46,20 @@ def timing_text(timing: PhaseTiming) -> str:
     """`baseline 3.4s · coverage 1.2s · screening 4.0s · …`: the phases that took any time (a
     generator that does not split its proposal shows it whole)."""
     split = timing.coverage + timing.prepare + timing.screening > 0
-    phases = [("baseline", timing.baseline), ("coverage", timing.coverage), ("preparation", timing.prepare), ("screening", timing.screening),
-              ("other proposal" if split else "proposal", timing.propose - (timing.coverage + timing.prepare + timing.screening)),
-              ("fan-out", timing.fanout), ("validation", timing.validation - timing.confirmation),
-              ("final confirmation", timing.confirmation), ("merge", timing.merge)]
+    phases = [
+        ("baseline", timing.baseline),
+        ("coverage", timing.coverage),
+        ("preparation", timing.prepare),
+        ("screening", timing.screening),
+        (
+            "other proposal" if split else "proposal",
+            timing.propose - (timing.coverage + timing.prepare + timing.screening),
+        ),
+        ("fan-out", timing.fanout),
+        ("validation", timing.validation - timing.confirmation),
+        ("final confirmation", timing.confirmation),
+        ("merge", timing.merge),
+    ]
     shown = [f"{name} {seconds:.1f}s" for name, seconds in phases if seconds >= 0.05]
     return " · ".join(shown) + f" (total {timing.total():.1f}s)"
 
@@ -85,11 +95,17 @@ def markdown(run: RunState, change: Change | None = None) -> str:
         "",
         f"- **Status:** {run.status}" + (f" — {run.stop_reason}" if run.stop_reason else ""),
         f"- **Repository:** `{run.repo}` (branch `{run.start_branch}`, started at `{run.start_commit[:10]}`"
-        + (", uncommitted work snapshotted" if run.dirty else "") + ")",
+        + (", uncommitted work snapshotted" if run.dirty else "")
+        + ")",
         f"- **Baseline:** {b.passed}/{b.total} passed ({b.pass_rate:.1f}%)",
         f"- **Final:** {f.passed}/{f.total} passed ({f.pass_rate:.1f}%)",
-        "- **Result:** " + (f"`{run.merged_commit[:10]}` on `{run.branch or run_ref(run.run_id)}`"
-                            + (", applied to your branch" if run.applied else ", not applied") if run.merged_commit else "nothing merged"),
+        "- **Result:** "
+        + (
+            f"`{run.merged_commit[:10]}` on `{run.branch or run_ref(run.run_id)}`"
+            + (", applied to your branch" if run.applied else ", not applied")
+            if run.merged_commit
+            else "nothing merged"
+        ),
         f"- **Duration:** {run.duration_s:.1f}s",
     ]
     if not run.usage.empty:
@@ -99,10 +115,24 @@ def markdown(run: RunState, change: Change | None = None) -> str:
     if run.escalation:
         lines += ["", "## Help needed", "", "```", *help_needed(run), "```"]
     if change:
-        lines += ["", "## Change", "", f"{change.headline()}; {change.command}", "", "```diff", change.diff.rstrip("\n"), "```"]
+        lines += [
+            "",
+            "## Change",
+            "",
+            f"{change.headline()}; {change.command}",
+            "",
+            "```diff",
+            change.diff.rstrip("\n"),
+            "```",
+        ]
     lines += reproduction_lines(run)
     for record in run.iterations:
-        lines += ["", f"## Iteration {record.n} — {record.strategy}", "", f"Why this strategy: {record.strategy_reason}."]
+        lines += [
+            "",
+            f"## Iteration {record.n} — {record.strategy}",
+            "",
+            f"Why this strategy: {record.strategy_reason}.",
+        ]
         if record.generator_note:
             lines.append(f"Generator: {record.generator_note}")
         lines += [f"Fallback: {why}" for why in record.fallbacks]
@@ -110,30 +140,55 @@ def markdown(run: RunState, change: Change | None = None) -> str:
         if record.fallbacks and by:
             lines.append(f"Candidates by: {', '.join(by)}")
         if record.candidates:
-            lines += ["", "| candidate | status | pass rate | confidence | files | what it tried | why not |", "|---|---|---|---|---|---|---|"]
+            lines += [
+                "",
+                "| candidate | status | pass rate | confidence | files | what it tried | why not |",
+                "|---|---|---|---|---|---|---|",
+            ]
             for c in record.candidates:
                 tried = (c.hypothesis or c.operator or "").replace("|", "\\|").replace("\n", " ")[:160]
                 why = (c.reason or why_not(record, c)).replace("|", "\\|")
-                lines.append(f"| {c.id} | {c.status.value} | {c.pass_rate:.1f}% | {c.confidence:.2f} | {', '.join(c.files_changed)} | {tried} | {why[:200]} |")
-            lines += [f"Binary files in candidate {c.id}'s change: {', '.join(f'`{f}`' for f in c.binary_files)}" for c in record.candidates if c.binary_files]
+                lines.append(
+                    f"| {c.id} | {c.status.value} | {c.pass_rate:.1f}% | {c.confidence:.2f} | {', '.join(c.files_changed)} | {tried} | {why[:200]} |"
+                )
+            lines += [
+                f"Binary files in candidate {c.id}'s change: {', '.join(f'`{f}`' for f in c.binary_files)}"
+                for c in record.candidates
+                if c.binary_files
+            ]
         lines.append("")
-        lines.append(f"After: {record.pass_rate:.1f}%" + (f", merged {record.winner} as `{record.commit[:10]}`" if record.commit else ", nothing merged"))
+        lines.append(
+            f"After: {record.pass_rate:.1f}%"
+            + (f", merged {record.winner} as `{record.commit[:10]}`" if record.commit else ", nothing merged")
+        )
         if not record.usage.empty:
-            per_candidate = ", ".join(f"{c.id} ${c.usage.llm.cost_usd:.4f}" for c in record.candidates if not c.usage.llm.empty)
+            per_candidate = ", ".join(
+                f"{c.id} ${c.usage.llm.cost_usd:.4f}" for c in record.candidates if not c.usage.llm.empty
+            )
             lines.append(f"Usage: {record.usage.text()}" + (f" — candidates: {per_candidate}" if per_candidate else ""))
         if record.timing.total():
             lines.append(f"Time: {timing_text(record.timing)}")
     outside = [(r.n, c) for r in run.iterations for c in r.candidates if c.outside_writes]
     if outside:
-        lines += ["", "## Writes outside the worktrees (put back; the candidate was rejected)",
-                  *[f"- iteration {n}, candidate {c.id}: {', '.join(f'`{p}`' for p in c.outside_writes)}" for n, c in outside]]
+        lines += [
+            "",
+            "## Writes outside the worktrees (put back; the candidate was rejected)",
+            *[
+                f"- iteration {n}, candidate {c.id}: {', '.join(f'`{p}`' for p in c.outside_writes)}"
+                for n, c in outside
+            ],
+        ]
     if run.flaky:
         lines += ["", "## Flaky tests (not counted)", *[f"- `{t}`" for t in run.flaky]]
     lines += target_lines(run) + environment_lines(run)
     if run.set_aside:
         lines += ["", "## Set aside (no edit ever changed their outcome)", *[f"- `{t}`" for t in run.set_aside]]
     if run.current_failing:
-        lines += ["", "## Remaining failures", *[f"- `{t}` ({run.criticality.get(t, 'high')} criticality)" for t in run.current_failing]]
+        lines += [
+            "",
+            "## Remaining failures",
+            *[f"- `{t}` ({run.criticality.get(t, 'high')} criticality)" for t in run.current_failing],
+        ]
     return "\n".join(lines) + "\n"
 
 
@@ -142,14 +197,27 @@ def reproduction_lines(run: RunState) -> list[str]:
     r = run.reproduction
     if r is None:
         return []
-    kept = (f"kept {', '.join(f'`{t}`' for t in r.kept)} from sample {r.chosen}" + (f", committed as `{r.commit[:10]}`" if r.commit else "")
-            if r.kept else "no test reproduces the report")
-    lines = ["", "## Iteration 0 — reproduce the report", "", f"Result: {kept}.", "",
-             "| sample | generator | files | predicted failure | reproducing | why not kept |", "|---|---|---|---|---|---|"]
+    kept = (
+        f"kept {', '.join(f'`{t}`' for t in r.kept)} from sample {r.chosen}"
+        + (f", committed as `{r.commit[:10]}`" if r.commit else "")
+        if r.kept
+        else "no test reproduces the report"
+    )
+    lines = [
+        "",
+        "## Iteration 0 — reproduce the report",
+        "",
+        f"Result: {kept}.",
+        "",
+        "| sample | generator | files | predicted failure | reproducing | why not kept |",
+        "|---|---|---|---|---|---|",
+    ]
     for a in r.samples:
         predicted = "; ".join(a.predicted.values()).replace("|", "\\|").replace("\n", " ")[:120]
         why = "; ".join([a.why_not or "kept"] + a.discarded).replace("|", "\\|").replace("\n", " ")[:300]
-        lines.append(f"| {a.sample} | {a.generator} | {', '.join(a.files) or '-'} | {predicted} | {', '.join(a.reproducing) or '-'} | {why} |")
+        lines.append(
+            f"| {a.sample} | {a.generator} | {', '.join(a.files) or '-'} | {predicted} | {', '.join(a.reproducing) or '-'} | {why} |"
+        )
     return lines
 
 
@@ -158,12 +226,19 @@ def target_lines(run: RunState) -> list[str]:
     if run.targets is None:
         return []
     failing = set(run.current_failing)
-    lines = ["", f"## Targets ({len(run.targets)})", *[f"- `{t}` — {'failing' if t in failing else 'passes'}" for t in run.targets]]
+    lines = [
+        "",
+        f"## Targets ({len(run.targets)})",
+        *[f"- `{t}` — {'failing' if t in failing else 'passes'}" for t in run.targets],
+    ]
     if not run.targets:
         lines.append("- none: no failing test was chosen as a target")
     if run.preexisting_failures:
-        lines += ["", "## Pre-existing failures (not targets, left alone)",
-                  *[f"- `{t}` — {'still failing' if t in failing else 'passes now'}" for t in run.preexisting_failures]]
+        lines += [
+            "",
+            "## Pre-existing failures (not targets, left alone)",
+            *[f"- `{t}` — {'still failing' if t in failing else 'passes now'}" for t in run.preexisting_failures],
+        ]
     return lines
 
 
@@ -171,8 +246,11 @@ def environment_lines(run: RunState) -> list[str]:
     """Failures no code edit can fix, left out of the targets, each with the line that shows why."""
     if not run.environment_failures:
         return []
-    return ["", f"## Environment failures ({len(run.environment_failures)}: no code edit can fix them; left out of the targets)",
-            *[f"- `{f.test}` ({f.kind}) — {environment.WHY[f.kind]}: `{f.evidence}`" for f in run.environment_failures]]
+    return [
+        "",
+        f"## Environment failures ({len(run.environment_failures)}: no code edit can fix them; left out of the targets)",
+        *[f"- `{f.test}` ({f.kind}) — {environment.WHY[f.kind]}: `{f.evidence}`" for f in run.environment_failures],
+    ]
 
 
 def ranked(c: CandidateResult) -> scoring.Ranked:
@@ -197,8 +275,13 @@ def junit(run: RunState) -> str:
 
     failing, flaky = set(run.current_failing), set(run.flaky)
     ids = sorted(set(run.baseline_ids) | failing | flaky)
-    suite = ET.Element("testsuite", name=f"explore {run.run_id}", tests=str(len(ids)),
-                       failures=str(len(failing)), skipped=str(len(flaky - failing)))
+    suite = ET.Element(
+        "testsuite",
+        name=f"explore {run.run_id}",
+        tests=str(len(ids)),
+        failures=str(len(failing)),
+        skipped=str(len(flaky - failing)),
+    )
     for test_id in ids:
         classname, _, name = test_id.rpartition("::")
         case = ET.SubElement(suite, "testcase", classname=classname, name=name or test_id)

@@ -29,8 +29,10 @@ from ..edges.testing import TestCommand, run_tests
 from ..model.usage import Usage
 from ..edges.worktrees import WorktreePool
 
-AMBIGUOUS_ACTION = ("Make the report say what the code should do (the input, the result expected, the result seen) "
-                    "and run again; or write the failing test yourself and run `explore run -- TEST_ID`.")
+AMBIGUOUS_ACTION = (
+    "Make the report say what the code should do (the input, the result expected, the result seen) "
+    "and run again; or write the failing test yourself and run `explore run -- TEST_ID`."
+)
 
 
 def normalise(text: str) -> str:
@@ -43,7 +45,8 @@ def predicted_for(written: WrittenTests, file: str) -> str:
 
 STYLE_WORDS = frozenset(
     "assert assertion assertionerror error expected expect got but was were is are be to equal equals not in and or the a an "
-    "of should instead returned returns return value values fails failed failure with where than that it this".split())
+    "of should instead returned returns return value values fails failed failure with where than that it this".split()
+)
 """The wording of assertion styles: never the substance of a prediction."""
 TOKEN = re.compile(r"""'([^'\n]*)'|"([^"\n]*)"|(?<![\w.])(-?\d+(?:\.\d+)?)(?![\w])|([A-Za-z_]\w*)""")
 EXCEPTION = re.compile(r"\s*(?:E\s+)?((?:\w+\.)*(\w*(?:Error|Exception|Exit|Interrupt)))\b")
@@ -66,8 +69,12 @@ def agrees(prediction: str, failure: str) -> bool:
     if not tokens:
         return normalise(prediction) in normalise(failure)
     text = failure.lower()
-    return all(re.search(rf"(?<![\w.]){re.escape(t.lower())}(?!\w)" if re.fullmatch(r"[\w.-]+", t) else re.escape(t.lower()), text)
-               for t in tokens)
+    return all(
+        re.search(
+            rf"(?<![\w.]){re.escape(t.lower())}(?!\w)" if re.fullmatch(r"[\w.-]+", t) else re.escape(t.lower()), text
+        )
+        for t in tokens
+    )
 
 
 def raised(message: str) -> str | None:
@@ -101,11 +108,15 @@ def judge(attempt: SampleAttempt, written: WrittenTests, run: TestRun) -> None:
         elif outcome.outcome != "failed":
             whys.append(f"{test_id} {outcome.outcome} on today's code")
         elif exception and not re.search(rf"\b{exception}\b", expected):
-            whys.append(f"{test_id} errors with {outcome.message[:150]!r} instead of failing as predicted ({expected[:150]!r})")
+            whys.append(
+                f"{test_id} errors with {outcome.message[:150]!r} instead of failing as predicted ({expected[:150]!r})"
+            )
         elif expected and not agrees(expected, failure):
             missing = [t for t in substance(expected) if not agrees(t, failure)]
-            whys.append(f"{test_id} fails with {outcome.message[:150]!r}, not the predicted {expected[:150]!r}"
-                        + (f" ({', '.join(missing[:5])} not in the failure)" if missing else ""))
+            whys.append(
+                f"{test_id} fails with {outcome.message[:150]!r}, not the predicted {expected[:150]!r}"
+                + (f" ({', '.join(missing[:5])} not in the failure)" if missing else "")
+            )
         else:
             found[bool(expected)].append(test_id)
             messages[bool(expected)].add(normalise(outcome.message.splitlines()[0] if outcome.message else expected))
@@ -125,18 +136,25 @@ def vote(attempts: list[SampleAttempt]) -> SampleAttempt | None:
             groups.setdefault((attempt.unpredicted, attempt.signature), []).append(attempt)
     if not groups:
         return None
-    winners = max(groups.values(), key=lambda g: (not g[0].unpredicted, len(g)))  # max keeps the first of equals: sample order
+    winners = max(
+        groups.values(), key=lambda g: (not g[0].unpredicted, len(g))
+    )  # max keeps the first of equals: sample order
     chosen = winners[0]
     for attempt in attempts:
         if attempt.reproducing and attempt is not chosen:
-            attempt.why_not = (f"agrees with sample {chosen.sample}, whose tests were kept" if attempt in winners else
-                               f"its failures ({attempt.signature[:120]!r}) disagree with the majority "
-                               f"({len(winners)} of {len(attempts)} samples)")
+            attempt.why_not = (
+                f"agrees with sample {chosen.sample}, whose tests were kept"
+                if attempt in winners
+                else f"its failures ({attempt.signature[:120]!r}) disagree with the majority "
+                f"({len(winners)} of {len(attempts)} samples)"
+            )
     return chosen
 
 
 def escalation_reason(attempts: list[SampleAttempt]) -> str:
-    tried = "; ".join(f"sample {a.sample} ({a.generator}) wrote {', '.join(a.files) or 'no test'}: {a.why_not}" for a in attempts)
+    tried = "; ".join(
+        f"sample {a.sample} ({a.generator}) wrote {', '.join(a.files) or 'no test'}: {a.why_not}" for a in attempts
+    )
     return f"no test written from the report reproduces it on today's code — {tried}"
 
 
@@ -178,8 +196,9 @@ async def run_samples(ctx: Samples, n: int) -> tuple[Reproduction, dict[str, Pat
     return result, paths
 
 
-async def _sample(ctx: Samples, attempt: SampleAttempt, index: int, n: int, paths: dict[str, Path],
-                  stops: list[Exception]) -> None:
+async def _sample(
+    ctx: Samples, attempt: SampleAttempt, index: int, n: int, paths: dict[str, Path], stops: list[Exception]
+) -> None:
     files_dir = ctx.run_dir / "reproduce" / f"sample-{attempt.sample}"
     files_dir.mkdir(parents=True, exist_ok=True)
     path, fresh = await anyio.to_thread.run_sync(ctx.pool.acquire, attempt.sample, ctx.commit)
@@ -191,9 +210,18 @@ async def _sample(ctx: Samples, attempt: SampleAttempt, index: int, n: int, path
             attempt.why_not = f"worktree_setup failed with exit {done.exit_code}"
             return
     ctx.progress(attempt.sample, "writing tests")
-    request = TestWriteRequest(issue=ctx.issue, workdir=path, sample=attempt.sample, index=index, of=n, files_dir=files_dir,
-                               test_patterns=ctx.test_patterns, test_command=ctx.test_command, tracker=ctx.tracker,
-                               confine=confine)
+    request = TestWriteRequest(
+        issue=ctx.issue,
+        workdir=path,
+        sample=attempt.sample,
+        index=index,
+        of=n,
+        files_dir=files_dir,
+        test_patterns=ctx.test_patterns,
+        test_command=ctx.test_command,
+        tracker=ctx.tracker,
+        confine=confine,
+    )
     try:
         with anyio.fail_after(ctx.timeout):
             written = await ctx.writer.write_tests(request)
@@ -219,10 +247,20 @@ async def _sample(ctx: Samples, attempt: SampleAttempt, index: int, n: int, path
     if attempt.files:
         ctx.progress(attempt.sample, f"running {', '.join(attempt.files)} on today's code")
         with anyio.move_on_after(ctx.timeout):
-            run = await run_tests(ctx.test_command, path, files_dir / "tests.log", select=attempt.files, tracker=ctx.tracker,
-                                  memory_limit=ctx.memory_limit, confine=confine)
+            run = await run_tests(
+                ctx.test_command,
+                path,
+                files_dir / "tests.log",
+                select=attempt.files,
+                tracker=ctx.tracker,
+                memory_limit=ctx.memory_limit,
+                confine=confine,
+            )
     judge(attempt, written, run)
-    ctx.progress(attempt.sample, f"reproduces: {', '.join(attempt.reproducing)}" if attempt.reproducing else f"not kept: {attempt.why_not}")
+    ctx.progress(
+        attempt.sample,
+        f"reproduces: {', '.join(attempt.reproducing)}" if attempt.reproducing else f"not kept: {attempt.why_not}",
+    )
 
 
 def _drop(pool: WorktreePool, worktree: Path, file: str) -> None:
@@ -248,6 +286,8 @@ def commit(pool: WorktreePool, worktree: Path, result: Reproduction, parent: str
     keep_only(pool, worktree, chosen.files, result.files)
     captured = pool.capture_patch(worktree, files_dir / "reproduce.diff")
     title = next((line.strip("# ").strip() for line in issue.splitlines() if line.strip()), "the bug report")[:60]
-    body = "\n".join(f"- {t}: fails with the predicted {chosen.predicted.get(t.split('::', 1)[0], '')[:120]!r}" for t in result.kept)
+    body = "\n".join(
+        f"- {t}: fails with the predicted {chosen.predicted.get(t.split('::', 1)[0], '')[:120]!r}" for t in result.kept
+    )
     message = f"reproduce: {title}\n\nTests written by sample {chosen.sample} ({chosen.generator}) that fail on today's code:\n{body}"
     return gitrepo.commit_patch(pool.repo, parent, captured.patch or b"", message, captured.tree)

@@ -43,7 +43,9 @@ class Suite:
     def generator_limit(self, run: TestRun) -> float:
         """Seconds a generator's own whole-suite run (mutate's per-test coverage, unsharded and
         traced) may take: a multiple of the last full run's test time, within the suite's limit."""
-        return min(self.timeout(), max(GENERATOR_RUN_FLOOR_S, GENERATOR_RUN_FACTOR * shards.test_seconds(run) + run.duration_s))
+        return min(
+            self.timeout(), max(GENERATOR_RUN_FLOOR_S, GENERATOR_RUN_FACTOR * shards.test_seconds(run) + run.duration_s)
+        )
 
     def shard_count(self, run: TestRun | None) -> int:
         """--shards, else as many of the free slots as the last full run's test time fills."""
@@ -69,32 +71,61 @@ class Suite:
             return []
         return shards.plan(await anyio.to_thread.run_sync(shards.disk_weights, path), count)
 
-    async def full_run(self, path: Path, name: str, commit: str, groups: list[list[str]],
-                       extra_env: dict[str, str] | None = None, then: shards.Then | None = None) -> TestRun:
+    async def full_run(
+        self,
+        path: Path,
+        name: str,
+        commit: str,
+        groups: list[list[str]],
+        extra_env: dict[str, str] | None = None,
+        then: shards.Then | None = None,
+    ) -> TestRun:
         """The whole suite at commit; an overrun, a memory cap or a job that cannot run escalates.
         extra_env: what the generator asks the baseline to carry (mutate's per-test coverage);
         then: what runs in each shard's slot when that shard ends (shards.run_sharded)."""
         timeout = self.timeout()
         await self.executor.prepare(commit)
-        command = replace(self.command, extra_env={**self.command.extra_env, **extra_env}) if extra_env else self.command
-        job = TestJob(id=name, command=command, commit=commit, timeout_s=timeout, memory_limit=self.memory_limit, log_name=f"{name}.log", workdir=path)
+        command = (
+            replace(self.command, extra_env={**self.command.extra_env, **extra_env}) if extra_env else self.command
+        )
+        job = TestJob(
+            id=name,
+            command=command,
+            commit=commit,
+            timeout_s=timeout,
+            memory_limit=self.memory_limit,
+            log_name=f"{name}.log",
+            workdir=path,
+        )
         if groups:
             self.display.note(f"{name}: the suite split into {len(groups)} shards ({self.executor.name.value})")
         done = await shards.run_sharded(self.executor, job, groups, self.run_dir, then)
         if done.status == JobStatus.oom:
             cap = f" of {self.memory_limit / 2**20:,.0f} MiB" if self.memory_limit else ""
-            raise Escalation(EscalationCategory.infrastructure, f"the full test suite exceeded the memory cap{cap} ({done.reason})",
-                             "raise --branch-memory, or find what allocates without bound")
+            raise Escalation(
+                EscalationCategory.infrastructure,
+                f"the full test suite exceeded the memory cap{cap} ({done.reason})",
+                "raise --branch-memory, or find what allocates without bound",
+            )
         if done.status == JobStatus.timeout:
-            raise Escalation(EscalationCategory.infrastructure, f"the full test suite did not finish within {timeout:g}s ({done.reason})",
-                             "raise --branch-timeout or baseline-timeout, or make the suite faster")
+            raise Escalation(
+                EscalationCategory.infrastructure,
+                f"the full test suite did not finish within {timeout:g}s ({done.reason})",
+                "raise --branch-timeout or baseline-timeout, or make the suite faster",
+            )
         if done.status == JobStatus.crashed:
-            raise Escalation(EscalationCategory.infrastructure, f"the full test suite could not run: {done.reason}", escalation.INFRASTRUCTURE_ACTION)
+            raise Escalation(
+                EscalationCategory.infrastructure,
+                f"the full test suite could not run: {done.reason}",
+                escalation.INFRASTRUCTURE_ACTION,
+            )
         if done.overhead_s is not None:
             self.overhead_s = done.overhead_s
         return done.run
 
-    async def baseline(self, path: Path, commit: str, groups: list[list[str]], extra_env: dict[str, str]) -> tuple[TestRun, set[str]]:
+    async def baseline(
+        self, path: Path, commit: str, groups: list[list[str]], extra_env: dict[str, str]
+    ) -> tuple[TestRun, set[str]]:
         """The baseline and its flaky reruns: a shard's failing tests run again (`flaky-reruns`
         times) in its slot as soon as that shard ends, while the other shards still run. Returns
         the run and the failing tests that passed when rerun (a hang is not rerun: it would cost
@@ -105,9 +136,13 @@ class Suite:
             failing = [i for i in part.run.failing() if "::" in i and part.run.outcomes[i].outcome != "timeout"]
             if part.status != JobStatus.ok or not failing or not self.command.is_pytest:
                 return
-            if escalation.classify_failures([part.run.outcomes[i].longrepr or part.run.outcomes[i].message for i in failing]):
+            if escalation.classify_failures(
+                [part.run.outcomes[i].longrepr or part.run.outcomes[i].message for i in failing]
+            ):
                 return
-            found.update(await self.flaky(shard.workdir, commit, failing, shard.id.replace("baseline", "baseline-rerun", 1)))
+            found.update(
+                await self.flaky(shard.workdir, commit, failing, shard.id.replace("baseline", "baseline-rerun", 1))
+            )
 
         run = await self.full_run(path, "baseline", commit, groups, extra_env, then=rerun)
         return run, found
@@ -117,18 +152,38 @@ class Suite:
         found: set[str] = set()
         for attempt in range(self.options.flaky_reruns):
             stem = f"{name.replace('/', '.')}-{attempt + 1}"
-            rerun = await self.executor.run(TestJob(id=f"{name}-{attempt + 1}", command=self.command, commit=commit, select=failing, workdir=path,
-                                                    timeout_s=self.timeout(), memory_limit=self.memory_limit, log_name=f"{stem}.log"), self.run_dir)
+            rerun = await self.executor.run(
+                TestJob(
+                    id=f"{name}-{attempt + 1}",
+                    command=self.command,
+                    commit=commit,
+                    select=failing,
+                    workdir=path,
+                    timeout_s=self.timeout(),
+                    memory_limit=self.memory_limit,
+                    log_name=f"{stem}.log",
+                ),
+                self.run_dir,
+            )
             found |= {i for i in failing if i in rerun.run.outcomes and rerun.run.outcomes[i].outcome in PASSING}
         return found
 
     async def setup_once(self, path: Path) -> None:
         if self.options.worktree_setup:
-            done = await procs.run(self.options.worktree_setup, path, log_path=self.run_dir / "setup.log", tracker=self.tracker,
-                                   confine=self.sandbox.confine(path, self.run_dir) if self.sandbox else None)
+            done = await procs.run(
+                self.options.worktree_setup,
+                path,
+                log_path=self.run_dir / "setup.log",
+                tracker=self.tracker,
+                confine=self.sandbox.confine(path, self.run_dir) if self.sandbox else None,
+            )
             if done.exit_code != 0:
-                raise Escalation(EscalationCategory.infrastructure, f"worktree_setup `{self.options.worktree_setup}` failed (exit {done.exit_code}): "
-                                 f"{done.output_tail.strip()[-300:]}", escalation.INFRASTRUCTURE_ACTION)
+                raise Escalation(
+                    EscalationCategory.infrastructure,
+                    f"worktree_setup `{self.options.worktree_setup}` failed (exit {done.exit_code}): "
+                    f"{done.output_tail.strip()[-300:]}",
+                    escalation.INFRASTRUCTURE_ACTION,
+                )
 
 
 def weights_of(run: TestRun) -> dict[str, float]:

@@ -18,7 +18,9 @@ from .suite import Suite
 from ..edges.worktrees import WorktreePool
 
 
-async def choose(run: RunState, options: Options, baseline: TestRun, suite: Suite, pool: WorktreePool, display: Display, root: Path) -> None:
+async def choose(
+    run: RunState, options: Options, baseline: TestRun, suite: Suite, pool: WorktreePool, display: Display, root: Path
+) -> None:
     """The tests this run repairs, fixed once at the baseline (kept in the state for resume):
     named ones, matched ones, and with --since those that went red after REF."""
     chosen = set(targets.select(run.baseline_ids, options.test_ids, options.tests))
@@ -30,8 +32,10 @@ async def choose(run: RunState, options: Options, baseline: TestRun, suite: Suit
         then = await suite.full_run(path, "since", commit, suite.plan(baseline, run.baseline_ids))
         if then.infra_error or not then.per_test:
             why = then.infra_error or "the test command gives no per-test results (see --junit-xml)"
-            raise UsageError(f"--since {options.since}: cannot tell which tests passed at {commit[:10]}: {why}; "
-                             "name the targets with -- IDS or --tests instead")
+            raise UsageError(
+                f"--since {options.since}: cannot tell which tests passed at {commit[:10]}: {why}; "
+                "name the targets with -- IDS or --tests instead"
+            )
         chosen |= set(targets.went_red(failing, then))
     run.targets = sorted(chosen)
     run.preexisting_failures = targets.preexisting(failing, chosen)
@@ -55,10 +59,14 @@ def leave_out_known(run: RunState, failing: list[str], root: Path, display: Disp
     if left:
         run.targets, run.known_failures = kept, left
         run.preexisting_failures = sorted(set(run.preexisting_failures) | set(left))
-        display.note(f"leaving out {len(left)} known failure(s) recorded in {known_failures.path(root)}: {', '.join(left)}")
+        display.note(
+            f"leaving out {len(left)} known failure(s) recorded in {known_failures.path(root)}: {', '.join(left)}"
+        )
 
 
-def leave_out_environment(run: RunState, baseline: TestRun, failing: list[str], files: list[str], display: Display) -> None:
+def leave_out_environment(
+    run: RunState, baseline: TestRun, failing: list[str], files: list[str], display: Display
+) -> None:
     """Failures no code edit can fix (environment.py) are not targets: named with the line that
     shows why, and left alone like pre-existing failures."""
     candidates = [baseline.outcomes[i] for i in failing if i not in run.flaky]

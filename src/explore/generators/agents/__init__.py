@@ -28,7 +28,9 @@ def settings_for(name: str, agents: dict[str, Any]) -> AgentSettings:
     except ValidationError as exc:
         first = exc.errors()[0]
         where = ".".join(str(part) for part in first["loc"])
-        raise UsageError(f"[tool.explore.agents.{name}] {where}: {first['msg']} (keys: {', '.join(AgentSettings.model_fields)})") from exc
+        raise UsageError(
+            f"[tool.explore.agents.{name}] {where}: {first['msg']} (keys: {', '.join(AgentSettings.model_fields)})"
+        ) from exc
 
 
 def is_named(name: str, agents: dict[str, Any]) -> bool:
@@ -45,8 +47,10 @@ def create(name: str, options: dict[str, Any], check: bool = True) -> CLIAgent |
         generator.name = name
         return generator
     if name not in ADAPTERS:
-        raise UsageError(f"[tool.explore.agents.{name}] defines no `cmd`, and {name!r} is not one of the named agents "
-                         f"({', '.join(ADAPTERS)})")
+        raise UsageError(
+            f"[tool.explore.agents.{name}] defines no `cmd`, and {name!r} is not one of the named agents "
+            f"({', '.join(ADAPTERS)})"
+        )
     agent = CLIAgent(ADAPTERS[name], settings, options)
     if check:
         agent.executable()

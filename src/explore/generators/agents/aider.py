@@ -11,8 +11,11 @@ from pathlib import Path
 from ...model.usage import LLMUsage, Usage
 from .base import AgentSettings, Outcome, Role
 
-TOKENS = re.compile(r"^Tokens: ([\d.]+)([kM]?) sent(?:, ([\d.]+)([kM]?) cache write)?(?:, ([\d.]+)([kM]?) cache hit)?, ([\d.]+)([kM]?) received\."
-                    r"(?: Cost: \$([\d.]+) message, \$([\d.]+) session\.)?", re.MULTILINE)
+TOKENS = re.compile(
+    r"^Tokens: ([\d.]+)([kM]?) sent(?:, ([\d.]+)([kM]?) cache write)?(?:, ([\d.]+)([kM]?) cache hit)?, ([\d.]+)([kM]?) received\."
+    r"(?: Cost: \$([\d.]+) message, \$([\d.]+) session\.)?",
+    re.MULTILINE,
+)
 ERROR = re.compile(r"^litellm\.(\w+Error):\s*(.*)$", re.MULTILINE)
 
 
@@ -27,8 +30,18 @@ class Aider:
     state = ("~/.aider",)
 
     def argv(self, settings: AgentSettings, role: Role, prompt_file: Path, budget_usd: float | None) -> list[str]:
-        flags = ["--message-file", str(prompt_file), "--yes-always", "--no-auto-commits", "--no-dirty-commits",
-                 "--no-check-update", "--analytics-disable", "--no-pretty", "--no-stream", "--no-show-release-notes"]
+        flags = [
+            "--message-file",
+            str(prompt_file),
+            "--yes-always",
+            "--no-auto-commits",
+            "--no-dirty-commits",
+            "--no-check-update",
+            "--analytics-disable",
+            "--no-pretty",
+            "--no-stream",
+            "--no-show-release-notes",
+        ]
         return [*flags, "--model", settings.model] if settings.model else flags
 
     def env(self, settings: AgentSettings) -> dict[str, str]:
@@ -39,8 +52,13 @@ class Aider:
         for m in TOKENS.finditer(output):
             written, hit = _count(m.group(3), m.group(4)), _count(m.group(5), m.group(6))
             # "sent" counts cache writes, not cache hits
-            tokens += LLMUsage(input_tokens=_count(m.group(1), m.group(2)) - written, cache_creation_input_tokens=written,
-                               cache_read_input_tokens=hit, output_tokens=_count(m.group(7), m.group(8)), calls=1)
+            tokens += LLMUsage(
+                input_tokens=_count(m.group(1), m.group(2)) - written,
+                cache_creation_input_tokens=written,
+                cache_read_input_tokens=hit,
+                output_tokens=_count(m.group(7), m.group(8)),
+                calls=1,
+            )
             session_cost = float(m.group(10) or session_cost)
         tokens.cost_usd = session_cost
         errors = ERROR.findall(output)

@@ -92,10 +92,16 @@ class Adapter(Protocol):
     def parse(self, output: str) -> Outcome: ...
 
 
-AUTH = re.compile(r"\b40[13]\b|unauthori[sz]ed|authentication[_ ]?(error|failed)|failed to authenticate|invalid[_ ](x-)?api[_ -]?key|"
-                  r"api key not valid|permission_error|PERMISSION_DENIED|UNAUTHENTICATED|AuthenticationError", re.IGNORECASE)
-BUSY = re.compile(r"\b(429|529|503)\b|rate[_ -]?limit|too many requests|overloaded|quota|RESOURCE_EXHAUSTED|"
-                  r"RateLimitError|ServiceUnavailable|capacity", re.IGNORECASE)
+AUTH = re.compile(
+    r"\b40[13]\b|unauthori[sz]ed|authentication[_ ]?(error|failed)|failed to authenticate|invalid[_ ](x-)?api[_ -]?key|"
+    r"api key not valid|permission_error|PERMISSION_DENIED|UNAUTHENTICATED|AuthenticationError",
+    re.IGNORECASE,
+)
+BUSY = re.compile(
+    r"\b(429|529|503)\b|rate[_ -]?limit|too many requests|overloaded|quota|RESOURCE_EXHAUSTED|"
+    r"RateLimitError|ServiceUnavailable|capacity",
+    re.IGNORECASE,
+)
 
 
 def classify(outcome: Outcome, tail: str) -> Failure | None:
@@ -133,8 +139,12 @@ def json_objects(output: str) -> list[Any]:
 
 def last_result(output: str) -> dict[str, Any] | None:
     """The last `{"type": "result", …}` message (Claude Code's and Qwen Code's format), in JSONL or a JSON array."""
-    results = [v for value in json_objects(output) for v in (value if isinstance(value, list) else [value])
-               if isinstance(v, dict) and v.get("type") == "result"]
+    results = [
+        v
+        for value in json_objects(output)
+        for v in (value if isinstance(value, list) else [value])
+        if isinstance(v, dict) and v.get("type") == "result"
+    ]
     return results[-1] if results else None
 
 
@@ -155,8 +165,11 @@ def last_object(text: str) -> dict[str, Any] | None:
 def priced(tokens: LLMUsage, price: Price | None) -> LLMUsage:
     if price is None or tokens.cost_usd:
         return tokens
-    dollars = (tokens.input_tokens * price.input + tokens.cache_read_input_tokens * price.cached_input
-               + tokens.output_tokens * price.output) / 1_000_000
+    dollars = (
+        tokens.input_tokens * price.input
+        + tokens.cache_read_input_tokens * price.cached_input
+        + tokens.output_tokens * price.output
+    ) / 1_000_000
     return tokens.model_copy(update={"cost_usd": round(dollars, 6)})
 
 
@@ -198,16 +211,24 @@ class CLIAgent:
 
     async def realise(self, plan: CandidatePlan, context: CandidateContext) -> Realised:
         prompt = build_prompt(context.request, plan.hypothesis or None)
-        env = {"EXPLORE_CANDIDATE": context.candidate_id, "EXPLORE_ITERATION": str(context.iteration),
-               "EXPLORE_STRATEGY": context.strategy.name, "EXPLORE_ROLE": "coder"}
-        outcome = await self._run("coder", prompt, context.workdir, context.files_dir, env, context.tracker, context.confine)
+        env = {
+            "EXPLORE_CANDIDATE": context.candidate_id,
+            "EXPLORE_ITERATION": str(context.iteration),
+            "EXPLORE_STRATEGY": context.strategy.name,
+            "EXPLORE_ROLE": "coder",
+        }
+        outcome = await self._run(
+            "coder", prompt, context.workdir, context.files_dir, env, context.tracker, context.confine
+        )
         return Realised(hypothesis=outcome.text.strip()[:500] or None, usage=outcome.usage)
 
     async def write_tests(self, request: TestWriteRequest) -> WrittenTests:
         """The test-writer role of `--issue`: told to write test files only (explore keeps only those)."""
         prompt = WRITER_TASK.format(patterns=", ".join(request.test_patterns), issue=request.issue.strip())
         env = {"EXPLORE_CANDIDATE": request.sample, "EXPLORE_ROLE": "test-writer"}
-        outcome = await self._run("test-writer", prompt, request.workdir, request.files_dir, env, request.tracker, request.confine)
+        outcome = await self._run(
+            "test-writer", prompt, request.workdir, request.files_dir, env, request.tracker, request.confine
+        )
         result = None
         claim = last_object(outcome.text)
         if claim is not None:
@@ -216,7 +237,9 @@ class CLIAgent:
             except ValidationError:
                 pass
         if result is None:
-            return WrittenTests(summary="its final message held no JSON line: no predicted failure", usage=outcome.usage)
+            return WrittenTests(
+                summary="its final message held no JSON line: no predicted failure", usage=outcome.usage
+            )
         predicted = dict(result.tests)
         if result.expected_failure:
             predicted["*"] = result.expected_failure
@@ -227,8 +250,10 @@ class CLIAgent:
         wanted = self.settings.bin or self.adapter.default_bin
         found = shutil.which(str(Path(wanted).expanduser()))
         if not found:
-            raise UsageError(f"--agent {self.name}: the executable {wanted!r} was not found (PATH or "
-                             f"[tool.explore.agents.{self.name}] bin); install it with `{self.adapter.install}`")
+            raise UsageError(
+                f"--agent {self.name}: the executable {wanted!r} was not found (PATH or "
+                f"[tool.explore.agents.{self.name}] bin); install it with `{self.adapter.install}`"
+            )
         return found
 
     def _remaining_usd(self) -> float | None:
@@ -237,15 +262,30 @@ class CLIAgent:
         spent = self.spent_before + self.total
         ahead = (self.running + 1) / self.runs if self.runs else 0.0
         if self.budget_usd is not None and spent.llm.cost_usd + ahead * self.total.llm.cost_usd >= self.budget_usd:
-            raise BudgetExhausted(f"${spent.llm.cost_usd:.4f} of --budget-usd {self.budget_usd:g} spent; another "
-                                  f"{self.name} run (~${self.total.llm.cost_usd / max(1, self.runs):.4f}) would exceed it")
+            raise BudgetExhausted(
+                f"${spent.llm.cost_usd:.4f} of --budget-usd {self.budget_usd:g} spent; another "
+                f"{self.name} run (~${self.total.llm.cost_usd / max(1, self.runs):.4f}) would exceed it"
+            )
         tokens = spent.llm.tokens_in + spent.llm.output_tokens
-        if self.budget_tokens is not None and tokens + ahead * (self.total.llm.tokens_in + self.total.llm.output_tokens) >= self.budget_tokens:
-            raise BudgetExhausted(f"{tokens} of --budget-tokens {self.budget_tokens} used; another {self.name} run would exceed it")
+        if (
+            self.budget_tokens is not None
+            and tokens + ahead * (self.total.llm.tokens_in + self.total.llm.output_tokens) >= self.budget_tokens
+        ):
+            raise BudgetExhausted(
+                f"{tokens} of --budget-tokens {self.budget_tokens} used; another {self.name} run would exceed it"
+            )
         return None if self.budget_usd is None else self.budget_usd - spent.llm.cost_usd
 
-    async def _run(self, role: Role, prompt: str, workdir: Path, files_dir: Path, env: dict[str, str],
-                   tracker: procs.ProcessTracker | None, confine: procs.Confinement | None = None) -> Outcome:
+    async def _run(
+        self,
+        role: Role,
+        prompt: str,
+        workdir: Path,
+        files_dir: Path,
+        env: dict[str, str],
+        tracker: procs.ProcessTracker | None,
+        confine: procs.Confinement | None = None,
+    ) -> Outcome:
         remaining = self._remaining_usd()
         prompt_file = files_dir / "prompt.md"
         prompt_file.write_text(prompt, encoding="utf-8")
@@ -253,8 +293,15 @@ class CLIAgent:
         env = {**self.adapter.env(self.settings), **self.settings.env, **env, "EXPLORE_PROMPT_FILE": str(prompt_file)}
         self.running += 1
         try:
-            done = await procs.run(argv, workdir, env=env, stdin=prompt.encode(), log_path=files_dir / "agent.log", tracker=tracker,
-                                   confine=confine.with_writable(*self.adapter.state) if confine else None)
+            done = await procs.run(
+                argv,
+                workdir,
+                env=env,
+                stdin=prompt.encode(),
+                log_path=files_dir / "agent.log",
+                tracker=tracker,
+                confine=confine.with_writable(*self.adapter.state) if confine else None,
+            )
         finally:
             self.running -= 1
         output = (files_dir / "agent.log").read_text(encoding="utf-8", errors="replace")
@@ -262,23 +309,42 @@ class CLIAgent:
         outcome.usage = Usage(llm=priced(outcome.usage.llm, self.settings.price))
         self.total += outcome.usage
         self.runs += 1
-        (files_dir / "agent.json").write_text(json.dumps({  # what explore read from the transcript
-            "agent": self.name, "exit_code": done.exit_code, "session_id": outcome.session_id, "result": outcome.text,
-            "error": outcome.error, "usage": outcome.usage.model_dump()}, indent=2), encoding="utf-8")
+        (files_dir / "agent.json").write_text(
+            json.dumps(
+                {  # what explore read from the transcript
+                    "agent": self.name,
+                    "exit_code": done.exit_code,
+                    "session_id": outcome.session_id,
+                    "result": outcome.text,
+                    "error": outcome.error,
+                    "usage": outcome.usage.model_dump(),
+                },
+                indent=2,
+            ),
+            encoding="utf-8",
+        )
         kind = classify(outcome, output) if done.exit_code != 0 or outcome.error else None
         if done.exit_code == 0 and kind is None:
             return outcome  # an error it finished with anyway (turns, its own budget): its edits are scored
         raise self._failure(outcome, done, output, kind)
 
     def _failure(self, outcome: Outcome, done: procs.ProcResult, output: str, kind: Failure | None) -> Exception:
-        last = (outcome.error or next((line for line in reversed(output.strip().splitlines()) if line.strip()), "(no output)"))[:300]
+        last = (
+            outcome.error
+            or next((line for line in reversed(output.strip().splitlines()) if line.strip()), "(no output)")
+        )[:300]
         exc: Exception
         if kind == "auth":
-            exc = Escalation(EscalationCategory.external_service, f"{self.name}: the model service refused its credentials: {last}",
-                             f"check the key or login {self.name} uses (run it once by hand), then `explore resume`")
+            exc = Escalation(
+                EscalationCategory.external_service,
+                f"{self.name}: the model service refused its credentials: {last}",
+                f"check the key or login {self.name} uses (run it once by hand), then `explore resume`",
+            )
         elif kind == "rate_limit":
-            exc = Unavailable(f"{self.name} is rate-limited or overloaded: {last}",
-                              f"wait and `explore resume`, or chain another agent after it (--agent {self.name},mutate)")
+            exc = Unavailable(
+                f"{self.name} is rate-limited or overloaded: {last}",
+                f"wait and `explore resume`, or chain another agent after it (--agent {self.name},mutate)",
+            )
         else:
             exc = AgentCrashed(f"{self.name} exited with {done.exit_code}: {last}")
         exc.usage = outcome.usage  # type: ignore[attr-defined]

@@ -21,8 +21,19 @@ class ClaudeCode:
     state = ("~/.claude", "~/.claude.json")
 
     def argv(self, settings: AgentSettings, role: Role, prompt_file: Path, budget_usd: float | None) -> list[str]:
-        flags = ["-p", "--output-format", "stream-json", "--verbose", "--permission-mode", "acceptEdits",
-                 "--permission-prompts", "none", "--tools", TOOLS, "--no-session-persistence"]
+        flags = [
+            "-p",
+            "--output-format",
+            "stream-json",
+            "--verbose",
+            "--permission-mode",
+            "acceptEdits",
+            "--permission-prompts",
+            "none",
+            "--tools",
+            TOOLS,
+            "--no-session-persistence",
+        ]
         if settings.model:
             flags += ["--model", settings.model]
         if budget_usd is not None:
@@ -32,19 +43,29 @@ class ClaudeCode:
     def env(self, settings: AgentSettings) -> dict[str, str]:
         """No telemetry or update checks; few retries of its own, so a refused key or a busy service
         comes back in seconds (a chain then moves on)."""
-        return {"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
-                "CLAUDE_CODE_MAX_RETRIES": os.environ.get("CLAUDE_CODE_MAX_RETRIES", "2")}
+        return {
+            "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
+            "CLAUDE_CODE_MAX_RETRIES": os.environ.get("CLAUDE_CODE_MAX_RETRIES", "2"),
+        }
 
     def parse(self, output: str) -> Outcome:
         result = last_result(output)
         if result is None:
             return Outcome(error=None)
         usage = result.get("usage") or {}
-        tokens = LLMUsage(input_tokens=int(usage.get("input_tokens") or 0), output_tokens=int(usage.get("output_tokens") or 0),
-                          cache_read_input_tokens=int(usage.get("cache_read_input_tokens") or 0),
-                          cache_creation_input_tokens=int(usage.get("cache_creation_input_tokens") or 0),
-                          cost_usd=float(result.get("total_cost_usd") or 0.0), calls=int(result.get("num_turns") or 0))
+        tokens = LLMUsage(
+            input_tokens=int(usage.get("input_tokens") or 0),
+            output_tokens=int(usage.get("output_tokens") or 0),
+            cache_read_input_tokens=int(usage.get("cache_read_input_tokens") or 0),
+            cache_creation_input_tokens=int(usage.get("cache_creation_input_tokens") or 0),
+            cost_usd=float(result.get("total_cost_usd") or 0.0),
+            calls=int(result.get("num_turns") or 0),
+        )
         text = str(result.get("result") or "")
-        return Outcome(text=text, session_id=result.get("session_id"), usage=Usage(llm=tokens),
-                       error=(text or str(result.get("subtype"))) if result.get("is_error") else None,
-                       status=result.get("api_error_status"))
+        return Outcome(
+            text=text,
+            session_id=result.get("session_id"),
+            usage=Usage(llm=tokens),
+            error=(text or str(result.get("subtype"))) if result.get("is_error") else None,
+            status=result.get("api_error_status"),
+        )

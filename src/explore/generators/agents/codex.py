@@ -19,8 +19,18 @@ class Codex:
     state = ("~/.codex",)
 
     def argv(self, settings: AgentSettings, role: Role, prompt_file: Path, budget_usd: float | None) -> list[str]:
-        flags = ["exec", "--json", "--sandbox", "workspace-write", "--skip-git-repo-check", "--ephemeral", "--color", "never",
-                 "--config", 'web_search="disabled"']
+        flags = [
+            "exec",
+            "--json",
+            "--sandbox",
+            "workspace-write",
+            "--skip-git-repo-check",
+            "--ephemeral",
+            "--color",
+            "never",
+            "--config",
+            'web_search="disabled"',
+        ]
         return [*flags, "--model", settings.model] if settings.model else flags
 
     def env(self, settings: AgentSettings) -> dict[str, str]:
@@ -37,8 +47,12 @@ class Codex:
             elif kind == "turn.completed":
                 usage = event.get("usage") or {}
                 cached = int(usage.get("cached_input_tokens") or 0)
-                tokens += LLMUsage(input_tokens=int(usage.get("input_tokens") or 0) - cached, cache_read_input_tokens=cached,
-                                   output_tokens=int(usage.get("output_tokens") or 0), calls=1)
+                tokens += LLMUsage(
+                    input_tokens=int(usage.get("input_tokens") or 0) - cached,
+                    cache_read_input_tokens=cached,
+                    output_tokens=int(usage.get("output_tokens") or 0),
+                    calls=1,
+                )
             elif kind == "item.completed" and (event.get("item") or {}).get("type") == "agent_message":
                 outcome.text = str(event["item"].get("text") or "")
             elif kind in ("error", "turn.failed"):

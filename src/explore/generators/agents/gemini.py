@@ -28,7 +28,9 @@ class Gemini:
         return {}
 
     def parse(self, output: str) -> Outcome:
-        found = [v for v in json_objects(output) if isinstance(v, dict) and ("response" in v or "error" in v or "stats" in v)]
+        found = [
+            v for v in json_objects(output) if isinstance(v, dict) and ("response" in v or "error" in v or "stats" in v)
+        ]
         if not found:
             return Outcome()
         result = found[-1]
@@ -36,13 +38,21 @@ class Gemini:
         for model in ((result.get("stats") or {}).get("models") or {}).values():
             counts, api = model.get("tokens") or {}, model.get("api") or {}
             cached = int(counts.get("cached") or 0)
-            tokens += LLMUsage(input_tokens=int(counts.get("prompt") or 0) - cached, cache_read_input_tokens=cached,
-                               output_tokens=int(counts.get("candidates") or 0) + int(counts.get("thoughts") or 0),
-                               calls=int(api.get("totalRequests") or 0))
+            tokens += LLMUsage(
+                input_tokens=int(counts.get("prompt") or 0) - cached,
+                cache_read_input_tokens=cached,
+                output_tokens=int(counts.get("candidates") or 0) + int(counts.get("thoughts") or 0),
+                calls=int(api.get("totalRequests") or 0),
+            )
         error = result.get("error")
         message = str(error.get("message") or error) if isinstance(error, dict) else (str(error) if error else None)
         status = error.get("code") if isinstance(error, dict) and isinstance(error.get("code"), int) else None
         if status is None and message and (match := re.search(r"\b(40[13]|429|5\d\d)\b", message)):
             status = int(match.group(1))
-        return Outcome(text=str(result.get("response") or ""), session_id=result.get("session_id"), usage=Usage(llm=tokens),
-                       error=message, status=status if status and status >= 400 else None)
+        return Outcome(
+            text=str(result.get("response") or ""),
+            session_id=result.get("session_id"),
+            usage=Usage(llm=tokens),
+            error=message,
+            status=status if status and status >= 400 else None,
+        )

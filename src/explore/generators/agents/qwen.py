@@ -31,9 +31,21 @@ class Qwen:
         if result is None:
             return Outcome()
         usage = result.get("usage") or {}
-        tokens = LLMUsage(input_tokens=int(usage.get("input_tokens") or 0), output_tokens=int(usage.get("output_tokens") or 0),
-                          cache_read_input_tokens=int(usage.get("cache_read_input_tokens") or 0),
-                          calls=int(result.get("num_turns") or 0))
+        tokens = LLMUsage(
+            input_tokens=int(usage.get("input_tokens") or 0),
+            output_tokens=int(usage.get("output_tokens") or 0),
+            cache_read_input_tokens=int(usage.get("cache_read_input_tokens") or 0),
+            calls=int(result.get("num_turns") or 0),
+        )
         error = result.get("error") if result.get("is_error") else None
-        message = (str(error.get("message")) if isinstance(error, dict) else str(error or "error")) if result.get("is_error") else None
-        return Outcome(text=str(result.get("result") or ""), session_id=result.get("session_id"), usage=Usage(llm=tokens), error=message)
+        message = (
+            (str(error.get("message")) if isinstance(error, dict) else str(error or "error"))
+            if result.get("is_error")
+            else None
+        )
+        return Outcome(
+            text=str(result.get("result") or ""),
+            session_id=result.get("session_id"),
+            usage=Usage(llm=tokens),
+            error=message,
+        )

@@ -13,15 +13,24 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-USAGE = {"input_tokens": 1000, "input_tokens_details": {"cached_tokens": 100}, "output_tokens": 50,
-         "output_tokens_details": {"reasoning_tokens": 0}, "total_tokens": 1050}
+USAGE = {
+    "input_tokens": 1000,
+    "input_tokens_details": {"cached_tokens": 100},
+    "output_tokens": 50,
+    "output_tokens_details": {"reasoning_tokens": 0},
+    "total_tokens": 1050,
+}
 """What every scripted response says it used."""
 
 
 def message(text: str) -> dict[str, Any]:
     """The assistant's last word (the turn ends)."""
-    return {"type": "message", "role": "assistant", "status": "completed",
-            "content": [{"type": "output_text", "text": text, "annotations": []}]}
+    return {
+        "type": "message",
+        "role": "assistant",
+        "status": "completed",
+        "content": [{"type": "output_text", "text": text, "annotations": []}],
+    }
 
 
 def apply_patch(patch: str) -> dict[str, Any]:
@@ -47,8 +56,10 @@ class ScriptedResponses:
         turn = sum(1 for item in data.get("input", []) if item.get("type") in ("function_call", "custom_tool_call"))
         item = {"id": f"item_{number}", "call_id": f"call_{number}", **self.reply(data, turn)}
         response = {"id": f"resp_{number}", "object": "response", "status": "completed", "usage": USAGE}
-        events = [{"type": "response.created", "response": {**response, "status": "in_progress"}},
-                  {"type": "response.output_item.done", "output_index": 0, "item": item},
-                  {"type": "response.completed", "response": response}]
+        events = [
+            {"type": "response.created", "response": {**response, "status": "in_progress"}},
+            {"type": "response.output_item.done", "output_index": 0, "item": item},
+            {"type": "response.completed", "response": response},
+        ]
         payload = "".join(f"event: {e['type']}\ndata: {json.dumps(e)}\n\n" for e in events).encode()
         return 200, {"content-type": "text/event-stream"}, payload

@@ -72,11 +72,18 @@ class AnthropicGenerator:
         transcript = Transcript(request.run_dir / "anthropic-debugger.jsonl")
         workspace = Workspace(request.scratch, test_patterns=request.test_patterns)
         async with self.client.open() as api:
-            session = Session(self.client, api, "debugger", self.settings.debugger,
-                              self._params(debugger.SYSTEM, debugger.tools()), transcript)
+            session = Session(
+                self.client,
+                api,
+                "debugger",
+                self.settings.debugger,
+                self._params(debugger.SYSTEM, debugger.tools()),
+                transcript,
+            )
             try:
-                result = await debugger.diagnose(session, workspace, context_text, task, wanted,
-                                                 self.settings.debugger_max_turns, transcript)
+                result = await debugger.diagnose(
+                    session, workspace, context_text, task, wanted, self.settings.debugger_max_turns, transcript
+                )
                 diagnoses = debugger.ranked(result.diagnoses)
                 if diagnoses:
                     escalate(diagnoses[0])
@@ -97,10 +104,19 @@ class AnthropicGenerator:
     async def realise(self, plan: CandidatePlan, context: CandidateContext) -> Realised:
         request = context.request
         context_text = await self._context(request, context.workdir)
-        task = coder.plan_text(plan.data.get("diagnosis", {"fix": plan.hypothesis}), int(plan.data.get("variant", 0)),
-                               int(plan.data.get("of", 1)), context.strategy.guidance, request.allow_test_edits)
-        workspace = Workspace(context.workdir, writable=True, allow_test_edits=request.allow_test_edits,
-                              test_patterns=request.test_patterns)
+        task = coder.plan_text(
+            plan.data.get("diagnosis", {"fix": plan.hypothesis}),
+            int(plan.data.get("variant", 0)),
+            int(plan.data.get("of", 1)),
+            context.strategy.guidance,
+            request.allow_test_edits,
+        )
+        workspace = Workspace(
+            context.workdir,
+            writable=True,
+            allow_test_edits=request.allow_test_edits,
+            test_patterns=request.test_patterns,
+        )
         transcript = Transcript(context.files_dir / "anthropic-coder.jsonl")
         gate_key = hashlib.sha256(context_text.encode()).hexdigest()
         first = gate_key not in self._warm
@@ -114,13 +130,28 @@ class AnthropicGenerator:
                 await gate.wait()
         try:
             async with self.client.open() as api:
-                session = Session(self.client, api, "coder", self.settings.coder,
-                                  self._params(coder.SYSTEM, coder.tools()), transcript)
+                session = Session(
+                    self.client,
+                    api,
+                    "coder",
+                    self.settings.coder,
+                    self._params(coder.SYSTEM, coder.tools()),
+                    transcript,
+                )
                 try:
-                    done = await coder.apply(session, workspace, context_text, task, self.settings.max_turns,
-                                             transcript, opened if first else None)
+                    done = await coder.apply(
+                        session,
+                        workspace,
+                        context_text,
+                        task,
+                        self.settings.max_turns,
+                        transcript,
+                        opened if first else None,
+                    )
                 except ChainExhausted as exc:
-                    raise charged(unavailable(exc) if exc.api_only else RuntimeError(f"coder: {exc}"), session) from None
+                    raise charged(
+                        unavailable(exc) if exc.api_only else RuntimeError(f"coder: {exc}"), session
+                    ) from None
                 except Exception as exc:
                     raise charged(exc, session)
         finally:
@@ -130,17 +161,24 @@ class AnthropicGenerator:
             transcript.write(event="refused", paths=workspace.refused)
         return Realised(confidence=done.confidence, hypothesis=done.summary or plan.hypothesis, usage=session.usage)
 
-
     async def write_tests(self, request: TestWriteRequest) -> WrittenTests:
         """One test-writer sample of `--issue` (its own conversation, the coder's models)."""
         transcript = Transcript(request.files_dir / "anthropic-test-writer.jsonl")
         async with self.client.open() as api:
-            session = Session(self.client, api, "test-writer", self.settings.coder,
-                              self._params(testwriter.SYSTEM, testwriter.TOOLS), transcript)
+            session = Session(
+                self.client,
+                api,
+                "test-writer",
+                self.settings.coder,
+                self._params(testwriter.SYSTEM, testwriter.TOOLS),
+                transcript,
+            )
             try:
                 written = await testwriter.write(session, request, self.settings.max_turns, transcript)
             except ChainExhausted as exc:
-                raise charged(unavailable(exc) if exc.api_only else RuntimeError(f"test writer: {exc}"), session) from None
+                raise charged(
+                    unavailable(exc) if exc.api_only else RuntimeError(f"test writer: {exc}"), session
+                ) from None
             except Exception as exc:
                 raise charged(exc, session)
         if written.refused:
@@ -161,13 +199,15 @@ def make_plans(diagnoses: list[Diagnosis], n: int, shape: str) -> list[Candidate
     plans = []
     for index, diagnosis in enumerate(chosen):
         where = diagnosis.root_cause_location
-        plans.append(CandidatePlan(
-            hypothesis=diagnosis.summary()[:500],
-            confidence=diagnosis.confidence_value,
-            operator=f"anthropic:{shape}",
-            location=f"{where.file}:{where.line}" if where.line else where.file,
-            data={"diagnosis": diagnosis.model_dump(mode="json"), "variant": index, "of": len(chosen)},
-        ))
+        plans.append(
+            CandidatePlan(
+                hypothesis=diagnosis.summary()[:500],
+                confidence=diagnosis.confidence_value,
+                operator=f"anthropic:{shape}",
+                location=f"{where.file}:{where.line}" if where.line else where.file,
+                data={"diagnosis": diagnosis.model_dump(mode="json"), "variant": index, "of": len(chosen)},
+            )
+        )
     return plans
 
 
@@ -181,17 +221,22 @@ def escalate(diagnosis: Diagnosis) -> None:
             EscalationCategory.destructive: "the only fix found would destroy data or state",
             EscalationCategory.external_service: "the failure comes from a service outside this repository",
         }[category]
-        raise Escalation(category, f"Claude's diagnosis: {diagnosis.root_cause} ({where}). A person is needed "
-                         f"because {why}.", "Decide what the code should do and run `explore resume --hint "
-                         "'…'`; or skip these tests; or stop here.")
+        raise Escalation(
+            category,
+            f"Claude's diagnosis: {diagnosis.root_cause} ({where}). A person is needed because {why}.",
+            "Decide what the code should do and run `explore resume --hint '…'`; or skip these tests; or stop here.",
+        )
     if diagnosis.out_of_scope:
         upstream = f" in {diagnosis.upstream_dependency}" if diagnosis.upstream_dependency else ""
-        raise Escalation(EscalationCategory.out_of_scope, f"Claude's diagnosis: the fault lies outside this repository{upstream}: "
-                         f"{diagnosis.out_of_scope_reason}.", "Fix or pin the dependency, then `explore resume`; "
-                         "or give a hint with `explore resume --hint '…'`.")
+        raise Escalation(
+            EscalationCategory.out_of_scope,
+            f"Claude's diagnosis: the fault lies outside this repository{upstream}: {diagnosis.out_of_scope_reason}.",
+            "Fix or pin the dependency, then `explore resume`; or give a hint with `explore resume --hint '…'`.",
+        )
 
 
 def unavailable(exc: ChainExhausted) -> Unavailable:
-    return Unavailable(f"The Anthropic API could not serve the request on any configured model: "
-                      f"{'; '.join(exc.reasons)[:600]}.", "Wait and `explore resume`; check ANTHROPIC_BASE_URL or "
-                      "your gateway; or run with --agent mutate.")
+    return Unavailable(
+        f"The Anthropic API could not serve the request on any configured model: {'; '.join(exc.reasons)[:600]}.",
+        "Wait and `explore resume`; check ANTHROPIC_BASE_URL or your gateway; or run with --agent mutate.",
+    )

@@ -74,7 +74,9 @@ def retry_after(headers: httpx2.Headers | None) -> float | None:
 class ModelClient:
     """Makes calls for one generator; keeps no state between calls but the shared ledger."""
 
-    def __init__(self, ledger: Ledger, policy: RetryPolicy, http_client_factory: HttpClientFactory | None = None) -> None:
+    def __init__(
+        self, ledger: Ledger, policy: RetryPolicy, http_client_factory: HttpClientFactory | None = None
+    ) -> None:
         self.ledger = ledger
         self.policy = policy
         self.http_client_factory = http_client_factory
@@ -86,7 +88,9 @@ class ModelClient:
             kwargs["http_client"] = self.http_client_factory()
         return anthropic.AsyncAnthropic(**kwargs)
 
-    async def create(self, api: anthropic.AsyncAnthropic, model: str, params: dict[str, Any]) -> tuple[Any, dict[str, float]]:
+    async def create(
+        self, api: anthropic.AsyncAnthropic, model: str, params: dict[str, Any]
+    ) -> tuple[Any, dict[str, float]]:
         """One model, with retries. Returns (message, usage) or raises ModelFailed / Escalation."""
         overloaded = 0
         attempt = 0

@@ -44,12 +44,24 @@ def plan_text(diagnosis: dict[str, Any], variant: int, of: int, guidance: str, a
     return "\n".join(p for p in parts if p)
 
 
-async def apply(session: Session, workspace: Workspace, context_text: str, task: str, max_turns: int,
-                transcript: Transcript, after_first_turn: Callable[[], Awaitable[None]] | None = None) -> CoderResult:
-    messages: list[dict[str, Any]] = [{"role": "user", "content": [
-        {"type": "text", "text": context_text, "cache_control": {"type": "ephemeral"}},
-        {"type": "text", "text": task},
-    ]}]
+async def apply(
+    session: Session,
+    workspace: Workspace,
+    context_text: str,
+    task: str,
+    max_turns: int,
+    transcript: Transcript,
+    after_first_turn: Callable[[], Awaitable[None]] | None = None,
+) -> CoderResult:
+    messages: list[dict[str, Any]] = [
+        {
+            "role": "user",
+            "content": [
+                {"type": "text", "text": context_text, "cache_control": {"type": "ephemeral"}},
+                {"type": "text", "text": task},
+            ],
+        }
+    ]
     finished: Finish | None = None
     # on the last model the edits made so far are still worth testing: keep going
     reask = ReAsk(session, "finish", last_keeps_going=True)
@@ -68,8 +80,16 @@ async def apply(session: Session, workspace: Workspace, context_text: str, task:
         except ToolError as exc:
             return str(exc), True
 
-    turns = await converse(session, messages, run, transcript, max_turns, lambda: finished is not None,
-                           "Use the tools to make the change, then call finish.", after_first_turn)
+    turns = await converse(
+        session,
+        messages,
+        run,
+        transcript,
+        max_turns,
+        lambda: finished is not None,
+        "Use the tools to make the change, then call finish.",
+        after_first_turn,
+    )
     if finished is not None:
         return CoderResult(finished.summary, finished.confidence, True)
     changed = ", ".join(sorted(workspace.changed)) or "nothing"

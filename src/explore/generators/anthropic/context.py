@@ -44,7 +44,9 @@ async def git_diff(cwd: Path, *revs: str) -> str:
 
 async def is_ancestor(cwd: Path, older: str, newer: str) -> bool:
     try:
-        done = await anyio.run_process([*gitrepo.GIT, "merge-base", "--is-ancestor", older, newer], cwd=cwd, check=False)
+        done = await anyio.run_process(
+            [*gitrepo.GIT, "merge-base", "--is-ancestor", older, newer], cwd=cwd, check=False
+        )
     except OSError:
         return False
     return done.returncode == 0
@@ -80,7 +82,9 @@ def _definitions(root: Path, names: set[str], skip: set[str]) -> list[str]:
     pattern = re.compile(r"^(\s*)(?:async\s+)?(?:def|class)\s+(" + "|".join(map(re.escape, sorted(names))) + r")\b")
     for file in sorted(root.rglob("*.py")):
         rel = file.relative_to(root).as_posix()
-        if any(p.startswith(".") or p in {"__pycache__", "venv", "site-packages"} for p in file.relative_to(root).parts):
+        if any(
+            p.startswith(".") or p in {"__pycache__", "venv", "site-packages"} for p in file.relative_to(root).parts
+        ):
             continue
         try:
             lines = file.read_text(encoding="utf-8").splitlines()
@@ -110,7 +114,7 @@ def leading_lines(lines: list[str], line: int) -> list[str]:
         start -= 1
         text = lines[start]
         if text.strip() and len(text) - len(text.lstrip()) < indent and (BLOCK.match(text) or not text[0].isspace()):
-            return lines[start + 1:line]  # the enclosing def/class, or a module-level statement
+            return lines[start + 1 : line]  # the enclosing def/class, or a module-level statement
     return lines[start:line]
 
 
@@ -139,7 +143,9 @@ def history_text(request: ProposalRequest) -> str:
         for c in iteration.candidates:
             merged = "merged" if iteration.winner == c.id and iteration.commit else (c.reason or c.status.value)
             what = c.hypothesis or c.operator or "(no description)"
-            lines.append(f"  - {c.id}: {what} [{', '.join(c.files_changed) or 'no files'}] → {c.pass_rate:.1f}%, {merged}")
+            lines.append(
+                f"  - {c.id}: {what} [{', '.join(c.files_changed) or 'no files'}] → {c.pass_rate:.1f}%, {merged}"
+            )
     if request.tried_patches:
         lines.append("\nPatches already tried (never propose these again):")
         lines.extend(f"```diff\n{head_tail(p, 1500)}\n```" for p in request.tried_patches[-10:])
@@ -157,19 +163,24 @@ def allot(sizes: dict[str, int], total: int) -> dict[str, int]:
 
 
 async def assemble(request: ProposalRequest, root: Path, token_budget: int = 50_000) -> Context:
-    diff = await git_diff(root, request.base_commit, request.current_commit) if request.base_commit != request.current_commit else ""
+    diff = (
+        await git_diff(root, request.base_commit, request.current_commit)
+        if request.base_commit != request.current_commit
+        else ""
+    )
     regressed = ""
     if request.strategy.shape == "minimal" and request.regression:
         before, after = request.regression
         # only a change on the way to `after`: a commit explore never merged, or one rolled back, is not one
         change = await git_diff(root, before, after) if await is_ancestor(root, before, after) else ""
         if change:
-            regressed = (f"### The change that regressed ({before[:10]}..{after[:10]}, after which the pass rate fell)\n"
-                         f"```diff\n{change}```\n\n")
+            regressed = (
+                f"### The change that regressed ({before[:10]}..{after[:10]}, after which the pass rate fell)\n"
+                f"```diff\n{change}```\n\n"
+            )
     sections = {
         "failures": failures_text(request),
-        "diff": regressed
-        + (f"```diff\n{diff}```" if diff else "(no changes since the baseline)"),
+        "diff": regressed + (f"```diff\n{diff}```" if diff else "(no changes since the baseline)"),
         "code": code_text(request, root),
         "history": history_text(request),
     }
@@ -179,12 +190,18 @@ async def assemble(request: ProposalRequest, root: Path, token_budget: int = 50_
         if len(text) > limits[key]:
             cut.append(f"{key}: {len(text) - limits[key]:,} of {len(text):,} characters cut from the middle")
             sections[key] = head_tail(text, limits[key])
-    titles = {"failures": "Failing tests and their output", "diff": "Diff since the run's baseline",
-              "code": "Code around the failures", "history": "Earlier iterations: what was tried and what it did"}
+    titles = {
+        "failures": "Failing tests and their output",
+        "diff": "Diff since the run's baseline",
+        "code": "Code around the failures",
+        "history": "Earlier iterations: what was tried and what it did",
+    }
     body = [f"# Repair context (iteration {request.iteration}, strategy {request.strategy.name})"]
     if cut:
-        body.append(f"Parts were cut to fit a {token_budget:,}-token budget — the failure may be explained by what "
-                    "was cut; read the files to see it:\n" + "\n".join(f"- {c}" for c in cut))
+        body.append(
+            f"Parts were cut to fit a {token_budget:,}-token budget — the failure may be explained by what "
+            "was cut; read the files to see it:\n" + "\n".join(f"- {c}" for c in cut)
+        )
     if request.hint:
         body.append(f"## Guidance from a person\n{request.hint}")
     body += [f"## {titles[k]}\n{v}" for k, v in sections.items()]

@@ -95,7 +95,11 @@ class Ledger:
         fresh_in, cached_in = max(0, prompt_chars - cached_chars) / 4, cached_chars / 4
         tokens_out = self.mean_output if self.recorded else 1000.0
         row = price_for(model, self.prices)
-        dollars = fresh_in * row["input"] + cached_in * row["cache_read" if warm else "cache_write"] + tokens_out * row["output"]
+        dollars = (
+            fresh_in * row["input"]
+            + cached_in * row["cache_read" if warm else "cache_write"]
+            + tokens_out * row["output"]
+        )
         return dollars / 1_000_000, fresh_in + cached_in + tokens_out
 
     def resume(self, spent: dict[str, float]) -> None:

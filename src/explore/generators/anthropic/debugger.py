@@ -48,13 +48,25 @@ def task_text(shape: str, n: int, guidance: str, template: str | None) -> str:
     return "\n\n".join(p for p in parts if p)
 
 
-async def diagnose(session: Session, workspace: Workspace, context_text: str, task: str, wanted: int,
-                   max_turns: int, transcript: Transcript) -> DebugResult:
+async def diagnose(
+    session: Session,
+    workspace: Workspace,
+    context_text: str,
+    task: str,
+    wanted: int,
+    max_turns: int,
+    transcript: Transcript,
+) -> DebugResult:
     """Run the conversation until `wanted` diagnoses, the model stops, or turns run out."""
-    messages: list[dict[str, Any]] = [{"role": "user", "content": [
-        {"type": "text", "text": context_text, "cache_control": {"type": "ephemeral"}},
-        {"type": "text", "text": task},
-    ]}]
+    messages: list[dict[str, Any]] = [
+        {
+            "role": "user",
+            "content": [
+                {"type": "text", "text": context_text, "cache_control": {"type": "ephemeral"}},
+                {"type": "text", "text": task},
+            ],
+        }
+    ]
     result = DebugResult()
     reask = ReAsk(session, "submit_diagnosis")
     nudged = False
@@ -69,8 +81,11 @@ async def diagnose(session: Session, workspace: Workspace, context_text: str, ta
             result.diagnoses.append(diagnosis)
             reask.valid()  # each diagnosis gets its own re-ask
             left = wanted - len(result.diagnoses)
-            return (f"recorded ({len(result.diagnoses)} of {wanted}); submit the next distinct one" if left > 0
-                    else "recorded; you are done"), False
+            return (
+                f"recorded ({len(result.diagnoses)} of {wanted}); submit the next distinct one"
+                if left > 0
+                else "recorded; you are done"
+            ), False
         try:
             return workspace.run(name, args), False
         except ToolError as exc:
@@ -89,8 +104,13 @@ async def diagnose(session: Session, workspace: Workspace, context_text: str, ta
             low_retried = True
             session.fail_model(f"{session.model}: low confidence", "output")
             wanted = len(result.diagnoses) + 1
-            results.append({"type": "text", "text": "That diagnosis has low confidence. Investigate further and "
-                            "submit a better-founded diagnosis."})
+            results.append(
+                {
+                    "type": "text",
+                    "text": "That diagnosis has low confidence. Investigate further and "
+                    "submit a better-founded diagnosis.",
+                }
+            )
             messages.append({"role": "user", "content": results})
             continue
         if done:

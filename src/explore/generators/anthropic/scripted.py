@@ -67,12 +67,20 @@ class ScriptedAPI:
             for failure in self.failures:
                 if failure.model in (None, data.get("model")):
                     self.failures.remove(failure)
-                    kind = {401: "authentication_error", 403: "permission_error", 429: "rate_limit_error",
-                            529: "overloaded_error"}.get(failure.status, "api_error")
+                    kind = {
+                        401: "authentication_error",
+                        403: "permission_error",
+                        429: "rate_limit_error",
+                        529: "overloaded_error",
+                    }.get(failure.status, "api_error")
                     payload = {"type": "error", "error": {"type": kind, "message": f"scripted {failure.status}"}}
                     return failure.status, failure.headers, json.dumps(payload).encode()
         if method != "POST" or not path.split("?")[0].endswith("/v1/messages"):
-            return 404, {}, json.dumps({"type": "error", "error": {"type": "not_found_error", "message": path}}).encode()
+            return (
+                404,
+                {},
+                json.dumps({"type": "error", "error": {"type": "not_found_error", "message": path}}).encode(),
+            )
         # outside the lock: an override may block one conversation while the others go on
         step = self.on_reply(self.role(data), self.turn(data), data) if self.on_reply else None
         with self._lock:
@@ -112,9 +120,14 @@ class ScriptedAPI:
         usage = self.usage(data, content)
         self.served.append((str(data.get("model")), usage))
         return {
-            "id": f"msg_{self._ids:06d}_{turn}", "type": "message", "role": "assistant", "model": data.get("model"),
-            "content": content, "stop_reason": "end_turn" if isinstance(step, str) else "tool_use",
-            "stop_sequence": None, "usage": usage,
+            "id": f"msg_{self._ids:06d}_{turn}",
+            "type": "message",
+            "role": "assistant",
+            "model": data.get("model"),
+            "content": content,
+            "stop_reason": "end_turn" if isinstance(step, str) else "tool_use",
+            "stop_sequence": None,
+            "usage": usage,
         }
 
     def usage(self, data: dict[str, Any], content: list[dict[str, Any]]) -> dict[str, int]:
@@ -151,20 +164,33 @@ class ScriptedAPI:
 
 def sse(reply: dict[str, Any]) -> bytes:
     """A finished reply as the Messages API streams it (`"stream": true`): server-sent events."""
-    events: list[tuple[str, dict[str, Any]]] = [("message_start", {"message": {
-        **reply, "content": [], "stop_reason": None, "usage": {**reply["usage"], "output_tokens": 0}}})]
+    events: list[tuple[str, dict[str, Any]]] = [
+        (
+            "message_start",
+            {"message": {**reply, "content": [], "stop_reason": None, "usage": {**reply["usage"], "output_tokens": 0}}},
+        )
+    ]
     for index, block in enumerate(reply["content"]):
         if block["type"] == "text":
             start, delta = {"type": "text", "text": ""}, {"type": "text_delta", "text": block["text"]}
         else:
             start = {**block, "input": {}}
             delta = {"type": "input_json_delta", "partial_json": json.dumps(block["input"])}
-        events += [("content_block_start", {"index": index, "content_block": start}),
-                   ("content_block_delta", {"index": index, "delta": delta}),
-                   ("content_block_stop", {"index": index})]
-    events += [("message_delta", {"delta": {"stop_reason": reply["stop_reason"], "stop_sequence": None},
-                                  "usage": {"output_tokens": reply["usage"]["output_tokens"]}}),
-               ("message_stop", {})]
+        events += [
+            ("content_block_start", {"index": index, "content_block": start}),
+            ("content_block_delta", {"index": index, "delta": delta}),
+            ("content_block_stop", {"index": index}),
+        ]
+    events += [
+        (
+            "message_delta",
+            {
+                "delta": {"stop_reason": reply["stop_reason"], "stop_sequence": None},
+                "usage": {"output_tokens": reply["usage"]["output_tokens"]},
+            },
+        ),
+        ("message_stop", {}),
+    ]
     return "".join(f"event: {name}\ndata: {json.dumps({'type': name, **body})}\n\n" for name, body in events).encode()
 
 

@@ -17,6 +17,8 @@ from . import cost
 from .client import ChainExhausted, ModelClient, ModelFailed, strip_thinking
 
 log = logging.getLogger("explore.generators.anthropic")
+
+
 class Transcript:
     """JSON lines of a conversation, kept outside the worktree for the person reading the run."""
 
@@ -87,7 +89,9 @@ class Session:
             cost.add(self.usage, usage)
             content = [block.to_dict() for block in message.content]
             messages.append({"role": "assistant", "content": content})
-            self.transcript.write(event="turn", model=self.model, stop_reason=message.stop_reason, content=content, usage=usage)
+            self.transcript.write(
+                event="turn", model=self.model, stop_reason=message.stop_reason, content=content, usage=usage
+            )
             return message
 
 
@@ -130,9 +134,16 @@ async def answer_tools(message: Any, run: ToolRunner, transcript: Transcript) ->
     return results
 
 
-async def converse(session: Session, messages: list[dict[str, Any]], run: ToolRunner, transcript: Transcript,
-                   max_turns: int, finished: Callable[[], bool], nudge: str,
-                   after_first_turn: Callable[[], Awaitable[None]] | None = None) -> int:
+async def converse(
+    session: Session,
+    messages: list[dict[str, Any]],
+    run: ToolRunner,
+    transcript: Transcript,
+    max_turns: int,
+    finished: Callable[[], bool],
+    nudge: str,
+    after_first_turn: Callable[[], Awaitable[None]] | None = None,
+) -> int:
     """Turns until `finished()` (the role's closing tool was called) or `max_turns`: each turn's
     tool calls are answered; a turn without any gets `nudge` once, a second one ends the
     conversation. Returns the number of turns taken."""

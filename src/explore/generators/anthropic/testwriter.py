@@ -21,27 +21,47 @@ pytest will show, e.g. "assert '1e3' == 1000.0" or "ValueError: bad input". Then
 WRITE_TEST = {
     "name": "write_test",
     "description": "Write a test file (only paths matching the project's test patterns are allowed).",
-    "input_schema": {"type": "object", "properties": {
-        "path": {"type": "string", "description": "Test file path relative to the repository root, e.g. tests/test_issue.py."},
-        "content": {"type": "string", "description": "The full file content."},
-        "expected_failure": {"type": "string", "description": "The assertion or error text the test fails with on today's code."}},
-        "required": ["path", "content", "expected_failure"]},
+    "input_schema": {
+        "type": "object",
+        "properties": {
+            "path": {
+                "type": "string",
+                "description": "Test file path relative to the repository root, e.g. tests/test_issue.py.",
+            },
+            "content": {"type": "string", "description": "The full file content."},
+            "expected_failure": {
+                "type": "string",
+                "description": "The assertion or error text the test fails with on today's code.",
+            },
+        },
+        "required": ["path", "content", "expected_failure"],
+    },
 }
-DONE = {"name": "done", "description": "Declare the reproduction tests written.",
-        "input_schema": {"type": "object", "properties": {
-            "summary": {"type": "string", "description": "What the tests check and why they fail today."}},
-            "required": ["summary"]}}
+DONE = {
+    "name": "done",
+    "description": "Declare the reproduction tests written.",
+    "input_schema": {
+        "type": "object",
+        "properties": {"summary": {"type": "string", "description": "What the tests check and why they fail today."}},
+        "required": ["summary"],
+    },
+}
 TOOLS = [*READ_TOOLS, WRITE_TEST, DONE]
 
 
 def task_text(request: TestWriteRequest) -> str:
-    return "\n".join([
-        "# Bug report", "", request.issue.strip(), "",
-        f"Test files must match one of: {', '.join(request.test_patterns)}.",
-        f"The tests run with: {request.test_command.describe()}.",
-        f"You are test writer {request.index + 1} of {request.of}, working independently.",
-        "Write the reproduction test now, then call done.",
-    ])
+    return "\n".join(
+        [
+            "# Bug report",
+            "",
+            request.issue.strip(),
+            "",
+            f"Test files must match one of: {', '.join(request.test_patterns)}.",
+            f"The tests run with: {request.test_command.describe()}.",
+            f"You are test writer {request.index + 1} of {request.of}, working independently.",
+            "Write the reproduction test now, then call done.",
+        ]
+    )
 
 
 async def write(session: Session, request: TestWriteRequest, max_turns: int, transcript: Transcript) -> WrittenTests:
@@ -65,8 +85,15 @@ async def write(session: Session, request: TestWriteRequest, max_turns: int, tra
         except ToolError as exc:
             return str(exc), True
 
-    await converse(session, messages, run, transcript, max_turns, lambda: finished,
-                   "Use write_test to write the reproduction test, then call done.")
+    await converse(
+        session,
+        messages,
+        run,
+        transcript,
+        max_turns,
+        lambda: finished,
+        "Use write_test to write the reproduction test, then call done.",
+    )
     if not written.summary:
         written.summary = f"stopped without done; wrote {', '.join(sorted(written.predicted)) or 'nothing'}"
     written.refused = list(workspace.refused)
@@ -80,8 +107,10 @@ def write_test(workspace: Workspace, written: WrittenTests, args: dict[str, Any]
     rel = workspace.rel(target)
     if not workspace.is_test(rel):
         workspace.refused.append(f"{rel}: not a test file (test patterns: {', '.join(workspace.test_patterns)})")
-        raise ToolError(f"refused: {rel} does not match the test patterns ({', '.join(workspace.test_patterns)}); "
-                        "write_test writes test files only")
+        raise ToolError(
+            f"refused: {rel} does not match the test patterns ({', '.join(workspace.test_patterns)}); "
+            "write_test writes test files only"
+        )
     if not isinstance(expected, str) or not expected.strip():
         raise ToolError("expected_failure must say which assertion or error the test fails with today")
     done = workspace.write_file(rel, args.get("content"))

@@ -35,25 +35,59 @@ def _schema(props: dict[str, str], required: list[str]) -> dict[str, Any]:
     }
 
 
-READ_FILE = {"name": "read_file", "description": "Read a text file of the repository.",
-             "input_schema": _schema({"path": "Path relative to the repository root."}, ["path"])}
-LIST_FILES = {"name": "list_files", "description": "List the files under a folder of the repository (recursively).",
-              "input_schema": _schema({"path": "Folder relative to the repository root ('.' for all)."}, ["path"])}
-SEARCH = {"name": "search", "description": "Search the repository's text files for a regular expression.",
-          "input_schema": _schema({"pattern": "A Python regular expression.", "path": "Optional folder or file to search."}, ["pattern"])}
-REPLACE_IN_FILE = {"name": "replace_in_file",
-                   "description": "Replace the exactly-one occurrence of `old` in a file with `new`.",
-                   "input_schema": _schema({"path": "Path relative to the repository root.", "old": "Exact text, occurring once.",
-                                            "new": "Replacement text."}, ["path", "old", "new"])}
-WRITE_FILE = {"name": "write_file", "description": "Write a file (a new file, or the whole content of an existing one).",
-              "input_schema": _schema({"path": "Path relative to the repository root.", "content": "The full file content."},
-                                      ["path", "content"])}
-FINISH = {"name": "finish", "description": "Declare the change complete.",
-          "input_schema": {"type": "object", "properties": {
-              "summary": {"type": "string", "description": "What you changed and why."},
-              "confidence": {"type": "number", "minimum": 0, "maximum": 1,
-                             "description": "How likely the change makes the failing tests pass (0-1)."}},
-              "required": ["summary", "confidence"]}}
+READ_FILE = {
+    "name": "read_file",
+    "description": "Read a text file of the repository.",
+    "input_schema": _schema({"path": "Path relative to the repository root."}, ["path"]),
+}
+LIST_FILES = {
+    "name": "list_files",
+    "description": "List the files under a folder of the repository (recursively).",
+    "input_schema": _schema({"path": "Folder relative to the repository root ('.' for all)."}, ["path"]),
+}
+SEARCH = {
+    "name": "search",
+    "description": "Search the repository's text files for a regular expression.",
+    "input_schema": _schema(
+        {"pattern": "A Python regular expression.", "path": "Optional folder or file to search."}, ["pattern"]
+    ),
+}
+REPLACE_IN_FILE = {
+    "name": "replace_in_file",
+    "description": "Replace the exactly-one occurrence of `old` in a file with `new`.",
+    "input_schema": _schema(
+        {
+            "path": "Path relative to the repository root.",
+            "old": "Exact text, occurring once.",
+            "new": "Replacement text.",
+        },
+        ["path", "old", "new"],
+    ),
+}
+WRITE_FILE = {
+    "name": "write_file",
+    "description": "Write a file (a new file, or the whole content of an existing one).",
+    "input_schema": _schema(
+        {"path": "Path relative to the repository root.", "content": "The full file content."}, ["path", "content"]
+    ),
+}
+FINISH = {
+    "name": "finish",
+    "description": "Declare the change complete.",
+    "input_schema": {
+        "type": "object",
+        "properties": {
+            "summary": {"type": "string", "description": "What you changed and why."},
+            "confidence": {
+                "type": "number",
+                "minimum": 0,
+                "maximum": 1,
+                "description": "How likely the change makes the failing tests pass (0-1).",
+            },
+        },
+        "required": ["summary", "confidence"],
+    },
+}
 READ_TOOLS = [READ_FILE, LIST_FILES, SEARCH]
 CODER_TOOLS = [READ_FILE, REPLACE_IN_FILE, WRITE_FILE, FINISH]
 
@@ -88,7 +122,11 @@ class Workspace:
             raise self._refuse(raw, "is absolute")
         target = (self.root / raw).resolve()
         if target != self.root and self.root not in target.parents:
-            why = "points outside the worktree through a symlink" if ".." not in PurePosixPath(raw).parts else "escapes the worktree with '..'"
+            why = (
+                "points outside the worktree through a symlink"
+                if ".." not in PurePosixPath(raw).parts
+                else "escapes the worktree with '..'"
+            )
             raise self._refuse(raw, why)
         rel = target.relative_to(self.root).as_posix()
         if rel.split("/")[0] == ".git":
@@ -139,7 +177,9 @@ class Workspace:
         hits: list[str] = []
         for file in files:
             rel = file.relative_to(self.root)
-            if any(p in SKIP_DIRS for p in rel.parts) or (file.is_symlink() and self.root not in file.resolve().parents):
+            if any(p in SKIP_DIRS for p in rel.parts) or (
+                file.is_symlink() and self.root not in file.resolve().parents
+            ):
                 continue
             try:
                 lines = file.read_text(encoding="utf-8").splitlines()
@@ -178,8 +218,10 @@ class Workspace:
             old, new = old.replace("\n", "\r\n"), new.replace("\n", "\r\n")
             count = text.count(old)
         if count != 1:
-            raise ToolError(f"`old` occurs {count} times in {self.rel(target)}; it must occur exactly once — "
-                            "include more surrounding lines")
+            raise ToolError(
+                f"`old` occurs {count} times in {self.rel(target)}; it must occur exactly once — "
+                "include more surrounding lines"
+            )
         target.write_text(text.replace(old, new, 1), encoding="utf-8", newline="")
         self.changed.add(self.rel(target))
         return f"replaced 1 occurrence in {self.rel(target)}"

@@ -28,14 +28,26 @@ def is_function(code: types.CodeType) -> bool:
 def body(code: types.CodeType) -> tuple:
     """What code does, without where it stands (line numbers, positions)."""
     consts = tuple(body(c) if isinstance(c, types.CodeType) else (type(c).__name__, repr(c)) for c in code.co_consts)
-    return (code.co_code, code.co_names, code.co_varnames, code.co_freevars, code.co_cellvars, code.co_flags,
-            code.co_argcount, code.co_kwonlyargcount, code.co_posonlyargcount, consts)
+    return (
+        code.co_code,
+        code.co_names,
+        code.co_varnames,
+        code.co_freevars,
+        code.co_cellvars,
+        code.co_flags,
+        code.co_argcount,
+        code.co_kwonlyargcount,
+        code.co_posonlyargcount,
+        consts,
+    )
 
 
 def shape(code: types.CodeType) -> tuple:
     """What a module's or class's own code does, the bodies of the functions it defines left out."""
     consts = tuple(
-        (("function", c.co_name) if is_function(c) else shape(c)) if isinstance(c, types.CodeType) else (type(c).__name__, repr(c))
+        (("function", c.co_name) if is_function(c) else shape(c))
+        if isinstance(c, types.CodeType)
+        else (type(c).__name__, repr(c))
         for c in code.co_consts
     )
     return (code.co_code, code.co_names, code.co_varnames, code.co_flags, consts)

@@ -18,8 +18,7 @@ def start_coverage(omit):
         return None
     if coverage.Coverage.current() is not None:
         return None
-    cov = coverage.Coverage(data_file=None, source=[os.getcwd()], omit=omit,
-                            branch=False, config_file=False)
+    cov = coverage.Coverage(data_file=None, source=[os.getcwd()], omit=omit, branch=False, config_file=False)
     cov.start()
     return cov
 
@@ -35,7 +34,7 @@ def coverage_report(cov, root):
         if not real.startswith(root):
             continue
         by_line = data.contexts_by_lineno(path)
-        files[real[len(root):]] = {"contexts": {str(n): sorted(c) for n, c in by_line.items()}}
+        files[real[len(root) :]] = {"contexts": {str(n): sorted(c) for n, c in by_line.items()}}
     return {"files": files}
 
 
@@ -52,8 +51,10 @@ class LineTracer:
     def wanted(self, filename):
         if filename not in self.keep:
             real = os.path.realpath(filename)
-            rel = real[len(self.root):] if real.startswith(self.root) else None
-            ok = rel is not None and not any(fnmatch.fnmatch(rel, p) or fnmatch.fnmatch("/" + rel, p) for p in self.omit)
+            rel = real[len(self.root) :] if real.startswith(self.root) else None
+            ok = rel is not None and not any(
+                fnmatch.fnmatch(rel, p) or fnmatch.fnmatch("/" + rel, p) for p in self.omit
+            )
             self.keep[filename] = rel if ok else None
         return self.keep[filename]
 

@@ -63,7 +63,11 @@ def forget_bytecode(paths):
     prefix = sys.pycache_prefix
     for path in paths:
         real = os.path.realpath(path)
-        folder = os.path.join(prefix, os.path.dirname(real).lstrip(os.sep)) if prefix else os.path.join(os.path.dirname(real), "__pycache__")
+        folder = (
+            os.path.join(prefix, os.path.dirname(real).lstrip(os.sep))
+            if prefix
+            else os.path.join(os.path.dirname(real), "__pycache__")
+        )
         stem = os.path.splitext(os.path.basename(real))[0] + "."
         try:
             names = os.listdir(folder)

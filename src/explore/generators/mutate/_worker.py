@@ -34,7 +34,9 @@ import _explore_mutate_loading as loading
 import pytest
 
 RESULT_ENV = "EXPLORE_MUTATE_RESULT"
-SHARD_ENV = "EXPLORE_SHARD"  # explore.executors.shards.SHARD_ENV: this file runs in the project's interpreter, without explore
+SHARD_ENV = (
+    "EXPLORE_SHARD"  # explore.executors.shards.SHARD_ENV: this file runs in the project's interpreter, without explore
+)
 REQUEST_ENV = "EXPLORE_MUTATE_REQUEST"
 MODE_ENV = "EXPLORE_MUTATE_MODE"
 OMIT_ENV = "EXPLORE_MUTATE_OMIT"
@@ -86,7 +88,15 @@ class Recorder:
 
 
 PYTEST_VERSION = tuple(int(part) for part in pytest.__version__.split(".")[:2] if part.isdigit())
-PYTEST_ARGS = ["-q", "-p", "no:cacheprovider", "--tb=no", "-rN", "-s", *(["--no-header"] if PYTEST_VERSION >= (6,) else [])]
+PYTEST_ARGS = [
+    "-q",
+    "-p",
+    "no:cacheprovider",
+    "--tb=no",
+    "-rN",
+    "-s",
+    *(["--no-header"] if PYTEST_VERSION >= (6,) else []),
+]
 
 COV = "--cov (pytest-cov)"
 """pytest-cov's own Coverage would take the tracer from mutate's (and slow every mutant down)."""
@@ -124,8 +134,11 @@ def distributed(config):
     """True when this run sends its tests elsewhere (xdist workers, forked children)."""
     option = config.option
     dist = getattr(option, "dist", "no")
-    return bool(getattr(option, "numprocesses", None) or (dist not in (None, "no") and getattr(option, "tx", None))
-                or getattr(option, "forked", False))
+    return bool(
+        getattr(option, "numprocesses", None)
+        or (dist not in (None, "no") and getattr(option, "tx", None))
+        or getattr(option, "forked", False)
+    )
 
 
 class Neutraliser:
@@ -187,7 +200,9 @@ class Warm:
         sys.setprofile(self.live.profile if self.live is not None else None)  # conftests may run project code
         try:
             config = _prepareconfig(list(PYTEST_ARGS), plugins=[self.recorder, self.neutraliser])
-            session = Session.from_config(config) if hasattr(Session, "from_config") else Session(config)  # pytest < 5.4
+            session = (
+                Session.from_config(config) if hasattr(Session, "from_config") else Session(config)
+            )  # pytest < 5.4
             config._do_configure()
             config.hook.pytest_sessionstart(session=session)
         finally:
@@ -196,7 +211,9 @@ class Warm:
         self.refresh_imported()
 
     def refresh_imported(self):
-        self.imported = {os.path.realpath(f) for f in (getattr(m, "__file__", None) for m in list(sys.modules.values())) if f}
+        self.imported = {
+            os.path.realpath(f) for f in (getattr(m, "__file__", None) for m in list(sys.modules.values())) if f
+        }
 
     def usable_for(self, files):
         """Not when the warm-up imported a file the mutant changes (a conftest importing it)."""
@@ -224,9 +241,12 @@ class Warm:
         finally:
             sys.setprofile(None)
         self.items.update((item.nodeid, item) for item in self.session.items)
-        self.loaded = {self.live.real(m.__file__) for m in list(sys.modules.values()) if getattr(m, "__file__", None)} - {None}
+        self.loaded = {
+            self.live.real(m.__file__) for m in list(sys.modules.values()) if getattr(m, "__file__", None)
+        } - {None}
         self.late_conftest = self.late_conftest or any(
-            os.path.basename(path) == "conftest.py" for path in self.loaded if path not in self.imported)
+            os.path.basename(path) == "conftest.py" for path in self.loaded if path not in self.imported
+        )
         self.live.index()
 
     def run_collected(self, request):
@@ -237,7 +257,9 @@ class Warm:
             return None
         if not self.live.swap(request["files"], self.loaded):
             return None
-        self.recorder.__init__(request["phase1"], request["phase2"], request.get("giveup", 10**6), request.get("stop", True))
+        self.recorder.__init__(
+            request["phase1"], request["phase2"], request.get("giveup", 10**6), request.get("stop", True)
+        )
         self.recorder.session = self.session
         session = self.session
         session.items = [self.items[i] for i in ids]
@@ -247,7 +269,13 @@ class Warm:
             self.config.hook.pytest_runtestloop(session=session)
         except BaseException:  # Interrupted (stop rule), a mutant's SystemExit
             pass
-        return {"status": "ok", "exit": 1, "outcomes": self.recorder.outcomes, "duration": time.monotonic() - started, "swapped": True}
+        return {
+            "status": "ok",
+            "exit": 1,
+            "outcomes": self.recorder.outcomes,
+            "duration": time.monotonic() - started,
+            "swapped": True,
+        }
 
     def forget_collected(self):
         """Drop the project's and tests' modules this process imported after its start-up (by a
@@ -261,7 +289,9 @@ class Warm:
         self.items, self.collected, self.loaded, self.late_conftest = {}, set(), set(), False
 
     def run(self, request):
-        self.recorder.__init__(request["phase1"], request["phase2"], request.get("giveup", 10**6), request.get("stop", True))
+        self.recorder.__init__(
+            request["phase1"], request["phase2"], request.get("giveup", 10**6), request.get("stop", True)
+        )
         self.recorder.session = self.session
         self.config.args = list(request["phase1"]) + list(request["phase2"])
         started = time.monotonic()
@@ -329,7 +359,7 @@ def fork_screen(request, devnull, prepared=None):
         data = json.dumps(result).encode()
         view = memoryview(data)
         while view:
-            view = view[os.write(write_fd, view):]
+            view = view[os.write(write_fd, view) :]
         os._exit(0)
     try:
         os.setpgid(pid, pid)
@@ -362,7 +392,10 @@ def fork_screen(request, devnull, prepared=None):
     if timed_out:
         return {"status": "timeout"}
     try:
-        return json.loads(b"".join(chunks).decode() or "null") or {"status": "crash", "error": f"child exit status {status}"}
+        return json.loads(b"".join(chunks).decode() or "null") or {
+            "status": "crash",
+            "error": f"child exit status {status}",
+        }
     except ValueError:
         return {"status": "crash", "error": f"unreadable child report (status {status})"}
 
@@ -388,8 +421,13 @@ def serve(root, preload):
         prepared = None
         note = f"plain pytest.main per mutant ({type(exc).__name__}: {exc})"[:300]
     loading.cache_bytecode(os.environ.get(PYCACHE_ENV))
-    hello = {"ready": True, "pid": os.getpid(), "warm_s": time.monotonic() - started, "mode": note,
-             "overridden": prepared.neutraliser.overridden if prepared is not None else []}
+    hello = {
+        "ready": True,
+        "pid": os.getpid(),
+        "warm_s": time.monotonic() - started,
+        "mode": note,
+        "overridden": prepared.neutraliser.overridden if prepared is not None else [],
+    }
     proto.write(json.dumps(hello) + "\n")
     for line in sys.stdin:
         if not line.strip():
@@ -397,8 +435,10 @@ def serve(root, preload):
         request = json.loads(line)
         if "changed" in request:  # a new iteration: still good unless this process imported a changed file
             loading.forget_bytecode(request["changed"])
-            stale = prepared is not None and (any(os.path.realpath(f) in prepared.imported for f in request["changed"])
-                                              or bool(request["changed"] and prepared.late_conftest))
+            stale = prepared is not None and (
+                any(os.path.realpath(f) in prepared.imported for f in request["changed"])
+                or bool(request["changed"] and prepared.late_conftest)
+            )
             if prepared is not None and request["changed"] and not stale:
                 prepared.forget_collected()
                 if prepared.live is not None:
@@ -469,7 +509,9 @@ def pytest_configure(config):
     global _recorder, _tracer, _coverage, _skipped
     if _request is not None:
         _neutraliser.apply(config)
-        _recorder = Recorder(_request["phase1"], _request["phase2"], _request.get("giveup", 10**6), _request.get("stop", True))
+        _recorder = Recorder(
+            _request["phase1"], _request["phase2"], _request.get("giveup", 10**6), _request.get("stop", True)
+        )
         config.pluginmanager.register(_recorder, "explore-mutate-recorder")
     elif _mode == "baseline" and (hasattr(config, "workerinput") or distributed(config)):
         # the user's run sends tests to other processes: this run measures nothing, mutate will
@@ -503,7 +545,11 @@ def pytest_unconfigure(config):
     if _request is not None and _recorder is not None:
         data = {"status": "ok", "outcomes": _recorder.outcomes}
     elif _mode in ("coverage", "baseline"):
-        data = {"status": "skipped", "reason": _skipped} if _skipped else {"status": "ok", "overridden": _neutraliser.overridden}
+        data = (
+            {"status": "skipped", "reason": _skipped}
+            if _skipped
+            else {"status": "ok", "overridden": _neutraliser.overridden}
+        )
         if _shard:
             data["shard"] = _shard
         if _tracer is not None:

@@ -17,11 +17,14 @@ async def changed_lines(request: ProposalRequest) -> dict[str, set[int]]:
     for commits in ranges:
         if commits[0] == commits[1]:
             continue
-        done = await procs.run([*gitrepo.DIFF, "--text", "-U0", *commits, "--", "*.py"], request.scratch, tracker=request.tracker)
+        done = await procs.run(
+            [*gitrepo.DIFF, "--text", "-U0", *commits, "--", "*.py"], request.scratch, tracker=request.tracker
+        )
         found = parse_changed(done.output_tail) if done.exit_code == 0 else {}
         if found:
             return found
     return {}
+
 
 async def regressing_hunks(request: ProposalRequest) -> list[revert.Hunk]:
     """The hunks of the change after which the pass rate fell (the history's two commits), when
@@ -29,11 +32,16 @@ async def regressing_hunks(request: ProposalRequest) -> list[revert.Hunk]:
     if request.regression is None:
         return []
     before, after = request.regression
-    ancestor = await procs.run([*gitrepo.GIT, "merge-base", "--is-ancestor", before, after], request.scratch, tracker=request.tracker)
+    ancestor = await procs.run(
+        [*gitrepo.GIT, "merge-base", "--is-ancestor", before, after], request.scratch, tracker=request.tracker
+    )
     if ancestor.exit_code != 0:
         return []
-    done = await procs.run([*gitrepo.DIFF, "--text", "-U0", before, after, "--", "*.py"], request.scratch, tracker=request.tracker)
+    done = await procs.run(
+        [*gitrepo.DIFF, "--text", "-U0", before, after, "--", "*.py"], request.scratch, tracker=request.tracker
+    )
     return revert.parse_hunks(done.output_tail) if done.exit_code == 0 else []
+
 
 def changed_in(hunks: list[revert.Hunk]) -> dict[str, set[int]]:
     """Lines (after side) the regressing change touched: surgical's "nearest to the change"."""
@@ -42,15 +50,19 @@ def changed_in(hunks: list[revert.Hunk]) -> dict[str, set[int]]:
         out.setdefault(hunk.file, set()).update(range(hunk.new_start, hunk.new_start + max(len(hunk.new), 1)))
     return out
 
+
 async def changed_files(request: ProposalRequest, since: str) -> list[str] | None:
     """Absolute paths of the files that differ between `since` and the current commit (None when
     git cannot tell: the caller starts afresh)."""
     if since == request.current_commit:
         return []
-    done = await procs.run([*gitrepo.DIFF, "--name-only", since, request.current_commit], request.scratch, tracker=request.tracker)
+    done = await procs.run(
+        [*gitrepo.DIFF, "--name-only", since, request.current_commit], request.scratch, tracker=request.tracker
+    )
     if done.exit_code != 0:
         return None
     return [str(request.scratch / name) for name in done.output_tail.splitlines() if name.strip()]
+
 
 def parse_changed(diff: str) -> dict[str, set[int]]:
     out: dict[str, set[int]] = {}

@@ -24,13 +24,27 @@ UNBOUNDED = 10**9
 
 
 def _stage(search: Search, suspects: list, tiers: tuple[int, ...], tried: list[str]) -> Search:
-    return Search(search.workdir, search.sources, search.spectrum, suspects, tried=tried, changed=search.changed,
-                  max_lines=len(suspects), tiers=tiers)
+    return Search(
+        search.workdir,
+        search.sources,
+        search.spectrum,
+        suspects,
+        tried=tried,
+        changed=search.changed,
+        max_lines=len(suspects),
+        tiers=tiers,
+    )
 
 
-async def deepen(search: Search, screened: list[Prepared], tried: list[str], slots: list[Slot], budget: Budget,
-                 job_for: Callable[[Prepared], Job],
-                 settle: Callable[[list], Callable[[list[Prepared]], bool]]) -> tuple[list[Prepared], list[Prepared]]:
+async def deepen(
+    search: Search,
+    screened: list[Prepared],
+    tried: list[str],
+    slots: list[Slot],
+    budget: Budget,
+    job_for: Callable[[Prepared], Job],
+    settle: Callable[[list], Callable[[list[Prepared]], bool]],
+) -> tuple[list[Prepared], list[Prepared]]:
     """(singles, pairs) screened by the stages above; the caller calls it only when `screened`
     holds no plausible mutant."""
     budget.mutants = max(budget.mutants, budget.screened + UNBOUNDED)

@@ -82,7 +82,9 @@ class MutateGenerator:
         known = {k: v for k, v in raw.items() if k in MutateOptions.model_fields}
         self.settings = MutateOptions(**known, extra={k: v for k, v in raw.items() if k not in known})
         if self.settings.formula not in localise.FORMULAS:
-            raise ValueError(f"unknown mutate formula {self.settings.formula!r}: choose one of {', '.join(localise.FORMULAS)}")
+            raise ValueError(
+                f"unknown mutate formula {self.settings.formula!r}: choose one of {', '.join(localise.FORMULAS)}"
+            )
         self.parallel = int(options.get("parallel") or 3)
         self._baseline: tuple[str, Path] | None = None
         """(commit, result file) of per-test coverage recorded by the loop's baseline run."""
@@ -105,7 +107,9 @@ class MutateGenerator:
             part.unlink()
         return {**localise.coverage_env(None, folder, "baseline", result, test_patterns), "PYTEST_ADDOPTS": addopts}
 
-    def _from_baseline(self, request: ProposalRequest, failing: frozenset[str], longreprs: list[str]) -> localise.Collected | None:
+    def _from_baseline(
+        self, request: ProposalRequest, failing: frozenset[str], longreprs: list[str]
+    ) -> localise.Collected | None:
         if self._baseline is None or self._baseline[0] != request.current_commit:
             return None
         found = localise.read_result(self._baseline[1], failing, request.passing, longreprs)
@@ -115,7 +119,9 @@ class MutateGenerator:
     async def propose(self, request: ProposalRequest) -> Proposal:
         started = time.monotonic()
         if not request.test_command.is_pytest:
-            return Proposal(reason="mutate needs pytest (per-test coverage and screening); this run uses a custom --test-cmd")
+            return Proposal(
+                reason="mutate needs pytest (per-test coverage and screening); this run uses a custom --test-cmd"
+            )
         failing = frozenset(t.id for t in request.failing)
         if not failing:
             return Proposal(reason="no failing tests: nothing for mutate to repair")
@@ -125,8 +131,16 @@ class MutateGenerator:
         longreprs = [t.longrepr or t.message for t in request.failing]
         coverage_started = time.monotonic()
         collected = self._from_baseline(request, failing, longreprs) or await localise.collect(
-            python, request.scratch, run_dir, failing, request.passing, request.test_patterns, request.tracker, longreprs,
-            test_timeout=request.test_command.test_timeout, time_limit=request.time_limit,
+            python,
+            request.scratch,
+            run_dir,
+            failing,
+            request.passing,
+            request.test_patterns,
+            request.tracker,
+            longreprs,
+            test_timeout=request.test_command.test_timeout,
+            time_limit=request.time_limit,
         )
         coverage_s = time.monotonic() - coverage_started
         spectrum = collected.spectrum
@@ -137,7 +151,11 @@ class MutateGenerator:
 
         suspects = localise.rank(spectrum, settings.formula, excluded)
         if not suspects:
-            return Proposal(reason="no source line outside the tests is run by the failing tests: nothing to mutate" + overrides_note(overridden) + hung_note(collected.hung))
+            return Proposal(
+                reason="no source line outside the tests is run by the failing tests: nothing to mutate"
+                + overrides_note(overridden)
+                + hung_note(collected.hung)
+            )
         sources = {s.file: (request.scratch / s.file).read_text(encoding="utf-8") for s in suspects}
         suspects = localise.without_contrast(suspects, spectrum, sources)
         policy = request.strategy.mutation
@@ -147,8 +165,14 @@ class MutateGenerator:
                 sources[hunk.file] = (request.scratch / hunk.file).read_text(encoding="utf-8")
         changed = (changed_in(hunks) or await changed_lines(request)) if policy.single_token else {}
         search = Search(
-            request.scratch, sources, spectrum, suspects, tried=request.tried_patches,
-            single_token=policy.single_token, changed=changed, max_lines=settings.max_lines,
+            request.scratch,
+            sources,
+            spectrum,
+            suspects,
+            tried=request.tried_patches,
+            single_token=policy.single_token,
+            changed=changed,
+            max_lines=settings.max_lines,
         )
         undo = search.prepare([(m, m.prior) for m in revert.reverts(hunks, sources)], revert.MOST)
         prepare_started = time.monotonic()
@@ -160,7 +184,9 @@ class MutateGenerator:
 
         def settle(ranked: list[tuple[Mutant, float]]) -> Callable[[list[Prepared]], bool]:
             done = shape.statements_reached([m for m, _ in ranked], search.shared_lines())
-            return shape.stop_rule(request.strategy.shape, request.n, failing, settings.patience, settings.partial_patience, done)
+            return shape.stop_rule(
+                request.strategy.shape, request.n, failing, settings.patience, settings.partial_patience, done
+            )
 
         enough = settle(ranked)
 
@@ -184,7 +210,11 @@ class MutateGenerator:
             reverts = await screen_in_order(undo, slots, budget, job_for, lambda done: False) if undo else []
             singles = await screen_in_order(prepared, slots, budget, job_for, enough)
             ranked_screened = len(singles)
-            if policy.single_token and not any(shape.is_full(p, failing) for p in reverts + singles) and not budget.exhausted():
+            if (
+                policy.single_token
+                and not any(shape.is_full(p, failing) for p in reverts + singles)
+                and not budget.exhausted()
+            ):
                 singles += await widen(search, singles, request.tried_patches, screener, budget, job_for, settle)
             no_full = not any(shape.is_full(p, failing) for p in singles)
             stuck = not any(p.plausible for p in singles)  # no single edit helps: maybe two must go together
@@ -192,7 +222,9 @@ class MutateGenerator:
                 pairs = search.prepare(search.combine(singles), budget.mutants - budget.screened)
                 combos = await screen_in_order(pairs, slots, budget, job_for, lambda done: False)
             if not any(p.plausible for p in reverts + singles + combos) and budget.left_s() > 0:
-                more, deeper = await deepen(search, reverts + singles + combos, request.tried_patches, slots, budget, job_for, settle)
+                more, deeper = await deepen(
+                    search, reverts + singles + combos, request.tried_patches, slots, budget, job_for, settle
+                )
                 singles, combos = singles + more, combos + deeper
             overridden += [o for o in screener.overridden() if o not in overridden]
         except BaseException:
@@ -201,7 +233,9 @@ class MutateGenerator:
         finally:
             if request.tracker is None:  # no run to end the warm workers later: end them now
                 await self.aclose()
-        screening_s = time.monotonic() - screen_started - (search.prepare_s - prepared_before)  # preparation has its own line
+        screening_s = (
+            time.monotonic() - screen_started - (search.prepare_s - prepared_before)
+        )  # preparation has its own line
         chosen = shape.choose(request.strategy.shape, request.n, singles, combos, first=reverts)
         top_score = max((p.score for p in singles), default=0.0)
         plans = [shape.to_plan(item, failing, top_score) for item in chosen]
@@ -209,20 +243,41 @@ class MutateGenerator:
         screened = len(reverts) + len(singles) + len(combos)
         screen_s = max(elapsed - coverage_s, 1e-9)
         early = not budget.exhausted() and prepared.at(ranked_screened) is not None
-        reason = explain(chosen, reverts + singles, combos, failing, budget, search, suspects, request.n, elapsed, early) + overrides_note(overridden) + hung_note(collected.hung)
-        write_log(run_dir / "search.json", settings, reverts + singles, combos, search, suspects, coverage_s, elapsed, steps)
+        reason = (
+            explain(chosen, reverts + singles, combos, failing, budget, search, suspects, request.n, elapsed, early)
+            + overrides_note(overridden)
+            + hung_note(collected.hung)
+        )
+        write_log(
+            run_dir / "search.json", settings, reverts + singles, combos, search, suspects, coverage_s, elapsed, steps
+        )
         return Proposal(
             plans=plans,
             reason=reason,
-            usage=Usage(mutate=MutateUsage(mutants_screened=screened, screening_s=round(screen_s, 3), mutate_s=round(elapsed, 2))),
-            timing=PhaseTiming(coverage=round(coverage_s, 3), screening=round(screening_s, 3), prepare=round(search.prepare_s, 3)),
+            usage=Usage(
+                mutate=MutateUsage(
+                    mutants_screened=screened, screening_s=round(screen_s, 3), mutate_s=round(elapsed, 2)
+                )
+            ),
+            timing=PhaseTiming(
+                coverage=round(coverage_s, 3), screening=round(screening_s, 3), prepare=round(search.prepare_s, 3)
+            ),
             unmoved=unmoved(reverts + singles + combos),
         )
 
-    async def _warm_screener(self, request: ProposalRequest, python: str, run_dir: Path, lanes: int, preload: list[str]) -> Screener:
+    async def _warm_screener(
+        self, request: ProposalRequest, python: str, run_dir: Path, lanes: int, preload: list[str]
+    ) -> Screener:
         """The run's screener: kept across iterations while it screens the same worktree the same
         way, told which files changed since (a worker restarts only when it imported one)."""
-        key = (self.settings.design, python, str(request.scratch), os.stat(request.scratch).st_ino, lanes, id(request.tracker))
+        key = (
+            self.settings.design,
+            python,
+            str(request.scratch),
+            os.stat(request.scratch).st_ino,
+            lanes,
+            id(request.tracker),
+        )
         if self._screener is not None and self._screener_at is not None and self._screener_at[0] == key:
             changed = await changed_files(request, self._screener_at[1])
             if changed is not None:
@@ -245,8 +300,11 @@ class MutateGenerator:
         if not plan.patch:
             raise ApplyFailed("the mutate plan carries no patch")
         done = await procs.run(
-            [*gitrepo.GIT, "apply", "--whitespace=nowarn", "-"], context.workdir, stdin=plan.patch.encode(),
-            log_path=context.files_dir / "apply.log", tracker=context.tracker,
+            [*gitrepo.GIT, "apply", "--whitespace=nowarn", "-"],
+            context.workdir,
+            stdin=plan.patch.encode(),
+            log_path=context.files_dir / "apply.log",
+            tracker=context.tracker,
         )
         if done.exit_code != 0:
             raise ApplyFailed(f"git apply failed for {plan.location}: {done.output_tail.strip()[-300:]}")
@@ -304,19 +362,39 @@ def widest_tests(search: Search) -> tuple[list[str], list[str]]:
     """The failing and passing tests of the most suspicious line (of the first CALIBRATE_FROM)
     that the most tests run: a mutant there is screened against them all."""
     spectrum = search.spectrum
-    widest = max((spectrum.covering(s.file, s.line) for s in search.suspects[:CALIBRATE_FROM]), key=len, default=frozenset())
+    widest = max(
+        (spectrum.covering(s.file, s.line) for s in search.suspects[:CALIBRATE_FROM]), key=len, default=frozenset()
+    )
     return sorted(widest & spectrum.failing), sorted(widest & spectrum.passing)
 
 
-def explain(chosen: list[Prepared], singles: list[Prepared], combos: list[Prepared], failing: frozenset[str],
-            budget: Budget, search: Search, suspects: list, n: int, elapsed: float, early: bool = False) -> str:
+def explain(
+    chosen: list[Prepared],
+    singles: list[Prepared],
+    combos: list[Prepared],
+    failing: frozenset[str],
+    budget: Budget,
+    search: Search,
+    suspects: list,
+    n: int,
+    elapsed: float,
+    early: bool = False,
+) -> str:
     """The generator's honest account: what was searched, what was found, why fewer than n."""
     screened = len(singles) + len(combos)
     full = sum(1 for p in singles + combos if shape.is_full(p, failing))
     partial = sum(1 for p in singles + combos if p.plausible) - full
-    stop = "budget spent" if budget.exhausted() else "stopped early: enough for the strategy" if early else "search complete"
-    head = (f"screened {screened} mutants at {len(search.suspects)} of {len(suspects)} suspicious lines in {elapsed:.1f}s "
-            f"({stop}): {full} fix all {len(failing)} failing tests, {partial} fix some")
+    stop = (
+        "budget spent"
+        if budget.exhausted()
+        else "stopped early: enough for the strategy"
+        if early
+        else "search complete"
+    )
+    head = (
+        f"screened {screened} mutants at {len(search.suspects)} of {len(suspects)} suspicious lines in {elapsed:.1f}s "
+        f"({stop}): {full} fix all {len(failing)} failing tests, {partial} fix some"
+    )
     if not chosen:
         return f"no plausible mutant: {head}; none fixes a failing test without breaking a passing test it reaches"
     if len(chosen) < n:
@@ -324,34 +402,72 @@ def explain(chosen: list[Prepared], singles: list[Prepared], combos: list[Prepar
     return head
 
 
-def write_log(path: Path, settings: MutateOptions, singles: list[Prepared], combos: list[Prepared], search: Search,
-              suspects: list, coverage_s: float, elapsed: float, steps: dict[str, float] | None = None) -> None:
+def write_log(
+    path: Path,
+    settings: MutateOptions,
+    singles: list[Prepared],
+    combos: list[Prepared],
+    search: Search,
+    suspects: list,
+    coverage_s: float,
+    elapsed: float,
+    steps: dict[str, float] | None = None,
+) -> None:
     """What was screened, for people and for the benchmark: kept next to the iteration's files."""
     path.parent.mkdir(parents=True, exist_ok=True)
     rows = [
-        {"mutant": p.mutant.describe(), "status": p.verdict.status if p.verdict else None, "fixed": len(p.fixed),
-         "broken": len(p.broken), "score": round(p.score, 6),
-         "tests_run": len(p.verdict.outcomes) if p.verdict else 0, "seconds": round(p.verdict.duration_s, 3) if p.verdict else None,
-         "swapped": bool(p.verdict and p.verdict.swapped)}
+        {
+            "mutant": p.mutant.describe(),
+            "status": p.verdict.status if p.verdict else None,
+            "fixed": len(p.fixed),
+            "broken": len(p.broken),
+            "score": round(p.score, 6),
+            "tests_run": len(p.verdict.outcomes) if p.verdict else 0,
+            "seconds": round(p.verdict.duration_s, 3) if p.verdict else None,
+            "swapped": bool(p.verdict and p.verdict.swapped),
+        }
         for p in singles + combos
     ]
     data = {
-        "formula": settings.formula, "design": settings.design, "coverage_s": round(coverage_s, 3), "elapsed_s": round(elapsed, 3),
-        "screening_steps": {k: round(v, 3) for k, v in (steps or {}).items()},  # seconds into screening: workers up, timeout calibrated
+        "formula": settings.formula,
+        "design": settings.design,
+        "coverage_s": round(coverage_s, 3),
+        "elapsed_s": round(elapsed, 3),
+        "screening_steps": {
+            k: round(v, 3) for k, v in (steps or {}).items()
+        },  # seconds into screening: workers up, timeout calibrated
         "suspects": [{"file": s.file, "line": s.line, "score": round(s.score, 6)} for s in suspects[:50]],
-        "skipped": search.skipped, "screened": rows,
+        "skipped": search.skipped,
+        "screened": rows,
     }
     path.write_text(json.dumps(data, indent=1), encoding="utf-8")
 
 
-async def widen(search: Search, screened: list[Prepared], tried: list[str], screener: Screener, budget: Budget,
-                job_for: Callable[[Prepared], Job], settle: Callable[[list], Callable[[list[Prepared]], bool]]) -> list[Prepared]:
+async def widen(
+    search: Search,
+    screened: list[Prepared],
+    tried: list[str],
+    screener: Screener,
+    budget: Budget,
+    job_for: Callable[[Prepared], Job],
+    settle: Callable[[list], Callable[[list[Prepared]], bool]],
+) -> list[Prepared]:
     """Smallest first, not smallest only: when no single-token edit fixes every failing test, the rest of the budget
     screens every operator's mutants (the single-token ones already screened left out)."""
-    wide = Search(search.workdir, search.sources, search.spectrum, search.suspects, tried=[*tried, *(p.patch for p in screened)],
-                  single_token=False, changed=search.changed, max_lines=len(search.suspects))
+    wide = Search(
+        search.workdir,
+        search.sources,
+        search.spectrum,
+        search.suspects,
+        tried=[*tried, *(p.patch for p in screened)],
+        single_token=False,
+        changed=search.changed,
+        max_lines=len(search.suspects),
+    )
     ranked = wide.ranked()
-    found = await screen_in_order(wide.prepare(ranked, budget.mutants - budget.screened), screener.slots, budget, job_for, settle(ranked))
+    found = await screen_in_order(
+        wide.prepare(ranked, budget.mutants - budget.screened), screener.slots, budget, job_for, settle(ranked)
+    )
     search.prepare_s += wide.prepare_s
     for reason, count in wide.skipped.items():
         if reason != "tried":  # the single-token mutants screened already are not news
@@ -373,5 +489,10 @@ def third_party_imports(root: Path, files: list[str]) -> list[str]:
                 names.update(alias.name.split(".")[0] for alias in node.names)
             elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
                 names.add(node.module.split(".")[0])
-    local = {p.stem if p.suffix == ".py" else p.name for base in (root, root / "src") if base.is_dir() for p in base.iterdir()}
+    local = {
+        p.stem if p.suffix == ".py" else p.name
+        for base in (root, root / "src")
+        if base.is_dir()
+        for p in base.iterdir()
+    }
     return sorted(n for n in names if n not in local and n != "__future__")

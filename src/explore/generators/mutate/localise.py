@@ -94,7 +94,9 @@ class Suspect:
     score: float
 
 
-def rank(spectrum: Spectrum, formula: str = DEFAULT_FORMULA, exclude: Callable[[str], bool] = lambda f: False) -> list[Suspect]:
+def rank(
+    spectrum: Spectrum, formula: str = DEFAULT_FORMULA, exclude: Callable[[str], bool] = lambda f: False
+) -> list[Suspect]:
     """Lines with a positive score, most suspicious first (ties: traceback lines, file, line)."""
     fn = FORMULAS[formula]
     out = []
@@ -129,7 +131,9 @@ def asserted_values(longreprs: Iterable[str]) -> frozenset[str]:
     as AST dumps: the wrong value the code produced, often written as such in the source."""
     found: set[str] = set()
     for text in longreprs:
-        for match in re.finditer(r"^E\s+(?:assert (.+?) (?:==|!=|<=|>=|<|>|is not|is|in|not in) |\+\s+where (.+?) = )", text, flags=re.M):
+        for match in re.finditer(
+            r"^E\s+(?:assert (.+?) (?:==|!=|<=|>=|<|>|is not|is|in|not in) |\+\s+where (.+?) = )", text, flags=re.M
+        ):
             value = match.group(1) or match.group(2)
             try:
                 node = ast.parse(value.strip(), mode="eval").body
@@ -193,7 +197,10 @@ def plugin_dir(run_dir: Path) -> Path:
     nothing when the folder is put on sys.path."""
     folder = run_dir / "plugin"
     folder.mkdir(parents=True, exist_ok=True)
-    copies = {"_worker.py": f"{PLUGIN_NAME}.py", **{f"_{h}.py": f"_explore_mutate_{h}.py" for h in ("hotswap", "lines", "loading")}}
+    copies = {
+        "_worker.py": f"{PLUGIN_NAME}.py",
+        **{f"_{h}.py": f"_explore_mutate_{h}.py" for h in ("hotswap", "lines", "loading")},
+    }
     for source, name in copies.items():
         source_path, target = Path(__file__).with_name(source), folder / name
         # only when missing or different (a resume by a newer explore): rewriting per mutant would truncate files other lanes import
@@ -213,7 +220,9 @@ def omit_patterns(test_patterns: Iterable[str] = ()) -> list[str]:
     return [f"*/{p}" if not p.startswith("*") else p for p in (*DEFAULT_TEST_PATTERNS, *NEVER_SOURCE, *test_patterns)]
 
 
-def coverage_env(workdir: Path | None, run_dir: Path, mode: str, result_path: Path, test_patterns: Iterable[str] = ()) -> dict[str, str]:
+def coverage_env(
+    workdir: Path | None, run_dir: Path, mode: str, result_path: Path, test_patterns: Iterable[str] = ()
+) -> dict[str, str]:
     """What a pytest run needs to load the plugin and record per-test lines into result_path
     (mode `coverage`: mutate's own run in workdir; `baseline`: riding along the loop's baseline,
     workdir None: the test runner puts each shard's own worktree first, the plugin after it)."""
@@ -269,11 +278,16 @@ def load_result(result_path: Path) -> dict:
             merged = files.setdefault(file, {})
             for number, contexts in (info.get("contexts") or {}).items():
                 merged.setdefault(number, set()).update(contexts)
-    return {"status": "ok", "overridden": sorted({o for part in parts for o in part.get("overridden") or []}),
-            "trace": {"files": {f: {"contexts": {n: sorted(c) for n, c in lines.items()}} for f, lines in files.items()}}}
+    return {
+        "status": "ok",
+        "overridden": sorted({o for part in parts for o in part.get("overridden") or []}),
+        "trace": {"files": {f: {"contexts": {n: sorted(c) for n, c in lines.items()}} for f, lines in files.items()}},
+    }
 
 
-def read_result(result_path: Path, failing: Iterable[str], passing: Iterable[str], longreprs: Iterable[str] = ()) -> Collected:
+def read_result(
+    result_path: Path, failing: Iterable[str], passing: Iterable[str], longreprs: Iterable[str] = ()
+) -> Collected:
     """The plugin's result (a sharded baseline's parts merged) as a spectrum; `measured` False
     when it holds no per-test lines."""
     raw = load_result(result_path)
@@ -285,7 +299,9 @@ def read_result(result_path: Path, failing: Iterable[str], passing: Iterable[str
             if int(number) >= 1:
                 lines[(rel, int(number))] = frozenset(c.split("|")[0] for c in contexts)
     longreprs = list(longreprs)
-    spectrum = Spectrum(lines, frozenset(failing), frozenset(passing), crash_lines(longreprs), asserted_values(longreprs))
+    spectrum = Spectrum(
+        lines, frozenset(failing), frozenset(passing), crash_lines(longreprs), asserted_values(longreprs)
+    )
     return Collected(spectrum, overridden=list(raw.get("overridden") or []), measured=report is not None)
 
 
@@ -315,8 +331,19 @@ async def collect(
         for attempt in range(MAX_HARD_RERUNS + 1):
             result_path.unlink(missing_ok=True)
             record = run_dir / f"coverage-{attempt}.record"
-            cmd = [python, "-m", "pytest", "-p", "no:cacheprovider", "-q", "--tb=no", "-p", PLUGIN_NAME,
-                   *plugin_args(test_timeout, record), *[f"--deselect={i}" for i in hung]]  # a looping test stops at its limit
+            cmd = [
+                python,
+                "-m",
+                "pytest",
+                "-p",
+                "no:cacheprovider",
+                "-q",
+                "--tb=no",
+                "-p",
+                PLUGIN_NAME,
+                *plugin_args(test_timeout, record),
+                *[f"--deselect={i}" for i in hung],
+            ]  # a looping test stops at its limit
             log = run_dir / ("coverage.log" if not attempt else f"coverage-rest-{attempt}.log")
             done = await procs.run(cmd, workdir, env=env, log_path=log, tracker=tracker)
             stuck = [i for i in hard_timeouts(record) if i not in hung]
@@ -324,8 +351,10 @@ async def collect(
                 break
             hung += stuck
     if scope.cancelled_caught:
-        raise RuntimeError(f"per-test coverage run exceeded its {time_limit:g}s limit (from the baseline's time); "
-                           f"its process tree was killed; see {run_dir / 'coverage.log'}")
+        raise RuntimeError(
+            f"per-test coverage run exceeded its {time_limit:g}s limit (from the baseline's time); "
+            f"its process tree was killed; see {run_dir / 'coverage.log'}"
+        )
     found = read_result(result_path, failing, passing, longreprs)
     if not found.measured and done.exit_code not in (0, 1):
         raise RuntimeError(f"per-test coverage run failed (exit {done.exit_code}); see {log}")

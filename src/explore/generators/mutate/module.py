@@ -104,7 +104,12 @@ class ModuleInfo:
             self.excluded.add(id(sub))
 
     def _exclude_docstring(self, body: list[ast.stmt]) -> None:
-        if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) and isinstance(body[0].value.value, str):
+        if (
+            body
+            and isinstance(body[0], ast.Expr)
+            and isinstance(body[0].value, ast.Constant)
+            and isinstance(body[0].value.value, str)
+        ):
             self._exclude(body[0])
 
     def _exclude_signature(self, node: FunctionNode) -> None:
@@ -133,7 +138,11 @@ class ModuleInfo:
                 targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
                 for target in targets:
                     for sub in ast.walk(target):
-                        if isinstance(sub, ast.Name) and sub.id not in self.module_scope.locals and sub.id not in self.callables:
+                        if (
+                            isinstance(sub, ast.Name)
+                            and sub.id not in self.module_scope.locals
+                            and sub.id not in self.callables
+                        ):
                             self.module_scope.locals.append(sub.id)
         for node in ast.walk(tree):
             if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):

@@ -17,8 +17,30 @@ from .ops_expr import LOW_PRECEDENCE, _swap_pairs, _token_change
 BUILTINS = frozenset(dir(builtins))
 WRAP_SITES = (ast.Assign, ast.AnnAssign, ast.AugAssign, ast.Return, ast.Call, ast.keyword, ast.Compare)
 WRAP_LIMIT = 3
-NOT_WRAPPERS = frozenset({"range", "print", "iter", "next", "enumerate", "zip", "isinstance", "type", "id", "hash",
-                          "callable", "vars", "dir", "open", "input", "super", "exit", "repr", "getattr", "hasattr"})
+NOT_WRAPPERS = frozenset(
+    {
+        "range",
+        "print",
+        "iter",
+        "next",
+        "enumerate",
+        "zip",
+        "isinstance",
+        "type",
+        "id",
+        "hash",
+        "callable",
+        "vars",
+        "dir",
+        "open",
+        "input",
+        "super",
+        "exit",
+        "repr",
+        "getattr",
+        "hasattr",
+    }
+)
 
 
 @dataclass
@@ -49,7 +71,9 @@ def index_of(module: ModuleInfo) -> FileIndex:
                 names.append(node.func.id)
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
             index.methods.setdefault(node.func.attr, set()).add(len(node.args))
-        elif isinstance(node, ast.Attribute) and not (isinstance(module.parent(node), ast.Call) and module.parent(node).func is node):
+        elif isinstance(node, ast.Attribute) and not (
+            isinstance(module.parent(node), ast.Call) and module.parent(node).func is node
+        ):
             attrs = index.attrs_by_base.setdefault(ast.unparse(node.value), [])
             if node.attr not in attrs:
                 attrs.append(node.attr)
@@ -94,8 +118,13 @@ def wrap_call(node: ast.AST, module: ModuleInfo) -> Iterator[Change]:
     outer = parent.func.id if isinstance(parent, ast.Call) and isinstance(parent.func, ast.Name) else None
     options = [*index.unary_callees.get(id(func), []), *one_param]
     chosen = [
-        f for f in dict.fromkeys(options)
-        if f in visible and f not in (own, outer) and f != text and f not in NOT_WRAPPERS and not f[:1].isupper()  # classes, exceptions
+        f
+        for f in dict.fromkeys(options)
+        if f in visible
+        and f not in (own, outer)
+        and f != text
+        and f not in NOT_WRAPPERS
+        and not f[:1].isupper()  # classes, exceptions
     ][:WRAP_LIMIT]
     for callee in chosen:
         yield replace(source, node, f"{callee}({text})")
@@ -142,7 +171,11 @@ def swap_subscripts(node: ast.AST, module: ModuleInfo) -> Iterator[Change]:
 def _numeric(node: ast.AST) -> bool:
     if isinstance(node, ast.UnaryOp):
         node = node.operand
-    return isinstance(node, ast.Constant) and isinstance(node.value, (int, float, complex)) and not isinstance(node.value, bool)
+    return (
+        isinstance(node, ast.Constant)
+        and isinstance(node.value, (int, float, complex))
+        and not isinstance(node.value, bool)
+    )
 
 
 def swap_commutative(node: ast.AST, module: ModuleInfo) -> Iterator[Change]:
@@ -153,7 +186,10 @@ def swap_commutative(node: ast.AST, module: ModuleInfo) -> Iterator[Change]:
     if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Add, ast.Mult, ast.BitOr, ast.BitAnd)):
         if _numeric(node.left) or _numeric(node.right):
             return
-        if isinstance(node.op, ast.Add) and any(isinstance(o, ast.JoinedStr) or (isinstance(o, ast.Constant) and isinstance(o.value, str)) for o in (node.left, node.right)):
+        if isinstance(node.op, ast.Add) and any(
+            isinstance(o, ast.JoinedStr) or (isinstance(o, ast.Constant) and isinstance(o.value, str))
+            for o in (node.left, node.right)
+        ):
             return  # swap_operands already makes this one
         yield from _swap_pairs(source, node, [(node.left, node.right)])
     elif isinstance(node, ast.BoolOp):
@@ -172,7 +208,9 @@ def swap_keywords(node: ast.AST, module: ModuleInfo) -> Iterator[Change]:
 
 def _guard_text(source: Source, node: ast.expr) -> str:
     text = source.segment(node)
-    return f"({text})" if isinstance(node, LOW_PRECEDENCE) and not isinstance(node, (ast.Compare, ast.UnaryOp)) else text
+    return (
+        f"({text})" if isinstance(node, LOW_PRECEDENCE) and not isinstance(node, (ast.Compare, ast.UnaryOp)) else text
+    )
 
 
 def _dereferenced(test: ast.expr, module: ModuleInfo) -> tuple[list[str], set[str], list[tuple[str, str]]]:
@@ -190,7 +228,11 @@ def _dereferenced(test: ast.expr, module: ModuleInfo) -> tuple[list[str], set[st
             derefs.append(sub.func.value.id)
         elif isinstance(sub, ast.Name) and isinstance(sub.ctx, ast.Load):
             plain.append(sub.id)
-    names = [n for n in dict.fromkeys(derefs + plain) if n not in ("self", "cls") and module.is_value_name(n) and n not in BUILTINS]
+    names = [
+        n
+        for n in dict.fromkeys(derefs + plain)
+        if n not in ("self", "cls") and module.is_value_name(n) and n not in BUILTINS
+    ]
     return names, set(derefs), list(dict.fromkeys(bounds))
 
 

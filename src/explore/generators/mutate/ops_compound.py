@@ -18,8 +18,28 @@ from .ops_stmt import _copy_text, _insertion_lines, _next_statement
 
 ORDER_OPS = ("<", "<=", ">", ">=", "==", "!=")
 NAMES_LIMIT = 4
-NOT_UNWRAPPED = frozenset({"range", "len", "print", "isinstance", "super", "type", "id", "hash", "open", "input",
-                           "iter", "next", "enumerate", "zip", "reversed", "getattr", "hasattr", "setattr"})
+NOT_UNWRAPPED = frozenset(
+    {
+        "range",
+        "len",
+        "print",
+        "isinstance",
+        "super",
+        "type",
+        "id",
+        "hash",
+        "open",
+        "input",
+        "iter",
+        "next",
+        "enumerate",
+        "zip",
+        "reversed",
+        "getattr",
+        "hasattr",
+        "setattr",
+    }
+)
 
 
 def _int_value(node: ast.AST) -> int | None:
@@ -71,7 +91,9 @@ def _step_site(node: ast.AST, module: ModuleInfo) -> bool:
     """An operand of an arithmetic operation, or a call's argument (not range's: `bound` has those)."""
     parent = module.parent(node)
     if isinstance(parent, ast.BinOp):
-        if isinstance(parent.op, (ast.Add, ast.Sub)) and any(_int_value(o) is not None for o in (parent.left, parent.right)):
+        if isinstance(parent.op, (ast.Add, ast.Sub)) and any(
+            _int_value(o) is not None for o in (parent.left, parent.right)
+        ):
             return False  # `n - 1` → `n + 1 - 1`: the constant operator's ground
         return not isinstance(parent.op, (ast.BitAnd, ast.BitOr, ast.BitXor, ast.LShift, ast.RShift, ast.MatMult))
     if isinstance(parent, ast.Call) and node in parent.args:
@@ -95,10 +117,17 @@ def step(node: ast.AST, module: ModuleInfo) -> Iterator[Change]:
     if isinstance(node, ast.Name) and (not isinstance(node.ctx, ast.Load) or not module.is_value_name(node.id)):
         return
     parent = module.parent(node)
-    if isinstance(parent, ast.BinOp) and isinstance(parent.op, ast.Add) and parent.left is node and _step_site(parent.right, module):
+    if (
+        isinstance(parent, ast.BinOp)
+        and isinstance(parent.op, ast.Add)
+        and parent.left is node
+        and _step_site(parent.right, module)
+    ):
         return  # `a - 1 + b` is `a + b - 1`, made at the right operand
-    bare = isinstance(parent, ast.Call) or (isinstance(parent, ast.BinOp) and (
-        isinstance(parent.op, ast.Add) or (isinstance(parent.op, ast.Sub) and parent.left is node)))
+    bare = isinstance(parent, ast.Call) or (
+        isinstance(parent, ast.BinOp)
+        and (isinstance(parent.op, ast.Add) or (isinstance(parent.op, ast.Sub) and parent.left is node))
+    )
     text = source.segment(node)
     for delta in (" + 1", " - 1"):
         yield replace(source, node, text + delta if bare else f"({text}{delta})")
@@ -123,7 +152,12 @@ def _loads(tree: ast.AST) -> list[str]:
     for sub in ast.walk(tree):
         if isinstance(sub, (ast.Attribute, ast.Subscript)) and isinstance(sub.value, ast.Name):
             derefs.append(sub.value.id)
-        elif isinstance(sub, ast.Call) and isinstance(sub.func, ast.Name) and sub.args and isinstance(sub.args[0], ast.Name):
+        elif (
+            isinstance(sub, ast.Call)
+            and isinstance(sub.func, ast.Name)
+            and sub.args
+            and isinstance(sub.args[0], ast.Name)
+        ):
             derefs.append(sub.args[0].id)
         elif isinstance(sub, ast.Name) and isinstance(sub.ctx, ast.Load):
             plain.append(sub.id)
@@ -151,14 +185,20 @@ def _int_like(func: ast.AST) -> set[str]:
         elif isinstance(sub, ast.Call) and isinstance(sub.func, ast.Name) and sub.func.id == "range":
             found.update(a.id for a in sub.args if isinstance(a, ast.Name))
         elif isinstance(sub, (ast.BinOp, ast.Compare, ast.AugAssign)):
-            operands = [sub.left, sub.right] if isinstance(sub, ast.BinOp) else [sub.left, *sub.comparators] if isinstance(sub, ast.Compare) else [sub.target, sub.value]
+            operands = (
+                [sub.left, sub.right]
+                if isinstance(sub, ast.BinOp)
+                else [sub.left, *sub.comparators]
+                if isinstance(sub, ast.Compare)
+                else [sub.target, sub.value]
+            )
             if any(_int_value(o) is not None or _is_len(o) for o in operands):
                 found.update(o.id for o in operands if isinstance(o, ast.Name))
         elif isinstance(sub, ast.Assign) and (_int_value(sub.value) is not None or _is_len(sub.value)):
             found.update(t.id for t in sub.targets if isinstance(t, ast.Name))
     args = func.args  # type: ignore[attr-defined]
     positional = [*args.posonlyargs, *args.args]
-    for arg, default in zip(positional[len(positional) - len(args.defaults):], args.defaults):
+    for arg, default in zip(positional[len(positional) - len(args.defaults) :], args.defaults):
         if _int_value(default) is not None:
             found.add(arg.arg)
     return found
@@ -176,7 +216,9 @@ def slice_iterable(node: ast.AST, module: ModuleInfo) -> Iterator[Change]:
     func = module.function_of.get(id(node))
     if func is None or (isinstance(node.iter, ast.Subscript) and isinstance(node.iter.slice, ast.Slice)):
         return
-    own = {n.id for n in ast.walk(node.iter) if isinstance(n, ast.Name)} | {n.id for n in ast.walk(node.target) if isinstance(n, ast.Name)}
+    own = {n.id for n in ast.walk(node.iter) if isinstance(n, ast.Name)} | {
+        n.id for n in ast.walk(node.target) if isinstance(n, ast.Name)
+    }
     numbers = _int_like(func)
     names = [n for n in _value_names(node, module, node.lineno) if n in numbers and n not in own]
     for bound in ["1", *names[:NAMES_LIMIT]]:
@@ -195,7 +237,9 @@ def unwrap_call(node: ast.AST, module: ModuleInfo) -> Iterator[Change]:
     arg = node.args[0]
     parent = module.parent(node)
     text = module.source.segment(arg)
-    needs = isinstance(parent, (ast.BinOp, ast.UnaryOp, ast.Attribute, ast.Subscript, ast.Compare)) and isinstance(arg, (*LOW_PRECEDENCE, ast.BinOp))
+    needs = isinstance(parent, (ast.BinOp, ast.UnaryOp, ast.Attribute, ast.Subscript, ast.Compare)) and isinstance(
+        arg, (*LOW_PRECEDENCE, ast.BinOp)
+    )
     yield replace(module.source, node, f"({text})" if needs else text)
 
 
@@ -212,7 +256,9 @@ def recursive_argument(node: ast.AST, module: ModuleInfo) -> Iterator[Change]:
     if not isinstance(node, ast.Call) or not isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)):
         return
     callee = node.func
-    method = isinstance(callee, ast.Attribute) and isinstance(callee.value, ast.Name) and callee.value.id in ("self", "cls")
+    method = (
+        isinstance(callee, ast.Attribute) and isinstance(callee.value, ast.Name) and callee.value.id in ("self", "cls")
+    )
     if not ((isinstance(callee, ast.Name) and callee.id == func.name) or (method and callee.attr == func.name)):  # type: ignore[union-attr]
         return
     params = _params(func)[1:] if method else _params(func)
@@ -245,7 +291,12 @@ def _call_donors(module: ModuleInfo, node: ast.stmt) -> list[tuple[str, str]]:
         if not (isinstance(sub, ast.Expr) and isinstance(sub.value, ast.Call)) or id(sub) in module.excluded:
             continue
         call = sub.value
-        if isinstance(call.func, ast.Attribute) and isinstance(call.func.value, ast.Name) and len(call.args) == 1 and not call.keywords:
+        if (
+            isinstance(call.func, ast.Attribute)
+            and isinstance(call.func.value, ast.Name)
+            and len(call.args) == 1
+            and not call.keywords
+        ):
             found.append((0 if module.function_of.get(id(sub)) is func else 1, call.func.value.id, call.func.attr))
     return list(dict.fromkeys((base, method) for _, base, method in sorted(found, key=lambda f: f[0])))
 
@@ -253,8 +304,11 @@ def _call_donors(module: ModuleInfo, node: ast.stmt) -> list[tuple[str, str]]:
 def _recent_names(node: ast.stmt, module: ModuleInfo) -> list[str]:
     """Values in scope after the statement, the ones it binds and the loop variables around it
     first, then the latest bound."""
-    own = [n.id for n in ast.walk(node.target if isinstance(node, ast.For) else node)
-           if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)]
+    own = [
+        n.id
+        for n in ast.walk(node.target if isinstance(node, ast.For) else node)
+        if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)
+    ]
     loops: list[str] = []
     parent = module.parent(node)
     while parent is not None and not isinstance(parent, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
@@ -284,4 +338,6 @@ def insert_call(node: ast.AST, module: ModuleInfo) -> Iterator[Change]:
         for name in [n for n in names if n != base][:NAMES_LIMIT]:
             text = f"{base}.{method}({name})"
             if text not in (following, source.segment(node)):
-                yield Change((Edit(lines[1], lines[1], f"{prefix}{indent}{text}\n"),), "(nothing)", text, anchor=node.lineno)  # type: ignore[attr-defined]
+                yield Change(
+                    (Edit(lines[1], lines[1], f"{prefix}{indent}{text}\n"),), "(nothing)", text, anchor=node.lineno
+                )  # type: ignore[attr-defined]

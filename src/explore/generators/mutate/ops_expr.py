@@ -40,19 +40,41 @@ BINOP_ALTERNATIVES: dict[str, list[str]] = {
     "^": ["&", "|"],
 }
 ATTRIBUTE_SWAPS: dict[str, list[str]] = {
-    "startswith": ["endswith"], "endswith": ["startswith"],
-    "lower": ["upper"], "upper": ["lower"],
-    "lstrip": ["rstrip", "strip"], "rstrip": ["lstrip", "strip"], "strip": ["lstrip", "rstrip"],
-    "keys": ["values", "items"], "values": ["keys", "items"], "items": ["keys", "values"],
-    "append": ["extend"], "extend": ["append"],
-    "find": ["rfind", "index"], "rfind": ["find"], "index": ["find"],
-    "min": ["max"], "max": ["min"], "floor": ["ceil"], "ceil": ["floor"],
-    "split": ["rsplit"], "rsplit": ["split"], "pop": ["popleft"], "popleft": ["pop"],
-    "isdigit": ["isalpha", "isalnum"], "isalpha": ["isdigit", "isalnum"],
+    "startswith": ["endswith"],
+    "endswith": ["startswith"],
+    "lower": ["upper"],
+    "upper": ["lower"],
+    "lstrip": ["rstrip", "strip"],
+    "rstrip": ["lstrip", "strip"],
+    "strip": ["lstrip", "rstrip"],
+    "keys": ["values", "items"],
+    "values": ["keys", "items"],
+    "items": ["keys", "values"],
+    "append": ["extend"],
+    "extend": ["append"],
+    "find": ["rfind", "index"],
+    "rfind": ["find"],
+    "index": ["find"],
+    "min": ["max"],
+    "max": ["min"],
+    "floor": ["ceil"],
+    "ceil": ["floor"],
+    "split": ["rsplit"],
+    "rsplit": ["split"],
+    "pop": ["popleft"],
+    "popleft": ["pop"],
+    "isdigit": ["isalpha", "isalnum"],
+    "isalpha": ["isdigit", "isalnum"],
 }
 FUNCTION_SWAPS: dict[str, list[str]] = {
-    "min": ["max"], "max": ["min"], "any": ["all"], "all": ["any"],
-    "int": ["round", "float"], "round": ["int"], "float": ["int"], "sorted": ["list"],
+    "min": ["max"],
+    "max": ["min"],
+    "any": ["all"],
+    "all": ["any"],
+    "int": ["round", "float"],
+    "round": ["int"],
+    "float": ["int"],
+    "sorted": ["list"],
 }
 LOW_PRECEDENCE = (ast.BoolOp, ast.IfExp, ast.Lambda, ast.NamedExpr, ast.Compare, ast.UnaryOp)
 
@@ -173,7 +195,12 @@ def constant(node: ast.AST, module: ModuleInfo) -> Iterator[Change]:
 
 def _bound_sites(node: ast.AST, module: ModuleInfo) -> bool:
     parent = module.parent(node)
-    if isinstance(parent, ast.Call) and isinstance(parent.func, ast.Name) and parent.func.id == "range" and node in parent.args:
+    if (
+        isinstance(parent, ast.Call)
+        and isinstance(parent.func, ast.Name)
+        and parent.func.id == "range"
+        and node in parent.args
+    ):
         return True
     if isinstance(parent, ast.Slice) and node in (parent.lower, parent.upper):
         return True
@@ -189,7 +216,9 @@ def bound(node: ast.AST, module: ModuleInfo) -> Iterator[Change]:
     if not _bound_sites(node, module):
         return
     text = module.source.segment(node)
-    if isinstance(node, (*LOW_PRECEDENCE, ast.BinOp)) and not (isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Add, ast.Sub, ast.Mult, ast.FloorDiv, ast.Mod))):
+    if isinstance(node, (*LOW_PRECEDENCE, ast.BinOp)) and not (
+        isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Add, ast.Sub, ast.Mult, ast.FloorDiv, ast.Mod))
+    ):
         text = f"({text})"
     for delta in (" + 1", " - 1"):
         yield replace(module.source, node, text + delta)
@@ -205,9 +234,12 @@ def swap_args(node: ast.AST, module: ModuleInfo) -> Iterator[Change]:
 def swap_operands(node: ast.AST, module: ModuleInfo) -> Iterator[Change]:
     """Swap the operands of an order-sensitive binary operation (or of `in`)."""
     if isinstance(node, ast.BinOp):
-        ordered = isinstance(node.op, (ast.Sub, ast.Div, ast.FloorDiv, ast.Mod, ast.Pow, ast.LShift, ast.RShift, ast.MatMult))
+        ordered = isinstance(
+            node.op, (ast.Sub, ast.Div, ast.FloorDiv, ast.Mod, ast.Pow, ast.LShift, ast.RShift, ast.MatMult)
+        )
         text_add = isinstance(node.op, ast.Add) and any(
-            isinstance(o, ast.JoinedStr) or (isinstance(o, ast.Constant) and isinstance(o.value, str)) for o in (node.left, node.right)
+            isinstance(o, ast.JoinedStr) or (isinstance(o, ast.Constant) and isinstance(o.value, str))
+            for o in (node.left, node.right)
         )
         if ordered or text_add:
             yield from _swap_pairs(module.source, node, [(node.left, node.right)])

@@ -91,7 +91,11 @@ def _guarded_names(node: ast.stmt) -> list[str]:
         target = None
         if isinstance(sub, (ast.Attribute, ast.Subscript)) and isinstance(sub.value, ast.Name):
             target = sub.value.id
-        elif isinstance(sub, ast.Call) and isinstance(sub.func, ast.Name) and sub.func.id in ("len", "iter", "sorted", "sum", "max", "min"):
+        elif (
+            isinstance(sub, ast.Call)
+            and isinstance(sub.func, ast.Name)
+            and sub.func.id in ("len", "iter", "sorted", "sum", "max", "min")
+        ):
             if sub.args and isinstance(sub.args[0], ast.Name):
                 target = sub.args[0].id
         if target and target not in ("self", "cls") and target not in found:
@@ -101,7 +105,10 @@ def _guarded_names(node: ast.stmt) -> list[str]:
 
 def guard(node: ast.AST, module: ModuleInfo) -> Iterator[Change]:
     """Wrap a simple statement in `if v is not None:` or `if v:` for a name it dereferences."""
-    if not isinstance(node, (ast.Expr, ast.Assign, ast.AugAssign, ast.Return)) or module.function_of.get(id(node)) is None:
+    if (
+        not isinstance(node, (ast.Expr, ast.Assign, ast.AugAssign, ast.Return))
+        or module.function_of.get(id(node)) is None
+    ):
         return
     source = module.source
     lines = _whole_lines(source, node)
@@ -144,6 +151,7 @@ def _donors(node: ast.stmt, module: ModuleInfo) -> list[tuple[ast.stmt, ast.AST]
 def _analogues(donor: ast.stmt, func: ast.AST) -> list[dict[str, str]]:
     """Renamings by analogy: `left[i]` in the donor and `right[j]` elsewhere in the function
     suggest {left: right, i: j} (the two halves of a merge, the x and y of a point)."""
+
     def pairs(tree: ast.AST) -> list[tuple[str, str]]:
         found = []
         for sub in ast.walk(tree):
@@ -212,7 +220,9 @@ def insert_statement(node: ast.AST, module: ModuleInfo) -> Iterator[Change]:
     target_func = module.function_of[id(node)]
     indent = source.lines[node.lineno - 1][: node.col_offset]
     scope = module.scope(node)
-    visible = set(scope.values_at(node.end_lineno + 1)) | set(module.module_scope.locals) | set(module.callables) | BUILTINS
+    visible = (
+        set(scope.values_at(node.end_lineno + 1)) | set(module.module_scope.locals) | set(module.callables) | BUILTINS
+    )
     seen: set[str] = set()
     following = _next_statement(node, module)
     for donor, func in _donors(node, module):
@@ -227,7 +237,9 @@ def insert_statement(node: ast.AST, module: ModuleInfo) -> Iterator[Change]:
                 continue
             seen.add(text)
             prefix = "" if source.text[: lines[1]].endswith("\n") else "\n"
-            yield Change((Edit(lines[1], lines[1], f"{prefix}{indent}{text}\n"),), "(nothing)", text, anchor=node.lineno)
+            yield Change(
+                (Edit(lines[1], lines[1], f"{prefix}{indent}{text}\n"),), "(nothing)", text, anchor=node.lineno
+            )
 
 
 def _next_statement(node: ast.stmt, module: ModuleInfo) -> str | None:
@@ -252,7 +264,8 @@ def _is_literal(node: ast.AST) -> bool:
 def _returns(tree: ast.AST, module: ModuleInfo, func: ast.AST | None) -> list[ast.Return]:
     """Return statements with a value, of one function (or of the whole file when func is None)."""
     return [
-        r for r in ast.walk(tree)
+        r
+        for r in ast.walk(tree)
         if isinstance(r, ast.Return) and r.value is not None and (func is None or module.function_of.get(id(r)) is func)
     ]
 

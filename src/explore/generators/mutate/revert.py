@@ -59,8 +59,15 @@ def parse_hunks(diff: str) -> list[Hunk]:
         elif (match := HUNK.match(line)) is not None:
             close()
             os_, oc, ns, nc = match.groups()
-            current = {"os": int(os_), "ns": int(ns), "old": [], "new": [], "odd": False,
-                       "oc": 1 if oc is None else int(oc), "nc": 1 if nc is None else int(nc)}
+            current = {
+                "os": int(os_),
+                "ns": int(ns),
+                "old": [],
+                "new": [],
+                "odd": False,
+                "oc": 1 if oc is None else int(oc),
+                "nc": 1 if nc is None else int(nc),
+            }
         elif current is not None:
             if line.startswith("-"):
                 current["old"].append(line[1:] + "\n")
@@ -105,8 +112,15 @@ def _mutant(operator: str, parts: list[tuple[Hunk, Edit]]) -> Mutant:
     hunk = parts[0][0]
     line = max(hunk.new_start, 1) if hunk.new else hunk.new_start + 1
     return Mutant(
-        file=hunk.file, line=line, col=0, operator=operator, family="revert", prior=PRIOR,
-        old=_short(hunk.new), new=_short(hunk.old), single_token=False,
+        file=hunk.file,
+        line=line,
+        col=0,
+        operator=operator,
+        family="revert",
+        prior=PRIOR,
+        old=_short(hunk.new),
+        new=_short(hunk.old),
+        single_token=False,
         edits=tuple(sorted(((h.file, e) for h, e in parts), key=lambda fe: (fe[0], fe[1]))),
     )
 

@@ -61,8 +61,13 @@ class Job:
 
     def request(self) -> dict:
         return {
-            "files": self.files, "phase1": self.phase1, "phase2": self.phase2, "stop": self.stop,
-            "timeout": self.timeout, "giveup": self.giveup, "memory_mb": self.memory_mb,
+            "files": self.files,
+            "phase1": self.phase1,
+            "phase2": self.phase2,
+            "stop": self.stop,
+            "timeout": self.timeout,
+            "giveup": self.giveup,
+            "memory_mb": self.memory_mb,
         }
 
 
@@ -76,14 +81,22 @@ def _verdict(answer: dict, started: float) -> Verdict:
     status = answer.get("status", "crash")
     if status == "ok" and answer.get("exit") not in (0, 1, 2) and not answer.get("outcomes"):
         status = "crash"  # pytest usage error or internal error: nothing was learnt
-    return Verdict(status, answer.get("outcomes") or {}, time.monotonic() - started, answer.get("error"), bool(answer.get("swapped")),
-                   answer.get("duration") if isinstance(answer.get("duration"), (int, float)) else None)
+    return Verdict(
+        status,
+        answer.get("outcomes") or {},
+        time.monotonic() - started,
+        answer.get("error"),
+        bool(answer.get("swapped")),
+        answer.get("duration") if isinstance(answer.get("duration"), (int, float)) else None,
+    )
 
 
 class ForkWorker:
     """`_worker.py serve` in the project's interpreter; one request at a time."""
 
-    def __init__(self, python: str, workdir: Path, run_dir: Path, preload: list[str], tracker: procs.ProcessTracker | None):
+    def __init__(
+        self, python: str, workdir: Path, run_dir: Path, preload: list[str], tracker: procs.ProcessTracker | None
+    ):
         self.python, self.workdir, self.run_dir = python, workdir, run_dir
         self.preload, self.tracker = preload, tracker
         self.process: Process | None = None
@@ -98,14 +111,24 @@ class ForkWorker:
         if self.home is not None:
             homes.remove(self.home)
         self.home = homes.create()  # the worker's and its children's, until aclose
-        env = {**os.environ, **homes.env_for(self.home), **plugin_env(self.workdir, self.run_dir), "EXPLORE_MUTATE_PRELOAD": json.dumps(self.preload),
-               "EXPLORE_MUTATE_PYCACHE": str(self.run_dir / "pycache")}
+        env = {
+            **os.environ,
+            **homes.env_for(self.home),
+            **plugin_env(self.workdir, self.run_dir),
+            "EXPLORE_MUTATE_PRELOAD": json.dumps(self.preload),
+            "EXPLORE_MUTATE_PYCACHE": str(self.run_dir / "pycache"),
+        }
         script = Path(self.run_dir) / "plugin" / f"{PLUGIN_NAME}.py"
         log = open(self.run_dir / "worker.log", "ab")  # noqa: SIM115 (the process owns it)
         try:
             self.process = await anyio.open_process(
                 [self.python, str(script), "serve", str(self.workdir)],
-                cwd=self.workdir, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=log, start_new_session=True,
+                cwd=self.workdir,
+                env=env,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=log,
+                start_new_session=True,
             )
         finally:
             log.close()
@@ -127,7 +150,14 @@ class ForkWorker:
             await self.process.stdin.send((json.dumps(job.request()) + "\n").encode())
             with anyio.fail_after(job.timeout + GUARD_S):
                 answer = json.loads(await self.reader.receive_until(b"\n", 2**26))
-        except (TimeoutError, anyio.EndOfStream, anyio.BrokenResourceError, anyio.IncompleteRead, OSError, ValueError) as exc:
+        except (
+            TimeoutError,
+            anyio.EndOfStream,
+            anyio.BrokenResourceError,
+            anyio.IncompleteRead,
+            OSError,
+            ValueError,
+        ) as exc:
             await self.aclose()  # restarted on the next job
             return Verdict("crash", duration_s=time.monotonic() - started, error=f"worker lost: {type(exc).__name__}")
         except BaseException:
@@ -189,11 +219,31 @@ class FreshSlot:
         result = self.run_dir / f"fresh-{self.lane}.result.json"
         request.write_text(json.dumps(job.request()), encoding="utf-8")
         result.unlink(missing_ok=True)
-        env = {**plugin_env(self.workdir, self.run_dir), "EXPLORE_MUTATE_REQUEST": str(request), "EXPLORE_MUTATE_RESULT": str(result)}
-        argv = [self.python, "-m", "pytest", "-p", PLUGIN_NAME, "-q", "-p", "no:cacheprovider", "--tb=no", "-rN", "-s", *job.phase1, *job.phase2]
+        env = {
+            **plugin_env(self.workdir, self.run_dir),
+            "EXPLORE_MUTATE_REQUEST": str(request),
+            "EXPLORE_MUTATE_RESULT": str(result),
+        }
+        argv = [
+            self.python,
+            "-m",
+            "pytest",
+            "-p",
+            PLUGIN_NAME,
+            "-q",
+            "-p",
+            "no:cacheprovider",
+            "--tb=no",
+            "-rN",
+            "-s",
+            *job.phase1,
+            *job.phase2,
+        ]
         done = None
         with anyio.move_on_after(job.timeout), homes.private_home() as home:
-            done = await procs.run(argv, self.workdir, env={**home, **env}, tracker=self.tracker, memory_limit=job.memory_mb * 2**20)
+            done = await procs.run(
+                argv, self.workdir, env={**home, **env}, tracker=self.tracker, memory_limit=job.memory_mb * 2**20
+            )
         if done is None:
             return Verdict("timeout", duration_s=time.monotonic() - started)
         if not result.exists():
@@ -206,8 +256,16 @@ class FreshSlot:
 class Screener:
     """A set of slots of one design, opened and closed together."""
 
-    def __init__(self, design: str, python: str, workdir: Path, run_dir: Path, lanes: int,
-                 preload: list[str] = (), tracker: procs.ProcessTracker | None = None):  # type: ignore[assignment]
+    def __init__(
+        self,
+        design: str,
+        python: str,
+        workdir: Path,
+        run_dir: Path,
+        lanes: int,
+        preload: list[str] = (),
+        tracker: procs.ProcessTracker | None = None,
+    ):  # type: ignore[assignment]
         run_dir.mkdir(parents=True, exist_ok=True)
         self.design = design
         if design == "fork":

@@ -133,7 +133,11 @@ class Search:
     def shared_lines(self) -> set[tuple[str, int]]:
         """The searched lines every failing test runs itself (not only at import time)."""
         failing = self.spectrum.failing
-        return {(s.file, s.line) for s in self.suspects if failing and failing <= self.spectrum.lines.get((s.file, s.line), frozenset())}
+        return {
+            (s.file, s.line)
+            for s in self.suspects
+            if failing and failing <= self.spectrum.lines.get((s.file, s.line), frozenset())
+        }
 
     # --- preparation -------------------------------------------------------------------------
     def prepare(self, ranked: Iterable[tuple[Mutant, float]], limit: int) -> "Lazy":
@@ -210,7 +214,9 @@ class Search:
         pairs: dict[tuple, tuple[tuple, Mutant, float]] = {}
         position = {id(p): i for i, p in enumerate(screened)}
         for a, b in candidates:
-            if a.mutant.lines == b.mutant.lines or overlaps([e for _, e in a.mutant.edits], [e for _, e in b.mutant.edits]):
+            if a.mutant.lines == b.mutant.lines or overlaps(
+                [e for _, e in a.mutant.edits], [e for _, e in b.mutant.edits]
+            ):
                 continue
             gain = len(set(a.fixed) | set(b.fixed))
             if partial and gain <= max(len(a.fixed), len(b.fixed)):
@@ -219,25 +225,55 @@ class Search:
             first, second = combo.parts
             analogous = self._change_key(first) is not None and self._change_key(first) == self._change_key(second)
             score = a.score + b.score
-            key = (-gain, not analogous, -round(score, 12), position[id(a)] + position[id(b)], first.file, first.line, first.col, second.file, second.line, second.col, combo.operator, first.new, second.new)
+            key = (
+                -gain,
+                not analogous,
+                -round(score, 12),
+                position[id(a)] + position[id(b)],
+                first.file,
+                first.line,
+                first.col,
+                second.file,
+                second.line,
+                second.col,
+                combo.operator,
+                first.new,
+                second.new,
+            )
             pairs.setdefault(combo.edits, (key, combo, score))
         ordered = sorted(pairs.values(), key=lambda item: item[0])
         return [(m, s) for _, m, s in ordered[:limit]]
 
-    def pairs_at_top(self, screened: list[Prepared], lines: int = 3, per_line: int = 30, limit: int = 3000) -> list[tuple[Mutant, float]]:
+    def pairs_at_top(
+        self, screened: list[Prepared], lines: int = 3, per_line: int = 30, limit: int = 3000
+    ) -> list[tuple[Mutant, float]]:
         """Second-order mutants at the most suspicious lines: every two screened singles that
         ran (no crash, no timeout) at the `lines` best lines, at one line or two, whose edits do
         not overlap; best summed score first. For a search where no single edit fixed anything."""
         alive = [p for p in screened if p.verdict and p.verdict.status == "ok" and len(p.mutant.lines) == 1]
         top = sorted({p.mutant.lines[0] for p in alive}, key=lambda fl: (-self.weight.get(fl, 0.0), fl))[:lines]
-        chosen = [p for line in top for p in sorted((q for q in alive if q.mutant.lines[0] == line), key=lambda q: -q.score)[:per_line]]
+        chosen = [
+            p
+            for line in top
+            for p in sorted((q for q in alive if q.mutant.lines[0] == line), key=lambda q: -q.score)[:per_line]
+        ]
         pairs: dict[tuple, tuple[tuple, Mutant, float]] = {}
         for a, b in itertools.combinations(chosen, 2):
             if overlaps([e for _, e in a.mutant.edits], [e for _, e in b.mutant.edits]):
                 continue
             combo = pair_of(a.mutant, b.mutant)
             first, second = combo.parts
-            key = (-round(a.score + b.score, 12), first.file, first.line, first.col, second.line, second.col, combo.operator, first.new, second.new)
+            key = (
+                -round(a.score + b.score, 12),
+                first.file,
+                first.line,
+                first.col,
+                second.line,
+                second.col,
+                combo.operator,
+                first.new,
+                second.new,
+            )
             pairs.setdefault(combo.edits, (key, combo, a.score + b.score))
         ordered = sorted(pairs.values(), key=lambda item: item[0])
         return [(m, s) for _, m, s in ordered[:limit]]
@@ -254,10 +290,17 @@ def pair_of(a: Mutant, b: Mutant) -> Mutant:
     """The two-edit mutant made of two singles (in source order)."""
     first, second = sorted((a, b), key=lambda m: (m.file, m.line, m.col, m.operator, m.new))
     return Mutant(
-        file=first.file, line=first.line, col=first.col, operator=f"{first.operator}+{second.operator}",
-        family="combination", prior=first.prior * second.prior, old=first.old, new=first.new,
+        file=first.file,
+        line=first.line,
+        col=first.col,
+        operator=f"{first.operator}+{second.operator}",
+        family="combination",
+        prior=first.prior * second.prior,
+        old=first.old,
+        new=first.new,
         single_token=first.single_token and second.single_token,
-        edits=tuple(sorted(first.edits + second.edits, key=lambda fe: (fe[0], fe[1]))), parts=(first, second),
+        edits=tuple(sorted(first.edits + second.edits, key=lambda fe: (fe[0], fe[1]))),
+        parts=(first, second),
     )
 
 
@@ -267,7 +310,7 @@ def top_lines(suspects: list[Suspect], most: int) -> list[Suspect]:
     line by its number alone. Lines of one function often tie — every statement of a loop that
     every test runs — and the fault may sit at any of them."""
     if len(suspects) <= most or most <= 0:
-        return suspects[:max(most, 0)]
+        return suspects[: max(most, 0)]
     last = suspects[most - 1].score
     end = most
     while end < min(len(suspects), 2 * most) and suspects[end].score == last:
@@ -356,7 +399,9 @@ async def screen_in_order(
                 job = job_for(item)
                 item.verdict = await slot.screen(job)
                 if item.also and item.plausible and len(item.fixed) == len(item.phase1):
-                    more = await slot.screen(dataclasses.replace(job, phase1=item.also, phase2=[], giveup=len(item.also)))
+                    more = await slot.screen(
+                        dataclasses.replace(job, phase1=item.also, phase2=[], giveup=len(item.also))
+                    )
                     if more.status == "ok":
                         item.verdict.outcomes.update(more.outcomes)
                 done[index] = True

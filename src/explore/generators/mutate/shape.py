@@ -24,8 +24,14 @@ def is_full(item: Prepared, failing: frozenset[str]) -> bool:
     return item.plausible and failing <= set(item.fixed)
 
 
-def stop_rule(shape: str, n: int, failing: frozenset[str], patience: int, partial_patience: int | None = None,
-              statements_done: Callable[[list[Prepared]], bool] | None = None) -> Callable[[list[Prepared]], bool]:
+def stop_rule(
+    shape: str,
+    n: int,
+    failing: frozenset[str],
+    patience: int,
+    partial_patience: int | None = None,
+    statements_done: Callable[[list[Prepared]], bool] | None = None,
+) -> Callable[[list[Prepared]], bool]:
     """When the screened prefix holds what the strategy can use, so the rest of the budget is
     not spent: n full fixes (on n distinct lines for `distinct`); or `patience` more mutants
     screened since the first full fix without finding the others; or, with partial fixes only,
@@ -103,7 +109,9 @@ def order(screened: list[Prepared]) -> list[Prepared]:
     return [p for _, p in plausible]
 
 
-def choose(shape: str, n: int, singles: list[Prepared], combos: list[Prepared], first: list[Prepared] = ()) -> list[Prepared]:
+def choose(
+    shape: str, n: int, singles: list[Prepared], combos: list[Prepared], first: list[Prepared] = ()
+) -> list[Prepared]:
     """Up to n candidates in the strategy's shape; `first` (surgical's reverts) ahead of the
     rest, most failing tests fixed first, and never a second candidate with the same diff."""
     if first:
