@@ -145,7 +145,7 @@ def load_case(folder: Path) -> Case:
             old_line += 1
     flush()
     head = source.splitlines()[: changes[0].line]  # the buggy function: the nearest def above the first change
-    function = next((l.split("def ", 1)[1].split("(")[0] for l in reversed(head) if l.lstrip().startswith("def ")), "")
+    function = next((h.split("def ", 1)[1].split("(")[0] for h in reversed(head) if h.lstrip().startswith("def ")), "")
     return Case(folder.name, module, function, changes, source)
 
 
@@ -263,7 +263,7 @@ def run_bench(strategies: list[str], only: list[str], parallel: int, base_url: s
         *(a for c in only for a in ("--case", c)),
     ]
     done = subprocess.run(command, env=env, cwd=scratch, stdout=subprocess.PIPE, text=True)
-    line = next((l for l in reversed(done.stdout.splitlines()) if l.startswith("{")), "")
+    line = next((out for out in reversed(done.stdout.splitlines()) if out.startswith("{")), "")
     if not line:
         sys.exit(f"explore bench printed no JSON (exit {done.returncode})")
     return json.loads(line)
@@ -271,7 +271,7 @@ def run_bench(strategies: list[str], only: list[str], parallel: int, base_url: s
 
 def percentile(values: list[float], q: float) -> float:
     ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(round(q * (len(ordered) - 1))))]
+    return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
 
 
 def report(bench: dict[str, Any], parallel: int) -> dict[str, Any]:

@@ -34,7 +34,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-import parallel_speedup  # noqa: E402  (same folder)
+import parallel_speedup
 
 SHARD_TARGET, PARALLEL_TARGET, OVERHEAD_TARGET_S = 3.0, 2.5, 1.0
 LINE = re.compile(r"^\s*(\d+\.\d)s (.*)$")
@@ -99,12 +99,12 @@ def overhead(tmp: Path, files: int, rounds: int = 5) -> list[tuple[str, str, str
     import git
 
     from explore.edges import procs
-    from explore.executors.bundle import make_bundle
-    from explore.executors.local import LocalExecutor
-    from explore.executors.ray import RayExecutor
-    from explore.executors.jobs import JobStatus, TestJob
     from explore.edges.testing import TestCommand
     from explore.edges.worktrees import WorktreePool
+    from explore.executors.bundle import make_bundle
+    from explore.executors.jobs import JobStatus, TestJob
+    from explore.executors.local import LocalExecutor
+    from explore.executors.ray import RayExecutor
 
     big = tmp / "big"
     parallel_speedup.make_big_repo(big, files - 1)

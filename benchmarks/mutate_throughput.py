@@ -22,11 +22,11 @@ from pathlib import Path
 
 import anyio
 
+from explore.edges.testing import TestCommand, run_tests
 from explore.generators.mutate import localise
 from explore.generators.mutate.edits import Source, mutated_sources
 from explore.generators.mutate.operators import mutants_in
 from explore.generators.mutate.screen import Job, Screener
-from explore.edges.testing import TestCommand, run_tests
 
 MODULE = '''\
 """A small module: text and number helpers."""
@@ -100,7 +100,7 @@ async def throughput(count: int, lanes: int) -> None:
                 queue = list(jobs)
                 statuses: list[str] = []
 
-                async def lane(slot: object) -> None:
+                async def lane(slot: object, queue: list = queue, statuses: list[str] = statuses) -> None:
                     while queue:
                         verdict = await slot.screen(queue.pop(0))  # type: ignore[attr-defined]
                         statuses.append(verdict.status)

@@ -204,10 +204,10 @@ def explore_run(project: Path, parallel: int) -> dict:
     wall = time.perf_counter() - started
     try:
         summary = json.loads(done.stdout)
-    except ValueError:
+    except ValueError as exc:
         raise SystemExit(
             f"explore run --parallel {parallel} printed no JSON (exit {done.returncode}):\n{done.stderr[-3000:]}"
-        )
+        ) from exc
     # Phase times from the progress lines on stderr (elapsed seconds since the display started).
     iteration_start = finish = None
     started_stage: dict[str, tuple[str, float]] = {}

@@ -35,7 +35,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent / "realworld"))
-from build import DEFAULT_CACHE, pythonpath  # noqa: E402
+from build import DEFAULT_CACHE, pythonpath
 
 PHASES = ("baseline", "coverage", "prepare", "screening", "fanout", "validation", "merge")
 

@@ -162,7 +162,7 @@ def ray_address(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
                 break
             except OSError:
                 if head.poll() is not None or time.monotonic() > deadline:
-                    raise RuntimeError(f"ray start --head did not come up (exit {head.poll()})")
+                    raise RuntimeError(f"ray start --head did not come up (exit {head.poll()})") from None
                 time.sleep(0.2)
         RAY_HEADS[address] = head.pid
         yield address

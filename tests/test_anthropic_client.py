@@ -7,11 +7,11 @@ import time
 import httpx2
 import pytest
 
-from explore.model.errors import BudgetExhausted, Escalation
 from explore.generators.anthropic.client import ChainExhausted, ModelClient, RetryPolicy, retry_after
 from explore.generators.anthropic.cost import DEFAULT_PRICES, Ledger, cost_of
 from explore.generators.anthropic.scripted import Failure, ScriptedAPI
 from explore.generators.anthropic.session import Session, Transcript
+from explore.model.errors import BudgetExhausted, Escalation
 
 KEY = "sk-ant-test-0123456789-SECRET"
 PARAMS = {"max_tokens": 100, "system": "s", "tools": [{"name": "finish", "input_schema": {"type": "object"}}]}

@@ -11,14 +11,14 @@ from pathlib import Path
 import httpx2
 import pytest
 
-from explore.model.errors import BudgetExhausted, Escalation
+from explore.decide.strategy import load_strategies
+from explore.edges.testing import TestCommand
 from explore.generators.anthropic import AnthropicGenerator
 from explore.generators.anthropic.context import assemble
 from explore.generators.anthropic.scripted import Failure, ScriptedAPI
 from explore.generators.base import CandidateContext, ProposalRequest
+from explore.model.errors import BudgetExhausted, Escalation
 from explore.model.models import Realised, TestOutcome
-from explore.decide.strategy import load_strategies
-from explore.edges.testing import TestCommand
 
 KEY = "sk-ant-test-generator-SECRET-42"
 LONGREPR = """    def test_add():
@@ -263,7 +263,7 @@ async def test_coder_refused_paths_and_continues(repo: tuple[Path, Path, str]) -
         ]
     )
     realised = await realise(api, repo)
-    assert not (root.parent / "outside.py").exists() and "x" != Path("/etc/hosts").read_text()
+    assert not (root.parent / "outside.py").exists() and Path("/etc/hosts").read_text() != "x"
     results = api.requests[1]["body"]["messages"][-1]["content"]
     assert [r["is_error"] for r in results] == [True, True] and "refused" in results[0]["content"]
     assert api.requests[2]["body"]["messages"][-1]["content"][0]["is_error"] is True  # test files are read-only

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
+from explore.decide.scoring import yardstick_of
 from explore.fanout.confirmation import disagreements, reason
 from explore.model.models import TestOutcome, TestRun
-from explore.decide.scoring import yardstick_of
 
 
 def run_of(outcomes: dict[str, str]) -> TestRun:

@@ -6,10 +6,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from conftest import assert_no_debris, git, run_cli
-
-from explore.run import debug_reports
 from explore.cli.demo import create_demo
 from explore.model.models import TestOutcome
+from explore.run import debug_reports
 
 
 def test_reports_dir_writes_one_report_per_iteration_by_topic(tmp_path: Path) -> None:
@@ -80,8 +79,8 @@ def test_numbers_count_on_from_the_highest() -> None:
 
 
 def test_the_report_labels_a_tie_with_the_rule_that_decided() -> None:
-    from explore.run import reports
     from explore.model.models import CandidateResult, CandidateStatus, IterationRecord, RunState
+    from explore.run import reports
 
     def cand(cid: str, rate: float, confidence: float) -> CandidateResult:
         return CandidateResult(id=cid, status=CandidateStatus.ok, pass_rate=rate, confidence=confidence)

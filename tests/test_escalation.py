@@ -8,8 +8,8 @@ import pytest
 from pydantic import ValidationError
 
 from explore.decide import escalation
-from explore.model.errors import Escalation
 from explore.decide.escalation import PATTERNS
+from explore.model.errors import Escalation
 from explore.model.models import EscalationCategory, EscalationInfo
 
 # One real-looking positive example per row of PATTERNS. A new row without an example fails

@@ -8,7 +8,6 @@ import json
 import venv
 from pathlib import Path
 
-
 from conftest import git, make_repo, run_cli
 from test_run_e2e import CALC, FIX_ADD, FIX_MUL
 from test_safety_faults import assert_nothing_left, cli, kill_everything_under, scripted_agent, write_edits

@@ -14,7 +14,6 @@ import pexpect
 import pytest
 
 from conftest import assert_no_debris, git, make_repo
-
 from explore.cli import gate
 from explore.model.models import Counts, EscalationInfo, IterationRecord, RunState
 

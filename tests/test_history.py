@@ -267,10 +267,10 @@ def test_stuck_tests_whose_streak_began_in_an_earlier_run_are_carried() -> None:
     assert history.detect(first_run, []).stuck == ["t::a"]
     assert history.detect(first_run, []).carried == []
     # the second run's baseline: the window spans both runs
-    second = first_run + [rec(0, 40, ["t::a"], run_id="second")]
+    second = [*first_run, rec(0, 40, ["t::a"], run_id="second")]
     assert history.detect(second, []).carried == ["t::a"]
     # a test the first run repaired is not carried
-    repaired = first_run[:2] + [rec(2, 100, [], run_id="first"), rec(0, 40, ["t::b"], run_id="second")]
+    repaired = [*first_run[:2], rec(2, 100, [], run_id="first"), rec(0, 40, ["t::b"], run_id="second")]
     assert history.detect(repaired, []).carried == []
 
 

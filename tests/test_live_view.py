@@ -13,11 +13,10 @@ import pexpect
 import pyte
 
 from conftest import assert_no_debris, git, run_cli
-
 from explore.cli.demo import create_demo
+from explore.cli.live import Display, Row, RunView, choose_mode
 from explore.model.events import CandidateEvent, Phase
 from explore.model.models import CandidateResult, CandidateStatus
-from explore.cli.live import Display, Row, RunView, choose_mode
 from explore.model.usage import Usage
 
 ROW = re.compile(r"^([abc])\s{2,}(\S.*?)\s{2,}")

@@ -3,9 +3,8 @@ leave alone."""
 
 from __future__ import annotations
 
-from test_mutate_operators import changed_lines, mutate
-
 from explore.generators.mutate.operators import BY_NAME
+from test_mutate_operators import changed_lines, mutate
 
 
 def lines_of(code: str, operator: str, line: int) -> list[str]:

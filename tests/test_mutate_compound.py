@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
+from explore.generators.mutate.operators import BY_NAME, REGISTRY
 from test_mutate_catalogue import lines_of
 from test_mutate_operators import mutate
-
-from explore.generators.mutate.operators import BY_NAME, REGISTRY
 
 
 def test_second_tier_is_registered_below_the_first_tiers_operator_swaps() -> None:

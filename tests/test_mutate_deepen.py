@@ -8,13 +8,12 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from test_mutate_generator import request_for
 
+from conftest import git, make_repo
 from explore.generators.mutate import MutateGenerator
 from explore.generators.mutate.localise import Spectrum, Suspect, asserted_values, rank, without_contrast
 from explore.generators.mutate.operators import REGISTRY
-
-from conftest import git, make_repo
+from test_mutate_generator import request_for
 
 PAGES = {
     "paging.py": """\

@@ -11,10 +11,9 @@ from pathlib import Path
 
 import pytest
 
+from conftest import assert_no_debris, git, make_repo, run_cli
 from explore.generators.mutate import localise
 from explore.generators.mutate.screen import Job, Screener
-
-from conftest import assert_no_debris, git, make_repo, run_cli
 
 needs_xdist = pytest.mark.skipif(importlib.util.find_spec("xdist") is None, reason="pytest-xdist is not installed")
 needs_cov = pytest.mark.skipif(

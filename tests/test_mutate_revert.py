@@ -11,15 +11,14 @@ from pathlib import Path
 
 import pytest
 
+from conftest import git, make_repo, write_files
+from explore.decide.strategy import load_strategies
+from explore.edges.testing import TestCommand, run_tests
 from explore.generators.base import ProposalRequest
 from explore.generators.mutate import MutateGenerator, revert, shape
 from explore.generators.mutate.edits import Edit, Mutant, apply_edits
 from explore.generators.mutate.screen import Verdict
 from explore.generators.mutate.search import Prepared
-from explore.decide.strategy import load_strategies
-from explore.edges.testing import TestCommand, run_tests
-
-from conftest import git, make_repo, write_files
 
 GOOD = """\
     def price(qty, unit):

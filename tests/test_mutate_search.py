@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 
 from explore.generators.mutate import localise, shape
+from explore.generators.mutate import search as search_module
 from explore.generators.mutate.localise import Spectrum, dstar, ochiai, tarantula
 from explore.generators.mutate.screen import Job, Verdict
-from explore.generators.mutate import search as search_module
 from explore.generators.mutate.search import Budget, Search, screen_in_order
 
 # A textbook spectrum: 2 failing tests (f1, f2), 3 passing (p1..p3).

@@ -10,13 +10,12 @@ from pathlib import Path
 
 import pytest
 
+from conftest import git, make_repo
+from explore.decide.strategy import load_strategies
 from explore.edges import procs
+from explore.edges.testing import TestCommand, run_tests
 from explore.generators.base import ProposalRequest
 from explore.generators.mutate import MutateGenerator
-from explore.decide.strategy import load_strategies
-from explore.edges.testing import TestCommand, run_tests
-
-from conftest import git, make_repo
 
 LIB = "def area(w, h):\n    return w + h\n"
 HELPER = "LIMIT = 10\n"

@@ -5,7 +5,6 @@ the sandbox (bubblewrap) those writes fail inside it. Real git, real agents, rea
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path

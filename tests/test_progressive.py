@@ -7,10 +7,9 @@ from pathlib import Path
 import pytest
 
 from conftest import assert_no_debris, make_repo, run_cli
-from test_run_e2e import CALC, FIX_ADD, scripted_agent
-
 from explore.decide import criticality, history
 from explore.decide.affected import ImportMap, imports_of, module_names
+from test_run_e2e import CALC, FIX_ADD, scripted_agent
 
 
 def test_module_names_cover_src_and_flat_layouts() -> None:

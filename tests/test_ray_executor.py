@@ -14,16 +14,15 @@ import git
 import psutil
 import pytest
 
+from conftest import make_repo
 from explore.edges import procs
-from explore.model.errors import UsageError
-from explore.executors import bundle
-from explore.executors.local import LocalExecutor
-from explore.executors.ray import RayExecutor, scratch_root
-from explore.executors.jobs import ExecutorName, JobStatus, TestJob
 from explore.edges.testing import TestCommand
 from explore.edges.worktrees import WorktreePool
-
-from conftest import make_repo
+from explore.executors import bundle
+from explore.executors.jobs import ExecutorName, JobStatus, TestJob
+from explore.executors.local import LocalExecutor
+from explore.executors.ray import RayExecutor, scratch_root
+from explore.model.errors import UsageError
 
 PY = sys.executable
 CMD = TestCommand(python=PY)

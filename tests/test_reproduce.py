@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from explore.model.errors import BudgetExhausted, Escalation, Unavailable, UsageError
 from explore.generators import check_issue, resolve_agent
 from explore.generators.base import WrittenTests
 from explore.generators.chain import ChainGenerator
+from explore.model.errors import BudgetExhausted, Escalation, Unavailable, UsageError
 from explore.model.models import CandidatePlan, Proposal, SampleAttempt, TestOutcome, TestRun
 from explore.run.reproduce import escalation_reason, judge, vote
 

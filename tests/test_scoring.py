@@ -6,9 +6,6 @@ import random
 
 import pytest
 
-from explore.model import config
-from explore.model.models import TestOutcome, TestRun
-from explore.model.testfiles import is_test_file
 from explore.decide.scoring import (
     Ranked,
     Yardstick,
@@ -18,11 +15,14 @@ from explore.decide.scoring import (
     newly_failing,
     normalise_source,
     patch_key,
-    reach_reason,
     rank,
+    reach_reason,
     tamper_reason,
     yardstick_of,
 )
+from explore.model import config
+from explore.model.models import TestOutcome, TestRun
+from explore.model.testfiles import is_test_file
 
 PATTERNS = list(config.DEFAULT_TEST_PATTERNS)
 

@@ -12,16 +12,15 @@ import anyio
 import git
 import pytest
 
+from conftest import assert_no_debris, make_repo, run_cli
 from explore.edges import procs
-from explore.executors import shards
-from explore.executors.local import LocalExecutor
-from explore.generators.mutate.localise import load_result
-from explore.executors.jobs import ExecutorName, JobResult, JobStatus, TestJob
-from explore.model.models import TestOutcome, TestRun
 from explore.edges.testing import TestCommand, with_isolation
 from explore.edges.worktrees import WorktreePool
-
-from conftest import assert_no_debris, make_repo, run_cli
+from explore.executors import shards
+from explore.executors.jobs import ExecutorName, JobResult, JobStatus, TestJob
+from explore.executors.local import LocalExecutor
+from explore.generators.mutate.localise import load_result
+from explore.model.models import TestOutcome, TestRun
 
 CASES = Path(__file__).resolve().parent.parent / "benchmarks" / "cases"
 PY = sys.executable

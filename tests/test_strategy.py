@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from explore.model.errors import UsageError
 from explore.decide.history import Detection
 from explore.decide.strategy import NAMES, Choice, load_strategies, select
+from explore.model.errors import UsageError
 
 
 @pytest.fixture(scope="module")

@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from conftest import assert_no_debris, make_repo, run_cli
-from explore.model.models import TestOutcome, TestRun
 from explore.edges.testing import TestCommand, _read_json_report, _read_junit, fold_record, outcome_of, run_tests
+from explore.model.models import TestOutcome, TestRun
 
 TABLE = {
     "calc.py": """\

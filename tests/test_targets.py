@@ -5,11 +5,11 @@ from __future__ import annotations
 import pytest
 
 from explore.decide import targets
+from explore.decide.history import HistoryRecord
+from explore.decide.scoring import outside_targets_reason
 from explore.model.config import Options, build_options
 from explore.model.errors import UsageError
-from explore.decide.history import HistoryRecord
 from explore.model.models import TestOutcome, TestRun
-from explore.decide.scoring import outside_targets_reason
 
 BASELINE = [
     "tests/test_calc.py::test_add",

@@ -89,7 +89,7 @@ def test_a_candidate_that_fixes_the_targets_but_breaks_a_third_test_is_not_merge
     )
     assert code == 1, err
     assert summary is not None and summary["status"] == "failed" and summary["merged_commit"] is None
-    assert summary["targets"] == ADD_TESTS + ["tests/test_calc.py::test_add_zero"]
+    assert summary["targets"] == [*ADD_TESTS, "tests/test_calc.py::test_add_zero"]
     (candidate,) = summary["iterations"][0]["candidates"]
     assert candidate["status"] == "rejected" and candidate["pass_rate"] > summary["baseline"]["pass_rate"]
     assert "outside the targets" in candidate["reason"] and "tests/test_calc.py::test_mul" in candidate["reason"]
@@ -128,7 +128,7 @@ def test_since_with_nothing_red_after_ref_succeeds_without_repairing(tmp_path: P
     code, summary, err = run_cli(["run", str(repo), "--agent", "mutate", "--since", "HEAD", "--json"])
     assert code == 0, err
     assert summary is not None and summary["targets"] == [] and summary["iterations"] == []
-    assert summary["preexisting_failures"] == ADD_TESTS + [ENV_TEST]
+    assert summary["preexisting_failures"] == [*ADD_TESTS, ENV_TEST]
 
 
 def assert_refused(repo: Path, args: list[str], *needles: str) -> None:

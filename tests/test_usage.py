@@ -3,6 +3,8 @@ flat form of state files and the JSON summary read and written alike."""
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 import pytest
 from pydantic import ValidationError
 
@@ -76,13 +78,13 @@ def test_a_state_file_written_with_the_old_usage_dict_still_loads() -> None:
 
 
 def test_an_unknown_usage_key_is_refused_by_name() -> None:
-    with pytest.raises(ValidationError, match="unknown usage key.*tokens_total"):
+    with pytest.raises(ValidationError, match=r"unknown usage key.*tokens_total"):
         IterationRecord.model_validate({"n": 1, "strategy": "s", "usage": {"tokens_total": 3}})
 
 
 def test_the_runs_total_keeps_calls_only_the_generator_saw() -> None:
     class Member:
-        usage = {**CALL, "calls": 3, "cost_usd": 0.01}
+        usage: ClassVar[dict[str, float]] = {**CALL, "calls": 3, "cost_usd": 0.01}
 
         def __init__(self, name: str) -> None:
             self.name = name

@@ -12,8 +12,8 @@ import pytest
 
 from conftest import write_files
 from explore.decide import witness
-from explore.model.models import TestOutcome
 from explore.edges.testing import TestCommand, run_tests
+from explore.model.models import TestOutcome
 
 PY = sys.executable
 KEY = "k" * 32

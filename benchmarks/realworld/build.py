@@ -30,7 +30,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from cases import BASE_REQUIREMENTS, CASES, Case  # noqa: E402
+from cases import BASE_REQUIREMENTS, CASES, Case
 
 DEFAULT_CACHE = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "explore-realworld"
 GIT_ENV = {

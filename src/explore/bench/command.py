@@ -68,9 +68,9 @@ def bench(
     (suite green, reference checks, tests untouched, debris), and write bench.json, bench.md and a chart."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-    from ..model.errors import ExploreError
-    from ..generators import resolve_agent
     from ..cli.live import make_console
+    from ..generators import resolve_agent
+    from ..model.errors import ExploreError
     from . import compare as comparing
     from . import render
     from .corpus import load_corpus

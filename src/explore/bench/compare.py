@@ -53,9 +53,12 @@ def report(old: BenchResult, new: BenchResult) -> list[str]:
     lines.append("")
     for name in dict.fromkeys([*old.summary, *new.summary]):
         o, n = old.summary.get(name), new.summary.get(name)
-        fmt = lambda s: (
-            "-" if s is None else f"correct {s.correct}/{s.runs}, plausible {s.plausible}, median {s.median_s:.1f}s"
-        )  # noqa: E731
+
+        def fmt(s):
+            return (
+                "-" if s is None else f"correct {s.correct}/{s.runs}, plausible {s.plausible}, median {s.median_s:.1f}s"
+            )
+
         lines.append(f"{name}: {fmt(o)} → {fmt(n)}")
     better = sum(c.kind == "better" for c in changes)
     worse = sum(c.kind == "worse" for c in changes)

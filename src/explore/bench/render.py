@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable
 from pathlib import Path
 
@@ -156,7 +157,7 @@ def iteration_trail(strategies: list[str], runs: list[int] = ()) -> str:
     if len(runs) < 2 or sum(runs) != len(letters):
         return letters
     cuts = [sum(runs[:i]) for i in range(len(runs) + 1)]
-    return "|".join(letters[a:b] for a, b in zip(cuts, cuts[1:]))
+    return "|".join(letters[a:b] for a, b in itertools.pairwise(cuts))
 
 
 def markdown(bench: BenchResult, chart: str | None = "bench.png") -> str:

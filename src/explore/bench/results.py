@@ -123,7 +123,7 @@ class BenchResult(BaseModel):
         path.write_text(self.model_dump_json(indent=2) + "\n", encoding="utf-8")
 
     @classmethod
-    def load(cls, path: Path) -> "BenchResult":
+    def load(cls, path: Path) -> BenchResult:
         return cls.model_validate_json(path.read_text(encoding="utf-8"))
 
 

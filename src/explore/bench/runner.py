@@ -10,10 +10,10 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
 
 from pydantic import ValidationError
 
@@ -137,7 +137,7 @@ def _kill_group(proc: subprocess.Popen) -> None:
 def _read_summary(result: CaseResult, stdout: str, stderr: str) -> None:
     """Fill result from explore's JSON summary (or record why it could not be read); a later run of
     the same case adds its iterations, candidates and usage to the earlier ones'."""
-    line = next((l for l in reversed(stdout.strip().splitlines()) if l.startswith("{")), "")
+    line = next((out for out in reversed(stdout.strip().splitlines()) if out.startswith("{")), "")
     try:
         data = json.loads(line)
     except json.JSONDecodeError:

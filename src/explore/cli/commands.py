@@ -17,10 +17,10 @@ from ..model.errors import ExploreError
 from .helptext import RUN_EXAMPLES, RUN_GROUPS, GroupedCommand
 
 if TYPE_CHECKING:
-    from ..model.config import Options
-    from .gate import Decision
     from ..edges.gitrepo import RepoInfo
+    from ..model.config import Options
     from ..model.models import RunState
+    from .gate import Decision
     from .live import Display
 
 STRATEGY_HELP = "auto | conservative | aggressive | exploratory | surgical (or one from .explore/strategies)"
@@ -139,7 +139,7 @@ class _RunCommand(GroupedCommand):
         return super().parse_args(ctx, args)
 
     def collect_usage_pieces(self, ctx: click.Context) -> list[str]:
-        return super().collect_usage_pieces(ctx) + ["[-- TEST_IDS]..."]
+        return [*super().collect_usage_pieces(ctx), "[-- TEST_IDS]..."]
 
 
 @main.command(cls=_RunCommand, epilog=RUN_EXAMPLES)
@@ -237,9 +237,9 @@ def _execute(
 ) -> None:
     import anyio
 
-    from ..run import applying, loop, reports, state
     from ..edges import gitrepo
     from ..model.config import MAX_PARALLEL, Options, build_options
+    from ..run import applying, loop, reports, state
     from .live import Display, choose_mode
 
     verbosity = "quiet" if talk.quiet else ("verbose" if talk.verbose else "normal")
@@ -302,9 +302,9 @@ def _execute(
 
 def _ask(info: RepoInfo, result: RunState, as_json: bool, no_input: bool, display: Display) -> Decision | None:
     """The gate: a person at a terminal is asked what to do; anyone else gets the exit code."""
-    from . import gate
     from .. import generators
     from ..run import state
+    from . import gate
 
     if not gate.should_ask(
         result, as_json=as_json, no_input=no_input, stdin_tty=sys.stdin.isatty(), stderr_tty=sys.stderr.isatty()
@@ -322,9 +322,9 @@ def _ask(info: RepoInfo, result: RunState, as_json: bool, no_input: bool, displa
 
 def _go_on(info: RepoInfo, result: RunState, decision: Decision, options: Options, display: Display) -> RunState:
     """Hint or an applied destructive fix: the same run resumes, with a fresh allowance of iterations."""
+    from ..edges import gitrepo
     from ..run import applying, state
     from . import gate
-    from ..edges import gitrepo
 
     result.branch = result.branch or f"explore/{result.run_id}"
     if decision.choice == "apply":
@@ -364,8 +364,8 @@ def _act(info: RepoInfo, result: RunState, decision: Decision, display: Display)
 
 
 def _resumable(root: Path, run_id: str):
-    from ..run import state
     from ..model.errors import UsageError
+    from ..run import state
 
     runs = state.all_runs(root)
     if run_id:
@@ -478,8 +478,8 @@ def apply_command(run_id: str | None, path: Path) -> None:
     """Bring a run's repair (its own commits, never a snapshot) into your current tree: a fast-forward
     when the tree is clean and unmoved, otherwise applied to your files, uncommitted, your own changes
     kept. A conflict changes nothing. Default: the latest run with a result not yet applied."""
-    from ..run import applying
     from ..edges import gitrepo
+    from ..run import applying
 
     try:
         info = gitrepo.open_repo(path)
@@ -499,8 +499,8 @@ def apply_command(run_id: str | None, path: Path) -> None:
 def undo(run_id: str | None, path: Path) -> None:
     """Put your branch (or your files) back where a run found them; refuses when you built on its
     result. Default: the latest applied run."""
-    from ..run import applying
     from ..edges import gitrepo
+    from ..run import applying
 
     try:
         info = gitrepo.open_repo(path)
@@ -515,8 +515,8 @@ def undo(run_id: str | None, path: Path) -> None:
 
 def _pick(root: Path, run_id: str | None, fits: Any, what: str) -> RunState:
     """The run named, or the latest one that fits."""
-    from ..run import state
     from ..model.errors import UsageError
+    from ..run import state
 
     if run_id:
         return state.load(root, run_id)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 import click
 
 
@@ -9,7 +11,7 @@ class GroupedCommand(click.Command):
     """Options under the headings of `groups` (heading → option names, in order); the rest under
     "Other options". The epilog holds the examples, printed as written."""
 
-    groups: dict[str, list[str]] = {}
+    groups: ClassVar[dict[str, list[str]]] = {}
 
     def format_options(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
         records = {p.name: p.get_help_record(ctx) for p in self.get_params(ctx) if isinstance(p, click.Option)}

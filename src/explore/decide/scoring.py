@@ -7,9 +7,9 @@ import hashlib
 from collections.abc import Collection
 from dataclasses import dataclass
 
-from . import witness
 from ..model.models import PASSING, Counts, TestRun
 from ..model.testfiles import is_test_file
+from . import witness
 
 
 @dataclass(frozen=True)

@@ -12,8 +12,8 @@ import fnmatch
 from collections.abc import Collection, Iterable
 
 from ..model.errors import UsageError
-from .history import HistoryRecord
 from ..model.models import PASSING, TestRun
+from .history import HistoryRecord
 
 LAST_GREEN = "last-green"
 

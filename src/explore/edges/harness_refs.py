@@ -24,9 +24,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
+from ..model.testfiles import is_test_file
 from . import testcode
 from .gitrepo import GIT
-from ..model.testfiles import is_test_file
 
 HARNESS_MODULES = frozenset({"pytest", "_pytest", "pluggy", "unittest", "doctest", "xdist"})
 HARNESS_PREFIXES = ("pytest_", "_pytest", "explore_", "_explore")

@@ -16,7 +16,6 @@ process of the candidate dies with it, daemons included.
 from __future__ import annotations
 
 import functools
-import os
 import shutil
 import subprocess
 import sys

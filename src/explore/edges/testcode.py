@@ -20,8 +20,8 @@ import sys
 from collections.abc import Callable, Collection, Iterable
 from pathlib import Path, PurePosixPath
 
-from .gitrepo import GIT
 from ..model.testfiles import is_test_file
+from .gitrepo import GIT
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -82,7 +82,7 @@ def harness_kind(path: str, old: str | None, new: str | None) -> str | None:
         return f"{path} [{'; '.join(changed[:3])}]" if changed else None
     if name == "setup.cfg":
         changed = [
-            s for s in SETUP_CFG_SECTIONS + ("options.entry_points",) if _cfg_section(old, s) != _cfg_section(new, s)
+            s for s in (*SETUP_CFG_SECTIONS, "options.entry_points") if _cfg_section(old, s) != _cfg_section(new, s)
         ]
         if changed == ["options.entry_points"] and "pytest11" not in (old or "") + (new or ""):
             return None

@@ -21,10 +21,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import cast
 
-from . import homes, procs, seal
 from ..decide import witness
-from ..model.models import PASSING, Outcome, TestOutcome, TestRun
 from ..decide.redaction import scrub_file
+from ..model.models import PASSING, Outcome, TestOutcome, TestRun
+from . import homes, procs, seal
 
 log = logging.getLogger("explore.testing")
 

@@ -18,8 +18,8 @@ from typing import NamedTuple
 
 import git
 
-from . import gitrepo
 from ..model.errors import SetupFailed
+from . import gitrepo
 
 
 def default_root(repo_root: Path) -> Path:

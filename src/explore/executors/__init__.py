@@ -7,10 +7,10 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..edges import procs
-from ..model.config import Options, parse_size
-from .jobs import Executor
 from ..edges.sandbox import Sandbox
 from ..edges.worktrees import WorktreePool
+from ..model.config import Options, parse_size
+from .jobs import Executor
 
 
 def create(

@@ -12,10 +12,10 @@ from pathlib import Path
 import anyio
 
 from ..edges import procs
+from ..edges.testing import run_tests
+from ..model.models import TestRun
 from . import shards
 from .jobs import ExecutorName, JobResult, JobStatus, TestJob
-from ..model.models import TestRun
-from ..edges.testing import run_tests
 
 
 async def execute(

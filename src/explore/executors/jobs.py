@@ -17,8 +17,8 @@ from typing import Protocol
 
 from pydantic import BaseModel, Field
 
-from ..model.models import ExecutorName, TestRun
 from ..edges.testing import TestCommand
+from ..model.models import ExecutorName, TestRun
 
 
 class TestJob(BaseModel):

@@ -14,10 +14,10 @@ import anyio
 
 from ..edges import gitrepo, procs
 from ..edges.sandbox import Sandbox
-from ..model.errors import SetupFailed
-from .jobs import ExecutorName, JobResult, JobStatus, TestJob
 from ..edges.worktrees import WorktreePool
+from ..model.errors import SetupFailed
 from .execute import execute
+from .jobs import ExecutorName, JobResult, JobStatus, TestJob
 
 
 @dataclass

@@ -25,8 +25,8 @@ from typing import Any
 import anyio
 
 from ..model.errors import UsageError
-from .jobs import ExecutorName, JobResult, JobStatus, TestJob
 from . import bundle
+from .jobs import ExecutorName, JobResult, JobStatus, TestJob
 
 INSTALL_HINT = "pip install 'explore-runner[ray]'"
 

@@ -23,8 +23,8 @@ from pathlib import Path
 import anyio
 
 from ..edges.gitrepo import GIT
-from .jobs import Executor, JobResult, JobStatus, TestJob
 from ..model.models import TestRun
+from .jobs import Executor, JobResult, JobStatus, TestJob
 
 NO_TESTS = 5
 """pytest's exit code when a shard collected nothing (the rest shard of a fully planned suite)."""

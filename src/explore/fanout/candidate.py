@@ -15,21 +15,20 @@ from pathlib import Path
 import anyio
 
 from ..decide import escalation, scoring
-from ..edges import gitrepo, guard, harness_refs, procs, sandbox, testcode
-from ..executors import shards
 from ..decide.affected import ImportMap
-from ..model.errors import BudgetExhausted, Escalation, SetupFailed
-from ..model.events import CandidateEvent, Listener, Phase
+from ..edges import gitrepo, guard, harness_refs, procs, sandbox, testcode
+from ..edges.testing import TestCommand
+from ..edges.worktrees import Captured, WorktreePool
+from ..executors import shards
+from ..executors.jobs import Executor, JobResult, JobStatus, TestJob
+from ..executors.shards import DEFAULT_OVERHEAD_S
 from ..generators.base import CandidateContext, FixGenerator, ProposalRequest
 from ..generators.command import AgentCrashed
-from ..executors.jobs import Executor, JobResult, JobStatus, TestJob
+from ..model.errors import BudgetExhausted, Escalation, SetupFailed
+from ..model.events import CandidateEvent, Listener, Phase
 from ..model.models import PASSING, CandidatePlan, CandidateResult, CandidateStatus, TestOutcome, TestRun
-from ..executors.shards import DEFAULT_OVERHEAD_S
 from ..model.testfiles import is_test_file
-from ..edges.testing import TestCommand
 from ..model.usage import Usage
-from ..edges.worktrees import Captured, WorktreePool
-
 
 LINK_REWRITTEN = (
     "rewrote its worktree's .git file (or pointed the worktree's HEAD at a branch): explore's own git "

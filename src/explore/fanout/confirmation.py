@@ -17,10 +17,10 @@ from __future__ import annotations
 from dataclasses import replace
 from pathlib import Path
 
-from ..executors.jobs import Executor, JobStatus, TestJob
-from ..model.models import TestRun
 from ..decide.scoring import Yardstick, tamper_reason
 from ..edges.testing import TestCommand
+from ..executors.jobs import Executor, JobStatus, TestJob
+from ..model.models import TestRun
 
 
 def disagreements(scored: TestRun, confirmed: TestRun, yardstick: Yardstick) -> tuple[list[str], list[str]]:

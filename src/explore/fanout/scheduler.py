@@ -13,9 +13,14 @@ from dataclasses import dataclass, field, replace
 
 import anyio
 
-from . import confirmation
 from ..decide import escalation, scoring
 from ..edges import gitrepo
+from ..edges.worktrees import Captured
+from ..executors.jobs import JobStatus
+from ..model.errors import Escalation
+from ..model.events import Phase
+from ..model.models import CandidatePlan, CandidateResult, CandidateStatus, EscalationCategory, TestRun
+from . import confirmation
 from .candidate import (
     LINK_REWRITTEN,
     Board,
@@ -26,11 +31,6 @@ from .candidate import (
     run_candidate,
     score,
 )
-from ..model.errors import Escalation
-from ..model.events import Phase
-from ..executors.jobs import JobStatus
-from ..model.models import CandidatePlan, CandidateResult, CandidateStatus, EscalationCategory, TestRun
-from ..edges.worktrees import Captured
 
 __all__ = ["FanOutConfig", "FanOutResult", "Findings", "fan_out"]
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from ..model.errors import UsageError
 from ..decide.redaction import SECRET_VARS
+from ..model.errors import UsageError
 from .base import CandidateContext, FixGenerator, ProposalRequest, TestWriter
 
 NAMES = ("mutate", "anthropic", "command", "claude-code", "codex", "gemini", "qwen", "aider")
@@ -16,14 +16,14 @@ TEST_WRITERS = ("anthropic", "command", "claude-code", "codex", "gemini", "qwen"
 command agents of `[tool.explore.agents.NAME]`."""
 
 __all__ = [
+    "NAMES",
+    "TEST_WRITERS",
     "CandidateContext",
     "FixGenerator",
     "ProposalRequest",
-    "NAMES",
-    "TEST_WRITERS",
-    "resolve_agent",
-    "create",
     "check_issue",
+    "create",
+    "resolve_agent",
 ]
 
 

@@ -8,11 +8,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
-from ..model.models import CandidatePlan, IterationRecord, Proposal, Realised, TestOutcome
+from ..decide.strategy import Strategy
 from ..edges.procs import ProcessTracker
 from ..edges.sandbox import Confinement
-from ..decide.strategy import Strategy
 from ..edges.testing import TestCommand
+from ..model.models import CandidatePlan, IterationRecord, Proposal, Realised, TestOutcome
 from ..model.usage import Usage
 
 

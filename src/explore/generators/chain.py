@@ -15,8 +15,8 @@ from typing import Any
 
 import anyio
 
-from ..model.errors import BudgetExhausted, Escalation, Unavailable
 from ..edges.gitrepo import GIT
+from ..model.errors import BudgetExhausted, Escalation, Unavailable
 from ..model.models import CandidatePlan, Proposal, Realised
 from ..model.usage import Usage
 from .base import CandidateContext, FixGenerator, ProposalRequest
@@ -55,7 +55,7 @@ class ChainGenerator:
                 why = f"out of budget: {exc}"
             except Escalation:
                 raise
-            except Exception as exc:  # noqa: BLE001 — a member's bug moves the chain on
+            except Exception as exc:
                 usage += Usage.of(getattr(exc, "usage", None))
                 why = f"raised {type(exc).__name__}: {exc}"
             else:

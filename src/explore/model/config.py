@@ -196,10 +196,7 @@ def parse_size(text: str | int) -> int:
     raw = str(text).strip().upper().removesuffix("IB").removesuffix("B")
     units = {"K": 2**10, "M": 2**20, "G": 2**30, "T": 2**40}
     try:
-        if raw and raw[-1] in units:
-            value = float(raw[:-1]) * units[raw[-1]]
-        else:
-            value = float(raw)
+        value = float(raw[:-1]) * units[raw[-1]] if raw and raw[-1] in units else float(raw)
     except ValueError:
         raise ValueError(f"{text!r} is not a size (use e.g. 512M or 2G)") from None
     if value <= 0:

@@ -7,9 +7,9 @@ import re
 
 import git
 
-from . import applying
-from ..model.models import IterationRecord, RunState
 from ..cli.live import Display
+from ..model.models import IterationRecord, RunState
+from . import applying
 
 RECOVERED = "recovered after a crash"
 

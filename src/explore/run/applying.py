@@ -11,9 +11,9 @@ from pathlib import Path
 import git
 
 from ..edges import gitrepo
-from . import state
 from ..model.errors import UsageError
 from ..model.models import Application, RunState
+from . import state
 
 DIFF_FILE = "repair.diff"
 APPLIED_FILE = "applied.diff"

@@ -10,13 +10,13 @@ from typing import TYPE_CHECKING
 
 import anyio
 
-from . import adoption, applying, reproduce, targeting
-from ..decide import escalation, history, targets
 from .. import generators
+from ..decide import escalation, history, targets
 from ..edges import gitrepo, testcode
+from ..edges.testing import OPENED_ENV, derived_test_timeout
 from ..model.errors import Escalation
 from ..model.models import EscalationCategory, RunState, TestRun
-from ..edges.testing import OPENED_ENV, derived_test_timeout
+from . import adoption, applying, reproduce, targeting
 
 if TYPE_CHECKING:
     from .loop import Runner

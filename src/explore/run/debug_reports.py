@@ -15,10 +15,10 @@ from pathlib import Path
 
 import git
 
-from ..edges import gitrepo
-from . import reports
 from ..decide import scoring
+from ..edges import gitrepo
 from ..model.models import IterationRecord, RunState, TestOutcome
+from . import reports
 
 
 def topic(failing: list[TestOutcome]) -> str:

@@ -8,10 +8,10 @@ from pathlib import Path
 import git
 import psutil
 
-from . import applying, state
 from ..edges import gitrepo
-from ..model.models import RunState
 from ..edges.procs import kill_tree
+from ..model.models import RunState
+from . import applying, state
 
 
 def _dir_size(path: Path) -> int:

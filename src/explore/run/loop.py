@@ -13,13 +13,16 @@ from pathlib import Path
 
 import anyio
 
-from . import applying, baseline, debug_reports, merging, signals, state, targeting
-from ..decide import criticality, escalation, history, redaction, scoring, strategy, targets
 from .. import executors, generators
-from ..edges import gitrepo, guard, procs, sandbox
-from ..executors import shards
-from ..model import usage
+from ..cli.live import Display
+from ..decide import criticality, escalation, history, redaction, scoring, strategy, targets
 from ..decide.affected import ImportMap
+from ..edges import gitrepo, guard, procs, sandbox
+from ..edges.testing import BASELINE_TEST_TIMEOUT, make_command
+from ..edges.worktrees import WorktreePool, default_root
+from ..executors import shards
+from ..fanout.scheduler import FanOutConfig, FanOutResult, fan_out
+from ..model import usage
 from ..model.config import Options, parse_size
 from ..model.errors import BudgetExhausted, Escalation, UsageError
 from ..model.events import CandidateEvent, Phase
@@ -35,11 +38,8 @@ from ..model.models import (
     TestOutcome,
     TestRun,
 )
-from ..cli.live import Display
-from ..fanout.scheduler import FanOutConfig, FanOutResult, fan_out
+from . import applying, baseline, debug_reports, merging, signals, state, targeting
 from .suite import Suite, weights_of
-from ..edges.testing import BASELINE_TEST_TIMEOUT, make_command
-from ..edges.worktrees import WorktreePool, default_root
 
 LETTERS = string.ascii_lowercase
 logger = logging.getLogger("explore.loop")

@@ -8,12 +8,12 @@ import time
 
 import git
 
-from . import applying, state
+from ..cli.live import Display
 from ..edges import gitrepo
+from ..edges.worktrees import Captured
 from ..model.config import Options
 from ..model.models import CandidateResult, IterationRecord, RunState
-from ..cli.live import Display
-from ..edges.worktrees import Captured
+from . import applying, state
 
 
 def prepare_new(info: gitrepo.RepoInfo, options: Options, run_id: str) -> RunState:

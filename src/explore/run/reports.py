@@ -5,9 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..decide import environment, scoring
-from .applying import Change
 from ..edges.gitrepo import run_ref
 from ..model.models import CandidateResult, EscalationCategory, IterationRecord, PhaseTiming, RunState, Summary
+from .applying import Change
 
 EXIT_CODES = {"succeeded": 0, "partial": 0, "failed": 1, "escalated": 3, "interrupted": 130, "running": 1}
 
@@ -214,7 +214,7 @@ def reproduction_lines(run: RunState) -> list[str]:
     ]
     for a in r.samples:
         predicted = "; ".join(a.predicted.values()).replace("|", "\\|").replace("\n", " ")[:120]
-        why = "; ".join([a.why_not or "kept"] + a.discarded).replace("|", "\\|").replace("\n", " ")[:300]
+        why = "; ".join([a.why_not or "kept", *a.discarded]).replace("|", "\\|").replace("\n", " ")[:300]
         lines.append(
             f"| {a.sample} | {a.generator} | {', '.join(a.files) or '-'} | {predicted} | {', '.join(a.reproducing) or '-'} | {why} |"
         )

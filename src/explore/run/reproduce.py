@@ -19,15 +19,15 @@ from pathlib import Path
 import anyio
 import git
 
-from ..edges import procs
 from ..decide import scoring
+from ..edges import procs
 from ..edges.sandbox import Sandbox
-from ..model.errors import BudgetExhausted, Escalation
-from ..generators.base import TestWriteRequest, TestWriter, WrittenTests
-from ..model.models import Reproduction, SampleAttempt, TestRun
 from ..edges.testing import TestCommand, run_tests
-from ..model.usage import Usage
 from ..edges.worktrees import WorktreePool
+from ..generators.base import TestWriter, TestWriteRequest, WrittenTests
+from ..model.errors import BudgetExhausted, Escalation
+from ..model.models import Reproduction, SampleAttempt, TestRun
+from ..model.usage import Usage
 
 AMBIGUOUS_ACTION = (
     "Make the report say what the code should do (the input, the result expected, the result seen) "
@@ -44,8 +44,48 @@ def predicted_for(written: WrittenTests, file: str) -> str:
 
 
 STYLE_WORDS = frozenset(
-    "assert assertion assertionerror error expected expect got but was were is are be to equal equals not in and or the a an "
-    "of should instead returned returns return value values fails failed failure with where than that it this".split()
+    [
+        "assert",
+        "assertion",
+        "assertionerror",
+        "error",
+        "expected",
+        "expect",
+        "got",
+        "but",
+        "was",
+        "were",
+        "is",
+        "are",
+        "be",
+        "to",
+        "equal",
+        "equals",
+        "not",
+        "in",
+        "and",
+        "or",
+        "the",
+        "a",
+        "an",
+        "of",
+        "should",
+        "instead",
+        "returned",
+        "returns",
+        "return",
+        "value",
+        "values",
+        "fails",
+        "failed",
+        "failure",
+        "with",
+        "where",
+        "than",
+        "that",
+        "it",
+        "this",
+    ]
 )
 """The wording of assertion styles: never the substance of a prediction."""
 TOKEN = re.compile(r"""'([^'\n]*)'|"([^"\n]*)"|(?<![\w.])(-?\d+(?:\.\d+)?)(?![\w])|([A-Za-z_]\w*)""")
@@ -229,7 +269,7 @@ async def _sample(
         attempt.usage = Usage.of(getattr(exc, "usage", None))
         stops.append(exc)
         return
-    except Exception as exc:  # noqa: BLE001 — one sample's failure is reported, never fatal
+    except Exception as exc:
         attempt.usage = Usage.of(getattr(exc, "usage", None))
         attempt.why_not = f"the test writer failed: {type(exc).__name__}: {exc}"[:400]
         ctx.progress(attempt.sample, attempt.why_not)

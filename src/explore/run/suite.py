@@ -8,17 +8,16 @@ from pathlib import Path
 
 import anyio
 
+from ..cli.live import Display
 from ..decide import escalation
 from ..edges import procs
-from ..executors import shards
-from ..model.config import Options
-from ..model.errors import Escalation
-from ..executors.jobs import Executor, JobResult, JobStatus, TestJob
-from ..model.models import PASSING, EscalationCategory, TestRun
-from ..cli.live import Display
 from ..edges.sandbox import Sandbox
 from ..edges.testing import TestCommand
-
+from ..executors import shards
+from ..executors.jobs import Executor, JobResult, JobStatus, TestJob
+from ..model.config import Options
+from ..model.errors import Escalation
+from ..model.models import PASSING, EscalationCategory, TestRun
 
 GENERATOR_RUN_FACTOR = 10.0
 GENERATOR_RUN_FLOOR_S = 120.0

@@ -7,15 +7,15 @@ from pathlib import Path
 
 import anyio
 
+from ..cli.live import Display
 from ..decide import environment, history, targets
 from ..edges import gitrepo
-from . import known_failures, state
+from ..edges.worktrees import WorktreePool
 from ..model.config import Options
 from ..model.errors import UsageError
 from ..model.models import RunState, TestRun
-from ..cli.live import Display
+from . import known_failures, state
 from .suite import Suite
-from ..edges.worktrees import WorktreePool
 
 
 async def choose(

@@ -8,9 +8,9 @@ from typing import Any
 
 import anyio
 
+from ...decide.redaction import redact
 from ...model.errors import Escalation, Unavailable
 from ...model.models import CandidatePlan, EscalationCategory, Proposal, Realised
-from ...decide.redaction import redact
 from ...model.usage import Usage
 from ..base import CandidateContext, ProposalRequest, TestWriteRequest, WrittenTests
 from . import coder, debugger, testwriter
@@ -92,7 +92,7 @@ class AnthropicGenerator:
                     raise charged(unavailable(exc), session) from None
                 return Proposal(plans=[], reason=f"no usable diagnosis: {exc}", usage=session.usage)
             except Exception as exc:
-                raise charged(exc, session)
+                raise charged(exc, session)  # noqa: B904 (the same exception re-raised, its usage attached)
         if not diagnoses:
             return Proposal(plans=[], reason=result.note or "the debugger submitted no diagnosis", usage=session.usage)
         plans = make_plans(diagnoses, request.n, shape)
@@ -153,7 +153,7 @@ class AnthropicGenerator:
                         unavailable(exc) if exc.api_only else RuntimeError(f"coder: {exc}"), session
                     ) from None
                 except Exception as exc:
-                    raise charged(exc, session)
+                    raise charged(exc, session)  # noqa: B904 (the same exception re-raised, its usage attached)
         finally:
             if first:
                 gate.set()
@@ -180,7 +180,7 @@ class AnthropicGenerator:
                     unavailable(exc) if exc.api_only else RuntimeError(f"test writer: {exc}"), session
                 ) from None
             except Exception as exc:
-                raise charged(exc, session)
+                raise charged(exc, session)  # noqa: B904 (the same exception re-raised, its usage attached)
         if written.refused:
             transcript.write(event="refused", paths=written.refused)
         written.usage = Usage.of(session.usage)

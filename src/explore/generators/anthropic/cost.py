@@ -28,10 +28,7 @@ DEFAULT_PRICES: dict[str, dict[str, float]] = {
 
 def price_for(model: str, prices: dict[str, dict[str, float]]) -> dict[str, float]:
     """The model's row; an unknown model is priced at the dearest row so a budget is never undercounted."""
-    if model in prices:
-        row = prices[model]
-    else:
-        row = max(prices.values(), key=lambda r: r.get("input", 0.0))
+    row = prices[model] if model in prices else max(prices.values(), key=lambda r: r.get("input", 0.0))
     inp = float(row.get("input", 0.0))
     return {
         "input": inp,

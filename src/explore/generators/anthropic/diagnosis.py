@@ -60,7 +60,7 @@ class Diagnosis(BaseModel):
     escalation_category: EscalationCategory | None = None
 
     @model_validator(mode="after")
-    def _escalation_needs_category(self) -> "Diagnosis":
+    def _escalation_needs_category(self) -> Diagnosis:
         if self.escalate_immediately and self.escalation_category is None:
             raise ValueError("escalate_immediately is true: set escalation_category")
         if self.out_of_scope and not self.out_of_scope_reason:

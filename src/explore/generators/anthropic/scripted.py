@@ -199,7 +199,7 @@ def serve(api: ScriptedAPI) -> Iterator[str]:
     """Serve `api` over HTTP on 127.0.0.1; yields the base URL for ANTHROPIC_BASE_URL."""
 
     class Handler(http.server.BaseHTTPRequestHandler):
-        def do_POST(self) -> None:  # noqa: N802 (http.server's naming)
+        def do_POST(self) -> None:
             body = self.rfile.read(int(self.headers.get("content-length") or 0))
             status, headers, payload = api.handle("POST", self.path, dict(self.headers), body)
             self.send_response(status)

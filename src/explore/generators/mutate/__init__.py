@@ -4,4 +4,4 @@ mutation, screened against the failing tests; offline and deterministic."""
 from .generator import ApplyFailed, MutateGenerator, MutateOptions
 from .operators import REGISTRY
 
-__all__ = ["ApplyFailed", "MutateGenerator", "MutateOptions", "REGISTRY"]
+__all__ = ["REGISTRY", "ApplyFailed", "MutateGenerator", "MutateOptions"]

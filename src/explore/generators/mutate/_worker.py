@@ -77,9 +77,7 @@ class Recorder:
         fixed = sum(1 for t in self.phase1 if self.outcomes.get(t) == "passed")
         failed1 = sum(1 for t in self.phase1 if self.outcomes.get(t) not in (None, "passed"))
         reason = None
-        if not fixed and failed1 >= self.giveup:
-            reason = "no failing test fixed"
-        elif self.phase1 and nodeid == self.phase1[-1] and not fixed:
+        if (not fixed and failed1 >= self.giveup) or (self.phase1 and nodeid == self.phase1[-1] and not fixed):
             reason = "no failing test fixed"
         elif any(self.outcomes.get(t) == "failed" for t in self.phase2):
             reason = "broke a passing test"

@@ -36,7 +36,7 @@ class Mutant:
     single_token: bool
     edits: tuple[tuple[str, Edit], ...]
     """(file, edit) pairs; a combination of mutants carries the edits of each."""
-    parts: tuple["Mutant", ...] = field(default=(), compare=False)
+    parts: tuple[Mutant, ...] = field(default=(), compare=False)
 
     @property
     def location(self) -> str:

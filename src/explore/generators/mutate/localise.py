@@ -24,8 +24,8 @@ from pathlib import Path
 import anyio
 
 from ...edges import homes, procs
-from ...model import testfiles
 from ...edges.testing import HARD_EXIT, MAX_HARD_RERUNS, isolation_env, plugin_args
+from ...model import testfiles
 
 PLUGIN_NAME = "_explore_mutate_worker"
 IMPORT_TIME = ""
@@ -114,7 +114,7 @@ def position_of(suspects: list[Suspect], file: str, lines: Iterable[int]) -> flo
     """Where the first of `lines` ranks (1-based, ties counted at their average): the usual
     measure (EXAM-style) for comparing formulas against a known fix."""
     wanted = {(file, n) for n in lines}
-    for index, suspect in enumerate(suspects):
+    for _index, suspect in enumerate(suspects):
         if (suspect.file, suspect.line) in wanted:
             tied = [i for i, s in enumerate(suspects) if s.score == suspect.score]
             return (tied[0] + tied[-1]) / 2 + 1

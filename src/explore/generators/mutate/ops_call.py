@@ -55,7 +55,7 @@ class FileIndex:
     """Method name → numbers of positional arguments it is called with in the file."""
 
 
-_INDEX: "weakref.WeakKeyDictionary[ModuleInfo, FileIndex]" = weakref.WeakKeyDictionary()
+_INDEX: weakref.WeakKeyDictionary[ModuleInfo, FileIndex] = weakref.WeakKeyDictionary()
 
 
 def index_of(module: ModuleInfo) -> FileIndex:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import ast
 import builtins
+import itertools
 from collections.abc import Iterator
 
 from .edits import Change, Edit, Source, replace
@@ -92,12 +93,15 @@ def _guarded_names(node: ast.stmt) -> list[str]:
         if isinstance(sub, (ast.Attribute, ast.Subscript)) and isinstance(sub.value, ast.Name):
             target = sub.value.id
         elif (
-            isinstance(sub, ast.Call)
-            and isinstance(sub.func, ast.Name)
-            and sub.func.id in ("len", "iter", "sorted", "sum", "max", "min")
+            (
+                isinstance(sub, ast.Call)
+                and isinstance(sub.func, ast.Name)
+                and sub.func.id in ("len", "iter", "sorted", "sum", "max", "min")
+            )
+            and sub.args
+            and isinstance(sub.args[0], ast.Name)
         ):
-            if sub.args and isinstance(sub.args[0], ast.Name):
-                target = sub.args[0].id
+            target = sub.args[0].id
         if target and target not in ("self", "cls") and target not in found:
             found.append(target)
     return found
@@ -142,9 +146,13 @@ def _donors(node: ast.stmt, module: ModuleInfo) -> list[tuple[ast.stmt, ast.AST]
     out = []
     for f in functions:
         for sub in ast.walk(f):
-            if isinstance(sub, SIMPLE) and module.function_of.get(id(sub)) is f and id(sub) not in module.excluded:
-                if not isinstance(sub, ast.Expr) or isinstance(sub.value, ast.Call):
-                    out.append((sub, f))
+            if (
+                isinstance(sub, SIMPLE)
+                and module.function_of.get(id(sub)) is f
+                and id(sub) not in module.excluded
+                and (not isinstance(sub, ast.Expr) or isinstance(sub.value, ast.Call))
+            ):
+                out.append((sub, f))
     return out
 
 
@@ -244,7 +252,7 @@ def insert_statement(node: ast.AST, module: ModuleInfo) -> Iterator[Change]:
 
 def _next_statement(node: ast.stmt, module: ModuleInfo) -> str | None:
     block = _block_of(node, module) or []
-    for a, b in zip(block, block[1:]):
+    for a, b in itertools.pairwise(block):
         if a is node:
             return module.source.segment(b)
     return None

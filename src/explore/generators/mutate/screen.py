@@ -275,7 +275,7 @@ class Screener:
         else:
             raise ValueError(f"unknown screening design {design!r}: choose fork or fresh")
 
-    async def __aenter__(self) -> "Screener":
+    async def __aenter__(self) -> Screener:
         if self.design == "fork":
             try:
                 async with anyio.create_task_group() as group:

@@ -140,7 +140,7 @@ class Search:
         }
 
     # --- preparation -------------------------------------------------------------------------
-    def prepare(self, ranked: Iterable[tuple[Mutant, float]], limit: int) -> "Lazy":
+    def prepare(self, ranked: Iterable[tuple[Mutant, float]], limit: int) -> Lazy:
         """The first `limit` mutants that parse, differ from every earlier one after
         normalisation, were never tried, keep every parameter in use, and reach a failing test —
         prepared on demand, in rank order, as screening asks for them."""
@@ -329,7 +329,7 @@ class Lazy:
         self._search = search
 
     @classmethod
-    def of(cls, items: list[Prepared]) -> "Lazy":
+    def of(cls, items: list[Prepared]) -> Lazy:
         return cls(iter(items), len(items))
 
     def at(self, index: int) -> Prepared | None:
