@@ -162,7 +162,7 @@ def floor(project: Path, sleep_s: float, slow_files: int) -> tuple[float, float]
     other, the winner's full suite (one process); --parallel 3: the baseline in 3 shards
     balanced by the known durations, the three candidates' affected tests at once, the winner's
     full suite in the same 3 shards. Their ratio is the most any runner could reach here."""
-    from explore.executors.shards import plan
+    from explore.decide.shard_plan import plan
 
     weights = {"test_calc.py": 0.01, **{f"test_slow_{k}.py": sleep_s / slow_files for k in range(slow_files)}}
     everything, shards, affected = [sorted(weights)], plan(weights, 3), [["test_calc.py"]]

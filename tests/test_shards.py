@@ -13,6 +13,7 @@ import git
 import pytest
 
 from conftest import assert_no_debris, make_repo, run_cli
+from explore.decide import shard_plan
 from explore.edges import procs
 from explore.edges.testing import TestCommand, with_isolation
 from explore.edges.worktrees import WorktreePool
@@ -29,7 +30,7 @@ CMD = TestCommand(python=PY)
 
 def test_plan_balances_recorded_durations_heaviest_first() -> None:
     weights = {"t/a.py": 9.0, "t/b.py": 5.0, "t/c.py": 4.0, "t/d.py": 1.0, "t/e.py": 1.0}
-    groups = shards.plan(weights, 2)
+    groups = shard_plan.plan(weights, 2)
     loads = sorted(sum(weights[f] for f in g) for g in groups)
     assert loads == [10.0, 10.0]
     assert sorted(f for g in groups for f in g) == sorted(weights)
@@ -39,30 +40,30 @@ def test_plan_without_durations_balances_by_test_count_and_never_splits_one_file
     ids = (
         [f"t/a.py::t{i}" for i in range(4)] + [f"t/b.py::t{i}" for i in range(2)] + [f"t/c.py::t{i}" for i in range(2)]
     )
-    weights = shards.file_weights(ids)
+    weights = shard_plan.file_weights(ids)
     assert weights == {"t/a.py": 4, "t/b.py": 2, "t/c.py": 2}
-    assert shards.plan(weights, 2) == [["t/a.py"], ["t/b.py", "t/c.py"]]
-    assert shards.plan(weights, 8) == [["t/a.py"], ["t/b.py"], ["t/c.py"]]
-    assert shards.plan({"t/a.py": 1.0}, 4) == []  # one file: nothing to split
-    assert shards.plan(weights, 1) == []
+    assert shard_plan.plan(weights, 2) == [["t/a.py"], ["t/b.py", "t/c.py"]]
+    assert shard_plan.plan(weights, 8) == [["t/a.py"], ["t/b.py"], ["t/c.py"]]
+    assert shard_plan.plan({"t/a.py": 1.0}, 4) == []  # one file: nothing to split
+    assert shard_plan.plan(weights, 1) == []
 
 
 def test_the_default_shard_count_adds_a_shard_while_it_saves_more_than_its_process_costs() -> None:
-    assert shards.worthwhile(4, 0.0) == 1  # nothing measured
-    assert shards.worthwhile(3, 0.3, overhead_s=0.7) == 1  # a short suite is not worth another process
-    assert shards.worthwhile(3, 2.5, overhead_s=1.6) == 2  # 1.25 s saved by a second, 0.42 s by a third < 1.6 / 3
-    assert shards.worthwhile(3, 2.5, overhead_s=1.0) == 3
-    assert shards.worthwhile(4, 20.0, overhead_s=1.0) == 4
-    assert shards.worthwhile(4, 1800.0, overhead_s=3.0) == 4  # never more than the free slots
-    assert shards.worthwhile(1, 1800.0) == 1
+    assert shard_plan.worthwhile(4, 0.0) == 1  # nothing measured
+    assert shard_plan.worthwhile(3, 0.3, overhead_s=0.7) == 1  # a short suite is not worth another process
+    assert shard_plan.worthwhile(3, 2.5, overhead_s=1.6) == 2  # 1.25 s saved by a second, 0.42 s by a third < 1.6 / 3
+    assert shard_plan.worthwhile(3, 2.5, overhead_s=1.0) == 3
+    assert shard_plan.worthwhile(4, 20.0, overhead_s=1.0) == 4
+    assert shard_plan.worthwhile(4, 1800.0, overhead_s=3.0) == 4  # never more than the free slots
+    assert shard_plan.worthwhile(1, 1800.0) == 1
     run = TestRun(outcomes={"a.py::x": TestOutcome(id="a.py::x", outcome="passed", duration_s=2.0)}, duration_s=3.5)
-    assert (shards.test_seconds(run), shards.process_overhead(run)) == (2.0, 1.5)
+    assert (shard_plan.test_seconds(run), shard_plan.process_overhead(run)) == (2.0, 1.5)
 
 
 def test_durations_weigh_files_and_all_zero_durations_fall_back_to_counts() -> None:
     ids = ["a.py::x", "a.py::y", "b.py::z"]
-    assert shards.file_weights(ids, {"a.py::x": 1.5, "a.py::y": 0.5, "b.py::z": 3.0}) == {"a.py": 2.0, "b.py": 3.0}
-    assert shards.file_weights(ids, {"a.py::x": 0.0}) == {"a.py": 2, "b.py": 1}
+    assert shard_plan.file_weights(ids, {"a.py::x": 1.5, "a.py::y": 0.5, "b.py::z": 3.0}) == {"a.py": 2.0, "b.py": 3.0}
+    assert shard_plan.file_weights(ids, {"a.py::x": 0.0}) == {"a.py": 2, "b.py": 1}
 
 
 def test_the_last_shard_runs_everything_the_others_do_not() -> None:
@@ -169,7 +170,7 @@ async def test_sharding_gives_the_unsharded_per_test_results_on_every_corpus_cas
             whole = await executor.run(
                 TestJob(command=CMD, id="whole", commit=commit, workdir=repo), tmp_path / "logs" / case.name
             )
-            groups = [sorted({f for f in map(shards.file_of, whole.run.outcomes) if f}), []]
+            groups = [sorted({f for f in map(shard_plan.file_of, whole.run.outcomes) if f}), []]
             split = await shards.run_sharded(
                 executor,
                 TestJob(command=CMD, id="split", commit=commit, log_name="split.log", workdir=repo),
@@ -212,7 +213,7 @@ async def test_a_planned_multi_file_suite_matches_its_unsharded_run_and_keeps_co
     executor, pool = _executor(repo, tmp_path, 3)
     try:
         whole = await executor.run(TestJob(command=CMD, id="whole", commit=commit), tmp_path / "logs")
-        groups = shards.plan(shards.disk_weights(repo), 3)
+        groups = shard_plan.plan(shards.disk_weights(repo), 3)
         assert len(groups) == 3
         split = await shards.run_sharded(
             executor, TestJob(command=CMD, id="split", commit=commit, log_name="split.log"), groups, tmp_path / "logs"
@@ -282,7 +283,7 @@ async def test_a_shard_collects_only_what_an_unsharded_run_collects(tmp_path: Pa
     commit = git.Repo(repo).head.commit.hexsha
     executor, pool = _executor(repo, tmp_path, 3)
     try:
-        groups = shards.plan(shards.disk_weights(repo), 3)
+        groups = shard_plan.plan(shards.disk_weights(repo), 3)
         assert sorted(f for g in groups for f in g) == [
             "examples/test_demo.py",
             "tests/test_one.py",

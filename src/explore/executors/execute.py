@@ -11,10 +11,10 @@ from pathlib import Path
 
 import anyio
 
+from ..decide import shard_plan
 from ..edges import procs
 from ..edges.testing import run_tests
 from ..model.models import TestRun
-from . import shards
 from .jobs import ExecutorName, JobResult, JobStatus, TestJob
 
 
@@ -58,7 +58,7 @@ async def execute(
     elif result.run.oom:
         result.status, result.reason = JobStatus.oom, f"{job.id}: {result.run.infra_error}"
     elif result.run.outcomes and result.run.exit_code is not None:
-        result.overhead_s = round(shards.process_overhead(result.run), 3)
+        result.overhead_s = round(shard_plan.process_overhead(result.run), 3)
     result.log = log_path.read_text(encoding="utf-8", errors="replace")[-8000:] if log_path.exists() else ""
     result.duration_s = round(time.monotonic() - started, 3)
     return result

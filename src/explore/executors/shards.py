@@ -1,4 +1,4 @@
-"""Sharded full-suite runs: split by test file, balanced by recorded durations, merged into one run.
+"""Sharded full-suite runs: split by test file (the plan: decide/shard_plan), run, merged into one run.
 
 Shards 1..N-1 each collect only their list of test files (explore's plugin, `--explore-only`:
 pytest's own collection rules still apply, so a listed file an unsharded run would not collect
@@ -11,44 +11,20 @@ are never dropped silently.
 
 from __future__ import annotations
 
-import fnmatch
-import heapq
-import re
 import subprocess
-from collections import defaultdict
-from collections.abc import Awaitable, Callable, Iterable, Mapping
+from collections.abc import Awaitable, Callable
 from dataclasses import replace
 from pathlib import Path
 
 import anyio
 
+from ..decide import shard_plan
 from ..edges.gitrepo import GIT
 from ..model.models import TestRun
 from .jobs import Executor, JobResult, JobStatus, TestJob
 
 NO_TESTS = 5
 """pytest's exit code when a shard collected nothing (the rest shard of a fully planned suite)."""
-
-
-def file_of(test_id: str) -> str | None:
-    return test_id.split("::", 1)[0] if "::" in test_id else None
-
-
-def file_weights(ids: Iterable[str], durations: Mapping[str, float] | None = None) -> dict[str, float]:
-    """Seconds per test file from recorded per-test durations; without any, the count of tests."""
-    weights: dict[str, float] = defaultdict(float)
-    for test_id in ids:
-        path = file_of(test_id)
-        if path is not None:
-            weights[path] += durations.get(test_id, 0.0) if durations else 1.0
-    if durations and weights and not any(weights.values()):
-        return file_weights(ids)  # durations all zero (custom report): balance by count
-    return dict(weights)
-
-
-PYTEST_FILES = ("test_*.py", "*_test.py")
-"""pytest's default `python_files`: what a first plan finds on disk (other files go to the rest shard)."""
-TEST_DEF = re.compile(rb"^\s*(?:async\s+)?def\s+test|^\s*class\s+Test", re.MULTILINE)
 
 
 def disk_weights(workdir: Path) -> dict[str, float]:
@@ -59,54 +35,12 @@ def disk_weights(workdir: Path) -> dict[str, float]:
     )
     weights: dict[str, float] = {}
     for name in filter(None, listed.split("\0")):
-        if any(fnmatch.fnmatch(name.rsplit("/", 1)[-1], pattern) for pattern in PYTEST_FILES):
+        if shard_plan.is_pytest_file(name):
             try:
-                weights[name] = float(max(1, len(TEST_DEF.findall((workdir / name).read_bytes()))))
+                weights[name] = shard_plan.source_weight((workdir / name).read_bytes())
             except OSError:
                 continue
     return weights
-
-
-DEFAULT_OVERHEAD_S = 1.0
-"""What starting and ending one test process costs, until a run has measured it."""
-
-
-def worthwhile(slots: int, test_seconds: float, overhead_s: float = DEFAULT_OVERHEAD_S) -> int:
-    """--shards' default: the free slots, but one more shard only while the wall time it saves
-    (T/(k-1) - T/k of the suite's T test seconds) is at least its process's cost spread over the
-    slots (overhead / slots): a 3 s suite splits in two or three, a 0.3 s one stays whole, a
-    30-minute one takes every slot. 1 when nothing was measured yet."""
-    if test_seconds <= 0:
-        return 1
-    cost = max(overhead_s, 0.1) / max(slots, 1)
-    count = 1
-    while count < slots and test_seconds / (count * (count + 1)) >= cost:
-        count += 1
-    return count
-
-
-def test_seconds(run: TestRun) -> float:
-    return sum(outcome.duration_s for outcome in run.outcomes.values())
-
-
-def process_overhead(run: TestRun) -> float:
-    """An unsharded run's wall time beyond its tests' own: interpreter, imports, collection, report."""
-    return max(0.1, run.duration_s - test_seconds(run))
-
-
-def plan(weights: Mapping[str, float], shards: int) -> list[list[str]]:
-    """Longest-processing-time-first: heaviest file to the lightest shard. Deterministic (ties by
-    path); at most one shard per file; [] when sharding would not split anything."""
-    count = min(shards, len(weights))
-    if count < 2:
-        return []
-    heap: list[tuple[float, int]] = [(0.0, index) for index in range(count)]
-    groups: list[list[str]] = [[] for _ in range(count)]
-    for path in sorted(weights, key=lambda p: (-weights[p], p)):
-        load, index = heapq.heappop(heap)
-        groups[index].append(path)
-        heapq.heappush(heap, (load + max(weights[path], 1e-6), index))
-    return [sorted(group) for group in groups]
 
 
 SHARD_ENV = "EXPLORE_SHARD"

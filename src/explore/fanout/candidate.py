@@ -14,14 +14,13 @@ from pathlib import Path
 
 import anyio
 
-from ..decide import escalation, scoring
+from ..decide import escalation, scoring, shard_plan
 from ..decide.affected import ImportMap
 from ..edges import gitrepo, guard, harness_refs, procs, sandbox, testcode
 from ..edges.testing import TestCommand
 from ..edges.worktrees import Captured, WorktreePool
 from ..executors import shards
 from ..executors.jobs import Executor, JobResult, JobStatus, TestJob
-from ..executors.shards import DEFAULT_OVERHEAD_S
 from ..generators.base import CandidateContext, FixGenerator, ProposalRequest
 from ..generators.command import AgentCrashed
 from ..model.errors import BudgetExhausted, Escalation, SetupFailed
@@ -62,8 +61,8 @@ class FanOutConfig:
     shard_weights: dict[str, float] = field(default_factory=dict)
     """Seconds (or test counts) per test file of the current run: what full-suite shards balance."""
     shards: int | None = None
-    """--shards; None: the free slots the current run's test time fills (shards.worthwhile)."""
-    overhead_s: float = DEFAULT_OVERHEAD_S
+    """--shards; None: the free slots the current run's test time fills (shard_plan.worthwhile)."""
+    overhead_s: float = shard_plan.DEFAULT_OVERHEAD_S
     protected: frozenset[str] = frozenset()
     """With target tests: the other tests passing at the baseline, which no candidate may break."""
     frozen: frozenset[str] = frozenset()
@@ -86,9 +85,9 @@ class FanOutConfig:
         count = (
             self.shards
             if self.shards is not None
-            else shards.worthwhile(slots, sum(self.shard_weights.values()), self.overhead_s)
+            else shard_plan.worthwhile(slots, sum(self.shard_weights.values()), self.overhead_s)
         )
-        return shards.plan(self.shard_weights, count) if self.test_command.is_pytest else []
+        return shard_plan.plan(self.shard_weights, count) if self.test_command.is_pytest else []
 
 
 @dataclass

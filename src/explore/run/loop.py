@@ -15,12 +15,11 @@ import anyio
 
 from .. import executors, generators
 from ..cli.live import Display
-from ..decide import criticality, escalation, history, redaction, scoring, strategy, targets
+from ..decide import criticality, escalation, history, redaction, scoring, shard_plan, strategy, targets
 from ..decide.affected import ImportMap
 from ..edges import gitrepo, guard, procs, sandbox
 from ..edges.testing import BASELINE_TEST_TIMEOUT, make_command
 from ..edges.worktrees import WorktreePool, default_root
-from ..executors import shards
 from ..fanout.scheduler import FanOutConfig, FanOutResult, fan_out
 from ..model import usage
 from ..model.config import Options, parse_size
@@ -339,7 +338,7 @@ class Runner:
                 progressive=chosen.tests.get("mode", "affected-then-full") != "full",
                 memory_limit=self.memory_limit,
                 import_map=self.import_map(scratch),
-                shard_weights=shards.file_weights(self.current_run.outcomes, weights_of(self.current_run)),
+                shard_weights=shard_plan.file_weights(self.current_run.outcomes, weights_of(self.current_run)),
                 shards=self.options.shards,
                 overhead_s=self.suite.overhead_s,
                 protected=targets.protected(

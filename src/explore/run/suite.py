@@ -9,7 +9,7 @@ from pathlib import Path
 import anyio
 
 from ..cli.live import Display
-from ..decide import escalation
+from ..decide import escalation, shard_plan
 from ..edges import procs
 from ..edges.sandbox import Sandbox
 from ..edges.testing import TestCommand
@@ -32,7 +32,7 @@ class Suite:
     display: Display
     tracker: procs.ProcessTracker
     memory_limit: int | None
-    overhead_s: float = shards.DEFAULT_OVERHEAD_S
+    overhead_s: float = shard_plan.DEFAULT_OVERHEAD_S
     """One test process's cost beyond its tests, measured on the last full run (its cheapest shard)."""
     sandbox: Sandbox | None = None
 
@@ -43,22 +43,23 @@ class Suite:
         """Seconds a generator's own whole-suite run (mutate's per-test coverage, unsharded and
         traced) may take: a multiple of the last full run's test time, within the suite's limit."""
         return min(
-            self.timeout(), max(GENERATOR_RUN_FLOOR_S, GENERATOR_RUN_FACTOR * shards.test_seconds(run) + run.duration_s)
+            self.timeout(),
+            max(GENERATOR_RUN_FLOOR_S, GENERATOR_RUN_FACTOR * shard_plan.test_seconds(run) + run.duration_s),
         )
 
     def shard_count(self, run: TestRun | None) -> int:
         """--shards, else as many of the free slots as the last full run's test time fills."""
         if self.options.shards is not None:
             return self.options.shards
-        return shards.worthwhile(self.executor.slots, shards.test_seconds(run) if run else 0.0, self.overhead_s)
+        return shard_plan.worthwhile(self.executor.slots, shard_plan.test_seconds(run) if run else 0.0, self.overhead_s)
 
     def plan(self, run: TestRun | None, baseline_ids: list[str]) -> list[list[str]]:
         """Shards by the last full run's per-test durations, else by the baseline's test counts."""
         if not self.command.is_pytest:
             return []
         if run is not None:
-            return shards.plan(shards.file_weights(run.outcomes, weights_of(run)), self.shard_count(run))
-        return shards.plan(shards.file_weights(baseline_ids), self.shard_count(None))
+            return shard_plan.plan(shard_plan.file_weights(run.outcomes, weights_of(run)), self.shard_count(run))
+        return shard_plan.plan(shard_plan.file_weights(baseline_ids), self.shard_count(None))
 
     async def first_plan(self, path: Path) -> list[list[str]]:
         """The first baseline knows no durations: its shards balance the test files found on disk
@@ -68,7 +69,7 @@ class Suite:
         count = self.options.shards if self.options.shards is not None else self.executor.slots
         if not self.command.is_pytest or count < 2:
             return []
-        return shards.plan(await anyio.to_thread.run_sync(shards.disk_weights, path), count)
+        return shard_plan.plan(await anyio.to_thread.run_sync(shards.disk_weights, path), count)
 
     async def full_run(
         self,

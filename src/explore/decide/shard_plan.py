@@ -1,0 +1,89 @@
+"""How a full-suite run splits into shards, and whether splitting pays — pure.
+
+Test files are weighed by their tests' recorded durations (or counted tests, or the tests a file
+defines on disk for a first plan) and dealt out heaviest first. `executors/shards` runs the plan:
+it lists the tracked files (`disk_weights`), makes the shard jobs and merges their results.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import heapq
+import re
+from collections import defaultdict
+from collections.abc import Iterable, Mapping
+
+from ..model.models import TestRun
+
+
+def file_of(test_id: str) -> str | None:
+    return test_id.split("::", 1)[0] if "::" in test_id else None
+
+
+def file_weights(ids: Iterable[str], durations: Mapping[str, float] | None = None) -> dict[str, float]:
+    """Seconds per test file from recorded per-test durations; without any, the count of tests."""
+    weights: dict[str, float] = defaultdict(float)
+    for test_id in ids:
+        path = file_of(test_id)
+        if path is not None:
+            weights[path] += durations.get(test_id, 0.0) if durations else 1.0
+    if durations and weights and not any(weights.values()):
+        return file_weights(ids)  # durations all zero (custom report): balance by count
+    return dict(weights)
+
+
+PYTEST_FILES = ("test_*.py", "*_test.py")
+"""pytest's default `python_files`: what a first plan finds on disk (other files go to the rest shard)."""
+TEST_DEF = re.compile(rb"^\s*(?:async\s+)?def\s+test|^\s*class\s+Test", re.MULTILINE)
+
+
+def is_pytest_file(path: str) -> bool:
+    """Whether pytest's default `python_files` match the file's name (a first plan weighs only those)."""
+    return any(fnmatch.fnmatch(path.rsplit("/", 1)[-1], pattern) for pattern in PYTEST_FILES)
+
+
+def source_weight(source: bytes) -> float:
+    """A test file's weight for a first plan: the tests it defines (`def test…`, `class Test…`; at least 1)."""
+    return float(max(1, len(TEST_DEF.findall(source))))
+
+
+DEFAULT_OVERHEAD_S = 1.0
+"""What starting and ending one test process costs, until a run has measured it."""
+
+
+def worthwhile(slots: int, test_seconds: float, overhead_s: float = DEFAULT_OVERHEAD_S) -> int:
+    """--shards' default: the free slots, but one more shard only while the wall time it saves
+    (T/(k-1) - T/k of the suite's T test seconds) is at least its process's cost spread over the
+    slots (overhead / slots): a 3 s suite splits in two or three, a 0.3 s one stays whole, a
+    30-minute one takes every slot. 1 when nothing was measured yet."""
+    if test_seconds <= 0:
+        return 1
+    cost = max(overhead_s, 0.1) / max(slots, 1)
+    count = 1
+    while count < slots and test_seconds / (count * (count + 1)) >= cost:
+        count += 1
+    return count
+
+
+def test_seconds(run: TestRun) -> float:
+    return sum(outcome.duration_s for outcome in run.outcomes.values())
+
+
+def process_overhead(run: TestRun) -> float:
+    """An unsharded run's wall time beyond its tests' own: interpreter, imports, collection, report."""
+    return max(0.1, run.duration_s - test_seconds(run))
+
+
+def plan(weights: Mapping[str, float], shards: int) -> list[list[str]]:
+    """Longest-processing-time-first: heaviest file to the lightest shard. Deterministic (ties by
+    path); at most one shard per file; [] when sharding would not split anything."""
+    count = min(shards, len(weights))
+    if count < 2:
+        return []
+    heap: list[tuple[float, int]] = [(0.0, index) for index in range(count)]
+    groups: list[list[str]] = [[] for _ in range(count)]
+    for path in sorted(weights, key=lambda p: (-weights[p], p)):
+        load, index = heapq.heappop(heap)
+        groups[index].append(path)
+        heapq.heappush(heap, (load + max(weights[path], 1e-6), index))
+    return [sorted(group) for group in groups]
