@@ -19,7 +19,8 @@ from typing import NamedTuple
 import git
 
 from ..model.errors import SetupFailed
-from . import gitrepo
+from . import gitrepo, procs
+from .sandbox import Confinement
 
 
 def default_root(repo_root: Path) -> Path:
@@ -50,6 +51,48 @@ def _read_capped(argv: list[str], cwd: Path, limit: int | None) -> bytes | None:
 
 class DiskFull(SetupFailed):
     """Free disk under the floor: no new worktree."""
+
+
+@dataclass(frozen=True)
+class SetupOutcome:
+    """What `worktree_setup` did in one worktree: the one outcome every caller reads (the baseline's
+    and each candidate's worktree, a test job's slot, a reproduce sample, a Ray worker's checkout)."""
+
+    command: str
+    exit_code: int | None
+    """None when the command did not end by itself (killed)."""
+    output_tail: str
+    log_path: Path
+
+    @property
+    def ok(self) -> bool:
+        return self.exit_code == 0
+
+    @property
+    def reason(self) -> str:
+        return f"worktree_setup `{self.command}` failed with exit {self.exit_code}: {self.output_tail.strip()[-300:]}"
+
+    def check(self) -> None:
+        """SetupFailed (an infrastructure escalation, exit 3) unless the command succeeded."""
+        if not self.ok:
+            raise SetupFailed(self.reason)
+
+
+async def run_setup(
+    command: str,
+    path: Path,
+    log_path: Path,
+    *,
+    tracker: procs.ProcessTracker | None = None,
+    confine: Confinement | None = None,
+    die_with_parent: bool = False,
+) -> SetupOutcome:
+    """Run `worktree_setup` in the worktree at path (its output in log_path); never raises for a
+    failing command: the caller decides what a failure costs (see `SetupOutcome.check`)."""
+    done = await procs.run(
+        command, path, log_path=log_path, tracker=tracker, confine=confine, die_with_parent=die_with_parent
+    )
+    return SetupOutcome(command=command, exit_code=done.exit_code, output_tail=done.output_tail, log_path=log_path)
 
 
 class Captured(NamedTuple):

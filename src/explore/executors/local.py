@@ -14,8 +14,7 @@ import anyio
 
 from ..edges import gitrepo, procs
 from ..edges.sandbox import Sandbox
-from ..edges.worktrees import WorktreePool
-from ..model.errors import SetupFailed
+from ..edges.worktrees import WorktreePool, run_setup
 from .execute import execute
 from .jobs import ExecutorName, JobResult, JobStatus, TestJob
 
@@ -68,17 +67,14 @@ class LocalExecutor:
     async def _tree(self, slot: str, job: TestJob, log_dir: Path) -> Path | JobResult:
         path, fresh = await anyio.to_thread.run_sync(self.pool.acquire, slot, job.commit)
         if fresh and self.worktree_setup:
-            done = await procs.run(
+            setup = await run_setup(
                 self.worktree_setup,
                 path,
-                log_path=log_dir / f"setup-{slot}.log",
+                log_dir / f"setup-{slot}.log",
                 tracker=self.tracker,
                 confine=self._confine(path, log_dir),
             )
-            if done.exit_code != 0:
-                raise SetupFailed(
-                    f"worktree_setup `{self.worktree_setup}` failed with exit {done.exit_code}: {done.output_tail.strip()[-300:]}"
-                )
+            setup.check()
         if job.patch:
             done = await procs.run(
                 [*gitrepo.GIT, "apply", "--binary", "--whitespace=nowarn", "-"],

@@ -39,7 +39,7 @@ def run_on_worker(tree_bundle: bytes, job: dict[str, Any], run_id: str, setup: s
     """The Ray task: the tree (this worker's, reused across its jobs of the run), the patch, the
     run. Returns (JobResult, full log). The worker's folder stays for its next job: `sweep`
     removes it when the run closes."""
-    from ..edges import procs
+    from ..edges.worktrees import run_setup
     from .execute import execute
 
     test_job = TestJob.model_validate(job)
@@ -63,15 +63,15 @@ def run_on_worker(tree_bundle: bytes, job: dict[str, Any], run_id: str, setup: s
                 reason=f"{test_job.id}: cannot reproduce the tree on the worker: {exc}",
             ).model_dump(mode="json"), ""
         if setup and fresh:
-            done = anyio.run(lambda: procs.run(setup, tree, log_path=folder / "setup.log", die_with_parent=True))
-            if done.exit_code != 0:
+            outcome = anyio.run(lambda: run_setup(setup, tree, folder / "setup.log", die_with_parent=True))
+            if not outcome.ok:  # a crashed job, as every failure on a worker
                 shutil.rmtree(tree, ignore_errors=True)
                 return JobResult(
                     job_id=test_job.id,
                     status=JobStatus.crashed,
                     executor=ExecutorName.ray,
-                    reason=f"worktree_setup `{setup}` failed on the worker (exit {done.exit_code}): {done.output_tail.strip()[-300:]}",
-                ).model_dump(mode="json"), done.output_tail
+                    reason=f"on the worker: {outcome.reason}",
+                ).model_dump(mode="json"), outcome.output_tail
 
         async def go() -> JobResult:
             return await execute(

@@ -18,7 +18,7 @@ from ..decide import escalation, scoring, shard_plan
 from ..decide.affected import ImportMap
 from ..edges import gitrepo, guard, harness_refs, procs, sandbox, testcode
 from ..edges.testing import TestCommand
-from ..edges.worktrees import Captured, WorktreePool
+from ..edges.worktrees import Captured, WorktreePool, run_setup
 from ..executors import shards
 from ..executors.jobs import Executor, JobResult, JobStatus, TestJob
 from ..generators.base import CandidateContext, FixGenerator, ProposalRequest
@@ -210,17 +210,14 @@ async def _attempt(
     path, fresh = await anyio.to_thread.run_sync(config.pool.acquire, plan.id, config.commit)
     if fresh and config.worktree_setup:
         config.emit(plan.id, Phase.setup)
-        done = await procs.run(
+        setup = await run_setup(
             config.worktree_setup,
             path,
-            log_path=files_dir / "setup.log",
+            files_dir / "setup.log",
             tracker=config.tracker,
             confine=config.sandbox.confine(path, files_dir) if config.sandbox else None,
         )
-        if done.exit_code != 0:
-            raise SetupFailed(
-                f"worktree_setup `{config.worktree_setup}` failed with exit {done.exit_code}: {done.output_tail.strip()[-300:]}"
-            )
+        setup.check()
     board.kept[plan.id] = (
         await anyio.to_thread.run_sync(config.pool.ignored, path) if config.pool.keep_ignored else frozenset()
     )

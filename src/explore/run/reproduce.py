@@ -23,7 +23,7 @@ from ..decide import scoring
 from ..edges import procs
 from ..edges.sandbox import Sandbox
 from ..edges.testing import TestCommand, run_tests
-from ..edges.worktrees import WorktreePool
+from ..edges.worktrees import WorktreePool, run_setup
 from ..generators.base import TestWriter, TestWriteRequest, WrittenTests
 from ..model.errors import BudgetExhausted, Escalation
 from ..model.models import Reproduction, SampleAttempt, TestRun
@@ -245,9 +245,9 @@ async def _sample(
     paths[attempt.sample] = path
     confine = ctx.sandbox.confine(path, files_dir) if ctx.sandbox else None
     if fresh and ctx.setup:
-        done = await procs.run(ctx.setup, path, log_path=files_dir / "setup.log", tracker=ctx.tracker, confine=confine)
-        if done.exit_code != 0:
-            attempt.why_not = f"worktree_setup failed with exit {done.exit_code}"
+        setup = await run_setup(ctx.setup, path, files_dir / "setup.log", tracker=ctx.tracker, confine=confine)
+        if not setup.ok:  # one sample lost, not the run: the other samples may still reproduce the report
+            attempt.why_not = f"worktree_setup failed with exit {setup.exit_code}"
             return
     ctx.progress(attempt.sample, "writing tests")
     request = TestWriteRequest(

@@ -13,6 +13,7 @@ from ..decide import escalation, shard_plan
 from ..edges import procs
 from ..edges.sandbox import Sandbox
 from ..edges.testing import TestCommand
+from ..edges.worktrees import run_setup
 from ..executors import shards
 from ..executors.jobs import Executor, JobResult, JobStatus, TestJob
 from ..model.config import Options
@@ -170,20 +171,15 @@ class Suite:
 
     async def setup_once(self, path: Path) -> None:
         if self.options.worktree_setup:
-            done = await procs.run(
+            setup = await run_setup(
                 self.options.worktree_setup,
                 path,
-                log_path=self.run_dir / "setup.log",
+                self.run_dir / "setup.log",
                 tracker=self.tracker,
                 confine=self.sandbox.confine(path, self.run_dir) if self.sandbox else None,
             )
-            if done.exit_code != 0:
-                raise Escalation(
-                    EscalationCategory.infrastructure,
-                    f"worktree_setup `{self.options.worktree_setup}` failed (exit {done.exit_code}): "
-                    f"{done.output_tail.strip()[-300:]}",
-                    escalation.INFRASTRUCTURE_ACTION,
-                )
+            if not setup.ok:  # the test environment's action, as for every baseline failure
+                raise Escalation(EscalationCategory.infrastructure, setup.reason, escalation.INFRASTRUCTURE_ACTION)
 
 
 def weights_of(run: TestRun) -> dict[str, float]:
