@@ -81,6 +81,11 @@ def run_options(func: Any) -> Any:
         click.option("--budget-usd", type=float, help="Stop before LLM calls would cost more than this."),
         click.option("--budget-tokens", type=int, help="Stop before LLM calls would use more tokens than this."),
         click.option(
+            "--search-budget",
+            metavar="Nx|DURATION",
+            help="Give up after this long with no repair in sight: N times the suite's time, or e.g. 90s, 5m (default 10x, at least 30s).",
+        ),
+        click.option(
             "--executor",
             type=click.Choice(["local", "ray"]),
             help="Where test jobs run: local worktrees (default) or Ray (RAY_ADDRESS, else a local Ray).",

@@ -45,6 +45,7 @@ RUN_GROUPS = {
         "target_pass_rate",
         "budget_usd",
         "budget_tokens",
+        "search_budget",
     ],
     "How tests run": ["test_cmd", "junit_xml", "test_timeout", "branch_timeout", "branch_memory", "executor", "shards"],
     "The result": ["no_apply", "json", "as_json", "junit_out", "reports_dir", "commit_reports"],

@@ -47,6 +47,9 @@ class ProposalRequest:
     time_limit: float | None = None
     """Seconds a whole-suite run of the generator's own may take (mutate's coverage run): from the
     baseline's time, within the suite's own limit."""
+    deadline: float | None = None
+    """`time.monotonic()` at which the run's search budget runs out: a generator that searches (mutate)
+    stops there and proposes what it found; one that cannot stop early may ignore it."""
 
 
 @dataclass

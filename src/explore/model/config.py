@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import sys
 
 if sys.version_info >= (3, 11):
@@ -65,6 +66,9 @@ class Options(BaseModel):
     """How often failing baseline tests are rerun to tell flaky ones apart."""
     budget_usd: float | None = None
     budget_tokens: int | None = None
+    search_budget: str = "10x"
+    """How long the search goes on with no repair in sight: a multiple of the suite's time (`10x`, at
+    least 30 s) or a duration (`90s`, `5m`, `1h`); the clock restarts at every merged improvement."""
     reports_dir: str | None = None
     """Debug reports by topic, one per iteration, under this folder of the repository (e.g. debug)."""
     commit_reports: bool = False
@@ -163,6 +167,16 @@ class Options(BaseModel):
 
         return psutil.virtual_memory().total // 2 // self.parallel
 
+    @field_validator("search_budget", mode="before")
+    @classmethod
+    def _search_budget(cls, value: Any) -> Any:
+        if isinstance(value, bool) or not isinstance(value, str):
+            raise ValueError(f"write it as text: {value}x for {value} times the suite's time, or {value}s for seconds")
+        return parse_search_budget(value).text
+
+    def search_budget_spec(self) -> SearchBudget:
+        return parse_search_budget(self.search_budget)
+
     @field_validator("criticality")
     @classmethod
     def _levels(cls, value: dict[str, list[str]]) -> dict[str, list[str]]:
@@ -189,6 +203,38 @@ class Options(BaseModel):
     @classmethod
     def _strategy(cls, value: str) -> str:
         return value.strip().lower()
+
+
+class SearchBudget(BaseModel):
+    """A parsed `search-budget`: exactly one of factor (times the suite's time) and seconds."""
+
+    model_config = ConfigDict(frozen=True)
+
+    text: str
+    """As the user would write it again (`10x`, `90s`)."""
+    factor: float | None = None
+    seconds: float | None = None
+
+
+DURATION_UNITS = {"s": 1.0, "m": 60.0, "h": 3600.0}
+_SEARCH_BUDGET = re.compile(r"(\d+(?:\.\d*)?|\.\d+)\s*(x|s|m|h)")
+
+
+def parse_search_budget(text: str) -> SearchBudget:
+    """`10x` → 10 times the suite's time; `90s`, `5m`, `1h` → that many seconds."""
+    raw = text.strip().lower().replace("×", "x")
+    found = _SEARCH_BUDGET.fullmatch(raw)
+    if found is None:
+        raise ValueError(
+            f"{text!r} is not a search budget: use a multiple of the suite's time such as 10x, "
+            "or a duration such as 90s, 5m or 1h"
+        )
+    number, unit = float(found.group(1)), found.group(2)
+    if number <= 0:
+        raise ValueError("must be more than 0 (10x = ten times the suite's time, 90s = ninety seconds)")
+    if unit == "x":
+        return SearchBudget(text=f"{number:g}x", factor=number)
+    return SearchBudget(text=f"{number:g}{unit}", seconds=number * DURATION_UNITS[unit])
 
 
 def parse_size(text: str | int) -> int:

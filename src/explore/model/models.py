@@ -160,6 +160,9 @@ class Proposal(BaseModel):
     """Failing tests the generator tried edits against without any making them pass."""
     fallbacks: list[str] = Field(default_factory=list)
     """An `--agent A,B,C` chain: why each generator before the one that proposed was passed over."""
+    exhausted: bool = False
+    """The generator searched all it can on this commit and found nothing (mutate: "search complete"
+    with no plausible mutant): asked again with the same inputs, it would find nothing again."""
 
 
 class Realised(BaseModel):
@@ -226,6 +229,8 @@ class IterationRecord(BaseModel):
     timing: PhaseTiming = Field(default_factory=PhaseTiming)
     fallbacks: list[str] = Field(default_factory=list)
     """Why the `--agent` chain moved past each generator it passed over this iteration."""
+    search_complete: bool = False
+    """The generator's proposal was `exhausted`: its whole search found nothing on this commit."""
 
 
 class SampleAttempt(BaseModel):
@@ -261,6 +266,26 @@ class EnvironmentFailure(BaseModel):
     kind: EnvironmentKind
     evidence: str
     """The line of the failure that shows why (the exception as pytest printed it)."""
+
+
+class GaveUp(BaseModel):
+    """Why the search stopped with no repair in sight (decide/stop.py), what it tried, and how to spend more."""
+
+    why: Literal["search_budget", "search_complete"]
+    """search_budget: the search budget ran out; search_complete: the generator had searched all it can."""
+    search_s: float
+    """Seconds of search since the baseline or the last merged improvement."""
+    budget_s: float
+    budget: str
+    """The `search-budget` setting that gave budget_s (`10x`, `90s`)."""
+    suite_s: float
+    """The suite's time as this run measured it (its tests' seconds plus one process's start-up)."""
+    iterations: int
+    strategies: list[str] = Field(default_factory=list)
+    candidates: int = 0
+    mutants_screened: int = 0
+    spend_more: list[str] = Field(default_factory=list)
+    """Ways to search longer or differently: a command, a `[tool.explore]` line, another generator."""
 
 
 class Reproduction(BaseModel):
@@ -363,6 +388,8 @@ class RunState(BaseModel):
     """Failures at the baseline no code edit can fix (environment.py): left out like pre-existing ones."""
     reproduction: Reproduction | None = None
     """`--issue`: the reproduction tests of iteration 0."""
+    gave_up: GaveUp | None = None
+    """Set when the search stopped with no repair in sight (the search budget, or nothing left to try)."""
 
 
 class Summary(BaseModel):
@@ -392,3 +419,5 @@ class Summary(BaseModel):
     reproduction: Reproduction | None = None
     diff: str | None = None
     """The repair's unified diff against the starting commit (a dirty tree's snapshot excluded)."""
+    gave_up: GaveUp | None = None
+    """Why the search stopped with no repair in sight, what it tried, and how to spend more."""

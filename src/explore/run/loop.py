@@ -16,6 +16,7 @@ import anyio
 from .. import executors, generators
 from ..cli.live import Display
 from ..decide import criticality, escalation, history, redaction, scoring, shard_plan, strategy, targets
+from ..decide import stop as giving_up
 from ..decide.affected import ImportMap
 from ..edges import gitrepo, guard, procs, sandbox
 from ..edges.testing import BASELINE_TEST_TIMEOUT, make_command
@@ -57,6 +58,8 @@ class Runner:
     """Input found wrong once the baseline ran (targets matching no test): raised after cleanup."""
     suite_s: float = 0.0
     """Seconds of the last baseline (or resume re-test) not yet booked on an iteration's timing."""
+    clock: giving_up.SearchClock | None = None
+    """The search budget's clock (decide/stop.py), started once the baseline has run."""
 
     def __post_init__(self) -> None:
         self.root = self.info.root
@@ -173,6 +176,7 @@ class Runner:
                 await baseline.start(self)
             else:
                 await baseline.retest(self)
+            self.start_clock()
             while self.run.status == "running":
                 await self.iteration()
         except Escalation as exc:
@@ -190,6 +194,22 @@ class Runner:
                 self.tracker.kill_all()
                 await anyio.to_thread.run_sync(self.pool.remove_all)
                 self.save()
+
+    def start_clock(self) -> None:
+        """The search budget, in proportion to the suite's time as this run measured it."""
+        test_s = shard_plan.test_seconds(self.current_run) if self.current_run else 0.0
+        suite_s = giving_up.suite_seconds(test_s, self.suite.overhead_s)
+        self.clock = giving_up.SearchClock(self.options.search_budget_spec(), suite_s, time.monotonic())
+        if self.run.status == "running":
+            self.display.note(f"search budget: {self.clock.describe()} with no repair in sight (--search-budget)")
+
+    def give_up(self, why: giving_up.Why) -> None:
+        assert self.clock is not None
+        self.run.gave_up = giving_up.account(why, self.clock, time.monotonic(), self.run, self.agent)
+        self.run.status, self.run.stop_reason = (
+            "failed",
+            giving_up.reason(self.run.gave_up, self.clock, self.generator.name),
+        )
 
     def escalate(self, category: EscalationCategory, reason: str, action: str) -> None:
         self.run.status = "escalated"
@@ -251,6 +271,10 @@ class Runner:
         )
         choice = strategy.select(self.strategies, n, self.run.current.pass_rate, detection, self.options.strategy)
         chosen = self.strategies[choice.name]
+        inputs = giving_up.SearchInputs(self.run.current_commit, choice.name, frozenset(o.id for o in failing))
+        if self.clock is not None and self.clock.nothing_left(inputs):
+            self.give_up("search_complete")
+            return
         self.display.phase(f"iteration {n}: strategy {choice.name} — {choice.reason}")
         iteration_dir = self.run_dir / f"iteration-{n}"
         iteration_dir.mkdir(parents=True, exist_ok=True)
@@ -275,6 +299,7 @@ class Runner:
             tracker=self.tracker,
             regression=detection.regressed,
             time_limit=self.suite.generator_limit(self.current_run),
+            deadline=self.clock.deadline() if self.clock else None,
         )
         self.save(f"iteration-{n}-propose")
         timing = PhaseTiming(baseline=round(self.suite_s, 3))
@@ -308,7 +333,10 @@ class Runner:
             usage=proposal.usage,
             timing=timing,
             fallbacks=list(proposal.fallbacks),
+            search_complete=proposal.exhausted,
         )
+        if proposal.exhausted and self.clock is not None:
+            self.clock.exhausted_on = inputs
         self.note_chain(proposal, plans)
         if not plans:
             self.display.note(f"no candidates: {proposal.reason or 'the generator had no idea'}")
@@ -378,6 +406,8 @@ class Runner:
         if not any(r is record for r in self.run.iterations):
             self.run.iterations.append(record)
         self.run.no_progress = 0 if record.commit else self.run.no_progress + 1
+        if record.commit and self.clock is not None:
+            self.clock.restart(time.monotonic())
         self._debug_report(record, failing)
         history.append(
             self.history_path,
@@ -415,6 +445,8 @@ class Runner:
                     "failed",
                     f"no progress in {self.run.no_progress} iterations in a row",
                 )
+            elif self.clock is not None and self.clock.over(time.monotonic()):
+                self.give_up("search_budget")
         self.save(f"iteration-{n}-done")
 
     def _debug_report(self, record: IterationRecord, failing: list[TestOutcome]) -> None:
@@ -544,6 +576,7 @@ async def run_repair(
         kill_strays(run)
         applying.restore_refs(info.repo, run)
         run.pid, run.status, run.escalation, run.stop_reason, run.no_progress = os.getpid(), "running", None, None, 0
+        run.gave_up = None
     if hint:
         run.hints.append(hint)
     runner = Runner(info=info, options=options, run=run, display=display)

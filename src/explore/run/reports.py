@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ..decide import environment, scoring
+from ..decide import environment, scoring, stop
 from ..edges.gitrepo import run_ref
 from ..model.models import CandidateResult, EscalationCategory, IterationRecord, PhaseTiming, RunState, Summary
 from .applying import Change
@@ -39,6 +39,7 @@ def summary(run: RunState, report_path: Path | None, change: Change | None = Non
         set_aside=run.set_aside,
         reproduction=run.reproduction,
         diff=change.diff if change else None,
+        gave_up=run.gave_up,
     )
 
 
@@ -114,6 +115,7 @@ def markdown(run: RunState, change: Change | None = None) -> str:
         lines += ["", "## Guidance given", *[f"- {h}" for h in run.hints]]
     if run.escalation:
         lines += ["", "## Help needed", "", "```", *help_needed(run), "```"]
+    lines += gave_up_lines(run)
     if change:
         lines += [
             "",
@@ -190,6 +192,30 @@ def markdown(run: RunState, change: Change | None = None) -> str:
             *[f"- `{t}` ({run.criticality.get(t, 'high')} criticality)" for t in run.current_failing],
         ]
     return "\n".join(lines) + "\n"
+
+
+def gave_up_lines(run: RunState) -> list[str]:
+    """The search stopped with no repair in sight: why, what was tried, how to spend more."""
+    g = run.gave_up
+    if g is None:
+        return []
+    why = (
+        f"no repair in sight after {g.search_s:.0f}s of search, over the search budget of {g.budget_s:.0f}s "
+        f'(`search-budget = "{g.budget}"`; the suite takes {g.suite_s:.1f}s)'
+        if g.why == "search_budget"
+        else "the generator's search is complete on this commit and found no repair: asked again, it would find the same"
+    )
+    return [
+        "",
+        "## Gave up",
+        "",
+        f"Why: {why}.",
+        "",
+        f"What was tried: {stop.tried(g)}; every candidate and mutant search is under its iteration below.",
+        "",
+        "To spend more:",
+        *[f"- {way}" for way in g.spend_more],
+    ]
 
 
 def reproduction_lines(run: RunState) -> list[str]:

@@ -154,7 +154,8 @@ class MutateGenerator:
             return Proposal(
                 reason="no source line outside the tests is run by the failing tests: nothing to mutate"
                 + overrides_note(overridden)
-                + hung_note(collected.hung)
+                + hung_note(collected.hung),
+                exhausted=True,
             )
         sources = {s.file: (request.scratch / s.file).read_text(encoding="utf-8") for s in suspects}
         suspects = localise.without_contrast(suspects, spectrum, sources)
@@ -179,7 +180,10 @@ class MutateGenerator:
         ranked = search.ranked()
         prepared = search.prepare(ranked, settings.budget_mutants)  # lazily: screening reads it as it goes
         search.prepare_s += time.monotonic() - prepare_started
-        budget = Budget(settings.budget_mutants, settings.budget_seconds)  # after ranking: preparation does not eat it
+        seconds = settings.budget_seconds
+        if request.deadline is not None:  # the run's search budget ends sooner
+            seconds = max(0.0, min(seconds, request.deadline - time.monotonic()))
+        budget = Budget(settings.budget_mutants, seconds)  # after ranking: preparation does not eat it
         lanes = settings.lanes or max(1, min(self.parallel, os.cpu_count() or 1))
 
         def settle(ranked: list[tuple[Mutant, float]]) -> Callable[[list[Prepared]], bool]:
@@ -263,6 +267,7 @@ class MutateGenerator:
                 coverage=round(coverage_s, 3), screening=round(screening_s, 3), prepare=round(search.prepare_s, 3)
             ),
             unmoved=unmoved(reverts + singles + combos),
+            exhausted=not chosen and not budget.exhausted() and not early,  # explain's "search complete"
         )
 
     async def _warm_screener(
