@@ -15,8 +15,9 @@ from explore.model.usage import MutateUsage, Usage
 
 
 def test_the_default_budget_is_ten_times_the_suite_with_a_30s_floor() -> None:
-    default = Options().search_budget_spec()
-    assert Options().search_budget == "10x" and default.factor == 10 and default.seconds is None
+    assert Options().search_budget is None and Options().search_budget_spec() is None  # unset
+    default = stop.budget_for(None, suite_bound=True)  # mutate: its search grows with the suite
+    assert default is not None and default.text == "10x" and default.factor == 10 and default.seconds is None
     assert stop.budget_seconds(default, 1.4) == 30.0  # a fast suite still gets a real search
     assert stop.budget_seconds(default, 0.0) == 30.0  # nothing measured
     assert stop.budget_seconds(default, 3.0) == 30.0
@@ -24,6 +25,12 @@ def test_the_default_budget_is_ten_times_the_suite_with_a_30s_floor() -> None:
     assert stop.budget_seconds(default, 20.0) == 200.0  # the 782 s case: 200 s
     assert stop.budget_seconds(parse_search_budget("2.5x"), 100.0) == 250.0
     assert stop.budget_seconds(parse_search_budget("1x"), 1.0) == 30.0  # the floor holds for any factor
+
+
+def test_a_model_driven_generator_has_a_search_budget_only_when_one_is_set() -> None:
+    assert stop.budget_for(None, suite_bound=False) is None  # its time is the model's, not the suite's
+    set_ = parse_search_budget("20m")
+    assert stop.budget_for(set_, suite_bound=False) == set_ and stop.budget_for(set_, suite_bound=True) == set_
 
 
 def test_a_duration_is_taken_as_it_is() -> None:

@@ -12,12 +12,24 @@ from typing import Literal, NamedTuple
 from ..model.config import SearchBudget, parse_search_budget
 from ..model.models import GaveUp, RunState
 
+DEFAULT = parse_search_budget("10x")
+"""The search budget of a generator whose search grows with the suite (mutate), when none is set."""
 BUDGET_FLOOR_S = 30.0
 """A multiple of a sub-second suite is too short for any search: `Nx` gives at least this."""
 MORE = 3
 """How much more the advice suggests: three times the budget that ran out."""
 
 Why = Literal["search_budget", "search_complete"]
+
+
+def budget_for(setting: SearchBudget | None, suite_bound: bool) -> SearchBudget | None:
+    """The budget a run keeps to: the one set (flag or `[tool.explore]`), for any generator; else
+    DEFAULT for a generator whose search grows with the suite (mutate), and none for one that
+    calls a model or an agent (its time is the model's, bounded by `--budget-usd`, `--branch-timeout`
+    and the no-progress rule)."""
+    if setting is not None:
+        return setting
+    return DEFAULT if suite_bound else None
 
 
 def budget_seconds(budget: SearchBudget, suite_s: float) -> float:

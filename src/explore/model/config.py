@@ -66,9 +66,10 @@ class Options(BaseModel):
     """How often failing baseline tests are rerun to tell flaky ones apart."""
     budget_usd: float | None = None
     budget_tokens: int | None = None
-    search_budget: str = "10x"
+    search_budget: str | None = None
     """How long the search goes on with no repair in sight: a multiple of the suite's time (`10x`, at
-    least 30 s) or a duration (`90s`, `5m`, `1h`); the clock restarts at every merged improvement."""
+    least 30 s) or a duration (`90s`, `5m`, `1h`); the clock restarts at every merged improvement.
+    Unset: 10x for a generator whose search grows with the suite (mutate), none for model-driven ones."""
     reports_dir: str | None = None
     """Debug reports by topic, one per iteration, under this folder of the repository (e.g. debug)."""
     commit_reports: bool = False
@@ -170,12 +171,14 @@ class Options(BaseModel):
     @field_validator("search_budget", mode="before")
     @classmethod
     def _search_budget(cls, value: Any) -> Any:
+        if value is None:
+            return None
         if isinstance(value, bool) or not isinstance(value, str):
             raise ValueError(f"write it as text: {value}x for {value} times the suite's time, or {value}s for seconds")
         return parse_search_budget(value).text
 
-    def search_budget_spec(self) -> SearchBudget:
-        return parse_search_budget(self.search_budget)
+    def search_budget_spec(self) -> SearchBudget | None:
+        return parse_search_budget(self.search_budget) if self.search_budget else None
 
     @field_validator("criticality")
     @classmethod

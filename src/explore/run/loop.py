@@ -197,9 +197,12 @@ class Runner:
 
     def start_clock(self) -> None:
         """The search budget, in proportion to the suite's time as this run measured it."""
+        budget = giving_up.budget_for(self.options.search_budget_spec(), getattr(self.generator, "suite_bound", False))
+        if budget is None:
+            return
         test_s = shard_plan.test_seconds(self.current_run) if self.current_run else 0.0
         suite_s = giving_up.suite_seconds(test_s, self.suite.overhead_s)
-        self.clock = giving_up.SearchClock(self.options.search_budget_spec(), suite_s, time.monotonic())
+        self.clock = giving_up.SearchClock(budget, suite_s, time.monotonic())
         if self.run.status == "running":
             self.display.note(f"search budget: {self.clock.describe()} with no repair in sight (--search-budget)")
 

@@ -75,6 +75,9 @@ class ApplyFailed(RuntimeError):
 
 class MutateGenerator:
     name = "mutate"
+    suite_bound = True
+    """Its search's time grows with the suite's (every mutant runs tests): the run's search budget
+    applies to it by default (decide/stop.py)."""
 
     def __init__(self, options: dict[str, Any]) -> None:
         self.options = options
