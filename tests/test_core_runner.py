@@ -1,0 +1,141 @@
+"""The Runner (run/loop) driven in this process on a real git repository: the baseline and each
+candidate's tests are real pytest processes in real worktrees (local executor); the generator is
+the `command` generator running a small scripted agent in each candidate's worktree, which makes
+the change its candidate letter names (as an external coding agent's varying answers would)."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+from conftest import assert_no_debris, git, make_repo
+from explore.cli.live import Display
+from explore.edges import gitrepo
+from explore.model.config import build_options
+from explore.model.models import EscalationCategory, RunState
+from explore.run import loop, reports, state
+
+pytestmark = pytest.mark.anyio
+
+CALC = {
+    "calc.py": "def add(a, b):\n    return a - b\n",
+    "tests/test_calc.py": (
+        "from calc import add\n\n\n"
+        "def test_add():\n    assert add(2, 3) == 5\n\n\n"
+        "def test_zero():\n    assert add(0, 0) == 0\n\n\n"
+        "def test_negative():\n    assert add(-1, 1) == 0\n"
+    ),
+}
+FIX = {"calc.py": "def add(a, b):\n    return a + b\n"}
+WRONG = {"calc.py": "def add(a, b):\n    return a * b\n"}
+TAMPER = {"tests/test_calc.py": "def test_add():\n    assert True\n"}
+
+AGENT = """\
+import json, os, pathlib, sys
+action = json.loads(pathlib.Path(sys.argv[1]).read_text()).get(os.environ["EXPLORE_CANDIDATE"], {})
+for name, text in action.get("write", {}).items():
+    pathlib.Path(name).write_text(text)
+if "fail" in action:
+    print(action["fail"])
+    sys.exit(1)
+"""
+
+
+def agent(tmp_path: Path, actions: dict[str, dict]) -> str:
+    (tmp_path / "agent.py").write_text(AGENT)
+    (tmp_path / "actions.json").write_text(json.dumps(actions))
+    return f"{sys.executable} {tmp_path / 'agent.py'} {tmp_path / 'actions.json'}"
+
+
+async def repair(repo: Path, agent_cmd: str, **flags: object) -> RunState:
+    """What `explore run --agent command --agent-cmd …` does (cli/commands), in this process: the
+    options read, the run's folder kept out of git's sight, the repository locked, the loop run."""
+    options = build_options(
+        repo, {"agent": "command", "agent_cmd": agent_cmd, "parallel": 3, "flaky_reruns": 0, **flags}
+    )
+    info = gitrepo.open_repo(repo)
+    loop.check_options(info.root, options)
+    state.ensure_writable(info.root)
+    gitrepo.exclude_explore_dir(info.repo)
+    run_id = state.new_run_id()
+    state.acquire_lock(info.root, run_id)
+    try:
+        return await loop.run_repair(info, options, Display("lines", "quiet"), run_id=run_id)
+    finally:
+        state.release_lock(info.root, run_id)
+
+
+def branches(repo: Path) -> list[str]:
+    return sorted(git(repo, "branch", "--format=%(refname:short)").splitlines())
+
+
+async def test_green_in_one_iteration_merges_the_winner_and_writes_the_state(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo", CALC)
+    start = git(repo, "rev-parse", "HEAD")
+    run = await repair(repo, agent(tmp_path, {"a": {"write": WRONG}, "b": {"write": TAMPER}, "c": {"write": FIX}}))
+
+    assert run.status == "succeeded" and run.finished and reports.EXIT_CODES[run.status] == 0
+    assert run.stop_reason == "the quality gate is met (the whole suite is green)"
+    assert run.baseline.passed == 1 and run.baseline.total == 3
+    assert run.current.pass_rate == 100.0 and run.current_failing == []
+    [record] = run.iterations
+    assert record.winner == "c" and record.pass_rate == 100.0
+    assert [(c.id, c.status.value) for c in record.candidates] == [("a", "ok"), ("b", "rejected"), ("c", "ok")]
+    assert record.candidates[1].reason == "edits test files: tests/test_calc.py"
+    # merged: one commit on the start, holding the winner's change and nothing else; the user's
+    # clean branch fast-forwarded to it
+    assert run.merged_commit == record.commit == git(repo, "rev-parse", "HEAD")
+    assert git(repo, "rev-list", f"{start}..HEAD").splitlines() == [record.commit]
+    assert git(repo, "diff", "--name-only", start, "HEAD") == "calc.py"
+    assert (repo / "calc.py").read_text() == FIX["calc.py"]
+    assert "candidate c" in git(repo, "log", "-1", "--format=%s")
+    # the state on disk is the run's
+    saved = state.load(repo, run.run_id)
+    assert saved.status == "succeeded" and saved.finished and saved.merged_commit == record.commit
+    assert [r.winner for r in saved.iterations] == ["c"] and saved.worktrees == [] and saved.pids == []
+    history = [json.loads(line) for line in (repo / ".explore" / "history.jsonl").read_text().splitlines()]
+    assert [(h["run_id"], h["n"], h["green"]) for h in history] == [(run.run_id, 0, False), (run.run_id, 1, True)]
+    # no worktree, no candidate branch; with the result applied, the run keeps no visible branch
+    assert_no_debris(repo)
+    assert branches(repo) == ["main"]
+    assert git(repo, "status", "--porcelain") == ""
+
+
+async def test_escalates_when_every_candidate_fails_on_an_external_service(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo", CALC)
+    start = git(repo, "rev-parse", "HEAD")
+    limited = {"fail": "HTTP 429 Too Many Requests: rate limit reached for this key"}
+    run = await repair(repo, agent(tmp_path, {c: limited for c in "abc"}))
+
+    assert run.status == "escalated" and reports.EXIT_CODES[run.status] == 3
+    assert run.escalation is not None and run.escalation.category == EscalationCategory.external_service
+    assert "rate-limiting" in run.escalation.reason and "(candidate a)" in run.escalation.reason
+    assert any(f"explore resume {run.run_id}" in option for option in run.escalation.options)
+    assert run.merged_commit is None and run.current_commit == start
+    saved = state.load(repo, run.run_id)
+    assert saved.status == "escalated" and saved.escalation == run.escalation
+    # nothing merged, the user's branch untouched; the run's branch stays for `explore resume`
+    assert git(repo, "rev-parse", "HEAD") == start and git(repo, "rev-parse", f"{run.branch}") == start
+    assert_no_debris(repo)
+    assert branches(repo) == sorted(["main", f"explore/{run.run_id}"])
+    assert git(repo, "status", "--porcelain") == ""
+
+
+async def test_no_candidate_better_fails_the_run_and_leaves_no_branch(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo", CALC)
+    start = git(repo, "rev-parse", "HEAD")
+    run = await repair(repo, agent(tmp_path, {c: {"write": WRONG} for c in "ab"}), max_iterations=1, parallel=2)
+
+    assert run.status == "failed" and reports.EXIT_CODES[run.status] == 1
+    assert run.stop_reason == "max iterations (1) spent"
+    [record] = run.iterations
+    assert record.winner is None and record.commit is None
+    # the same wrong change twice: both scored, neither better than the baseline's third
+    assert [(c.status.value, round(c.pass_rate, 1), c.agreement) for c in record.candidates] == [("ok", 33.3, 2)] * 2
+    assert run.merged_commit is None and git(repo, "rev-parse", "HEAD") == start
+    assert state.load(repo, run.run_id).status == "failed"
+    assert_no_debris(repo)
+    assert branches(repo) == ["main"] and run.branch is None
