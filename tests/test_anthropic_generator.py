@@ -150,7 +150,7 @@ async def test_propose_then_realise(repo: tuple[Path, Path, str]) -> None:
     realised = await gen.realise(proposal.plans[0], ctx)
     assert (wt / "calc.py").read_text() == "def add(a, b):\n    return a + b\n"
     assert realised.confidence == 0.9 and realised.hypothesis == "add adds" and realised.usage.llm.calls == 3
-    assert gen.usage["calls"] == 5
+    assert gen.usage.llm.calls == 5
     # the shared context is a cache_control block; the coder's prefix was written to the cache once
     first = api.requests[2]["body"]["messages"][0]["content"][0]
     assert first["cache_control"] == {"type": "ephemeral"} and "Failing tests" in first["text"]

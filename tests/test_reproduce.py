@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from explore.generators import check_issue, resolve_agent
-from explore.generators.base import WrittenTests
+from explore.generators.base import FixGenerator, WrittenTests
 from explore.generators.chain import ChainGenerator
 from explore.model.errors import BudgetExhausted, Escalation, Unavailable, UsageError
 from explore.model.models import CandidatePlan, Proposal, SampleAttempt, TestOutcome, TestRun
@@ -154,7 +154,7 @@ def test_the_largest_agreeing_group_wins_and_the_others_say_why() -> None:
     assert "sample d (anthropic) wrote tests/test_issue.py: " in escalation_reason([d])
 
 
-class Member:
+class Member(FixGenerator):
     def __init__(self, name: str, result: Proposal | Exception) -> None:
         self.name, self.result, self.calls = name, result, 0
 

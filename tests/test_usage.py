@@ -3,13 +3,12 @@ flat form of state files and the JSON summary read and written alike."""
 
 from __future__ import annotations
 
-from typing import ClassVar
-
 import pytest
 from pydantic import ValidationError
 
+from explore.generators.base import CandidateContext, FixGenerator, ProposalRequest
 from explore.generators.chain import ChainGenerator
-from explore.model.models import IterationRecord, RunState
+from explore.model.models import CandidatePlan, IterationRecord, Proposal, Realised, RunState
 from explore.model.usage import LLMUsage, MutateUsage, Usage, book_unrecorded
 
 CALL = {
@@ -83,11 +82,21 @@ def test_an_unknown_usage_key_is_refused_by_name() -> None:
 
 
 def test_the_runs_total_keeps_calls_only_the_generator_saw() -> None:
-    class Member:
-        usage: ClassVar[dict[str, float]] = {**CALL, "calls": 3, "cost_usd": 0.01}
+    class Member(FixGenerator):
+        """A generator that keeps its own run total (as anthropic and the named agents do)."""
 
         def __init__(self, name: str) -> None:
             self.name = name
+
+        @property
+        def usage(self) -> Usage:
+            return Usage.of({**CALL, "calls": 3, "cost_usd": 0.01})
+
+        async def propose(self, request: ProposalRequest) -> Proposal:
+            raise NotImplementedError
+
+        async def realise(self, plan: CandidatePlan, context: CandidateContext) -> Realised:
+            raise NotImplementedError
 
     run = RunState(
         run_id="r", repo="/x", usage=Usage.of(CALL) + Usage(mutate=MutateUsage(mutants_screened=7, screening_s=1.0))

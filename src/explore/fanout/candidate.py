@@ -22,8 +22,7 @@ from ..edges.worktrees import Captured, WorktreePool, run_setup
 from ..executors import shards
 from ..executors.jobs import Executor, JobResult, JobStatus, TestJob
 from ..generators.base import CandidateContext, FixGenerator, ProposalRequest
-from ..generators.command import AgentCrashed
-from ..model.errors import BudgetExhausted, Escalation, SetupFailed
+from ..model.errors import BudgetExhausted, Escalation, GeneratorFailed, SetupFailed
 from ..model.events import CandidateEvent, Listener, Phase
 from ..model.models import PASSING, CandidatePlan, CandidateResult, CandidateStatus, TestOutcome, TestRun
 from ..model.testfiles import is_test_file
@@ -235,13 +234,13 @@ async def _attempt(
     )
     try:
         realised = await config.generator.realise(plan, context)
-    except AgentCrashed as exc:
+    except GeneratorFailed as exc:
         agent_log = files_dir / "agent.log"
         found = escalation.classify_agent_output(agent_log.read_text(errors="replace")) if agent_log.exists() else None
         if found:
             board.agent_escalation[plan.id] = found
         result.status, result.reason = CandidateStatus.crashed, str(exc)
-        result.usage = Usage.of(getattr(exc, "usage", None))  # a named agent's spending before it failed
+        result.usage = exc.usage  # a named agent's spending before it failed
         return
     except Exception as exc:
         if plan.patch is not None:

@@ -80,10 +80,11 @@ def check_issue(agent: str) -> None:
 
 def test_writer(generator: FixGenerator) -> TestWriter:
     """The generator itself, or the first member of a chain, that writes tests for `--issue`."""
-    found = generator if hasattr(generator, "write_tests") else getattr(generator, "test_writer", lambda: None)()
+    found = generator.test_writer()
     if found is None:
         check_issue(generator.name)
-    return found  # type: ignore[return-value]
+        raise UsageError(f"--issue: {generator.name} writes no tests")  # check_issue refuses it first
+    return found
 
 
 def create(name: str, options: dict[str, Any]) -> FixGenerator:

@@ -1,12 +1,14 @@
-"""The fix-generator protocol: propose candidate plans once per iteration, then realise each
-plan inside its own worktree under the candidate's deadline."""
+"""The fix-generator seam: propose candidate plans once per iteration, then realise each plan
+inside its own worktree under the candidate's deadline; every optional capability (usage totals,
+the baseline's environment, test writing, closing) declared on `FixGenerator` with its default."""
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Protocol
+from typing import ClassVar
 
 from ..decide.strategy import Strategy
 from ..edges.procs import ProcessTracker
@@ -71,16 +73,44 @@ class CandidateContext:
     file, which an agent can rewrite): what undoes what an agent left."""
 
 
-class FixGenerator(Protocol):
-    name: str
+class FixGenerator(ABC):
+    """What every generator is: `propose` and `realise`, and the capabilities a run may use, each
+    declared here with what it means for a generator that lacks it, so no caller probes for one.
+    A generator that writes tests from a bug report (`--issue`) also subclasses `TestWriter`."""
 
+    name: str
+    agent_in_realise: ClassVar[bool] = False
+    """A coding agent, whose proposal reads nothing: an `--agent A,B` chain can hand it a candidate
+    mid-iteration when the member before it is unavailable."""
+
+    @abstractmethod
     async def propose(self, request: ProposalRequest) -> Proposal:
         """Up to request.n plans; fewer (or none) with `reason` when there are no better ideas."""
-        ...
 
+    @abstractmethod
     async def realise(self, plan: CandidatePlan, context: CandidateContext) -> Realised:
         """Make the plan's change in context.workdir (and only there)."""
-        ...
+
+    @property
+    def usage(self) -> Usage:
+        """The run-wide totals the generator keeps itself, calls that ended in an exception included
+        (the run keeps the larger of this and its own booking): none by default."""
+        return Usage()
+
+    def baseline_env(self, run_dir: Path, commit: str, test_patterns: list[str]) -> dict[str, str]:
+        """What the baseline's pytest run carries for the generator (mutate: per-test coverage, so
+        its first iteration needs no second run of the suite): nothing by default."""
+        return {}
+
+    def test_writer(self) -> TestWriter | None:
+        """What writes the tests of `--issue`: the generator itself when it is a `TestWriter`
+        (a chain: its first member that is), else None."""
+        return self if isinstance(self, TestWriter) else None
+
+    async def aclose(self) -> None:
+        """Release what the generator keeps warm between iterations (mutate's workers); the run
+        calls it once, at its end, shielded from cancellation."""
+        return None  # nothing kept warm by default
 
 
 @dataclass
@@ -116,10 +146,13 @@ class WrittenTests:
     usage: Usage = field(default_factory=Usage)
 
 
-class TestWriter(Protocol):
-    """A generator that can also write tests from a bug report (the test-writer role)."""
+class TestWriter(ABC):
+    """A generator that can also write tests from a bug report (the test-writer role of `--issue`):
+    declared by subclassing this beside `FixGenerator`."""
 
     __test__ = False
     name: str
 
-    async def write_tests(self, request: TestWriteRequest) -> WrittenTests: ...
+    @abstractmethod
+    async def write_tests(self, request: TestWriteRequest) -> WrittenTests:
+        """Write test files in request.workdir that fail today as the report describes."""

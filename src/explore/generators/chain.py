@@ -11,7 +11,6 @@ the candidate crashes and the next iteration's proposal passes the unavailable m
 from __future__ import annotations
 
 import subprocess
-from typing import Any
 
 import anyio
 
@@ -19,10 +18,10 @@ from ..edges.gitrepo import GIT
 from ..model.errors import BudgetExhausted, Escalation, Unavailable
 from ..model.models import CandidatePlan, Proposal, Realised
 from ..model.usage import Usage
-from .base import CandidateContext, FixGenerator, ProposalRequest
+from .base import CandidateContext, FixGenerator, ProposalRequest, TestWriter
 
 
-class ChainGenerator:
+class ChainGenerator(FixGenerator):
     def __init__(self, members: list[FixGenerator]) -> None:
         self.members = members
         self.name = ",".join(m.name for m in members)
@@ -33,7 +32,7 @@ class ChainGenerator:
     @property
     def usage(self) -> Usage:
         """Run-wide totals of the members that keep them (for the budget on resume)."""
-        return sum((Usage.of(getattr(member, "usage", None)) for member in self.members), Usage())
+        return sum((member.usage for member in self.members), Usage())
 
     async def propose(self, request: ProposalRequest) -> Proposal:
         """The first member's plans that come (each tagged with its generator), and why every
@@ -80,7 +79,7 @@ class ChainGenerator:
             except Unavailable as exc:
                 spent += Usage.of(getattr(exc, "usage", None))
                 later = self.members[self.members.index(member) + 1 :]
-                if later and getattr(later[0], "agent_in_realise", False):
+                if later and later[0].agent_in_realise:
                     fallbacks.append(
                         f"{member.name} unavailable for candidate {context.candidate_id}: {exc.reason}"[:600]
                     )
@@ -102,9 +101,9 @@ class ChainGenerator:
                 update={"generator": member.name, "fallbacks": fallbacks, "usage": spent + realised.usage}
             )
 
-    def test_writer(self) -> Any:
+    def test_writer(self) -> TestWriter | None:
         """The first member that can write tests (`--issue`), or None."""
-        return next((m for m in self.members if hasattr(m, "write_tests")), None)
+        return next((found for m in self.members if (found := m.test_writer()) is not None), None)
 
 
 class Resting(Exception):

@@ -8,13 +8,10 @@ import json
 from pydantic import BaseModel, ValidationError
 
 from ..edges import procs
+from ..model.errors import GeneratorFailed
 from ..model.models import CandidatePlan, Proposal, Realised
-from .base import CandidateContext, ProposalRequest, TestWriteRequest, WrittenTests
+from .base import CandidateContext, FixGenerator, ProposalRequest, TestWriter, TestWriteRequest, WrittenTests
 from .prompt import build_prompt
-
-
-class AgentCrashed(Exception):
-    """The agent exited non-zero: the candidate is `crashed`."""
 
 
 class AgentResult(BaseModel):
@@ -44,7 +41,7 @@ test fails with today>", "summary": "<what it checks>"}}.
 """
 
 
-class CommandGenerator:
+class CommandGenerator(FixGenerator, TestWriter):
     name = "command"
     agent_in_realise = True
     """Its proposal reads nothing: an `--agent A,B` chain can hand it a candidate mid-iteration."""
@@ -80,7 +77,7 @@ class CommandGenerator:
         )
         if done.exit_code != 0:
             last = done.output_tail.strip().splitlines()[-1:] or ["(no output)"]
-            raise AgentCrashed(f"agent exited with {done.exit_code}: {last[0][:300]}")
+            raise GeneratorFailed(f"agent exited with {done.exit_code}: {last[0][:300]}")
         result = AgentResult()
         if result_file.exists():
             try:
@@ -116,7 +113,7 @@ class CommandGenerator:
         )
         if done.exit_code != 0:
             last = done.output_tail.strip().splitlines()[-1:] or ["(no output)"]
-            raise AgentCrashed(f"agent exited with {done.exit_code}: {last[0][:300]}")
+            raise GeneratorFailed(f"agent exited with {done.exit_code}: {last[0][:300]}")
         try:
             result = WriterResult.model_validate(json.loads(result_file.read_text(encoding="utf-8")))
         except (OSError, ValueError, ValidationError):

@@ -6,7 +6,9 @@
     ├── Escalation          a person is needed: exit 3
     │   └── Unavailable     a service past its retries (a chain falls back)
     │   └── SetupFailed     the environment cannot be provided (worktree_setup, disk, Ray cluster)
-    └── BudgetExhausted     the LLM budget is spent: the run ends `failed`, exit 1
+    ├── BudgetExhausted     the LLM budget is spent: the run ends `failed`, exit 1
+    └── GeneratorFailed     a generator's agent or command failed on one candidate or sample: that
+                            candidate is `crashed` (the run goes on; it never reaches the CLI)
 
 An interrupted run (SIGINT/SIGTERM) is not an exception: it ends with status `interrupted`
 and exit 130 (see loop.Runner.execute).
@@ -15,6 +17,7 @@ and exit 130 (see loop.Runner.execute).
 from __future__ import annotations
 
 from .models import EscalationCategory
+from .usage import Usage
 
 
 class ExploreError(Exception):
@@ -67,3 +70,13 @@ class SetupFailed(Escalation):
         super().__init__(
             EscalationCategory.infrastructure, reason, "fix the environment (see the reason), then `explore resume`"
         )
+
+
+class GeneratorFailed(ExploreError):
+    """A generator's agent or command failed (exited non-zero, or gave up with an error that is
+    neither a refused key nor an unavailable service): its candidate is `crashed`, a test-writer
+    sample is lost; the run goes on. `usage`: what it spent before failing, which the run books."""
+
+    def __init__(self, reason: str, usage: Usage | None = None) -> None:
+        super().__init__(reason)
+        self.usage = usage if usage is not None else Usage()

@@ -25,7 +25,7 @@ from ..edges.sandbox import Sandbox
 from ..edges.testing import TestCommand, run_tests
 from ..edges.worktrees import WorktreePool, run_setup
 from ..generators.base import TestWriter, TestWriteRequest, WrittenTests
-from ..model.errors import BudgetExhausted, Escalation
+from ..model.errors import BudgetExhausted, Escalation, GeneratorFailed
 from ..model.models import Reproduction, SampleAttempt, TestRun
 from ..model.usage import Usage
 
@@ -268,6 +268,11 @@ async def _sample(
     except (Escalation, BudgetExhausted) as exc:
         attempt.usage = Usage.of(getattr(exc, "usage", None))
         stops.append(exc)
+        return
+    except GeneratorFailed as exc:  # its agent or command failed: this sample is lost
+        attempt.usage = exc.usage
+        attempt.why_not = f"the test writer failed: {exc}"[:400]
+        ctx.progress(attempt.sample, attempt.why_not)
         return
     except Exception as exc:
         attempt.usage = Usage.of(getattr(exc, "usage", None))

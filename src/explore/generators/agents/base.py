@@ -18,11 +18,11 @@ from typing import Any, Literal, Protocol
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from ...edges import procs
-from ...model.errors import BudgetExhausted, Escalation, Unavailable, UsageError
+from ...model.errors import BudgetExhausted, Escalation, GeneratorFailed, Unavailable, UsageError
 from ...model.models import CandidatePlan, EscalationCategory, Proposal, Realised
 from ...model.usage import LLMUsage, Usage
-from ..base import CandidateContext, ProposalRequest, TestWriteRequest, WrittenTests
-from ..command import AgentCrashed, WriterResult
+from ..base import CandidateContext, FixGenerator, ProposalRequest, TestWriter, TestWriteRequest, WrittenTests
+from ..command import WriterResult
 from ..prompt import build_prompt
 
 Role = Literal["coder", "test-writer"]
@@ -186,7 +186,7 @@ test fails with today>", "summary": "<what it checks>"}}.
 """
 
 
-class CLIAgent:
+class CLIAgent(FixGenerator, TestWriter):
     """One named agent for the run; it keeps the run's totals for the budget."""
 
     agent_in_realise = True
@@ -346,6 +346,6 @@ class CLIAgent:
                 f"wait and `explore resume`, or chain another agent after it (--agent {self.name},mutate)",
             )
         else:
-            exc = AgentCrashed(f"{self.name} exited with {done.exit_code}: {last}")
+            return GeneratorFailed(f"{self.name} exited with {done.exit_code}: {last}", outcome.usage)
         exc.usage = outcome.usage  # type: ignore[attr-defined]
         return exc

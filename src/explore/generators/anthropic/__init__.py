@@ -12,7 +12,7 @@ from ...decide.redaction import redact
 from ...model.errors import Escalation, Unavailable
 from ...model.models import CandidatePlan, EscalationCategory, Proposal, Realised
 from ...model.usage import Usage
-from ..base import CandidateContext, ProposalRequest, TestWriteRequest, WrittenTests
+from ..base import CandidateContext, FixGenerator, ProposalRequest, TestWriter, TestWriteRequest, WrittenTests
 from . import coder, debugger, testwriter
 from .client import ChainExhausted, HttpClientFactory, ModelClient, RetryPolicy
 from .context import assemble
@@ -25,7 +25,7 @@ from .tools import Workspace
 __all__ = ["AnthropicGenerator", "Diagnosis", "Settings"]
 
 
-class AnthropicGenerator:
+class AnthropicGenerator(FixGenerator, TestWriter):
     """One instance per run: it keeps the run's token and cost totals for the budget."""
 
     name = "anthropic"
@@ -49,9 +49,9 @@ class AnthropicGenerator:
         self._warm: dict[str, anyio.Event] = {}
 
     @property
-    def usage(self) -> dict[str, float]:
+    def usage(self) -> Usage:
         """Run-wide totals, including calls whose propose/realise ended in an exception."""
-        return dict(self.ledger.total)
+        return Usage.of(self.ledger.total)
 
     def _params(self, system: str, tools: list[dict[str, Any]]) -> dict[str, Any]:
         return {"max_tokens": self.settings.max_tokens, "system": system, "tools": tools}

@@ -23,7 +23,7 @@ from pydantic import BaseModel, Field
 from ...edges import gitrepo, procs
 from ...model.models import CandidatePlan, PhaseTiming, Proposal, Realised
 from ...model.usage import MutateUsage, Usage
-from ..base import CandidateContext, ProposalRequest
+from ..base import CandidateContext, FixGenerator, ProposalRequest
 from . import localise, revert, shape
 from .changes import changed_files, changed_in, changed_lines, regressing_hunks
 from .deepen import deepen
@@ -73,7 +73,7 @@ class ApplyFailed(RuntimeError):
     """The plan's patch does not apply to the candidate's worktree."""
 
 
-class MutateGenerator:
+class MutateGenerator(FixGenerator):
     name = "mutate"
     suite_bound = True
     """Its search's time grows with the suite's (every mutant runs tests): the run's search budget
