@@ -38,7 +38,7 @@ class Bare(FixGenerator):
 async def test_a_generator_declaring_nothing_more_gets_the_declared_defaults(tmp_path: Path) -> None:
     bare = Bare()
     assert bare.usage == Usage() and bare.baseline_env(tmp_path, "c0ffee", ["test_*.py"]) == {}
-    assert bare.test_writer() is None and bare.agent_in_realise is False
+    assert bare.test_writer() is None and bare.agent_in_realise is False and bare.suite_bound is False
     assert await bare.aclose() is None
     with pytest.raises(TypeError, match="abstract"):
         FixGenerator()  # type: ignore[abstract]
@@ -51,6 +51,7 @@ def test_the_test_writer_is_found_by_its_declared_type_alone_or_in_a_chain() -> 
     assert generators.test_writer(command) is command
     assert generators.test_writer(ChainGenerator([mutate, command])) is command
     assert command.agent_in_realise and not mutate.agent_in_realise
+    assert mutate.suite_bound and not command.suite_bound
     with pytest.raises(UsageError, match="--issue needs a generator that can write tests"):
         generators.test_writer(mutate)
 

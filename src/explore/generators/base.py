@@ -82,6 +82,9 @@ class FixGenerator(ABC):
     agent_in_realise: ClassVar[bool] = False
     """A coding agent, whose proposal reads nothing: an `--agent A,B` chain can hand it a candidate
     mid-iteration when the member before it is unavailable."""
+    suite_bound: ClassVar[bool] = False
+    """Its search's time grows with the suite's (mutate: every mutant runs tests): the run's search
+    budget applies to it by default (decide/stop.py); to others only when the user sets one."""
 
     @abstractmethod
     async def propose(self, request: ProposalRequest) -> Proposal:

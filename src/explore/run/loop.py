@@ -187,9 +187,7 @@ class Runner:
             self.refused = exc
         finally:
             with anyio.CancelScope(shield=True):
-                closer = getattr(self.generator, "aclose", None)  # a generator's warm workers (mutate)
-                if closer is not None:
-                    await closer()
+                await self.generator.aclose()  # a generator's warm workers (mutate)
                 await self.executor.close()
                 self.tracker.kill_all()
                 await anyio.to_thread.run_sync(self.pool.remove_all)
@@ -197,7 +195,7 @@ class Runner:
 
     def start_clock(self) -> None:
         """The search budget, in proportion to the suite's time as this run measured it."""
-        budget = giving_up.budget_for(self.options.search_budget_spec(), getattr(self.generator, "suite_bound", False))
+        budget = giving_up.budget_for(self.options.search_budget_spec(), self.generator.suite_bound)
         if budget is None:
             return
         test_s = shard_plan.test_seconds(self.current_run) if self.current_run else 0.0
