@@ -83,7 +83,7 @@ def run_options(func: Any) -> Any:
         click.option(
             "--search-budget",
             metavar="Nx|DURATION",
-            help="Give up after this long with no repair in sight: N times the suite's time, or e.g. 90s, 5m (default 10x, at least 30s).",
+            help="Give up after this long with no repair in sight: N times the suite's time, or e.g. 90s, 5m (default: 10x, at least 30s, for mutate; none for a model-driven generator).",
         ),
         click.option(
             "--executor",
