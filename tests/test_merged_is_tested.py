@@ -222,3 +222,46 @@ def test_a_patch_over_the_size_limit_is_rejected_and_its_binary_named(tmp_path: 
     ), a
     assert not (tmp_path / "repo" / "assets").exists()
     assert "assets/blob.bin" in Path(summary["report"]).read_text()
+
+
+SLOW_SUITE = {
+    "calc.py": "def add(a, b):\n    return a - b\n",
+    **{
+        f"tests/test_slow_{k}.py": "import time\n\nfrom calc import add\n\n\n"
+        + "".join(
+            f"def test_{k}_{n}():\n    time.sleep(0.3)\n    assert add({n}, 1) == {n + 1}\n\n\n" for n in range(5)
+        )
+        for k in range(2)
+    },
+}
+
+
+def test_the_winners_validation_is_one_unsharded_job_and_so_its_confirmation(tmp_path: Path) -> None:
+    """3 s of tests in two files: worth two shards by the baseline's durations. The winner's full
+    suite still runs as one job on its exact tree (its twin's, the same change, counts too), which
+    is the final confirmation: no second run of the suite (issue 27.5)."""
+    repo = make_repo(tmp_path / "repo", SLOW_SUITE)
+    code, summary, err = run_cli(
+        [
+            "run",
+            str(repo),
+            "--agent",
+            "command",
+            "--agent-cmd",
+            "sed -i 's/a - b/a + b/' calc.py",
+            "--parallel",
+            "2",
+            "--max-iterations",
+            "1",
+            "--json",
+        ]
+    )
+    assert code == 0, err
+    assert summary["status"] == "succeeded" and "return a + b" in (repo / "calc.py").read_text()
+    iteration = summary["iterations"][0]
+    assert iteration["timing"]["confirmation"] == 0, iteration["timing"]
+    iteration_dir = repo / ".explore" / "runs" / summary["run_id"] / "iteration-1"
+    logs = sorted(p.relative_to(iteration_dir).as_posix() for p in iteration_dir.glob("candidate-*/*.log"))
+    assert "tests.log" in {Path(p).name for p in logs}, logs  # the full suite ran (in a twin's folder, if any)
+    assert not [p for p in logs if "shard" in p or "confirmation" in p], logs
+    assert_no_debris(repo)

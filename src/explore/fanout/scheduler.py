@@ -133,7 +133,11 @@ async def settle(results: list[CandidateResult], config: FanOutConfig, board: Bo
         await validate(results, config, board)
         ranked = scoring.rank([_ranked(r) for r in results if r.status == CandidateStatus.ok and r.validated])
         best = next((r for r in results if ranked and r.id == ranked[0].id), None)
-        if best is None or not scoring.is_improvement(best.pass_rate, config.current_rate) or best.id in board.whole:
+        if (
+            best is None
+            or not scoring.is_improvement(best.pass_rate, config.current_rate)
+            or _confirmed(best.id, board)
+        ):
             return spent  # nothing to merge, or its scored run was one unsharded job on its own tree: that is the confirmation
         config.emit(best.id, Phase.confirming)
         started = time.monotonic()
@@ -143,6 +147,13 @@ async def settle(results: list[CandidateResult], config: FanOutConfig, board: Bo
             return spent
         best.status, best.reason, best.score = CandidateStatus.rejected, why, 0.0
         config.emit(best.id, Phase.finished, result=best)
+
+
+def _confirmed(cid: str, board: Board) -> bool:
+    """cid's scored run (its own, or its twin's: the same change) was one unsharded full-suite job
+    on exactly the tree cid's commit would hold: that run is its final confirmation."""
+    scored = board.twin_of(cid) or cid
+    return scored in board.whole and board.tested[scored].tree == board.tested[cid].tree
 
 
 async def confirm(result: CandidateResult, config: FanOutConfig, board: Board) -> str | None:
@@ -174,7 +185,10 @@ async def confirm(result: CandidateResult, config: FanOutConfig, board: Board) -
 async def validate(results: list[CandidateResult], config: FanOutConfig, board: Board) -> None:
     """Full-suite validation of the candidates selection made look best, best first, until one
     holds up or none can still beat what is validated: a selection miss costs time, never a
-    wrong merge. Every slot is free now: the full suite is sharded over all of them."""
+    wrong merge. Each one validated could be the winner, so unless --shards asks for shards its
+    full suite is one unsharded job on its exact tree: that run is also its final confirmation
+    (`board.whole`), where a sharded one (T/k + start-up) would be followed by the confirmation
+    (T + start-up) — on any number of slots, one job costs less while a confirmation follows."""
     floor = max(
         [config.current_rate] + [r.pass_rate for r in results if r.status == CandidateStatus.ok and r.validated]
     )
@@ -185,7 +199,7 @@ async def validate(results: list[CandidateResult], config: FanOutConfig, board: 
             config.emit(result.id, Phase.not_needed, f"cannot beat {floor:.1f}%")
             continue
         files_dir = config.iteration_dir / f"candidate-{result.id}"
-        groups = config.shard_groups(1)
+        groups = config.shard_groups(1) if config.shards is not None else []
         config.emit(result.id, Phase.validating, f"{len(groups)} shards" if groups else "")
         if config.watch is not None:
             config.watch.enter(result.id)
