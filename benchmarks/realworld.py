@@ -1,7 +1,8 @@
 """Issue 14's benchmark: explore on real libraries, against the time of their own suites.
 
     python benchmarks/realworld/build.py            # once: builds the cases (see its docstring)
-    python benchmarks/realworld.py [--only NAME] [--parallel 3] [--json OUT]
+    python benchmarks/realworld.py [--only NAME] [--parallel 3] [--json OUT] [--explore PATH]
+    python benchmarks/realworld.py --render OUT.json [OUT2.json ...]   # the tables again, from saved results
 
 For every built case (CACHE/cases/NAME): a fresh copy of its repo; the suite timed as a user
 runs it (`python -m pytest -q` in the case's venv) just before and just after explore, in the
@@ -13,10 +14,15 @@ every test the injected bug broke (run in a `git archive` export of it) and no f
 case's test paths differs from the initial commit. **exact** = the bug's line reads as the
 original again.
 
-Phases (baseline, coverage, screening, fan-out, validation, merge): from each iteration's
-`timing` in the JSON summary when explore writes it; otherwise from the run's own records in
-.explore/runs/<id>/ — the state's start time and the modification times of its logs, and
-mutate's search.json (`coverage_s`, `elapsed_s`) — marked "(from logs)".
+Phases (baseline; propose, of which coverage, prepare and screening; fan-out; validation, of which
+the final confirmation; merge): from each iteration's `timing` in the JSON summary when explore
+writes it; otherwise from the run's own records in .explore/runs/<id>/ — the state's start time and
+the modification times of its logs, and mutate's search.json (`coverage_s`, `elapsed_s`) — marked
+"(from logs)". The phase table gives each phase's seconds and the baseline's over the suite's own
+time ("baseline / suite"). CPU seconds (user + sys of the child processes, from getrusage) are
+recorded beside the wall times: on a shared machine they move less with the load.
+
+`--explore PATH` runs another explore (e.g. an older checkout's venv) under the same harness.
 """
 
 from __future__ import annotations
@@ -24,6 +30,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import shutil
 import signal
 import statistics
@@ -37,15 +44,23 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent / "realworld"))
 from build import DEFAULT_CACHE, pythonpath
 
-PHASES = ("baseline", "coverage", "prepare", "screening", "fanout", "validation", "merge")
+PHASES = ("baseline", "propose", "coverage", "prepare", "screening", "fanout", "validation", "confirmation", "merge")
+SHOWN = ("baseline", "propose", "screening", "fanout", "validation", "confirmation", "merge")
+"""The phase table's columns (coverage and prepare stay in the JSON: part of propose)."""
 
 
-def suite_seconds(python: str, repo: Path) -> float:
+def children_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def suite_seconds(python: str, repo: Path) -> tuple[float, float]:
+    """(wall, CPU) seconds of the suite as a user runs it."""
     env = {**os.environ, "PYTHONPATH": pythonpath(repo)}
     env.pop("VIRTUAL_ENV", None)
-    start = time.monotonic()
+    start, cpu = time.monotonic(), children_cpu()
     subprocess.run([python, "-m", "pytest", "-q", "-p", "no:cacheprovider"], cwd=repo, env=env, capture_output=True)
-    return time.monotonic() - start
+    return time.monotonic() - start, children_cpu() - cpu
 
 
 def explore_bin() -> str:
@@ -74,6 +89,7 @@ def phases_from_logs(run_dir: Path) -> dict[str, float]:
         out["coverage"] += data.get("coverage_s", 0.0)
         out["screening"] += data.get("elapsed_s", 0.0) - data.get("coverage_s", 0.0)
     rest = state["duration_s"] - out["baseline"] - out["coverage"] - out["screening"]
+    out["propose"] = out["coverage"] + out["screening"]
     out["fanout"] = max(rest, 0.0)  # fan-out + validation + merge + the run's own bookkeeping
     return {p: round(v, 2) for p, v in out.items()}
 
@@ -121,7 +137,9 @@ def judge(case: dict, repo: Path, initial: str) -> tuple[bool, bool, list[str]]:
     return passes and not touched, exact, touched
 
 
-def run_case(folder: Path, parallel: int, timeout: float, keep: Path | None, floor: bool = False) -> dict:
+def run_case(
+    folder: Path, parallel: int, timeout: float, keep: Path | None, floor: bool = False, explore: str | None = None
+) -> dict:
     case = json.loads((folder / "case.json").read_text())
     with tempfile.TemporaryDirectory(prefix=f"realworld-{case['name']}-") as scratch:
         repo, timing_copy = Path(scratch) / "repo", Path(scratch) / "suite"
@@ -130,7 +148,7 @@ def run_case(folder: Path, parallel: int, timeout: float, keep: Path | None, flo
         initial = subprocess.run(
             ["git", "rev-parse", "HEAD"], cwd=repo, capture_output=True, text=True, check=True
         ).stdout.strip()
-        suite_before = suite_seconds(case["python"], timing_copy)
+        suite_before, suite_cpu_before = suite_seconds(case["python"], timing_copy)
         venv = str(Path(case["python"]).parent.parent)
         env = {**os.environ, "VIRTUAL_ENV": venv, "PATH": f"{venv}/bin{os.pathsep}{os.environ.get('PATH', '')}"}
         start = time.monotonic()
@@ -140,8 +158,9 @@ def run_case(folder: Path, parallel: int, timeout: float, keep: Path | None, flo
             else ["--agent", "mutate", "--parallel", str(parallel)]
         )
         load = os.getloadavg()[0]
+        cpu = children_cpu()
         process = subprocess.Popen(
-            [explore_bin(), "run", *agent, "--json", str(repo)],
+            [explore or explore_bin(), "run", *agent, "--json", str(repo)],
             env=env,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
@@ -156,7 +175,8 @@ def run_case(folder: Path, parallel: int, timeout: float, keep: Path | None, flo
             stdout, stderr = process.communicate()
             exit_code = None
         wall = time.monotonic() - start
-        suite_after = suite_seconds(case["python"], timing_copy)
+        explore_cpu = children_cpu() - cpu
+        suite_after, suite_cpu_after = suite_seconds(case["python"], timing_copy)
         suite = (suite_before + suite_after) / 2
         try:
             summary = json.loads(stdout)
@@ -200,6 +220,8 @@ def run_case(folder: Path, parallel: int, timeout: float, keep: Path | None, flo
         "suite_after_s": round(suite_after, 2),
         "explore_s": round(wall, 2),
         "ratio": round(wall / suite, 2) if suite else None,
+        "suite_cpu_s": round((suite_cpu_before + suite_cpu_after) / 2, 2),
+        "explore_cpu_s": round(explore_cpu, 2),
         "phases": phases,
         "phases_from": source if phases else None,
         "notes": [it.get("generator_note") for it in summary.get("iterations", []) if it.get("generator_note")],
@@ -208,36 +230,59 @@ def run_case(folder: Path, parallel: int, timeout: float, keep: Path | None, flo
     }
 
 
+def baseline_ratio(r: dict) -> float | None:
+    ph = r.get("phases") or {}
+    return round(ph["baseline"] / r["suite_s"], 2) if ph.get("baseline") and r.get("suite_s") else None
+
+
 def render(results: list[dict]) -> str:
-    head = (
-        "| case | tests | broken | repaired | exact | iters | suite s | explore s | × suite | "
-        + " | ".join(PHASES)
-        + " |"
+    """The outcome table (repaired, × the suite), then the phase table (seconds per phase)."""
+    rows = [
+        "| case | tests | broken | repaired | exact | iters | suite s | explore s | × suite | baseline / suite "
+        "| CPU: suite s | CPU: explore s | load |",
+        "|---|---:|---:|:-:|:-:|---:|---:|---:|---:|---:|---:|---:|---|",
+    ]
+    for r in results:
+        base = baseline_ratio(r)
+        load = r.get("load_average") or []
+        rows.append(
+            f"| {r['case']} | {r['tests']} | {r['broken']} | {'yes' if r['repaired'] else 'NO'} "
+            f"| {'yes' if r['exact'] else 'no'} | {r['iterations']} | {r['suite_s']:.1f} | {r['explore_s']:.1f} "
+            f"| {r['ratio']:.1f}× | {f'{base:.2f}×' if base is not None else '–'} "
+            f"| {r.get('suite_cpu_s', 0):.1f} | {r.get('explore_cpu_s', 0):.1f} | {'–'.join(f'{x:.1f}' for x in load)} |"
+        )
+    ratios = [r["ratio"] for r in results if r["ratio"]]
+    bases = [b for b in map(baseline_ratio, results) if b is not None]
+    total_explore = sum(r["explore_s"] for r in results)
+    rows.append(
+        f"| **total** | {sum(r['tests'] for r in results)} | {sum(r['broken'] for r in results)} "
+        f"| **{sum(r['repaired'] for r in results)}/{len(results)}** | {sum(r['exact'] for r in results)}/{len(results)} "
+        f"| {sum(r['iterations'] for r in results)} | {sum(r['suite_s'] for r in results):.1f} | {total_explore:.1f} "
+        f"| median {statistics.median(ratios) if ratios else 0:.1f}×, max {max(ratios, default=0):.1f}× "
+        f"| median {statistics.median(bases) if bases else 0:.2f}×, max {max(bases, default=0):.2f}× "
+        f"| {sum(r.get('suite_cpu_s', 0) for r in results):.1f} | {sum(r.get('explore_cpu_s', 0) for r in results):.1f} | |"
     )
-    rows = [head, "|" + "---|" * 3 + ":-:|:-:|" + "---:|" * (4 + len(PHASES))]
+    phase_rows = [
+        "| case | suite s | " + " | ".join(SHOWN) + " | baseline / suite |",
+        "|---|" + "---:|" * (len(SHOWN) + 2),
+    ]
     for r in results:
         ph = r["phases"] or {}
         mark = "" if r["phases_from"] != "logs" else "*"
-        rows.append(
-            f"| {r['case']} | {r['tests']} | {r['broken']} | {'yes' if r['repaired'] else 'NO'} | {'yes' if r['exact'] else 'no'} | "
-            f"{r['iterations']} | {r['suite_s']:.1f} | {r['explore_s']:.1f} | {r['ratio']:.1f}× | "
-            + " | ".join(f"{ph.get(p, 0):.1f}{mark}" if ph else "–" for p in PHASES)
-            + " |"
+        base = baseline_ratio(r)
+        phase_rows.append(
+            f"| {r['case']} | {r['suite_s']:.2f} | "
+            + " | ".join(f"{ph.get(p, 0):.2f}{mark}" if ph else "–" for p in SHOWN)
+            + f" | {f'{base:.2f}×' if base is not None else '–'} |"
         )
-    ratios = [r["ratio"] for r in results if r["ratio"]]
-    totals = {p: sum((r["phases"] or {}).get(p, 0) for r in results) for p in PHASES}
-    total_explore = sum(r["explore_s"] for r in results)
-    rows.append(
-        f"| **total** | {sum(r['tests'] for r in results)} | {sum(r['broken'] for r in results)} | "
-        f"**{sum(r['repaired'] for r in results)}/{len(results)}** | {sum(r['exact'] for r in results)}/{len(results)} | "
-        f"{sum(r['iterations'] for r in results)} | {sum(r['suite_s'] for r in results):.1f} | {total_explore:.1f} | "
-        f"median {statistics.median(ratios) if ratios else 0:.1f}× | "
-        + " | ".join(
-            f"{totals[p]:.1f} ({100 * totals[p] / total_explore if total_explore else 0:.0f}%)" for p in PHASES
-        )
-        + " |"
+    totals = {p: sum((r["phases"] or {}).get(p, 0) for r in results) for p in SHOWN}
+    phase_rows.append(
+        f"| **total** | {sum(r['suite_s'] for r in results):.1f} | "
+        + " | ".join(f"{totals[p]:.1f} ({100 * totals[p] / total_explore if total_explore else 0:.0f}%)" for p in SHOWN)
+        + " | |"
     )
-    lines = ["\n".join(rows)]
+    lines = ["\n".join(rows), "", "\n".join(phase_rows)]
+    lines.append("propose holds mutate's coverage, preparation and screening; validation holds the final confirmation.")
     if any(r["phases_from"] == "logs" for r in results):
         lines.append(
             "* from the run's logs (no `timing` in the summary): fan-out holds fan-out, validation and merge together."
@@ -264,7 +309,12 @@ def main() -> int:
         help="the floor: an agent that applies the case's own fix at once (`--agent command`, one "
         "candidate), so the run is explore's fixed costs alone — baseline, one validation, merge",
     )
+    parser.add_argument("--explore", help="the explore executable to run (default: the one beside this Python)")
+    parser.add_argument("--render", type=Path, nargs="+", help="print the tables of saved results (--json files)")
     args = parser.parse_args()
+    if args.render:
+        print(render([r for path in args.render for r in json.loads(path.read_text())["results"]]))
+        return 0
     folders = (
         sorted(p for p in (args.cache / "cases").iterdir() if (p / "case.json").exists())
         if (args.cache / "cases").is_dir()
@@ -276,7 +326,7 @@ def main() -> int:
         return 2
     results = []
     for folder in folders:
-        r = run_case(folder, args.parallel, args.timeout, args.keep, args.floor)
+        r = run_case(folder, args.parallel, args.timeout, args.keep, args.floor, args.explore)
         results.append(r)
         print(
             f"{r['case']}: {'repaired' if r['repaired'] else 'NOT repaired'} ({r['status']}), explore {r['explore_s']:.1f} s "
