@@ -17,8 +17,8 @@ from explore.edges.testing import TestCommand, run_tests
 from explore.generators.base import ProposalRequest
 from explore.generators.mutate import MutateGenerator, revert, shape
 from explore.generators.mutate.edits import Edit, Mutant, apply_edits
+from explore.generators.mutate.prepared import Prepared
 from explore.generators.mutate.screen import Verdict
-from explore.generators.mutate.search import Prepared
 
 GOOD = """\
     def price(qty, unit):

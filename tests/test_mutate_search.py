@@ -218,6 +218,7 @@ def screened(fixes: list[set[str] | None], failing: frozenset[str] = frozenset({
     """A prefix of screened mutants at lines 1, 2, …: None for one that fixes nothing, else the
     failing tests it fixes (breaking nothing)."""
     from explore.generators.mutate.edits import Mutant
+    from explore.generators.mutate.prepared import Prepared
 
     out = []
     for line, fixed in enumerate(fixes, start=1):
@@ -234,7 +235,7 @@ def screened(fixes: list[set[str] | None], failing: frozenset[str] = frozenset({
             edits=(),
         )
         outcomes = {t: ("passed" if fixed and t in fixed else "failed") for t in failing}
-        item = shape.Prepared(mutant, 1.0, "", sorted(failing), [], {})
+        item = Prepared(mutant, 1.0, "", sorted(failing), [], {})
         item.verdict = Verdict("ok", outcomes)
         out.append(item)
     return out

@@ -7,8 +7,9 @@ from pathlib import Path
 from explore.generators.mutate import shape
 from explore.generators.mutate.edits import Edit, Mutant
 from explore.generators.mutate.localise import IMPORT_TIME, Spectrum, Suspect
+from explore.generators.mutate.prepared import Prepared
 from explore.generators.mutate.screen import Verdict
-from explore.generators.mutate.search import Prepared, Search
+from explore.generators.mutate.search import Search
 
 FAILING = frozenset({"t1", "t2"})
 

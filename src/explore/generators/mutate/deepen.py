@@ -8,16 +8,18 @@ pass (search.py, screen.py), each only while nothing plausible has turned up:
 1. the second-tier operators (ops_compound) at the lines already searched;
 2. every operator at the suspicious lines the first pass left out;
 3. second-order mutants: two edits (at one line or two) among the singles that ran at the most
-   suspicious lines, after every single edit.
+   suspicious lines, after every single edit (pairing.py).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 
+from . import pairing
 from .operators import TIERS
+from .prepared import Prepared
 from .screen import Job, Slot
-from .search import Budget, Prepared, Search, screen_in_order
+from .search import Budget, Search, screen_in_order
 
 UNBOUNDED = 10**9
 """The count of mutants no longer binds while deepening: the seconds do."""
@@ -64,7 +66,7 @@ async def deepen(
         _account(search, stage)
     if budget.left_s() <= 0 or any(p.plausible for p in singles):
         return singles, pairs
-    ranked = search.pairs_at_top(screened + singles)
+    ranked = pairing.at_top(screened + singles, search.weight)
     stage = _stage(search, search.suspects, TIERS, [*tried, *(p.patch for p in screened + singles)])
     pairs = await screen_in_order(stage.prepare(ranked, UNBOUNDED), slots, budget, job_for, settle(ranked))
     _account(search, stage)

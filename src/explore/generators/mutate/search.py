@@ -1,5 +1,6 @@
 """The search: rank mutants (suspiciousness × operator prior), drop duplicates and tried ones,
-screen them in rank order under a budget, and combine partial fixes into two-edit mutants.
+screen them in rank order under a budget, and combine partial fixes into two-edit mutants
+(pairing.py); a prepared mutant and the lazy stream of them are in prepared.py.
 
 Determinism: mutants are screened in a fixed order and the search only ever reads the longest
 prefix of that order whose verdicts are all in, so parallel lanes finishing in any order give
@@ -9,7 +10,6 @@ the same answer (a time budget that runs out is the one thing that can cut it el
 from __future__ import annotations
 
 import dataclasses
-import itertools
 import time
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
@@ -17,11 +17,13 @@ from pathlib import Path
 
 import anyio
 
-from .edits import Mutant, Source, make_patch, mutated_sources, normalise_patch, overlaps
+from . import pairing
+from .edits import Mutant, Source, make_patch, mutated_sources, normalise_patch
 from .localise import Spectrum, Suspect
 from .operators import REGISTRY, mutants_in
+from .prepared import Lazy, Prepared
 from .regions import Regions
-from .screen import Job, Slot, Verdict
+from .screen import Job, Slot
 
 FAR = 10**6
 
@@ -38,35 +40,6 @@ class Budget:
 
     def exhausted(self) -> bool:
         return self.screened >= self.mutants or self.left_s() <= 0
-
-
-@dataclass
-class Prepared:
-    """A mutant ready to screen: its patch and the tests that decide it."""
-
-    mutant: Mutant
-    score: float
-    patch: str
-    phase1: list[str]
-    phase2: list[str]
-    files: dict[str, str]
-    verdict: Verdict | None = None
-    also: list[str] = field(default_factory=list)
-    """Failing tests that do not reach the mutated lines: run only once the mutant fixes every
-    test of phase1 (a fix can make them pass all the same), so that it can count as full."""
-
-    @property
-    def fixed(self) -> list[str]:
-        return self.verdict.fixed(self.phase1 + self.also) if self.verdict else []
-
-    @property
-    def broken(self) -> list[str]:
-        return self.verdict.broken(self.phase2) if self.verdict else []
-
-    @property
-    def plausible(self) -> bool:
-        """Fixes at least one failing test and breaks none of the passing tests it can reach."""
-        return self.verdict is not None and self.verdict.status == "ok" and bool(self.fixed) and not self.broken
 
 
 class Search:
@@ -152,7 +125,10 @@ class Search:
                 if prepared is not None:
                     yield prepared
 
-        return Lazy(produce(), limit, self)
+        return Lazy(produce(), limit, self._spent)
+
+    def _spent(self, seconds: float) -> None:
+        self.prepare_s += seconds
 
     def regions(self, file: str) -> Regions:
         if file not in self._regions:
@@ -196,112 +172,8 @@ class Search:
         return Prepared(mutant, score, patch, phase1, phase2, files, also=sorted(self.spectrum.failing - covering))
 
     def combine(self, screened: list[Prepared], top_singles: int = 12, limit: int = 300) -> list[tuple[Mutant, float]]:
-        """Two-edit mutants. With partial fixes: pairs whose fixed tests differ (a fix of two
-        defects in one candidate). Without: pairs making the same change at two lines first
-        (`>` → `>=` twice: one mistake repeated), then pairs of the best singles."""
-        partial = [p for p in screened if p.plausible]
-        alive = [p for p in screened if p.verdict and p.verdict.status == "ok"]
-        if len(partial) >= 2:
-            candidates = list(itertools.combinations(partial, 2))
-        else:
-            groups: dict[tuple, list[Prepared]] = {}
-            for p in alive:
-                key = self._change_key(p.mutant)
-                if key is not None:
-                    groups.setdefault(key, []).append(p)
-            candidates = [pair for group in groups.values() for pair in itertools.combinations(group[:10], 2)]
-            candidates += list(itertools.combinations(alive[:top_singles], 2))
-        pairs: dict[tuple, tuple[tuple, Mutant, float]] = {}
-        position = {id(p): i for i, p in enumerate(screened)}
-        for a, b in candidates:
-            if a.mutant.lines == b.mutant.lines or overlaps(
-                [e for _, e in a.mutant.edits], [e for _, e in b.mutant.edits]
-            ):
-                continue
-            gain = len(set(a.fixed) | set(b.fixed))
-            if partial and gain <= max(len(a.fixed), len(b.fixed)):
-                continue
-            combo = pair_of(a.mutant, b.mutant)
-            first, second = combo.parts
-            analogous = self._change_key(first) is not None and self._change_key(first) == self._change_key(second)
-            score = a.score + b.score
-            key = (
-                -gain,
-                not analogous,
-                -round(score, 12),
-                position[id(a)] + position[id(b)],
-                first.file,
-                first.line,
-                first.col,
-                second.file,
-                second.line,
-                second.col,
-                combo.operator,
-                first.new,
-                second.new,
-            )
-            pairs.setdefault(combo.edits, (key, combo, score))
-        ordered = sorted(pairs.values(), key=lambda item: item[0])
-        return [(m, s) for _, m, s in ordered[:limit]]
-
-    def pairs_at_top(
-        self, screened: list[Prepared], lines: int = 3, per_line: int = 30, limit: int = 3000
-    ) -> list[tuple[Mutant, float]]:
-        """Second-order mutants at the most suspicious lines: every two screened singles that
-        ran (no crash, no timeout) at the `lines` best lines, at one line or two, whose edits do
-        not overlap; best summed score first. For a search where no single edit fixed anything."""
-        alive = [p for p in screened if p.verdict and p.verdict.status == "ok" and len(p.mutant.lines) == 1]
-        top = sorted({p.mutant.lines[0] for p in alive}, key=lambda fl: (-self.weight.get(fl, 0.0), fl))[:lines]
-        chosen = [
-            p
-            for line in top
-            for p in sorted((q for q in alive if q.mutant.lines[0] == line), key=lambda q: -q.score)[:per_line]
-        ]
-        pairs: dict[tuple, tuple[tuple, Mutant, float]] = {}
-        for a, b in itertools.combinations(chosen, 2):
-            if overlaps([e for _, e in a.mutant.edits], [e for _, e in b.mutant.edits]):
-                continue
-            combo = pair_of(a.mutant, b.mutant)
-            first, second = combo.parts
-            key = (
-                -round(a.score + b.score, 12),
-                first.file,
-                first.line,
-                first.col,
-                second.line,
-                second.col,
-                combo.operator,
-                first.new,
-                second.new,
-            )
-            pairs.setdefault(combo.edits, (key, combo, a.score + b.score))
-        ordered = sorted(pairs.values(), key=lambda item: item[0])
-        return [(m, s) for _, m, s in ordered[:limit]]
-
-    def _change_key(self, mutant: Mutant) -> tuple | None:
-        """(operator, replaced text, new text) of a one-edit mutant: equal for the same change."""
-        if len(mutant.edits) != 1:
-            return None
-        file, edit = mutant.edits[0]
-        return (mutant.operator, self.sources[file][edit.start : edit.end], edit.text)
-
-
-def pair_of(a: Mutant, b: Mutant) -> Mutant:
-    """The two-edit mutant made of two singles (in source order)."""
-    first, second = sorted((a, b), key=lambda m: (m.file, m.line, m.col, m.operator, m.new))
-    return Mutant(
-        file=first.file,
-        line=first.line,
-        col=first.col,
-        operator=f"{first.operator}+{second.operator}",
-        family="combination",
-        prior=first.prior * second.prior,
-        old=first.old,
-        new=first.new,
-        single_token=first.single_token and second.single_token,
-        edits=tuple(sorted(first.edits + second.edits, key=lambda fe: (fe[0], fe[1]))),
-        parts=(first, second),
-    )
+        """Two-edit mutants of the screened singles (pairing.combine, on this search's sources)."""
+        return pairing.combine(screened, self.sources, top_singles, limit)
 
 
 def top_lines(suspects: list[Suspect], most: int) -> list[Suspect]:
@@ -316,57 +188,6 @@ def top_lines(suspects: list[Suspect], most: int) -> list[Suspect]:
     while end < min(len(suspects), 2 * most) and suspects[end].score == last:
         end += 1
     return suspects[:end]
-
-
-class Lazy:
-    """Prepared mutants in rank order, made only as far as someone reads: screening can start on
-    the first while the rest wait. Reads like a list; `len()` prepares them all."""
-
-    def __init__(self, source: Iterator[Prepared], limit: int, search: Search | None = None) -> None:
-        self._source: Iterator[Prepared] | None = source
-        self.limit = limit
-        self.items: list[Prepared] = []
-        self._search = search
-
-    @classmethod
-    def of(cls, items: list[Prepared]) -> Lazy:
-        return cls(iter(items), len(items))
-
-    def at(self, index: int) -> Prepared | None:
-        """The index-th prepared mutant, preparing up to it; None past the end."""
-        while len(self.items) <= index and self._source is not None and len(self.items) < self.limit:
-            started = time.monotonic()
-            item = next(self._source, None)
-            if self._search is not None:
-                self._search.prepare_s += time.monotonic() - started
-            if item is None:
-                self._source = None
-            else:
-                self.items.append(item)
-        return self.items[index] if index < len(self.items) else None
-
-    def __len__(self) -> int:
-        self.at(self.limit)
-        return len(self.items)
-
-    def __iter__(self) -> Iterator[Prepared]:
-        index = 0
-        while (item := self.at(index)) is not None:
-            yield item
-            index += 1
-
-    def __getitem__(self, index):  # type: ignore[no-untyped-def]
-        if isinstance(index, slice):
-            return list(self)[index]
-        if index < 0:
-            return list(self)[index]
-        item = self.at(index)
-        if item is None:
-            raise IndexError(index)
-        return item
-
-    def __bool__(self) -> bool:
-        return self.at(0) is not None
 
 
 async def screen_in_order(

@@ -17,7 +17,7 @@ from collections.abc import Callable, Collection
 
 from ...model.models import CandidatePlan
 from .edits import Mutant, normalise_patch
-from .search import Prepared
+from .prepared import Prepared
 
 
 def is_full(item: Prepared, failing: frozenset[str]) -> bool:
