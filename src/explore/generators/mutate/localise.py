@@ -199,7 +199,7 @@ def plugin_dir(run_dir: Path) -> Path:
     folder.mkdir(parents=True, exist_ok=True)
     copies = {
         "_worker.py": f"{PLUGIN_NAME}.py",
-        **{f"_{h}.py": f"_explore_mutate_{h}.py" for h in ("hotswap", "lines", "loading")},
+        **{f"_{h}.py": f"_explore_mutate_{h}.py" for h in ("hotswap", "lines", "loading", "plugins", "serve", "warm")},
     }
     for source, name in copies.items():
         source_path, target = Path(__file__).with_name(source), folder / name
