@@ -35,20 +35,9 @@ DISPLAY = {"rich", "explore.cli.live"}
 """The terminal display: rich and explore's live view."""
 DISPLAY_USERS = {"cli", "bench"}
 
-KNOWN_VIOLATIONS: set[tuple[str, str]] = {
-    # removed by issue 25 step 2 (the loop emits events; the CLI subscribes the live view)
-    ("explore.run.adoption", "explore.cli.live"),
-    ("explore.run.loop", "explore.cli.live"),
-    ("explore.run.merging", "explore.cli.live"),
-    ("explore.run.suite", "explore.cli.live"),
-    ("explore.run.targeting", "explore.cli.live"),
-}
+KNOWN_VIOLATIONS: set[tuple[str, str]] = set()
 """(importer, imported) pairs that break the layer order or the display rule."""
-KNOWN_CYCLES: set[frozenset[str]] = {
-    # removed by issue 25 step 2 (steps return values; only the loop writes RunState)
-    frozenset({"explore.run.loop", "explore.run.baseline"}),
-    frozenset({"explore.model.models", "explore.model.usage"}),
-}
+KNOWN_CYCLES: set[frozenset[str]] = set()
 """Strongly connected groups of modules that import each other."""
 
 

@@ -9,7 +9,7 @@ from pydantic import ValidationError
 from explore.generators.base import CandidateContext, FixGenerator, ProposalRequest
 from explore.generators.chain import ChainGenerator
 from explore.model.models import CandidatePlan, IterationRecord, Proposal, Realised, RunState
-from explore.model.usage import LLMUsage, MutateUsage, Usage, book_unrecorded
+from explore.model.usage import LLMUsage, MutateUsage, Usage, unrecorded
 
 CALL = {
     "input_tokens": 100,
@@ -101,6 +101,6 @@ def test_the_runs_total_keeps_calls_only_the_generator_saw() -> None:
     run = RunState(
         run_id="r", repo="/x", usage=Usage.of(CALL) + Usage(mutate=MutateUsage(mutants_screened=7, screening_s=1.0))
     )
-    book_unrecorded(ChainGenerator([Member("one"), Member("two")]), run)  # type: ignore[list-item]
+    run.usage = unrecorded(ChainGenerator([Member("one"), Member("two")]), run.usage)  # type: ignore[list-item]
     assert run.usage.llm.calls == 6 and run.usage.llm.cost_usd == pytest.approx(0.02)
     assert run.usage.mutate.mutants_screened == 7  # the booked figure is larger: kept

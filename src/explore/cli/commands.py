@@ -244,11 +244,14 @@ def _execute(
 
     from ..edges import gitrepo
     from ..model.config import MAX_PARALLEL, Options, build_options
+    from ..model.events import Publisher, RunFinished
     from ..run import applying, loop, reports, state
     from .live import Display, choose_mode
 
     verbosity = "quiet" if talk.quiet else ("verbose" if talk.verbose else "normal")
     display = Display(choose_mode(as_json, sys.stderr.isatty()), verbosity)
+    finished: list[RunFinished] = []  # the JSON summary's source: the last run's end (the gate may resume it)
+    events = Publisher(display.handle, lambda e: finished.append(e) if isinstance(e, RunFinished) else None)
     decision = None
     try:
         info = gitrepo.open_repo(path)
@@ -273,7 +276,7 @@ def _execute(
         try:
             while True:
                 with display:
-                    result = anyio.run(loop.run_repair, info, options, display, previous, hint, run_id)
+                    result = anyio.run(loop.run_repair, info, options, events, previous, hint, run_id)
                 decision = _ask(info, result, as_json, talk.no_input, display)
                 if decision is None or decision.choice not in ("hint", "apply"):
                     break
@@ -289,7 +292,7 @@ def _execute(
     if junit_out is not None:
         junit_out.parent.mkdir(parents=True, exist_ok=True)
         junit_out.write_text(reports.junit(result), encoding="utf-8")
-    summary = reports.summary(result, report, change)
+    summary = reports.summary(finished[-1].state, report, change)  # the state the run ended with, as published
     if decision is None:
         for line in reports.help_needed(result):
             display.console.print(

@@ -1,6 +1,6 @@
 """Progress on stderr: a rich Live view in a terminal (a run header and one row per candidate,
 updated in place), or the line-oriented log when stderr is not a terminal, under CI=true or with
---json. The view is fed by the same calls as the log (phase, note, candidates, candidate), so the
+--json. Both are fed by the run's typed events (`Display.handle`, subscribed by the CLI), so the
 runner knows nothing about how progress is shown. Library logging goes through it too."""
 
 from __future__ import annotations
@@ -17,7 +17,21 @@ from rich.live import Live
 from rich.table import Table
 from rich.text import Text
 
-from ..model.events import CandidateEvent, Phase, describe
+from ..model.events import (
+    BaselineFinished,
+    BaselineStarted,
+    CandidateEvent,
+    Event,
+    FanOutStarted,
+    IterationStarted,
+    Merged,
+    Note,
+    Phase,
+    Step,
+    UsageSpent,
+    describe,
+    note_text,
+)
 from ..model.models import CandidateStatus
 from ..model.usage import Usage
 
@@ -208,7 +222,32 @@ class Display:
     def __exit__(self, *exc: object) -> None:
         self.stop()
 
-    # ------------------------------------------------------------ the calls the runner makes
+    # ------------------------------------------------------------ the run's events
+
+    def handle(self, event: Event) -> None:
+        """A run event (subscribed by the CLI): the header and rows of the live view, a line of the log."""
+        if isinstance(event, CandidateEvent):
+            self.candidate(event)
+        elif isinstance(event, FanOutStarted):
+            self.candidates(list(event.candidates))
+        elif isinstance(event, UsageSpent):
+            self.usage(event.n, event.iteration, event.run)
+        elif isinstance(event, (IterationStarted, BaselineStarted, BaselineFinished, Step)):
+            if isinstance(event, IterationStarted):
+                self._flush_rows()
+                self.view.iteration, self.view.strategy, self.view.why = event.n, event.strategy, event.reason
+            elif isinstance(event, BaselineFinished):
+                self.view.pass_rate = round(event.counts.pass_rate, 1)
+            self._print(f"[bold]{_escape(note_text(event) or '')}[/bold]")
+        elif isinstance(event, (Note, Merged)):
+            if isinstance(event, Merged):
+                self.view.pass_rate = round(event.after, 1)
+            self._print(_escape(note_text(event) or ""))
+
+    __call__ = handle
+    """A Display is a subscriber of the run's events (model.events.Subscriber)."""
+
+    # ------------------------------------------------------------ lines
 
     def _print(self, text: str, style: str = "") -> None:
         if not self.quiet:

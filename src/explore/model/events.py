@@ -1,16 +1,18 @@
-"""Typed progress of a fan-out: what a candidate is doing, for the display and the checkpoints.
+"""Typed progress of a run: what the loop and its steps are doing, and what a candidate is doing.
 
-The scheduler emits events; the loop decides what they mean (a line on the display, a state
-save when a candidate finishes). Nobody parses display text.
+The run publishes events (`Publisher`); the CLI subscribes the live view, the line log and the JSON
+summary writer. The scheduler emits candidate events; the loop decides what they mean (a line on
+the display, a state save when a candidate finishes). Nobody parses display text.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import Enum
 
-from .models import CandidateResult, CandidateStatus
+from .models import CandidateResult, CandidateStatus, Counts, EscalationInfo, RunState, RunStatus
+from .usage import Usage
 
 
 class Phase(str, Enum):
@@ -40,6 +42,129 @@ class CandidateEvent:
 
 
 Listener = Callable[[CandidateEvent], None]
+
+
+@dataclass(frozen=True)
+class Note:
+    """A line of the log: something the person watching should know (a fallback, a left-out test…)."""
+
+    text: str
+
+
+@dataclass(frozen=True)
+class Step:
+    """A step of the run begins or ends that has no event of its own (targets, reproduce, resume)."""
+
+    text: str
+
+
+@dataclass(frozen=True)
+class BaselineStarted:
+    command: str
+    """The test command, as the person would type it."""
+    commit: str
+
+
+@dataclass(frozen=True)
+class BaselineFinished:
+    counts: Counts
+    flaky: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class IterationStarted:
+    """The run header: which iteration, with which strategy and why."""
+
+    n: int
+    strategy: str
+    reason: str
+
+
+@dataclass(frozen=True)
+class FanOutStarted:
+    n: int
+    candidates: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class UsageSpent:
+    """What iteration n and the whole run spent so far."""
+
+    n: int
+    iteration: Usage
+    run: Usage
+
+
+@dataclass(frozen=True)
+class Merged:
+    candidate: str
+    before: float
+    after: float
+    commit: str
+
+
+@dataclass(frozen=True)
+class Escalated:
+    info: EscalationInfo
+
+
+@dataclass(frozen=True)
+class RunFinished:
+    """The run's end (also an escalated or interrupted one): its final state."""
+
+    status: RunStatus
+    stop_reason: str | None
+    state: RunState = field(compare=False)
+
+
+Event = (
+    Note
+    | Step
+    | BaselineStarted
+    | BaselineFinished
+    | IterationStarted
+    | FanOutStarted
+    | CandidateEvent
+    | UsageSpent
+    | Merged
+    | Escalated
+    | RunFinished
+)
+Subscriber = Callable[[Event], None]
+
+
+class Publisher:
+    """The run's events to whoever subscribed, in the order they happen. A subscriber that raises
+    takes the run down: subscribers are the CLI's own (display, log, summary), not plug-ins."""
+
+    def __init__(self, *subscribers: Subscriber) -> None:
+        self.subscribers: list[Subscriber] = list(subscribers)
+
+    def subscribe(self, subscriber: Subscriber) -> None:
+        self.subscribers.append(subscriber)
+
+    def __call__(self, event: Event) -> None:
+        for subscriber in self.subscribers:
+            subscriber(event)
+
+
+def note_text(event: Event) -> str | None:
+    """The line-log words of a run event (None: a candidate event, see describe, or none)."""
+    if isinstance(event, (Note, Step)):
+        return event.text
+    if isinstance(event, BaselineStarted):
+        return f"baseline: running {event.command} on {event.commit[:10]}"
+    if isinstance(event, BaselineFinished):
+        b = event.counts
+        flaky = f", {len(event.flaky)} flaky: {', '.join(event.flaky)}" if event.flaky else ""
+        return f"baseline: {b.passed}/{b.total} passed ({b.pass_rate:.1f}%){flaky}"
+    if isinstance(event, IterationStarted):
+        return f"iteration {event.n}: strategy {event.strategy} — {event.reason}"
+    if isinstance(event, UsageSpent):
+        return f"usage: iteration {event.n} {event.iteration.text()}; run {event.run.text()}"
+    if isinstance(event, Merged):
+        return f"merged candidate {event.candidate}: {event.before:.1f}% → {event.after:.1f}% ({event.commit[:10]})"
+    return None
 
 
 def describe(event: CandidateEvent) -> str:

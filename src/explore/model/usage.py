@@ -8,12 +8,9 @@ flat form — also the dict generators hand over — is what `Usage` reads back.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from pydantic import BaseModel, Field, model_serializer, model_validator
-
-if TYPE_CHECKING:
-    from .models import RunState
 
 
 class LLMUsage(BaseModel):
@@ -140,9 +137,8 @@ class Usage(BaseModel):
         )
 
 
-def book_unrecorded(generator: Any, run: RunState) -> None:
+def unrecorded(generator: Any, booked: Usage) -> Usage:
     """Calls of candidates cancelled mid-conversation (Ctrl-C) are in the generator's own run total
-    only: keep the larger figure, so a resumed run's budget counts them."""
+    only: the larger figure of the two, so a resumed run's budget counts them."""
     total = getattr(generator, "usage", None)
-    if isinstance(total, (dict, Usage)):
-        run.usage = run.usage.at_least(Usage.of(total))
+    return booked.at_least(Usage.of(total)) if isinstance(total, (dict, Usage)) else booked

@@ -7,27 +7,25 @@ import re
 
 import git
 
-from ..cli.live import Display
 from ..model.models import IterationRecord, RunState
 from . import applying
 
 RECOVERED = "recovered after a crash"
 
 
-def adopt_branch(repo: git.Repo, run: RunState, display: Display) -> None:
+def found_on_branch(repo: git.Repo, run: RunState) -> IterationRecord | None:
+    """The iteration merged on the run's branch after the state's last write (its commit is the
+    record's), or None. The loop adopts it: it becomes the current and merged commit."""
     tip = applying.run_tip(repo, run)
-    if tip and tip != run.current_commit and repo.git.rev_parse(f"{tip}^") == run.current_commit:
-        display.note(f"adopting {tip[:10]}, merged on the run's branch just before the run stopped")
-        run.current_commit = run.merged_commit = tip
-        subject = repo.git.log("-1", "--format=%s", tip)
-        found = re.match(r"explore: iteration \d+ \((\w+)\) candidate (\w+)", subject)
-        run.iterations.append(
-            IterationRecord(
-                n=len(run.iterations) + 1,
-                strategy=found.group(1) if found else "unknown",
-                winner=found.group(2) if found else None,
-                strategy_reason=RECOVERED,
-                commit=tip,
-                generator_note=f"adopted from the run branch: {subject}",
-            )
-        )
+    if not (tip and tip != run.current_commit and repo.git.rev_parse(f"{tip}^") == run.current_commit):
+        return None
+    subject = repo.git.log("-1", "--format=%s", tip)
+    found = re.match(r"explore: iteration \d+ \((\w+)\) candidate (\w+)", subject)
+    return IterationRecord(
+        n=len(run.iterations) + 1,
+        strategy=found.group(1) if found else "unknown",
+        winner=found.group(2) if found else None,
+        strategy_reason=RECOVERED,
+        commit=tip,
+        generator_note=f"adopted from the run branch: {subject}",
+    )

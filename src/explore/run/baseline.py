@@ -1,195 +1,246 @@
 """Where a run starts from: the baseline run of a new run (per-test limit, flaky reruns, targets,
-`--issue`'s iteration 0) or, on resume, the re-test of the current commit. Steps of `loop.Runner`,
-kept apart from the iterations."""
+`--issue`'s iteration 0) or, on resume, the re-test of the current commit. Steps of the loop, kept
+apart from the iterations: each takes what it needs (`Tools`, values of the run's state) and returns
+what it found; the loop writes it into the run's state."""
 
 from __future__ import annotations
 
 import time
-from dataclasses import replace
-from typing import TYPE_CHECKING
+from dataclasses import dataclass, field, replace
+from pathlib import Path
 
 import anyio
+import git
 
 from .. import generators
 from ..decide import escalation, history, targets
-from ..edges import gitrepo, testcode
+from ..edges import gitrepo, procs, testcode
+from ..edges.sandbox import Sandbox
 from ..edges.testing import OPENED_ENV, derived_test_timeout
+from ..edges.worktrees import WorktreePool
+from ..generators.base import FixGenerator
+from ..model.config import Options
 from ..model.errors import Escalation
-from ..model.models import EscalationCategory, RunState, TestRun
-from . import adoption, applying, reproduce, targeting
+from ..model.events import BaselineStarted, Note, Step, Subscriber
+from ..model.models import EscalationCategory, Reproduction, TestRun
+from . import reproduce, targeting
+from .suite import Suite
+from .targeting import Targets
 
-if TYPE_CHECKING:
-    from .loop import Runner
+
+@dataclass(frozen=True)
+class Tools:
+    """What the baseline steps use of the run (the loop's Runner builds it)."""
+
+    repo: git.Repo
+    root: Path
+    options: Options
+    pool: WorktreePool
+    suite: Suite
+    generator: FixGenerator
+    history_path: Path
+    run_dir: Path
+    tracker: procs.ProcessTracker
+    memory_limit: int | None
+    sandbox: Sandbox | None
+    emit: Subscriber
 
 
-async def start(r: Runner) -> None:
-    """A new run's baseline: the suite on the base commit, then what it tells about the tests."""
-    r.save("baseline")
-    r.display.phase(f"baseline: running {r.test_command.describe()} on {r.run.base_commit[:10]}")
-    path, _ = await anyio.to_thread.run_sync(r.pool.acquire, "a", r.run.base_commit)
-    await r.suite.setup_once(path)
-    env = {**_baseline_env(r), **({OPENED_ENV: "1"} if r.test_command.is_pytest else {})}
-    groups = await r.suite.first_plan(path)
+@dataclass(frozen=True)
+class Measured:
+    """The suite on the base commit: the run, its tests that passed when rerun, the files it read."""
+
+    run: TestRun
+    rerun_passed: frozenset[str]
+    opened: list[str]
+    seconds: float
+
+
+@dataclass(frozen=True)
+class Baseline:
+    """What the baseline tells about the tests, for the loop to write into the run's state."""
+
+    run: TestRun
+    ids: list[str]
+    skipped: list[str]
+    xfailed: list[str]
+    opened: list[str]
+    unconfirmed: list[str]
+    test_timeout: float | None
+    """The per-test limit derived from the baseline (None: configured, or not pytest)."""
+    flaky: list[str]
+    targets: Targets
+    set_aside_before: list[str] = field(default_factory=list)
+    """Failing tests earlier runs set aside (history): one more unmoved iteration sets them aside."""
+    stop: Escalation | None = None
+    """A failure being repaired needs a person (an external service…): the loop records what the
+    baseline found, then escalates (targets chosen so far; the known failures not yet left out)."""
+
+
+async def measure(t: Tools, base_commit: str) -> Measured:
+    """A new run's baseline: the suite on the base commit, its flaky reruns as each shard ends."""
+    command = t.suite.command
+    t.emit(BaselineStarted(command.describe(), base_commit))
+    path, _ = await anyio.to_thread.run_sync(t.pool.acquire, "a", base_commit)
+    await t.suite.setup_once(path)
+    env = {**_baseline_env(t, base_commit), **({OPENED_ENV: "1"} if command.is_pytest else {})}
+    groups = await t.suite.first_plan(path)
     started = time.monotonic()
-    run, rerun_passed = await r.suite.baseline(path, r.run.base_commit, groups, env)
-    r.suite_s = time.monotonic() - started
+    run, rerun_passed = await t.suite.baseline(path, base_commit, groups, env)
+    seconds = time.monotonic() - started
     if run.infra_error:
         raise Escalation(
             EscalationCategory.infrastructure,
             f"the baseline test run failed: {run.infra_error} (log: {run.log_path})",
             escalation.INFRASTRUCTURE_ACTION,
         )
-    opened = testcode.test_data(run.opened, r.options.test_patterns, testcode.collected_files(run.outcomes))
-    if r.options.issue:
-        run = await reproduce_issue(r, run)
-    r.run.baseline_skipped = sorted(i for i, o in run.outcomes.items() if o.outcome == "skipped")
-    r.run.baseline_ids = sorted(set(run.outcomes) - set(r.run.baseline_skipped))
-    r.run.baseline_xfailed = sorted(i for i, o in run.outcomes.items() if o.outcome == "xfailed")
-    r.run.baseline_opened = opened
-    r.run.baseline_unconfirmed = sorted(run.unconfirmed)
-    if r.test_command.is_pytest and not r.options.test_timeout:
-        r.run.test_timeout = derived_test_timeout(run)
-        r.test_command = r.suite.command = replace(r.test_command, test_timeout=r.run.test_timeout)
+    opened = testcode.test_data(run.opened, t.options.test_patterns, testcode.collected_files(run.outcomes))
+    return Measured(run, frozenset(rerun_passed), opened, seconds)
+
+
+async def assess(
+    t: Tools, run: TestRun, measured: Measured, chosen: Targets, current_commit: str, kept: list[str] | None
+) -> Baseline:
+    """What the baseline run (or the run after `--issue`'s reproduction) tells: the tests, the
+    per-test limit (the suite's command carries it from here on), the flaky ones, the targets.
+    chosen: the targets the run's state holds so far; kept: the reproduction's tests."""
+    skipped = sorted(i for i, o in run.outcomes.items() if o.outcome == "skipped")
+    ids = sorted(set(run.outcomes) - set(skipped))
+    test_timeout = None
+    if t.suite.command.is_pytest and not t.options.test_timeout:
+        test_timeout = derived_test_timeout(run)
+        t.suite.command = replace(t.suite.command, test_timeout=test_timeout)
+    flaky: list[str] = []
     failing = run.failing()
-    if failing and r.test_command.is_pytest and all("::" in i for i in failing):
-        known = {i for record in history.load(r.history_path) for i in record.flaky} & set(failing)
-        r.run.flaky = sorted(known | (rerun_passed & set(failing)))  # reruns ran as each shard ended
-    if r.options.has_targets():
-        await targeting.choose(r.run, r.options, run, r.suite, r.pool, r.display, r.root)
-    if r.run.reproduction:
-        targeting.target_reproduction(r.run, run)
-    files = gitrepo.python_files(r.info.repo, r.run.current_commit)
-    targeting.leave_out_environment(r.run, run, failing, files, r.display)
-    escalate_external(r.run, run, failing)
-    targeting.leave_out_known(r.run, failing, r.root, r.display)
-    r.current_run = run
-    r.set_current(run)
-    r.run.baseline = r.run.current.model_copy()
-    earlier = history.set_aside_before(history.load(r.history_path)) & set(r.run.current_failing)
-    r.run.unmoved_streak = {t: history.SET_ASIDE_AFTER - 1 for t in sorted(earlier)}
-    history.append(
-        r.history_path,
-        history.HistoryRecord(
-            run_id=r.run.run_id,
-            n=0,
-            pass_rate=r.run.current.pass_rate,
-            failing=r.run.current_failing,
-            flaky=r.run.flaky,
-            commit=r.run.current_commit,
-            green=not r.run.current_failing,
-        ),
+    if failing and t.suite.command.is_pytest and all("::" in i for i in failing):
+        known = {i for record in history.load(t.history_path) for i in record.flaky} & set(failing)
+        flaky = sorted(known | (measured.rerun_passed & set(failing)))  # reruns ran as each shard ended
+    if t.options.has_targets():
+        chosen = await targeting.choose(chosen, t.options, run, ids, flaky, t.suite, t.pool, t.emit, t.root)
+    if kept is not None:
+        chosen = targeting.target_reproduction(chosen, kept, run, flaky)
+    files = gitrepo.python_files(t.repo, current_commit)
+    chosen = targeting.leave_out_environment(chosen, run, failing, flaky, files, t.emit)
+    stop = external(chosen, run, failing)
+    if stop is None:
+        chosen = targeting.leave_out_known(chosen, failing, flaky, t.root, t.emit)
+    return Baseline(
+        stop=stop,
+        run=run,
+        ids=ids,
+        skipped=skipped,
+        xfailed=sorted(i for i, o in run.outcomes.items() if o.outcome == "xfailed"),
+        opened=measured.opened,
+        unconfirmed=sorted(run.unconfirmed),
+        test_timeout=test_timeout,
+        flaky=flaky,
+        targets=chosen,
+        set_aside_before=sorted(history.set_aside_before(history.load(t.history_path))),
     )
-    b = r.run.baseline
-    flaky = f", {len(r.run.flaky)} flaky: {', '.join(r.run.flaky)}" if r.run.flaky else ""
-    r.display.phase(f"baseline: {b.passed}/{b.total} passed ({b.pass_rate:.1f}%){flaky}")
-    hung = sorted(i for i, o in run.outcomes.items() if o.outcome == "timeout")
-    if hung:
-        r.display.note(
-            f"baseline: {len(hung)} test(s) overran the per-test limit (outcome timeout): {', '.join(hung[:5])}"
-        )
-    if r.test_command.test_timeout:
-        r.display.note(f"per-test limit from now on: {r.test_command.test_timeout:g}s")
-    r.check_gate()
-    r.save("iterating")
 
 
-def escalate_external(state: RunState, run: TestRun, failing: list[str]) -> None:
+def external(chosen: Targets, run: TestRun, failing: list[str]) -> Escalation | None:
     """An external service (or an undecided requirement) behind a failure being repaired is for a
     person; the same failure outside the targets was named an environment failure and left out."""
-    left = {f.test for f in state.environment_failures}
-    repair = [i for i in targets.to_repair(failing, state.targets) if i not in left]
+    left = {f.test for f in chosen.environment_failures}
+    repair = [i for i in targets.to_repair(failing, chosen.targets) if i not in left]
     texts = {i: run.outcomes[i].longrepr or run.outcomes[i].message for i in repair}
     found = escalation.classify_failures(list(texts.values()))
     if found:
         hit = [i for i, text in texts.items() if found.regex.search(text)]
-        raise Escalation(found.category, f"{found.reason} (in {len(hit)} failing test(s), e.g. {hit[0]})", found.action)
+        return Escalation(
+            found.category, f"{found.reason} (in {len(hit)} failing test(s), e.g. {hit[0]})", found.action
+        )
+    return None
 
 
-async def reproduce_issue(r: Runner, run: TestRun) -> TestRun:
-    """`--issue`, iteration 0 (reproduce.py): test-writer samples, the kept tests committed as
-    "reproduce: …" on the run branch; the suite re-run on that commit is the baseline."""
-    writer = generators.test_writer(r.generator)
-    r.display.phase(
-        f"reproduce: {r.options.parallel} test-writer sample(s) ({writer.name}) write tests from the report"
-    )
+@dataclass(frozen=True)
+class Reproduced:
+    """`--issue`'s iteration 0: the samples' outcome and the worktree of each sample."""
+
+    result: Reproduction
+    paths: dict[str, Path]
+
+
+async def reproduce_issue(t: Tools, base_commit: str) -> Reproduced:
+    """`--issue`, iteration 0 (reproduce.py): test-writer samples write tests from the report."""
+    writer = generators.test_writer(t.generator)
+    t.emit(Step(f"reproduce: {t.options.parallel} test-writer sample(s) ({writer.name}) write tests from the report"))
     samples = reproduce.Samples(
         writer=writer,
-        issue=r.options.issue or "",
-        pool=r.pool,
-        commit=r.run.base_commit,
-        test_command=r.test_command,
-        test_patterns=r.options.test_patterns,
-        run_dir=r.run_dir,
-        timeout=r.options.branch_timeout,
-        tracker=r.tracker,
-        memory_limit=r.memory_limit,
-        setup=r.options.worktree_setup,
-        sandbox=r.sandbox,
-        progress=lambda cid, text: r.display.note(f"  [{cid}] {text}"),
+        issue=t.options.issue or "",
+        pool=t.pool,
+        commit=base_commit,
+        test_command=t.suite.command,
+        test_patterns=t.options.test_patterns,
+        run_dir=t.run_dir,
+        timeout=t.options.branch_timeout,
+        tracker=t.tracker,
+        memory_limit=t.memory_limit,
+        setup=t.options.worktree_setup,
+        sandbox=t.sandbox,
+        progress=lambda cid, text: t.emit(Note(f"  [{cid}] {text}")),
     )  # samples are no fan-out: their progress is text
-    result, paths = await reproduce.run_samples(samples, r.options.parallel)
-    for attempt in result.samples:
-        r.run.usage += attempt.usage
-    r.run.reproduction = result
-    if not result.kept:
-        r.run.baseline_ids = sorted(i for i, o in run.outcomes.items() if o.outcome != "skipped")
-        r.set_current(run)
-        r.run.baseline = r.run.current.model_copy()
-        raise Escalation(
-            EscalationCategory.ambiguous_requirements,
-            reproduce.escalation_reason(result.samples),
-            reproduce.AMBIGUOUS_ACTION,
-        )
-    assert result.chosen and r.run.branch
-    # on the base commit: a run killed after this commit redoes iteration 0 from the baseline
-    commit = await anyio.to_thread.run_sync(
-        reproduce.commit,
-        r.pool,
-        paths[result.chosen],
-        result,
-        r.run.base_commit,
-        r.options.issue or "",
-        r.run_dir / "reproduce",
+    result, paths = await reproduce.run_samples(samples, t.options.parallel)
+    return Reproduced(result, paths)
+
+
+def not_reproduced(result: Reproduction) -> Escalation:
+    return Escalation(
+        EscalationCategory.ambiguous_requirements,
+        reproduce.escalation_reason(result.samples),
+        reproduce.AMBIGUOUS_ACTION,
     )
-    applying.move_run(r.info.repo, r.run, commit, r.run.current_commit)
-    r.run.current_commit = result.commit = commit
-    r.display.note(f"reproduce: kept {', '.join(result.kept)} (sample {result.chosen}) as {commit[:10]}")
-    r.save("baseline")
-    path, _ = await anyio.to_thread.run_sync(r.pool.acquire, "a", commit)
-    return await r.suite.full_run(path, "baseline-reproduced", commit, [])
 
 
-def _baseline_env(r: Runner) -> dict[str, str]:
+async def commit_reproduction(t: Tools, found: Reproduced, base_commit: str) -> str:
+    """The kept tests committed as "reproduce: …" on the base commit (a run killed after this
+    commit redoes iteration 0 from the baseline)."""
+    assert found.result.chosen
+    return await anyio.to_thread.run_sync(
+        reproduce.commit,
+        t.pool,
+        found.paths[found.result.chosen],
+        found.result,
+        base_commit,
+        t.options.issue or "",
+        t.run_dir / "reproduce",
+    )
+
+
+async def run_reproduced(t: Tools, commit: str) -> TestRun:
+    """The suite on the reproduction's commit: the baseline from now on."""
+    path, _ = await anyio.to_thread.run_sync(t.pool.acquire, "a", commit)
+    return await t.suite.full_run(path, "baseline-reproduced", commit, [])
+
+
+def _baseline_env(t: Tools, base_commit: str) -> dict[str, str]:
     """What the generator asks the baseline run to carry (mutate: per-test coverage, so its
     first iteration needs no second run of the suite)."""
-    hook = getattr(r.generator, "baseline_env", None)
-    if hook is None or not r.test_command.is_pytest:
+    hook = getattr(t.generator, "baseline_env", None)
+    if hook is None or not t.suite.command.is_pytest:
         return {}
-    return hook(r.run_dir, r.run.base_commit, list(r.options.test_patterns))
+    return hook(t.run_dir, base_commit, list(t.options.test_patterns))
 
 
-async def retest(r: Runner) -> None:
+@dataclass(frozen=True)
+class Retested:
+    run: TestRun
+    seconds: float
+
+
+async def retest(t: Tools, run_id: str, current_commit: str, done: int, baseline_ids: list[str]) -> Retested:
     """On resume: the failures at the current commit, to hand the generator fresh details."""
-    adoption.adopt_branch(r.info.repo, r.run, r.display)
-    r.display.phase(
-        f"resume {r.run.run_id}: re-testing {r.run.current_commit[:10]} (iteration {len(r.run.iterations)} done)"
-    )
-    path, _ = await anyio.to_thread.run_sync(r.pool.acquire, "a", r.run.current_commit)
-    await r.suite.setup_once(path)
+    t.emit(Step(f"resume {run_id}: re-testing {current_commit[:10]} (iteration {done} done)"))
+    path, _ = await anyio.to_thread.run_sync(t.pool.acquire, "a", current_commit)
+    await t.suite.setup_once(path)
     started = time.monotonic()
-    run = await r.suite.full_run(
-        path, f"resume-{int(time.time())}", r.run.current_commit, r.suite.plan(None, r.run.baseline_ids)
-    )
-    r.suite_s = time.monotonic() - started
+    run = await t.suite.full_run(path, f"resume-{int(time.time())}", current_commit, t.suite.plan(None, baseline_ids))
+    seconds = time.monotonic() - started
     if run.infra_error:
         raise Escalation(
             EscalationCategory.infrastructure,
             f"the test run failed on resume: {run.infra_error}",
             escalation.INFRASTRUCTURE_ACTION,
         )
-    r.current_run = run
-    r.set_current(run)
-    last = r.run.iterations[-1] if r.run.iterations else None
-    if last and last.strategy_reason == adoption.RECOVERED and not last.failed_tests and last.pass_rate == 0:
-        last.pass_rate, last.failed_tests = r.run.current.pass_rate, list(r.run.current_failing)
-    r.check_gate()
+    return Retested(run, seconds)

@@ -14,18 +14,29 @@ from pathlib import Path
 import anyio
 
 from .. import executors, generators
-from ..cli.live import Display
 from ..decide import criticality, escalation, history, redaction, scoring, shard_plan, strategy, targets
 from ..decide import stop as giving_up
 from ..decide.affected import ImportMap
 from ..edges import gitrepo, guard, procs, sandbox
-from ..edges.testing import BASELINE_TEST_TIMEOUT, make_command
+from ..edges.testing import BASELINE_TEST_TIMEOUT, TestCommand, make_command
 from ..edges.worktrees import WorktreePool, default_root
 from ..fanout.scheduler import FanOutConfig, FanOutResult, fan_out
 from ..model import usage
 from ..model.config import Options, parse_size
 from ..model.errors import BudgetExhausted, Escalation, UsageError
-from ..model.events import CandidateEvent, Phase
+from ..model.events import (
+    BaselineFinished,
+    CandidateEvent,
+    Escalated,
+    FanOutStarted,
+    IterationStarted,
+    Merged,
+    Note,
+    Phase,
+    RunFinished,
+    Subscriber,
+    UsageSpent,
+)
 from ..model.models import (
     CandidatePlan,
     CandidateStatus,
@@ -38,7 +49,7 @@ from ..model.models import (
     TestOutcome,
     TestRun,
 )
-from . import applying, baseline, debug_reports, merging, signals, state, targeting
+from . import adoption, applying, baseline, debug_reports, merging, signals, state, targeting
 from .suite import Suite, weights_of
 
 LETTERS = string.ascii_lowercase
@@ -50,7 +61,7 @@ class Runner:
     info: gitrepo.RepoInfo
     options: Options
     run: RunState
-    display: Display
+    emit: Subscriber
     tracker: procs.ProcessTracker = field(default_factory=procs.ProcessTracker)
     current_run: TestRun | None = None
     interrupted: bool = False
@@ -72,7 +83,7 @@ class Runner:
         self.generator = generators.create(
             self.agent, {**self.options.model_dump(), "spent": self.run.usage.model_dump()}
         )
-        self.test_command = make_command(
+        test_command = make_command(
             self.options.test_cmd,
             self.options.junit_xml,
             self.options.python,
@@ -96,7 +107,7 @@ class Runner:
         self.history_path = state.explore_dir(self.root) / "history.jsonl"
         self.run_dir = state.run_dir(self.root, self.run.run_id)
         self.sandbox = sandbox.probe(self.options.sandbox, tuple(self.options.sandbox_writable))
-        self.display.note(self.sandbox.note)
+        self.emit(Note(self.sandbox.note))
         self.executor = executors.create(
             self.options,
             root=self.root,
@@ -107,10 +118,10 @@ class Runner:
         )
         self.suite = Suite(
             self.executor,
-            self.test_command,
+            test_command,
             self.options,
             self.run_dir,
-            self.display,
+            self.emit,
             self.tracker,
             self.memory_limit,
             sandbox=self.sandbox,
@@ -122,6 +133,28 @@ class Runner:
         """The user's tree and git dir as the last fan-out found (and left) them."""
 
     # ------------------------------------------------------------------ helpers
+
+    @property
+    def test_command(self) -> TestCommand:
+        """The suite's command: the baseline gives it the per-test limit it derives."""
+        return self.suite.command
+
+    @property
+    def tools(self) -> baseline.Tools:
+        return baseline.Tools(
+            repo=self.info.repo,
+            root=self.root,
+            options=self.options,
+            pool=self.pool,
+            suite=self.suite,
+            generator=self.generator,
+            history_path=self.history_path,
+            run_dir=self.run_dir,
+            tracker=self.tracker,
+            memory_limit=self.memory_limit,
+            sandbox=self.sandbox,
+            emit=self.emit,
+        )
 
     def save(self, phase: str | None = None) -> None:
         if phase:
@@ -167,15 +200,15 @@ class Runner:
             self.tracker.kill_all()
             os._exit(130)
         self.interrupted = True
-        self.display.note("interrupted: stopping candidates and cleaning up (Ctrl-C again to force)")
+        self.emit(Note("interrupted: stopping candidates and cleaning up (Ctrl-C again to force)"))
 
     async def _main(self) -> None:
-        self.display.note(generators.why_agent(self.options.agent, self.options.agent_cmd, self.agent))
+        self.emit(Note(generators.why_agent(self.options.agent, self.options.agent_cmd, self.agent)))
         try:
             if not self.run.baseline_ids and self.run.phase in ("start", "baseline"):
-                await baseline.start(self)
+                await self.start()
             else:
-                await baseline.retest(self)
+                await self.retest()
             self.start_clock()
             while self.run.status == "running":
                 await self.iteration()
@@ -202,7 +235,7 @@ class Runner:
         suite_s = giving_up.suite_seconds(test_s, self.suite.overhead_s)
         self.clock = giving_up.SearchClock(budget, suite_s, time.monotonic())
         if self.run.status == "running":
-            self.display.note(f"search budget: {self.clock.describe()} with no repair in sight (--search-budget)")
+            self.emit(Note(f"search budget: {self.clock.describe()} with no repair in sight (--search-budget)"))
 
     def give_up(self, why: giving_up.Why) -> None:
         assert self.clock is not None
@@ -224,6 +257,7 @@ class Runner:
             any(r.commit for r in self.run.iterations),
         )
         self.run.stop_reason = f"escalated ({category})"
+        self.emit(Escalated(self.run.escalation))
 
     def set_current(self, run: TestRun) -> None:
         yard = self.yardstick
@@ -251,6 +285,111 @@ class Runner:
                     "pre-existing failure(s) outside the targets left alone)"
                 )
 
+    # ------------------------------------------------------------------ where the run starts
+
+    async def start(self) -> None:
+        """A new run's baseline (baseline.py): the suite on the base commit, `--issue`'s
+        reproduction, then what the run tells about the tests, written into the state."""
+        self.save("baseline")
+        measured = await baseline.measure(self.tools, self.run.base_commit)
+        self.suite_s = measured.seconds
+        run = await self._reproduce(measured.run) if self.options.issue else measured.run
+        found = await baseline.assess(
+            self.tools,
+            run,
+            measured,
+            targeting.Targets(
+                self.run.targets,
+                self.run.preexisting_failures,
+                self.run.known_failures,
+                self.run.environment_failures,
+            ),
+            self.run.current_commit,
+            self.run.reproduction.kept if self.run.reproduction else None,
+        )
+        self.run.baseline_skipped, self.run.baseline_ids = found.skipped, found.ids
+        self.run.baseline_xfailed, self.run.baseline_opened = found.xfailed, found.opened
+        self.run.baseline_unconfirmed = found.unconfirmed
+        if found.test_timeout is not None:
+            self.run.test_timeout = found.test_timeout
+        self.run.flaky = found.flaky
+        chosen = found.targets
+        self.run.targets, self.run.preexisting_failures = chosen.targets, chosen.preexisting
+        self.run.known_failures, self.run.environment_failures = chosen.known_failures, chosen.environment_failures
+        if found.stop is not None:
+            raise found.stop
+        self.current_run = found.run
+        self.set_current(found.run)
+        self.run.baseline = self.run.current.model_copy()
+        earlier = set(found.set_aside_before) & set(self.run.current_failing)
+        self.run.unmoved_streak = {t: history.SET_ASIDE_AFTER - 1 for t in sorted(earlier)}
+        history.append(
+            self.history_path,
+            history.HistoryRecord(
+                run_id=self.run.run_id,
+                n=0,
+                pass_rate=self.run.current.pass_rate,
+                failing=self.run.current_failing,
+                flaky=self.run.flaky,
+                commit=self.run.current_commit,
+                green=not self.run.current_failing,
+            ),
+        )
+        self.emit(BaselineFinished(self.run.baseline.model_copy(), tuple(self.run.flaky)))
+        hung = sorted(i for i, o in found.run.outcomes.items() if o.outcome == "timeout")
+        if hung:
+            self.emit(
+                Note(
+                    f"baseline: {len(hung)} test(s) overran the per-test limit (outcome timeout): {', '.join(hung[:5])}"
+                )
+            )
+        if self.test_command.test_timeout:
+            self.emit(Note(f"per-test limit from now on: {self.test_command.test_timeout:g}s"))
+        self.check_gate()
+        self.save("iterating")
+
+    async def _reproduce(self, run: TestRun) -> TestRun:
+        """`--issue`'s iteration 0: the kept tests committed as "reproduce: …" on the run branch;
+        the suite re-run on that commit is the baseline. None kept: escalated."""
+        found = await baseline.reproduce_issue(self.tools, self.run.base_commit)
+        result = found.result
+        for attempt in result.samples:
+            self.run.usage += attempt.usage
+        self.run.reproduction = result
+        if not result.kept:
+            self.run.baseline_ids = sorted(i for i, o in run.outcomes.items() if o.outcome != "skipped")
+            self.set_current(run)
+            self.run.baseline = self.run.current.model_copy()
+            raise baseline.not_reproduced(result)
+        assert result.chosen and self.run.branch
+        commit = await baseline.commit_reproduction(self.tools, found, self.run.base_commit)
+        applying.move_run(self.info.repo, self.run, commit, self.run.current_commit)
+        self.run.current_commit = result.commit = commit
+        self.emit(Note(f"reproduce: kept {', '.join(result.kept)} (sample {result.chosen}) as {commit[:10]}"))
+        self.save("baseline")
+        return await baseline.run_reproduced(self.tools, commit)
+
+    async def retest(self) -> None:
+        """On resume: an iteration merged on the run branch after the last save is adopted
+        (adoption.py), then the current commit re-tested for fresh failure details."""
+        adopted = adoption.found_on_branch(self.info.repo, self.run)
+        if adopted is not None and adopted.commit:
+            self.emit(Note(f"adopting {adopted.commit[:10]}, merged on the run's branch just before the run stopped"))
+            self.run.current_commit = self.run.merged_commit = adopted.commit
+            self.run.iterations.append(adopted)
+        found = await baseline.retest(
+            self.tools, self.run.run_id, self.run.current_commit, len(self.run.iterations), self.run.baseline_ids
+        )
+        self.suite_s = found.seconds
+        self.current_run = found.run
+        self.set_current(found.run)
+        last = self.run.iterations[-1] if self.run.iterations else None
+        if last and last.strategy_reason == adoption.RECOVERED and not last.failed_tests and last.pass_rate == 0:
+            last.pass_rate, last.failed_tests = self.run.current.pass_rate, list(self.run.current_failing)
+        self.check_gate()
+
+    # ------------------------------------------------------------------ an iteration
+
     async def iteration(self) -> None:
         n = len(self.run.iterations) + 1
         records = [r for r in history.load(self.history_path)]
@@ -276,7 +415,7 @@ class Runner:
         if self.clock is not None and self.clock.nothing_left(inputs):
             self.give_up("search_complete")
             return
-        self.display.phase(f"iteration {n}: strategy {choice.name} — {choice.reason}")
+        self.emit(IterationStarted(n, choice.name, choice.reason))
         iteration_dir = self.run_dir / f"iteration-{n}"
         iteration_dir.mkdir(parents=True, exist_ok=True)
         scratch, _ = await anyio.to_thread.run_sync(self.pool.acquire, "a", self.run.current_commit)
@@ -340,9 +479,9 @@ class Runner:
             self.clock.exhausted_on = inputs
         self.note_chain(proposal, plans)
         if not plans:
-            self.display.note(f"no candidates: {proposal.reason or 'the generator had no idea'}")
+            self.emit(Note(f"no candidates: {proposal.reason or 'the generator had no idea'}"))
         else:
-            self.display.candidates([p.id for p in plans])
+            self.emit(FanOutStarted(n, tuple(p.id for p in plans)))
             self.save(f"iteration-{n}-fanout")
             await self.executor.prepare(self.run.current_commit)
             watch = await guard.Watch.start(self.guard, f"iteration-{n}")
@@ -392,7 +531,7 @@ class Runner:
                 self.run.usage += candidate.usage
                 record.fallbacks += candidate.fallbacks
                 for why in candidate.fallbacks:
-                    self.display.note(f"fallback: {why}")
+                    self.emit(Note(f"fallback: {why}"))
             stop = outcome.findings.escalation(len(plans))
             if stop is not None:
                 raise stop
@@ -403,7 +542,7 @@ class Runner:
         record.pass_rate, record.failed_tests = self.run.current.pass_rate, list(self.run.current_failing)
         self._set_aside_unmoved(proposal.unmoved)
         if not record.usage.empty:
-            self.display.usage(n, record.usage, self.run.usage)
+            self.emit(UsageSpent(n, record.usage, self.run.usage))
         if not any(r is record for r in self.run.iterations):
             self.run.iterations.append(record)
         self.run.no_progress = 0 if record.commit else self.run.no_progress + 1
@@ -468,9 +607,7 @@ class Runner:
             if record.commit == self.run.current_commit:
                 record.commit = tip
             self.run.current_commit = self.run.merged_commit = tip
-        self.display.note(
-            f"debug report: {path.relative_to(self.root)}" + (f" (committed as {tip[:10]})" if tip else "")
-        )
+        self.emit(Note(f"debug report: {path.relative_to(self.root)}" + (f" (committed as {tip[:10]})" if tip else "")))
 
     def _set_aside_unmoved(self, unmoved: list[str]) -> None:
         """A failing test that no edit the generator tried has moved, in two iterations running,
@@ -479,16 +616,18 @@ class Runner:
         new = history.to_set_aside(self.run.unmoved_streak, self.run.set_aside)
         if new:
             self.run.set_aside += new
-            self.display.note(
-                f"setting aside {', '.join(new)}: no edit tried in {history.SET_ASIDE_AFTER} iterations running changed its outcome"
+            self.emit(
+                Note(
+                    f"setting aside {', '.join(new)}: no edit tried in {history.SET_ASIDE_AFTER} iterations running changed its outcome"
+                )
             )
 
     def note_chain(self, proposal: Proposal, plans: list[CandidatePlan]) -> None:
         """An `--agent A,B,C` chain: why it moved on, and which generator proposed."""
         for why in proposal.fallbacks:
-            self.display.note(f"fallback: {why}")
+            self.emit(Note(f"fallback: {why}"))
         if plans and "," in self.generator.name:
-            self.display.note(f"candidates by {plans[0].generator}")
+            self.emit(Note(f"candidates by {plans[0].generator}"))
 
     def import_map(self, worktree: Path) -> ImportMap:
         files = {i.split("::", 1)[0] for i in self.run.baseline_ids if "::" in i}
@@ -501,7 +640,7 @@ class Runner:
 
     def _candidate_events(self, n: int):
         def report(event: CandidateEvent) -> None:
-            self.display.candidate(event)
+            self.emit(event)
             if event.phase == Phase.finished:
                 self.save(f"iteration-{n}-scored-{event.candidate}")
 
@@ -524,7 +663,7 @@ class Runner:
             return
         before = self.run.current.pass_rate
         if not scoring.is_improvement(best.pass_rate, before):
-            self.display.note(f"best candidate {best.id} ({best.pass_rate:.1f}%) does not improve on {before:.1f}%")
+            self.emit(Note(f"best candidate {best.id} ({best.pass_rate:.1f}%) does not improve on {before:.1f}%"))
             return
         try:
             new = merging.build_commit(self.info.repo, self.run, record, best, outcome.tested[best.id])
@@ -534,17 +673,19 @@ class Runner:
                 f"its commit is not what was tested: {exc}",
                 0.0,
             )
-            self.display.note(f"candidate {best.id} not merged: {best.reason}")
+            self.emit(Note(f"candidate {best.id} not merged: {best.reason}"))
             return
         if best.rerun_passed:
             self.run.flaky = sorted(set(self.run.flaky) | set(best.rerun_passed))
-            self.display.note(
-                f"flaky: {', '.join(best.rerun_passed[:5])} failed in candidate {best.id}'s run and passed rerun alone"
+            self.emit(
+                Note(
+                    f"flaky: {', '.join(best.rerun_passed[:5])} failed in candidate {best.id}'s run and passed rerun alone"
+                )
             )
         merging.adopt(self.info.repo, self.run, record, best, new)
         self.current_run = outcome.runs[best.id]
         self.set_current(self.current_run)
-        self.display.note(f"merged candidate {best.id}: {before:.1f}% → {self.run.current.pass_rate:.1f}% ({new[:10]})")
+        self.emit(Merged(best.id, before, self.run.current.pass_rate, new))
         self.save(f"iteration-{n}-merged")
 
 
@@ -565,7 +706,7 @@ def check_options(root: Path, options: Options) -> None:
 async def run_repair(
     info: gitrepo.RepoInfo,
     options: Options,
-    display: Display,
+    emit: Subscriber,
     resume: RunState | None = None,
     hint: str | None = None,
     run_id: str | None = None,
@@ -580,10 +721,12 @@ async def run_repair(
         run.gave_up = None
     if hint:
         run.hints.append(hint)
-    runner = Runner(info=info, options=options, run=run, display=display)
+    runner = Runner(info=info, options=options, run=run, emit=emit)
     if hint and not escalation.uses_hints(runner.agent):
-        display.note(
-            f"{runner.agent} cannot use a hint: it is kept in the report; a generator that reads it: --agent anthropic or --agent-cmd"
+        emit(
+            Note(
+                f"{runner.agent} cannot use a hint: it is kept in the report; a generator that reads it: --agent anthropic or --agent-cmd"
+            )
         )
     runner.save()  # before any ref: a run killed from here on is found by `resume` and `clean`
     if not resume:
@@ -595,10 +738,11 @@ async def run_repair(
         merging.discard(info, run)
         raise
     finally:
-        usage.book_unrecorded(runner.generator, run)
+        run.usage = usage.unrecorded(runner.generator, run.usage)
         redaction.scrub_tree(state.run_dir(info.root, run.run_id))
     drift = runner.guard.drift(runner.fence) if runner.fence is not None else []
-    merging.finish(info, run, options, display, drift)
+    merging.finish(info, run, options, emit, drift)
     run.finished = run.status != "interrupted"
     runner.save(run.status)
+    emit(RunFinished(run.status, run.stop_reason, run))
     return run

@@ -8,10 +8,10 @@ import time
 
 import git
 
-from ..cli.live import Display
 from ..edges import gitrepo
 from ..edges.worktrees import Captured
 from ..model.config import Options
+from ..model.events import Note, Subscriber
 from ..model.models import CandidateResult, IterationRecord, RunState
 from . import applying, state
 
@@ -70,7 +70,7 @@ def adopt(repo: git.Repo, run: RunState, record: IterationRecord, best: Candidat
 
 
 def finish(
-    info: gitrepo.RepoInfo, run: RunState, options: Options, display: Display, drift: list[str] | None = None
+    info: gitrepo.RepoInfo, run: RunState, options: Options, emit: Subscriber, drift: list[str] | None = None
 ) -> None:
     """Fast-forward the user's branch when safe (the run then keeps no visible branch); otherwise say
     how to take the result. drift: what changed in the user's tree, hooks or config after the
@@ -91,16 +91,18 @@ def finish(
             if options.no_apply
             else ("the tree had uncommitted changes" if run.dirty else f"the run is {run.status}")
         )
-        display.note(f"result left on {run.branch} ({why}); take it with: explore apply {run.run_id}")
+        emit(Note(f"result left on {run.branch} ({why}); take it with: explore apply {run.run_id}"))
         return
     if drift:
-        display.note(
-            f"result left on {run.branch}: {', '.join(drift[:8])} changed after the candidates ran and explore cannot tell "
-            f"by whom; look at them, then take the result with: explore apply {run.run_id}"
+        emit(
+            Note(
+                f"result left on {run.branch}: {', '.join(drift[:8])} changed after the candidates ran and explore "
+                f"cannot tell by whom; look at them, then take the result with: explore apply {run.run_id}"
+            )
         )
         return
     applied, why = applying.fast_forward(info, run)
     if applied:
-        display.note(f"fast-forwarded {info.branch} to {run.current_commit[:10]}")
+        emit(Note(f"fast-forwarded {info.branch} to {run.current_commit[:10]}"))
     else:
-        display.note(f"result left on {run.branch} ({why}); take it with: explore apply {run.run_id}")
+        emit(Note(f"result left on {run.branch} ({why}); take it with: explore apply {run.run_id}"))

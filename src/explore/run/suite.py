@@ -8,7 +8,6 @@ from pathlib import Path
 
 import anyio
 
-from ..cli.live import Display
 from ..decide import escalation, shard_plan
 from ..edges import procs
 from ..edges.sandbox import Sandbox
@@ -18,6 +17,7 @@ from ..executors import shards
 from ..executors.jobs import Executor, JobResult, JobStatus, TestJob
 from ..model.config import Options
 from ..model.errors import Escalation
+from ..model.events import Note, Subscriber
 from ..model.models import PASSING, EscalationCategory, TestRun
 
 GENERATOR_RUN_FACTOR = 10.0
@@ -30,7 +30,7 @@ class Suite:
     command: TestCommand
     options: Options
     run_dir: Path
-    display: Display
+    emit: Subscriber
     tracker: procs.ProcessTracker
     memory_limit: int | None
     overhead_s: float = shard_plan.DEFAULT_OVERHEAD_S
@@ -99,7 +99,7 @@ class Suite:
             workdir=path,
         )
         if groups:
-            self.display.note(f"{name}: the suite split into {len(groups)} shards ({self.executor.name.value})")
+            self.emit(Note(f"{name}: the suite split into {len(groups)} shards ({self.executor.name.value})"))
         done = await shards.run_sharded(self.executor, job, groups, self.run_dir, then)
         if done.status == JobStatus.oom:
             cap = f" of {self.memory_limit / 2**20:,.0f} MiB" if self.memory_limit else ""

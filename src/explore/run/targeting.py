@@ -1,88 +1,108 @@
 """Choosing a run's target tests at the baseline (named, matched, gone red --since REF) and leaving
-out the failures a person recorded as known. The pure rules are in targets.py."""
+out the failures a person recorded as known. The pure rules are in targets.py; each step here
+returns the `Targets` it chose, and the loop writes them into the run's state."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import anyio
 
-from ..cli.live import Display
 from ..decide import environment, history, targets
 from ..edges import gitrepo
 from ..edges.worktrees import WorktreePool
 from ..model.config import Options
 from ..model.errors import UsageError
-from ..model.models import RunState, TestRun
+from ..model.events import Note, Step, Subscriber
+from ..model.models import EnvironmentFailure, TestRun
 from . import known_failures, state
 from .suite import Suite
 
 
+@dataclass(frozen=True)
+class Targets:
+    """The tests a run repairs (None: every failing test) and the failures it leaves alone."""
+
+    targets: list[str] | None = None
+    preexisting: list[str] = field(default_factory=list)
+    known_failures: list[str] = field(default_factory=list)
+    environment_failures: list[EnvironmentFailure] = field(default_factory=list)
+
+
 async def choose(
-    run: RunState, options: Options, baseline: TestRun, suite: Suite, pool: WorktreePool, display: Display, root: Path
-) -> None:
+    chosen: Targets,
+    options: Options,
+    baseline: TestRun,
+    baseline_ids: list[str],
+    flaky: list[str],
+    suite: Suite,
+    pool: WorktreePool,
+    emit: Subscriber,
+    root: Path,
+) -> Targets:
     """The tests this run repairs, fixed once at the baseline (kept in the state for resume):
     named ones, matched ones, and with --since those that went red after REF."""
-    chosen = set(targets.select(run.baseline_ids, options.test_ids, options.tests))
-    failing = sorted(set(baseline.failing()) - set(run.flaky))
+    named = set(targets.select(baseline_ids, options.test_ids, options.tests))
+    failing = sorted(set(baseline.failing()) - set(flaky))
     if options.since:
         commit = since_commit(root, options.since)
-        display.phase(f"targets: running the tests at {options.since} ({commit[:10]}) to see which went red since")
+        emit(Step(f"targets: running the tests at {options.since} ({commit[:10]}) to see which went red since"))
         path, _ = await anyio.to_thread.run_sync(pool.acquire, "a", commit)
-        then = await suite.full_run(path, "since", commit, suite.plan(baseline, run.baseline_ids))
+        then = await suite.full_run(path, "since", commit, suite.plan(baseline, baseline_ids))
         if then.infra_error or not then.per_test:
             why = then.infra_error or "the test command gives no per-test results (see --junit-xml)"
             raise UsageError(
                 f"--since {options.since}: cannot tell which tests passed at {commit[:10]}: {why}; "
                 "name the targets with -- IDS or --tests instead"
             )
-        chosen |= set(targets.went_red(failing, then))
-    run.targets = sorted(chosen)
-    run.preexisting_failures = targets.preexisting(failing, chosen)
-    left = f"; left alone: {len(run.preexisting_failures)} other failing test(s)" if run.preexisting_failures else ""
-    display.phase(f"targets: {len(chosen)} test(s), {len(set(failing) & chosen)} failing{left}")
+        named |= set(targets.went_red(failing, then))
+    preexisting = targets.preexisting(failing, named)
+    left = f"; left alone: {len(preexisting)} other failing test(s)" if preexisting else ""
+    emit(Step(f"targets: {len(named)} test(s), {len(set(failing) & named)} failing{left}"))
+    return replace(chosen, targets=sorted(named), preexisting=preexisting)
 
 
-def target_reproduction(run: RunState, baseline: TestRun) -> None:
+def target_reproduction(chosen: Targets, kept: list[str], baseline: TestRun, flaky: list[str]) -> Targets:
     """The reproduction tests join the targets; other failures are left alone."""
-    assert run.reproduction
-    run.targets = sorted(set(run.targets or []) | set(run.reproduction.kept))
-    failing = sorted(set(baseline.failing()) - set(run.flaky))
-    run.preexisting_failures = targets.preexisting(failing, run.targets)
+    joined = sorted(set(chosen.targets or []) | set(kept))
+    failing = sorted(set(baseline.failing()) - set(flaky))
+    return replace(chosen, targets=joined, preexisting=targets.preexisting(failing, joined))
 
 
-def leave_out_known(run: RunState, failing: list[str], root: Path, display: Display) -> None:
+def leave_out_known(chosen: Targets, failing: list[str], flaky: list[str], root: Path, emit: Subscriber) -> Targets:
     """Failures a person skipped at the gate (.explore/known-failures.json) are not targets:
     left alone like pre-existing failures, and said so."""
-    chosen = run.targets if run.targets is not None else sorted(set(failing) - set(run.flaky))
-    kept, left = known_failures.leave_out(chosen, known_failures.load(root))
-    if left:
-        run.targets, run.known_failures = kept, left
-        run.preexisting_failures = sorted(set(run.preexisting_failures) | set(left))
-        display.note(
-            f"leaving out {len(left)} known failure(s) recorded in {known_failures.path(root)}: {', '.join(left)}"
-        )
+    named = chosen.targets if chosen.targets is not None else sorted(set(failing) - set(flaky))
+    kept, left = known_failures.leave_out(named, known_failures.load(root))
+    if not left:
+        return chosen
+    emit(Note(f"leaving out {len(left)} known failure(s) recorded in {known_failures.path(root)}: {', '.join(left)}"))
+    return replace(chosen, targets=kept, known_failures=left, preexisting=sorted(set(chosen.preexisting) | set(left)))
 
 
 def leave_out_environment(
-    run: RunState, baseline: TestRun, failing: list[str], files: list[str], display: Display
-) -> None:
+    chosen: Targets, baseline: TestRun, failing: list[str], flaky: list[str], files: list[str], emit: Subscriber
+) -> Targets:
     """Failures no code edit can fix (environment.py) are not targets: named with the line that
     shows why, and left alone like pre-existing failures."""
-    candidates = [baseline.outcomes[i] for i in failing if i not in run.flaky]
+    candidates = [baseline.outcomes[i] for i in failing if i not in flaky]
     modules = environment.local_modules(files)
     found = [f for f in (environment.classify(o, modules, files) for o in candidates) if f is not None]
-    left = environment.left_out(found, run.targets)
+    left = environment.left_out(found, chosen.targets)
     if not left:
-        return
+        return chosen
     ids = {f.test for f in left}
-    chosen = run.targets if run.targets is not None else sorted(set(failing) - set(run.flaky))
-    run.targets = [t for t in chosen if t not in ids]
-    run.preexisting_failures = sorted(set(run.preexisting_failures) | ids)
-    run.environment_failures = left
-    display.note(f"environment: {len(left)} failure(s) no code edit can fix, left out of the targets:")
+    named = chosen.targets if chosen.targets is not None else sorted(set(failing) - set(flaky))
+    emit(Note(f"environment: {len(left)} failure(s) no code edit can fix, left out of the targets:"))
     for failure in left[:10]:
-        display.note(f"  {environment.describe(failure)}")
+        emit(Note(f"  {environment.describe(failure)}"))
+    return replace(
+        chosen,
+        targets=[t for t in named if t not in ids],
+        preexisting=sorted(set(chosen.preexisting) | ids),
+        environment_failures=left,
+    )
 
 
 def since_commit(root: Path, since: str) -> str:
