@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from rich import box
 from rich.console import Console
 from rich.table import Table
 
-from .results import BenchResult, Stats
+from .results import BenchResult, Stats, StrategyStats
 
 COLUMNS = (
     "runs",
@@ -124,7 +124,7 @@ def _per_group(
     title: str,
     heading: str,
     groups: list[str],
-    pick: Callable[[Stats, str], Stats | None],
+    pick: Callable[[StrategyStats, str], Stats | None],
     cell: Callable[[Stats], str],
 ) -> Table:
     """One row per group (defect class, family), one column per strategy; `-` where a strategy
@@ -150,7 +150,7 @@ def _family_cell(s: Stats) -> str:
 STRATEGY_LETTER = {"conservative": "C", "aggressive": "A", "exploratory": "E", "surgical": "S"}
 
 
-def iteration_trail(strategies: list[str], runs: list[int] = ()) -> str:
+def iteration_trail(strategies: list[str], runs: Sequence[int] = ()) -> str:
     """Each iteration's strategy as one letter (C A E S), e.g. `CCE`: to see `auto` switching;
     with several runs of the case (their iteration counts), the runs apart: `CC|E`."""
     letters = "".join(STRATEGY_LETTER.get(s, "?") for s in strategies)
@@ -191,9 +191,9 @@ def markdown(bench: BenchResult, chart: str | None = "bench.png") -> str:
         "|---|" + "---:|" * len(names),
     ]
     for klass in classes:
-        cells = [bench.summary[n].by_class.get(klass) for n in names]
+        stats = [bench.summary[n].by_class.get(klass) for n in names]
         lines.append(
-            f"| {klass} | " + " | ".join(f"{s.correct} / {s.plausible} / {s.runs}" if s else "-" for s in cells) + " |"
+            f"| {klass} | " + " | ".join(f"{s.correct} / {s.plausible} / {s.runs}" if s else "-" for s in stats) + " |"
         )
     families = _families(bench)
     if families:
@@ -205,14 +205,14 @@ def markdown(bench: BenchResult, chart: str | None = "bench.png") -> str:
             "|---|" + "---:|" * len(names),
         ]
         for family in families:
-            cells = [bench.summary[n].by_family.get(family) for n in names]
+            stats = [bench.summary[n].by_family.get(family) for n in names]
             lines.append(
                 f"| {family} | "
                 + " | ".join(
                     f"{s.repaired} / {s.correct} / {s.runs} · {s.iterations} it · {s.candidates} c · {s.total_s:.0f}s"
                     if s
                     else "-"
-                    for s in cells
+                    for s in stats
                 )
                 + " |"
             )

@@ -246,9 +246,9 @@ def _execute(
     from ..model.config import MAX_PARALLEL, Options, build_options
     from ..model.events import Publisher, RunFinished
     from ..run import applying, loop, reports, state
-    from .live import Display, choose_mode
+    from .live import Display, Verbosity, choose_mode
 
-    verbosity = "quiet" if talk.quiet else ("verbose" if talk.verbose else "normal")
+    verbosity: Verbosity = "quiet" if talk.quiet else ("verbose" if talk.verbose else "normal")
     display = Display(choose_mode(as_json, sys.stderr.isatty()), verbosity)
     finished: list[RunFinished] = []  # the JSON summary's source: the last run's end (the gate may resume it)
     events = Publisher(display.handle, lambda e: finished.append(e) if isinstance(e, RunFinished) else None)

@@ -12,7 +12,7 @@ import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
-from rich.console import Console, Group
+from rich.console import Console, Group, JustifyMethod
 from rich.live import Live
 from rich.table import Table
 from rich.text import Text
@@ -130,6 +130,7 @@ class RunView:
             style="dim",
         )
         table = Table(box=None, pad_edge=False, show_edge=False)
+        justify: JustifyMethod
         for name, justify in (
             ("cand", "left"),
             ("phase", "left"),

@@ -13,6 +13,7 @@ import difflib
 import json
 import logging
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -162,7 +163,7 @@ def detect(
     stuck_threshold: int = 3,
     regression_points: float = 10.0,
     flaky: frozenset[str] = frozenset(),
-    reports: list[str] = (),
+    reports: Sequence[str] = (),
 ) -> Detection:
     """`reports`: the failing tests' full failure reports (tracebacks), for their locations."""
     drop = regression_drop(records)

@@ -8,9 +8,10 @@ if sys.version_info >= (3, 11):
     import tomllib
 else:  # Python 3.10
     import tomli as tomllib
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, Field, ValidationError
 
@@ -52,15 +53,15 @@ class Strategy(BaseModel):
     name: str
     description: str = ""
     trigger: Trigger = Field(default_factory=Trigger)
-    candidates: dict = Field(default_factory=lambda: {"shape": "variations"})
+    candidates: dict[str, Any] = Field(default_factory=lambda: {"shape": "variations"})
     mutation: MutationPolicy = Field(default_factory=MutationPolicy)
-    tests: dict = Field(default_factory=lambda: {"mode": "affected-then-full"})
-    prompt: dict = Field(default_factory=dict)
+    tests: dict[str, Any] = Field(default_factory=lambda: {"mode": "affected-then-full"})
+    prompt: dict[str, Any] = Field(default_factory=dict)
     source: str = ""
 
     @property
     def shape(self) -> Literal["variations", "batched", "distinct", "minimal"]:
-        return self.candidates.get("shape", "variations")
+        return self.candidates.get("shape", "variations")  # type: ignore[no-any-return]  # unchecked until strategy files are parsed into models (issue 25 point 3)
 
     @property
     def guidance(self) -> str:
@@ -71,7 +72,7 @@ class Strategy(BaseModel):
         return self.prompt.get("template")
 
 
-def load_strategies(extra_dirs: list[Path] = ()) -> dict[str, Strategy]:
+def load_strategies(extra_dirs: Sequence[Path] = ()) -> dict[str, Strategy]:
     """Built-in strategies, then the repo's own (which may override by name)."""
     found: dict[str, Strategy] = {}
     for folder in [BUILTIN_DIR, *extra_dirs]:

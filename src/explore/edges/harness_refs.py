@@ -201,7 +201,7 @@ class _Finder(ast.NodeVisitor):
         """An outermost name or attribute chain (`_pytest.reports.TestReport.from_item_and_call`)."""
         if isinstance(self.parents.get(node), ast.Attribute):
             return
-        base = node
+        base: ast.expr = node
         while isinstance(base, ast.Attribute):
             base = base.value
         if isinstance(base, ast.Name) and base.id not in self.aliases and base.id != "__builtins__":

@@ -83,7 +83,7 @@ class Confinement:
 
     def wrap(
         self, cmd: Sequence[str] | str, env: Mapping[str, str] | None
-    ) -> tuple[list[str] | str, dict[str, str], str | None]:
+    ) -> tuple[Sequence[str] | str, dict[str, str], str | None]:
         """(the command to start, its environment, the marker its daemons are found by — None in the
         sandbox, whose PID namespace takes every process down with it)."""
         env = dict(env or {})

@@ -16,7 +16,7 @@ import shutil
 import subprocess
 import sys
 import xml.etree.ElementTree as ET
-from contextlib import nullcontext
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import cast
@@ -162,9 +162,9 @@ async def run_tests(
 
     A test that ignored the per-test limit ended its pytest process: it counts as `timeout`, and
     the suite runs again without it so the other tests still count."""
-    with (
-        homes.private_home() if command.is_pytest else nullcontext({}) as home
-    ):  # a custom command's tools may keep envs in $HOME
+    # a custom command's tools may keep envs in $HOME
+    private: AbstractContextManager[dict[str, str]] = homes.private_home() if command.is_pytest else nullcontext({})
+    with private as home:
         limits = _Limits(tracker, memory_limit, log_cap, ignore or [], die_with_parent, only, confine, home)
         return await _run_with_reruns(command, workdir, log_path, select, limits)
 
@@ -302,7 +302,7 @@ async def _run_once(
             _read_junit(junit, run, workdir)
         elif result.exit_code not in (126, 127):
             run.per_test = False
-            outcome = "passed" if result.exit_code == 0 else "failed"
+            outcome: Outcome = "passed" if result.exit_code == 0 else "failed"
             run.outcomes[SUITE_ID] = TestOutcome(id=SUITE_ID, outcome=outcome, message=result.output_tail[-2000:])
     run.infra_error = classify_infra(command, result, run)
     if forged:

@@ -35,7 +35,7 @@ def build_prompt(request: ProposalRequest, hypothesis: str | None = None, per_fa
     if tried:
         lines += ["", "## Already tried — do not propose these again"]
         for iteration, candidate in tried:
-            outcome = (
+            ended = (
                 "merged"
                 if iteration.winner == candidate.id and iteration.commit
                 else (candidate.reason or candidate.status.value)
@@ -43,6 +43,6 @@ def build_prompt(request: ProposalRequest, hypothesis: str | None = None, per_fa
             what = candidate.hypothesis or candidate.operator or "(no description)"
             lines.append(
                 f"- iteration {iteration.n} ({iteration.strategy}) candidate {candidate.id}: {what} "
-                f"[{', '.join(candidate.files_changed) or 'no files'}] → pass rate {candidate.pass_rate:.1f}%, {outcome}"
+                f"[{', '.join(candidate.files_changed) or 'no files'}] → pass rate {candidate.pass_rate:.1f}%, {ended}"
             )
     return "\n".join(lines) + "\n"

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from enum import Enum
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
@@ -121,7 +121,7 @@ class CandidatePlan(BaseModel):
     """Which mutation operator or technique made it (for the JSON summary)."""
     location: str | None = None
     """file:line the candidate changes, when the generator knows it."""
-    data: dict = Field(default_factory=dict)
+    data: dict[str, Any] = Field(default_factory=dict)
     """Generator-private details carried from propose to realise (JSON-serialisable)."""
     generator: str | None = None
     """The generator that proposed it (a member of an `--agent A,B,C` chain)."""
@@ -331,7 +331,7 @@ class RunState(BaseModel):
     status: RunStatus = "running"
     phase: str = "start"
     pid: int | None = None
-    options: dict = Field(default_factory=dict)
+    options: dict[str, Any] = Field(default_factory=dict)
     start_branch: str | None = None
     start_commit: str = ""
     base_commit: str = ""

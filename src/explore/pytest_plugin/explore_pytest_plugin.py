@@ -51,6 +51,7 @@ import sys
 import threading
 import time
 from pathlib import Path
+from types import FrameType
 
 import pytest
 
@@ -188,7 +189,7 @@ class _Opened:
         sys.addaudithook(self._audit)
 
     def _opener(self):
-        frame = sys._getframe(2)
+        frame: FrameType | None = sys._getframe(2)
         while frame is not None:
             name = frame.f_code.co_filename
             if not (name.startswith("<") or name.startswith(self.library) or any(p in name for p in NOT_DATA[:2])):
@@ -279,7 +280,7 @@ class _Limiter:
         self.limit = limit
         self.record = record
         self.stack_path = f"{record}.stack" if record else None
-        self.current = None
+        self.current: tuple[str, float] | None = None
         """(node id, soft deadline) of the running test; replaced whole, read without a lock."""
         self.fired = False
         self.main = threading.main_thread().ident

@@ -19,7 +19,6 @@ from pathlib import Path
 import anyio
 import git
 
-from ..decide import scoring
 from ..edges import procs
 from ..edges.sandbox import Sandbox
 from ..edges.testing import TestCommand, run_tests
@@ -27,6 +26,7 @@ from ..edges.worktrees import WorktreePool, run_setup
 from ..generators.base import TestWriter, TestWriteRequest, WrittenTests
 from ..model.errors import BudgetExhausted, Escalation, GeneratorFailed
 from ..model.models import Reproduction, SampleAttempt, TestRun
+from ..model.testfiles import is_test_file
 from ..model.usage import Usage
 
 AMBIGUOUS_ACTION = (
@@ -282,7 +282,7 @@ async def _sample(
     attempt.summary, attempt.usage, attempt.discarded = written.summary, Usage.of(written.usage), list(written.refused)
     captured = await anyio.to_thread.run_sync(ctx.pool.capture_patch, path, files_dir / "sample.diff")
     for file in captured.files:
-        if scoring.is_test_file(file, ctx.test_patterns):
+        if is_test_file(file, ctx.test_patterns):
             attempt.files.append(file)
         else:
             await anyio.to_thread.run_sync(_drop, ctx.pool, path, file)

@@ -80,8 +80,11 @@ class Adapter(Protocol):
     install: str
     """The command that installs the CLI (said when it is missing)."""
     default_bin: str
-    state: tuple[str, ...]
-    """Where the CLI keeps its own state (login, settings): writable inside the sandbox."""
+
+    @property
+    def state(self) -> tuple[str, ...]:
+        """Where the CLI keeps its own state (login, settings): writable inside the sandbox."""
+        ...
 
     def argv(self, settings: AgentSettings, role: Role, prompt_file: Path, budget_usd: float | None) -> list[str]:
         """The flags after the executable (the prompt also arrives on stdin)."""

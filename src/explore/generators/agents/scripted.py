@@ -56,7 +56,7 @@ class ScriptedResponses:
         turn = sum(1 for item in data.get("input", []) if item.get("type") in ("function_call", "custom_tool_call"))
         item = {"id": f"item_{number}", "call_id": f"call_{number}", **self.reply(data, turn)}
         response = {"id": f"resp_{number}", "object": "response", "status": "completed", "usage": USAGE}
-        events = [
+        events: list[dict[str, Any]] = [
             {"type": "response.created", "response": {**response, "status": "in_progress"}},
             {"type": "response.output_item.done", "output_index": 0, "item": item},
             {"type": "response.completed", "response": response},

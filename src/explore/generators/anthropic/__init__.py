@@ -90,16 +90,18 @@ class AnthropicGenerator(FixGenerator, TestWriter):
             except ChainExhausted as exc:
                 if exc.api_only:
                     raise charged(unavailable(exc), session) from None
-                return Proposal(plans=[], reason=f"no usable diagnosis: {exc}", usage=session.usage)
+                return Proposal(plans=[], reason=f"no usable diagnosis: {exc}", usage=Usage.of(session.usage))
             except Exception as exc:
                 raise charged(exc, session)  # noqa: B904 (the same exception re-raised, its usage attached)
         if not diagnoses:
-            return Proposal(plans=[], reason=result.note or "the debugger submitted no diagnosis", usage=session.usage)
+            return Proposal(
+                plans=[], reason=result.note or "the debugger submitted no diagnosis", usage=Usage.of(session.usage)
+            )
         plans = make_plans(diagnoses, request.n, shape)
         reason = None
         if len(plans) < request.n:
             reason = f"the debugger found {len(plans)} distinct hypothesis(es) of {request.n} asked"
-        return Proposal(plans=plans, reason=reason, usage=session.usage)
+        return Proposal(plans=plans, reason=reason, usage=Usage.of(session.usage))
 
     async def realise(self, plan: CandidatePlan, context: CandidateContext) -> Realised:
         request = context.request
@@ -159,7 +161,9 @@ class AnthropicGenerator(FixGenerator, TestWriter):
                 gate.set()
         if workspace.refused:
             transcript.write(event="refused", paths=workspace.refused)
-        return Realised(confidence=done.confidence, hypothesis=done.summary or plan.hypothesis, usage=session.usage)
+        return Realised(
+            confidence=done.confidence, hypothesis=done.summary or plan.hypothesis, usage=Usage.of(session.usage)
+        )
 
     async def write_tests(self, request: TestWriteRequest) -> WrittenTests:
         """One test-writer sample of `--issue` (its own conversation, the coder's models)."""

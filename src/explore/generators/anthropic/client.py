@@ -160,8 +160,9 @@ def cached_prefix(model: str, params: dict[str, Any]) -> tuple[int, str]:
 
 def _short(exc: anthropic.APIStatusError) -> str:
     body = exc.body if isinstance(exc.body, dict) else {}
-    error = body.get("error") if isinstance(body.get("error"), dict) else {}
-    return str(error.get("message") or exc.message)[:300]
+    error = body.get("error")
+    message = error.get("message") if isinstance(error, dict) else None
+    return str(message or exc.message)[:300]
 
 
 def strip_thinking(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:

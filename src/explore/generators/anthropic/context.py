@@ -76,7 +76,7 @@ def frames(request: ProposalRequest, root: Path) -> list[tuple[str, int]]:
     return seen
 
 
-def _definitions(root: Path, names: set[str], skip: set[str]) -> list[str]:
+def _definitions(root: Path, names: set[str], skip: set[tuple[str, int]]) -> list[str]:
     """One hop: the source of functions and classes the failing lines call."""
     found: list[str] = []
     pattern = re.compile(r"^(\s*)(?:async\s+)?(?:def|class)\s+(" + "|".join(map(re.escape, sorted(names))) + r")\b")

@@ -170,6 +170,7 @@ def sse(reply: dict[str, Any]) -> bytes:
             {"message": {**reply, "content": [], "stop_reason": None, "usage": {**reply["usage"], "output_tokens": 0}}},
         )
     ]
+    start: dict[str, Any]
     for index, block in enumerate(reply["content"]):
         if block["type"] == "text":
             start, delta = {"type": "text", "text": ""}, {"type": "text_delta", "text": block["text"]}

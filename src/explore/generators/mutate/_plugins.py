@@ -67,7 +67,7 @@ COV = "--cov (pytest-cov)"
 """pytest-cov's own Coverage would take the tracer from mutate's (and slow every mutant down)."""
 
 # (option dest, value that turns it off, how the user writes it)
-NEUTRAL = (
+NEUTRAL: tuple[tuple[str, object, str], ...] = (
     ("numprocesses", 0, "-n/--dist (pytest-xdist)"),
     ("dist", "no", "-n/--dist (pytest-xdist)"),
     ("tx", [], "-n/--dist (pytest-xdist)"),

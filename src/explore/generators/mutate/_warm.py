@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import sys
 import time
+from typing import Any
 
 from _explore_mutate_plugins import PYTEST_ARGS, Neutraliser, Recorder
 
@@ -21,8 +22,9 @@ class Warm:
     def __init__(self):
         self.recorder = Recorder([], [], 10**6)
         self.neutraliser = Neutraliser()
-        self.config = None
-        self.session = None
+        self.config: Any = None
+        self.session: Any = None
+        """pytest's Config and Session, through its private API (pytest 4.6 to 9): untyped here."""
         self.imported = set()
         self.live = None
         """The project's functions in this process (_hotswap.Live), when the helper is there."""

@@ -72,7 +72,7 @@ def index_of(module: ModuleInfo) -> FileIndex:
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
             index.methods.setdefault(node.func.attr, set()).add(len(node.args))
         elif isinstance(node, ast.Attribute) and not (
-            isinstance(module.parent(node), ast.Call) and module.parent(node).func is node
+            isinstance(parent := module.parent(node), ast.Call) and parent.func is node
         ):
             attrs = index.attrs_by_base.setdefault(ast.unparse(node.value), [])
             if node.attr not in attrs:

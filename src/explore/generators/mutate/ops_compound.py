@@ -142,7 +142,7 @@ def containerise(node: ast.AST, module: ModuleInfo) -> Iterator[Change]:
         return
     yield replace(module.source, node, "[[]]")
     if isinstance(module.parent(node), (ast.Return, ast.Yield)):
-        for name in _value_names(node, module, node.lineno)[:NAMES_LIMIT]:  # type: ignore[attr-defined]
+        for name in _value_names(node, module, node.lineno)[:NAMES_LIMIT]:
             yield replace(module.source, node, f"[{name}]")
 
 
@@ -259,7 +259,10 @@ def recursive_argument(node: ast.AST, module: ModuleInfo) -> Iterator[Change]:
     method = (
         isinstance(callee, ast.Attribute) and isinstance(callee.value, ast.Name) and callee.value.id in ("self", "cls")
     )
-    if not ((isinstance(callee, ast.Name) and callee.id == func.name) or (method and callee.attr == func.name)):  # type: ignore[union-attr]
+    if not (
+        (isinstance(callee, ast.Name) and callee.id == func.name)
+        or (method and isinstance(callee, ast.Attribute) and callee.attr == func.name)
+    ):
         return
     params = _params(func)[1:] if method else _params(func)
     args = node.args
@@ -316,7 +319,9 @@ def _recent_names(node: ast.stmt, module: ModuleInfo) -> list[str]:
             loops += [n.id for n in ast.walk(parent.target) if isinstance(n, ast.Name)]
         parent = module.parent(parent)
     scope = module.scope(node)
-    later = sorted(_value_names(node, module, node.end_lineno + 1), key=lambda n: -scope.first.get(n, 0))  # type: ignore[attr-defined]
+    later = sorted(
+        _value_names(node, module, (node.end_lineno or node.lineno) + 1), key=lambda n: -scope.first.get(n, 0)
+    )
     return list(dict.fromkeys(own + loops + later))
 
 
@@ -327,11 +332,11 @@ def insert_call(node: ast.AST, module: ModuleInfo) -> Iterator[Change]:
     lines = _insertion_lines(node, module)
     if lines is None:
         return
-    assert isinstance(node, ast.stmt)
+    assert isinstance(node, ast.stmt) and node.end_lineno is not None
     source = module.source
-    receivers = set(_value_names(node, module, node.end_lineno + 1)) | set(module.module_scope.locals)  # type: ignore[attr-defined]
+    receivers = set(_value_names(node, module, node.end_lineno + 1)) | set(module.module_scope.locals)
     names = _recent_names(node, module)
-    indent = source.lines[node.lineno - 1][: node.col_offset]  # type: ignore[attr-defined]
+    indent = source.lines[node.lineno - 1][: node.col_offset]
     following = _next_statement(node, module)
     prefix = "" if source.text[: lines[1]].endswith("\n") else "\n"
     for base, method in [d for d in _call_donors(module, node) if d[0] in receivers][:NAMES_LIMIT]:
@@ -340,4 +345,4 @@ def insert_call(node: ast.AST, module: ModuleInfo) -> Iterator[Change]:
             if text not in (following, source.segment(node)):
                 yield Change(
                     (Edit(lines[1], lines[1], f"{prefix}{indent}{text}\n"),), "(nothing)", text, anchor=node.lineno
-                )  # type: ignore[attr-defined]
+                )

@@ -7,7 +7,7 @@ file — they edit the exact span of a token or an expression.
 from __future__ import annotations
 
 import ast
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 
 from .edits import Change, Edit, Source, find_operator, replace
 from .module import ModuleInfo
@@ -247,7 +247,7 @@ def swap_operands(node: ast.AST, module: ModuleInfo) -> Iterator[Change]:
         yield from _swap_pairs(module.source, node, [(node.left, node.comparators[0])])
 
 
-def _swap_pairs(source: Source, node: ast.AST, pairs: list[tuple[ast.AST, ast.AST]]) -> Iterator[Change]:
+def _swap_pairs(source: Source, node: ast.AST, pairs: Sequence[tuple[ast.AST, ast.AST]]) -> Iterator[Change]:
     start, end = source.span(node)
     whole = source.text[start:end]
     for a, b in pairs:

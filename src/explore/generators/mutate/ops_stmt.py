@@ -134,7 +134,7 @@ def guard(node: ast.AST, module: ModuleInfo) -> Iterator[Change]:
 SIMPLE = (ast.Expr, ast.Assign, ast.AugAssign)
 
 
-def _donors(node: ast.stmt, module: ModuleInfo) -> list[tuple[ast.stmt, ast.AST]]:
+def _donors(node: ast.stmt, module: ModuleInfo) -> list[tuple[ast.stmt, ast.FunctionDef | ast.AsyncFunctionDef]]:
     """Simple statements of the same function, then of sibling methods: (donor, its function)."""
     func = module.function_of.get(id(node))
     if func is None or isinstance(func, ast.Lambda):
@@ -143,7 +143,7 @@ def _donors(node: ast.stmt, module: ModuleInfo) -> list[tuple[ast.stmt, ast.AST]
     owner = module.parent(func)
     if isinstance(owner, ast.ClassDef):
         functions += [f for f in owner.body if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef)) and f is not func]
-    out = []
+    out: list[tuple[ast.stmt, ast.FunctionDef | ast.AsyncFunctionDef]] = []
     for f in functions:
         for sub in ast.walk(f):
             if (
@@ -223,9 +223,11 @@ def insert_statement(node: ast.AST, module: ModuleInfo) -> Iterator[Change]:
     lines = _insertion_lines(node, module)
     if lines is None:
         return
-    assert isinstance(node, ast.stmt)
-    source = module.source
+    assert isinstance(node, ast.stmt) and node.end_lineno is not None
     target_func = module.function_of[id(node)]
+    if not isinstance(target_func, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return  # a statement sits in a def (a lambda holds none): no donors
+    source = module.source
     indent = source.lines[node.lineno - 1][: node.col_offset]
     scope = module.scope(node)
     visible = (
@@ -234,7 +236,7 @@ def insert_statement(node: ast.AST, module: ModuleInfo) -> Iterator[Change]:
     seen: set[str] = set()
     following = _next_statement(node, module)
     for donor, func in _donors(node, module):
-        rename = (func.name, target_func.name) if func is not target_func and hasattr(target_func, "name") else None
+        rename = (func.name, target_func.name) if func is not target_func else None
         mappings = _analogues(donor, func) if func is target_func else [_by_position(func, target_func)]
         for mapping in [{}, *mappings]:
             text = _copy_text(source, donor, mapping, rename)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from typing import overload
 
 from .edits import Mutant
 from .screen import Verdict
@@ -78,7 +79,11 @@ class Lazy:
             yield item
             index += 1
 
-    def __getitem__(self, index):  # type: ignore[no-untyped-def]
+    @overload
+    def __getitem__(self, index: int) -> Prepared: ...
+    @overload
+    def __getitem__(self, index: slice) -> list[Prepared]: ...
+    def __getitem__(self, index: int | slice) -> Prepared | list[Prepared]:
         if isinstance(index, slice):
             return list(self)[index]
         if index < 0:

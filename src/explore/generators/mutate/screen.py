@@ -11,6 +11,7 @@ import json
 import os
 import subprocess
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
@@ -263,9 +264,9 @@ class Screener:
         workdir: Path,
         run_dir: Path,
         lanes: int,
-        preload: list[str] = (),
+        preload: Sequence[str] = (),
         tracker: procs.ProcessTracker | None = None,
-    ):  # type: ignore[assignment]
+    ):
         run_dir.mkdir(parents=True, exist_ok=True)
         self.design = design
         if design == "fork":

@@ -13,7 +13,7 @@ the smallest edit first among equally good ones.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Collection, Sequence
 
 from ...model.models import CandidatePlan
 from .edits import Mutant, normalise_patch
@@ -110,7 +110,7 @@ def order(screened: list[Prepared]) -> list[Prepared]:
 
 
 def choose(
-    shape: str, n: int, singles: list[Prepared], combos: list[Prepared], first: list[Prepared] = ()
+    shape: str, n: int, singles: list[Prepared], combos: list[Prepared], first: Sequence[Prepared] = ()
 ) -> list[Prepared]:
     """Up to n candidates in the strategy's shape; `first` (surgical's reverts) ahead of the
     rest, most failing tests fixed first, and never a second candidate with the same diff."""
