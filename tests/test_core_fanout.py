@@ -21,7 +21,7 @@ from explore.edges.testing import make_command
 from explore.edges.worktrees import WorktreePool
 from explore.executors.local import LocalExecutor
 from explore.fanout.scheduler import FanOutConfig, FanOutResult, fan_out
-from explore.generators.base import CandidateContext, ProposalRequest
+from explore.generators.base import CandidateContext, FixGenerator, ProposalRequest
 from explore.model.events import CandidateEvent, Phase
 from explore.model.models import CandidatePlan, CandidateStatus, Proposal, Realised
 
@@ -59,13 +59,14 @@ def hang(pid_file: Path) -> dict[str, str]:
     }
 
 
-@dataclass
-class FixedChanges:
+class FixedChanges(FixGenerator):
     """A fix generator that proposes one candidate per entry of `changes` (file → new text) and
     realises it by writing those files; an entry that is an exception is raised by `realise`."""
 
-    changes: list[dict[str, str] | Exception]
-    name: str = "fixed"
+    name = "fixed"
+
+    def __init__(self, changes: list[dict[str, str] | Exception]) -> None:
+        self.changes = changes
 
     async def propose(self, request: ProposalRequest) -> Proposal:
         plans = [CandidatePlan(hypothesis=f"change {i}", data={"index": i}) for i in range(len(self.changes))]

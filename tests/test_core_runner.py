@@ -12,9 +12,20 @@ from pathlib import Path
 import pytest
 
 from conftest import assert_no_debris, git, make_repo
-from explore.cli.live import Display
 from explore.edges import gitrepo
 from explore.model.config import build_options
+from explore.model.events import (
+    BaselineFinished,
+    BaselineStarted,
+    CandidateEvent,
+    Escalated,
+    Event,
+    FanOutStarted,
+    IterationStarted,
+    Merged,
+    Phase,
+    RunFinished,
+)
 from explore.model.models import EscalationCategory, RunState
 from explore.run import loop, reports, state
 
@@ -50,9 +61,10 @@ def agent(tmp_path: Path, actions: dict[str, dict]) -> str:
     return f"{sys.executable} {tmp_path / 'agent.py'} {tmp_path / 'actions.json'}"
 
 
-async def repair(repo: Path, agent_cmd: str, **flags: object) -> RunState:
+async def repair(repo: Path, agent_cmd: str, **flags: object) -> tuple[RunState, list[Event]]:
     """What `explore run --agent command --agent-cmd …` does (cli/commands), in this process: the
-    options read, the run's folder kept out of git's sight, the repository locked, the loop run."""
+    options read, the run's folder kept out of git's sight, the repository locked, the loop run
+    with a subscriber that keeps every event it publishes. The run's state and its events."""
     options = build_options(
         repo, {"agent": "command", "agent_cmd": agent_cmd, "parallel": 3, "flaky_reruns": 0, **flags}
     )
@@ -62,10 +74,17 @@ async def repair(repo: Path, agent_cmd: str, **flags: object) -> RunState:
     gitrepo.exclude_explore_dir(info.repo)
     run_id = state.new_run_id()
     state.acquire_lock(info.root, run_id)
+    events: list[Event] = []
     try:
-        return await loop.run_repair(info, options, Display("lines", "quiet"), run_id=run_id)
+        return await loop.run_repair(info, options, events.append, run_id=run_id), events
     finally:
         state.release_lock(info.root, run_id)
+
+
+def milestones(events: list[Event]) -> list[type]:
+    """The kinds of the run's milestone events, in the order published."""
+    kinds = (BaselineStarted, BaselineFinished, IterationStarted, FanOutStarted, Merged, Escalated, RunFinished)
+    return [type(e) for e in events if isinstance(e, kinds)]
 
 
 def branches(repo: Path) -> list[str]:
@@ -75,7 +94,9 @@ def branches(repo: Path) -> list[str]:
 async def test_green_in_one_iteration_merges_the_winner_and_writes_the_state(tmp_path: Path) -> None:
     repo = make_repo(tmp_path / "repo", CALC)
     start = git(repo, "rev-parse", "HEAD")
-    run = await repair(repo, agent(tmp_path, {"a": {"write": WRONG}, "b": {"write": TAMPER}, "c": {"write": FIX}}))
+    run, events = await repair(
+        repo, agent(tmp_path, {"a": {"write": WRONG}, "b": {"write": TAMPER}, "c": {"write": FIX}})
+    )
 
     assert run.status == "succeeded" and run.finished and reports.EXIT_CODES[run.status] == 0
     assert run.stop_reason == "the quality gate is met (the whole suite is green)"
@@ -98,6 +119,22 @@ async def test_green_in_one_iteration_merges_the_winner_and_writes_the_state(tmp
     assert [r.winner for r in saved.iterations] == ["c"] and saved.worktrees == [] and saved.pids == []
     history = [json.loads(line) for line in (repo / ".explore" / "history.jsonl").read_text().splitlines()]
     assert [(h["run_id"], h["n"], h["green"]) for h in history] == [(run.run_id, 0, False), (run.run_id, 1, True)]
+    # what the subscriber heard: the milestones in order, each candidate from its start to a result
+    assert milestones(events) == [
+        BaselineStarted,
+        BaselineFinished,
+        IterationStarted,
+        FanOutStarted,
+        Merged,
+        RunFinished,
+    ]
+    merged = next(e for e in events if isinstance(e, Merged))
+    assert (merged.candidate, merged.after, merged.commit) == ("c", 100.0, record.commit)
+    for cid in "abc":
+        phases = [e.phase for e in events if isinstance(e, CandidateEvent) and e.candidate == cid]
+        assert phases[0] == Phase.starting and Phase.finished in phases, (cid, phases)
+    finished = events[-1]
+    assert isinstance(finished, RunFinished) and finished.status == "succeeded" and finished.state is run
     # no worktree, no candidate branch; with the result applied, the run keeps no visible branch
     assert_no_debris(repo)
     assert branches(repo) == ["main"]
@@ -108,7 +145,7 @@ async def test_escalates_when_every_candidate_fails_on_an_external_service(tmp_p
     repo = make_repo(tmp_path / "repo", CALC)
     start = git(repo, "rev-parse", "HEAD")
     limited = {"fail": "HTTP 429 Too Many Requests: rate limit reached for this key"}
-    run = await repair(repo, agent(tmp_path, {c: limited for c in "abc"}))
+    run, events = await repair(repo, agent(tmp_path, {c: limited for c in "abc"}))
 
     assert run.status == "escalated" and reports.EXIT_CODES[run.status] == 3
     assert run.escalation is not None and run.escalation.category == EscalationCategory.external_service
@@ -117,6 +154,15 @@ async def test_escalates_when_every_candidate_fails_on_an_external_service(tmp_p
     assert run.merged_commit is None and run.current_commit == start
     saved = state.load(repo, run.run_id)
     assert saved.status == "escalated" and saved.escalation == run.escalation
+    assert milestones(events) == [
+        BaselineStarted,
+        BaselineFinished,
+        IterationStarted,
+        FanOutStarted,
+        Escalated,
+        RunFinished,
+    ]
+    assert [e.info for e in events if isinstance(e, Escalated)] == [run.escalation]
     # nothing merged, the user's branch untouched; the run's branch stays for `explore resume`
     assert git(repo, "rev-parse", "HEAD") == start and git(repo, "rev-parse", f"{run.branch}") == start
     assert_no_debris(repo)
@@ -127,7 +173,7 @@ async def test_escalates_when_every_candidate_fails_on_an_external_service(tmp_p
 async def test_no_candidate_better_fails_the_run_and_leaves_no_branch(tmp_path: Path) -> None:
     repo = make_repo(tmp_path / "repo", CALC)
     start = git(repo, "rev-parse", "HEAD")
-    run = await repair(repo, agent(tmp_path, {c: {"write": WRONG} for c in "ab"}), max_iterations=1, parallel=2)
+    run, events = await repair(repo, agent(tmp_path, {c: {"write": WRONG} for c in "ab"}), max_iterations=1, parallel=2)
 
     assert run.status == "failed" and reports.EXIT_CODES[run.status] == 1
     assert run.stop_reason == "max iterations (1) spent"
@@ -137,5 +183,6 @@ async def test_no_candidate_better_fails_the_run_and_leaves_no_branch(tmp_path: 
     assert [(c.status.value, round(c.pass_rate, 1), c.agreement) for c in record.candidates] == [("ok", 33.3, 2)] * 2
     assert run.merged_commit is None and git(repo, "rev-parse", "HEAD") == start
     assert state.load(repo, run.run_id).status == "failed"
+    assert Merged not in milestones(events) and milestones(events)[-1] is RunFinished
     assert_no_debris(repo)
     assert branches(repo) == ["main"] and run.branch is None
