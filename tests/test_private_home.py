@@ -89,7 +89,20 @@ def test_a_suite_that_moves_files_in_home_is_repaired_in_parallel(tmp_path: Path
     }
     (tmp_path / "user-tmp").mkdir()
     done = subprocess.run(
-        [sys.executable, "-m", "explore", "run", str(repo), "--agent", "mutate", "--parallel", "3", "--json"],
+        [
+            sys.executable,
+            "-m",
+            "explore",
+            "run",
+            str(repo),
+            "--agent",
+            "mutate",
+            "--parallel",
+            "3",
+            "--shards",
+            "2",
+            "--json",
+        ],
         capture_output=True,
         text=True,
         timeout=600,

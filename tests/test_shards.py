@@ -4,6 +4,7 @@ repos, real worktrees, real pytest processes."""
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import sys
 from pathlib import Path
@@ -92,7 +93,64 @@ def test_the_first_plan_weighs_the_tracked_test_files_on_disk_by_the_tests_they_
         },
     )
     (repo / "tests" / "test_untracked.py").write_text("def test_x():\n    pass\n")
-    assert shards.disk_weights(repo) == {"tests/test_a.py": 4.0, "tests/b_test.py": 1.0}
+    assert shards.disk_weights(repo) == {"tests/test_a.py": 3.0, "tests/b_test.py": 1.0}
+
+
+PARAMETRISED = """\
+import pytest
+
+CASES = [1, 2, 3, 4, 5]
+
+
+@pytest.mark.parametrize("x", [1, 2, 3])
+def test_three(x):
+    pass
+
+
+@pytest.mark.parametrize("x", [1, 2])
+@pytest.mark.parametrize(argnames="y", argvalues=((1,), (2,)))
+def test_four(x, y):
+    pass
+
+
+@pytest.mark.parametrize("x", CASES)
+def test_not_literal(x):
+    pass
+
+
+@pytest.mark.parametrize("k", [1, 2])
+class TestPair:
+    def test_a(self, k):
+        pass
+
+    @pytest.mark.parametrize("j", [1, 2, 3])
+    def test_b(self, k, j):
+        pass
+
+    def helper(self):
+        pass
+
+
+class Helpers:
+    def test_method(self):
+        pass
+"""
+
+
+def test_a_first_plan_counts_each_literal_parametrize_case_as_a_test() -> None:
+    """humanize's test_number.py runs 311 tests from a few parametrised definitions: weighed by
+    those, the first plan put it in one shard against 28 and 211 tests (issue 27). Literal lists
+    count, stacked ones multiply, a class's multiply its methods'; a list held in a variable counts 1."""
+    assert shard_plan.source_weight(PARAMETRISED.encode()) == 3 + 4 + 1 + 2 * (1 + 3) + 1
+    assert shard_plan.source_weight(b"def test_x(:\n    pass\ndef test_y():\n    pass\n") == 2.0  # no parse: lines
+    assert shard_plan.source_weight(b"") == 1.0
+
+
+def test_shards_never_outnumber_the_local_cores() -> None:
+    cores = len(os.sched_getaffinity(0))
+    many = LocalExecutor(pool=None, tracker=procs.ProcessTracker(), parallel=cores + 5)  # type: ignore[arg-type]
+    one = LocalExecutor(pool=None, tracker=procs.ProcessTracker(), parallel=1)  # type: ignore[arg-type]
+    assert shards.usable_slots(many) == cores and shards.usable_slots(one) == 1
 
 
 def _part(

@@ -7,6 +7,7 @@ it lists the tracked files (`disk_weights`), makes the shard jobs and merges the
 
 from __future__ import annotations
 
+import ast
 import fnmatch
 import heapq
 import re
@@ -43,10 +44,46 @@ def is_pytest_file(path: str) -> bool:
 
 
 def source_weight(source: bytes) -> float:
-    """A test file's weight for a first plan: the tests it defines (`def test…`, `class Test…`; at least 1)."""
-    return float(max(1, len(TEST_DEF.findall(source))))
+    """A test file's weight for a first plan: the tests it defines — `test…` functions, and `test…`
+    methods of its classes — each `parametrize` with a literal list of cases counting as that many
+    (stacked ones multiply; a class's multiply its methods'); at least 1. A file that does not
+    parse: its `def test…` / `class Test…` lines."""
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError, RecursionError):
+        return float(max(1, len(TEST_DEF.findall(source))))
+    return float(max(1, _tests_in(tree.body)))
 
 
+def _tests_in(body: list[ast.stmt]) -> int:
+    total = 0
+    for node in body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name.startswith("test"):
+            total += _cases(node.decorator_list)
+        elif isinstance(node, ast.ClassDef):
+            total += _cases(node.decorator_list) * _tests_in(node.body)
+    return total
+
+
+def _cases(decorators: list[ast.expr]) -> int:
+    """How many tests one definition makes: the product of its literal `parametrize` lists' lengths."""
+    count = 1
+    for decorator in decorators:
+        if not (isinstance(decorator, ast.Call) and isinstance(decorator.func, ast.Attribute)):
+            continue
+        if decorator.func.attr != "parametrize":
+            continue
+        values = decorator.args[1] if len(decorator.args) > 1 else None
+        values = values or next((k.value for k in decorator.keywords if k.arg == "argvalues"), None)
+        if isinstance(values, (ast.List, ast.Tuple, ast.Set)):
+            count *= max(1, len(values.elts))
+    return count
+
+
+FIRST_TEST_S = 0.002
+"""Seconds one test is taken to cost before any was timed (a first baseline's plan): on the ten
+real-library suites of benchmarks/realworld, a test's own time plus pytest's per-test work is
+1–3 ms. With DEFAULT_OVERHEAD_S, a first baseline splits in two from about 500 tests."""
 DEFAULT_OVERHEAD_S = 1.0
 """What starting and ending one test process costs, until a run has measured it."""
 

@@ -11,6 +11,7 @@ are never dropped silently.
 
 from __future__ import annotations
 
+import os
 import subprocess
 from collections.abc import Awaitable, Callable
 from dataclasses import replace
@@ -21,15 +22,28 @@ import anyio
 from ..decide import shard_plan
 from ..edges.gitrepo import GIT
 from ..model.models import TestRun
-from .jobs import Executor, JobResult, JobStatus, TestJob
+from .jobs import Executor, ExecutorName, JobResult, JobStatus, TestJob
 
 NO_TESTS = 5
 """pytest's exit code when a shard collected nothing (the rest shard of a fully planned suite)."""
 
 
+def usable_slots(executor: Executor) -> int:
+    """The slots a full-suite run may split over: a remote executor's as they are; the local
+    executor's `--parallel`, but never more than the cores this process may run on (a third shard
+    on two cores pays one more start-up and runs no sooner)."""
+    if executor.name != ExecutorName.local:
+        return executor.slots
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        cores = os.cpu_count() or 1
+    return max(1, min(executor.slots, cores))
+
+
 def disk_weights(workdir: Path) -> dict[str, float]:
-    """The tracked test files of a checkout, weighed by the tests they define (`def test…`,
-    `class Test…`; at least 1): the first baseline's plan, with no test process run to make it."""
+    """The tracked test files of a checkout, weighed by the tests they define (shard_plan.source_weight):
+    the first baseline's plan, with no test process run to make it."""
     listed = subprocess.run([*GIT, "ls-files", "-z"], cwd=workdir, capture_output=True, check=False).stdout.decode(
         errors="replace"
     )

@@ -80,7 +80,7 @@ class FanOutConfig:
 
     def shard_groups(self, busy: int) -> list[list[str]]:
         """The file groups of a full-suite run while `busy` candidates share the executor's slots."""
-        slots = max(1, self.executor.slots // max(1, busy))
+        slots = max(1, shards.usable_slots(self.executor) // max(1, busy))
         count = (
             self.shards
             if self.shards is not None

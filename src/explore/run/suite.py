@@ -52,7 +52,9 @@ class Suite:
         """--shards, else as many of the free slots as the last full run's test time fills."""
         if self.options.shards is not None:
             return self.options.shards
-        return shard_plan.worthwhile(self.executor.slots, shard_plan.test_seconds(run) if run else 0.0, self.overhead_s)
+        return shard_plan.worthwhile(
+            shards.usable_slots(self.executor), shard_plan.test_seconds(run) if run else 0.0, self.overhead_s
+        )
 
     def plan(self, run: TestRun | None, baseline_ids: list[str]) -> list[list[str]]:
         """Shards by the last full run's per-test durations, else by the baseline's test counts."""
@@ -64,13 +66,21 @@ class Suite:
 
     async def first_plan(self, path: Path) -> list[list[str]]:
         """The first baseline knows no durations: its shards balance the test files found on disk
-        (by the tests each defines; no test process runs to plan it), over the free slots. What
-        the generator asks the baseline to carry (mutate's per-test coverage) is recorded per
-        shard (`shards.SHARD_ENV`) and merged by its reader."""
-        count = self.options.shards if self.options.shards is not None else self.executor.slots
-        if not self.command.is_pytest or count < 2:
+        (by the tests each defines; no test process runs to plan it), and it splits only as far as
+        `worthwhile` finds it pays for that many tests (`shard_plan.FIRST_TEST_S` each) over the free
+        cores (shards.usable_slots) — unless --shards says how many. What the generator asks the
+        baseline to carry (mutate's per-test coverage) is recorded per shard (`shards.SHARD_ENV`)
+        and merged by its reader."""
+        slots = self.options.shards if self.options.shards is not None else shards.usable_slots(self.executor)
+        if not self.command.is_pytest or slots < 2:
             return []
-        return shard_plan.plan(await anyio.to_thread.run_sync(shards.disk_weights, path), count)
+        weights = await anyio.to_thread.run_sync(shards.disk_weights, path)
+        count = (
+            self.options.shards
+            if self.options.shards is not None
+            else shard_plan.worthwhile(slots, shard_plan.FIRST_TEST_S * sum(weights.values()), self.overhead_s)
+        )
+        return shard_plan.plan(weights, count)
 
     async def full_run(
         self,
