@@ -204,12 +204,15 @@ class _Opened:
             path, mode, flags = args
             if isinstance(path, int) or path is None:
                 return
+            name = os.fsdecode(path)
+            if name.endswith(CODE):  # imports, most of the events: never data (unconfigure drops them too)
+                return
             reading = (
                 not any(c in mode for c in "wax+") if isinstance(mode, str) else not flags & (os.O_WRONLY | os.O_RDWR)
             )
             opener = self._opener() if reading else None
             if opener:
-                self.paths.add((os.path.abspath(os.fsdecode(path)), opener))
+                self.paths.add((os.path.abspath(name), opener))
         except Exception:
             pass
 
