@@ -11,7 +11,7 @@ from pathlib import Path
 import httpx2
 import pytest
 
-from explore.decide.strategy import load_strategies
+from explore.edges.strategy_io import load_strategies
 from explore.edges.testing import TestCommand
 from explore.generators.anthropic import AnthropicGenerator
 from explore.generators.anthropic.context import assemble

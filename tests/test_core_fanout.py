@@ -15,8 +15,8 @@ import pytest
 
 from conftest import git, make_repo
 from explore.decide import scoring
-from explore.decide.strategy import load_strategies
 from explore.edges import gitrepo, procs
+from explore.edges.strategy_io import load_strategies
 from explore.edges.testing import make_command
 from explore.edges.worktrees import WorktreePool
 from explore.executors.local import LocalExecutor

@@ -11,7 +11,7 @@ import pytest
 
 from conftest import git, make_repo
 from explore import generators
-from explore.decide.strategy import load_strategies
+from explore.edges.strategy_io import load_strategies
 from explore.edges.testing import TestCommand
 from explore.generators.base import CandidateContext, FixGenerator, ProposalRequest, TestWriter
 from explore.generators.chain import ChainGenerator

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from conftest import git, make_repo
-from explore.decide.strategy import load_strategies
+from explore.edges.strategy_io import load_strategies
 from explore.edges.testing import TestCommand, run_tests
 from explore.generators.base import CandidateContext, ProposalRequest
 from explore.generators.mutate import ApplyFailed, MutateGenerator

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from conftest import git, make_repo, write_files
-from explore.decide.strategy import load_strategies
+from explore.edges.strategy_io import load_strategies
 from explore.edges.testing import TestCommand, run_tests
 from explore.generators.base import ProposalRequest
 from explore.generators.mutate import MutateGenerator, revert, shape

@@ -7,9 +7,12 @@ from pathlib import Path
 
 import pytest
 
+from conftest import make_repo, run_cli
 from explore.decide.history import Detection
-from explore.decide.strategy import NAMES, Choice, load_strategies, select
+from explore.decide.strategy import NAMES, Choice, Strategy, parse, select
+from explore.edges.strategy_io import load_strategies
 from explore.model.errors import UsageError
+from test_run_e2e import CALC
 
 
 @pytest.fixture(scope="module")
@@ -98,6 +101,58 @@ def test_invalid_strategy_file_is_a_usage_error_naming_it(tmp_path: Path, text: 
         load_strategies([tmp_path / "strategies"])
     assert str(bad) in str(caught.value)
     assert caught.value.exit_code == 2
+
+
+@pytest.mark.parametrize(
+    ("text", "needles"),
+    [
+        ('[trigger]\nmax_iteration = "soon"\n', ["trigger.max_iteration", "valid integer", "'soon'"]),
+        ("[trigger]\nmax_iteraton = 5\n", ["trigger.max_iteraton", "unknown key", "[trigger] allows max_iteration,"]),
+        ('nmae = "x"\n', ["nmae: unknown key", "a strategy file allows name, description, trigger"]),
+        ('[candidates]\nshape = "batchd"\n', ["candidates.shape", "'variations'", "'batchd'"]),
+        ('[tests]\nmode = "sometimes"\n', ["tests.mode", "'affected-then-full'", "'full'", "'sometimes'"]),
+        ('candidates = "batched"\n', ["candidates:", "'batched'"]),
+        ('[prompt]\nguidance = 3\n[mutation]\nmax_edits = "two"\n', ["prompt.guidance", "mutation.max_edits"]),
+        ("name = [unclosed\n", ["not TOML", "line 1"]),
+    ],
+    ids=[
+        "wrong-type",
+        "unknown-key",
+        "unknown-top-level-key",
+        "unknown-shape",
+        "unknown-mode",
+        "table-as-value",
+        "two-fields",
+        "not-toml",
+    ],
+)
+def test_a_bad_strategy_file_names_the_file_and_the_field(tmp_path: Path, text: str, needles: list[str]) -> None:
+    bad = write(tmp_path / "strategies", "broken.toml", text)
+    with pytest.raises(UsageError) as caught:
+        load_strategies([tmp_path / "strategies"])
+    message = str(caught.value)
+    assert message.startswith(f"invalid strategy file {bad}: ") and "\n" not in message
+    for needle in needles:
+        assert needle in message, (needle, message)
+
+
+def test_the_parsed_tables_are_typed(builtins: dict) -> None:
+    surgical, conservative = builtins["surgical"], builtins["conservative"]
+    assert surgical.tests.mode == "full" and not surgical.progressive
+    assert conservative.tests.mode == "affected-then-full" and conservative.progressive
+    assert parse("", "inline", "plain") == Strategy(name="plain", source="inline")  # every table defaulted
+    assert parse('[prompt]\ntemplate = "T"\n', "x", "y").template == "T"
+
+
+def test_explore_run_refuses_a_bad_repo_strategy_file_in_one_line(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo", CALC)
+    bad = write(repo / ".explore" / "strategies", "bold.toml", '[candidates]\nshape = "bold"\n')
+    code, _, err = run_cli(["run", str(repo), "--agent", "mutate"])
+    assert code == 2, err
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and "Traceback" not in err, err
+    assert str(bad) in lines[0] and "candidates.shape" in lines[0] and "'bold'" in lines[0]
+    assert not (repo / ".explore" / "runs").exists()
 
 
 # --- select ----------------------------------------------------------------------------------

@@ -1,5 +1,6 @@
 """decide: the decisions, pure or nearly so — scoring and ranking candidates, the run history and what
-it says about earlier attempts, strategies, escalation and criticality, which tests to target and
-which are affected by a change, environment failures, secret redaction and the witness record's
-verdict, and how a suite splits into shards (shard_plan). It may import only explore.model. (history's JSONL, strategy's TOML files and witness's
-`read` still do their own file I/O here; issue 25 moves those halves to the edges.)"""
+it says about earlier attempts, strategies (parsed from a file's text, and chosen), escalation and
+criticality, which tests to target and which are affected by a change, environment failures, secret
+redaction, the witness record's verdict, and how a suite splits into shards (shard_plan). It may import
+only explore.model. The file I/O of these decisions lives in edges/ (strategy_io reads the strategy
+files). Still to move there: history's JSONL and witness's `read`."""

@@ -1,4 +1,5 @@
-"""Strategy files and the pure choice of which one shapes the next iteration."""
+"""Strategies: what a strategy file says (typed, checked field by field), and the pure choice of
+which one shapes the next iteration. Finding and reading the files: edges/strategy_io."""
 
 from __future__ import annotations
 
@@ -8,12 +9,12 @@ if sys.version_info >= (3, 11):
     import tomllib
 else:  # Python 3.10
     import tomli as tomllib
-from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Literal
 
-from pydantic import BaseModel, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic_core import ErrorDetails
 
 from ..model.errors import UsageError
 from .history import Detection
@@ -21,8 +22,18 @@ from .history import Detection
 BUILTIN_DIR = Path(__file__).parent / "strategies"
 NAMES = ("conservative", "aggressive", "exploratory", "surgical")
 
+Shape = Literal["variations", "batched", "distinct", "minimal"]
+TestMode = Literal["affected-then-full", "full"]
 
-class Trigger(BaseModel):
+
+class Table(BaseModel):
+    """A table of a strategy file: a key it does not know is refused by name (a typo would
+    otherwise change nothing, silently)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+
+class Trigger(Table):
     max_iteration: int | None = None
     """conservative: used up to this iteration."""
     min_pass_rate: float | None = None
@@ -40,7 +51,12 @@ class Trigger(BaseModel):
     """surgical: a pass-rate drop of more than this many points is a regression."""
 
 
-class MutationPolicy(BaseModel):
+class Candidates(Table):
+    shape: Shape = "variations"
+    """variations of one fix | one batched fix | distinct hypotheses | minimal diffs."""
+
+
+class MutationPolicy(Table):
     max_edits: int = 1
     """How many mutations one candidate may combine."""
     distinct_lines: bool = False
@@ -49,44 +65,72 @@ class MutationPolicy(BaseModel):
     """Single-token changes first (mutate widens to every operator when none fixes every failing test)."""
 
 
-class Strategy(BaseModel):
+class TestsPolicy(Table):
+    __test__ = False  # not a pytest test class
+
+    mode: TestMode = "affected-then-full"
+    """affected-then-full: a candidate's affected tests first, the full suite for the best; full: the
+    full suite for every candidate."""
+
+
+class PromptPolicy(Table):
+    guidance: str = ""
+    """What a model-driven generator is told this strategy wants."""
+    template: str | None = None
+    """A task text put before the generated one (anthropic)."""
+
+
+class Strategy(Table):
     name: str
     description: str = ""
     trigger: Trigger = Field(default_factory=Trigger)
-    candidates: dict[str, Any] = Field(default_factory=lambda: {"shape": "variations"})
+    candidates: Candidates = Field(default_factory=Candidates)
     mutation: MutationPolicy = Field(default_factory=MutationPolicy)
-    tests: dict[str, Any] = Field(default_factory=lambda: {"mode": "affected-then-full"})
-    prompt: dict[str, Any] = Field(default_factory=dict)
+    tests: TestsPolicy = Field(default_factory=TestsPolicy)
+    prompt: PromptPolicy = Field(default_factory=PromptPolicy)
     source: str = ""
+    """The file it was read from."""
 
     @property
-    def shape(self) -> Literal["variations", "batched", "distinct", "minimal"]:
-        return self.candidates.get("shape", "variations")  # type: ignore[no-any-return]  # unchecked until strategy files are parsed into models (issue 25 point 3)
+    def shape(self) -> Shape:
+        return self.candidates.shape
+
+    @property
+    def progressive(self) -> bool:
+        """Candidates run their affected tests before any full-suite run."""
+        return self.tests.mode != "full"
 
     @property
     def guidance(self) -> str:
-        return str(self.prompt.get("guidance", "")).strip()
+        return self.prompt.guidance.strip()
 
     @property
     def template(self) -> str | None:
-        return self.prompt.get("template")
+        return self.prompt.template
 
 
-def load_strategies(extra_dirs: Sequence[Path] = ()) -> dict[str, Strategy]:
-    """Built-in strategies, then the repo's own (which may override by name)."""
-    found: dict[str, Strategy] = {}
-    for folder in [BUILTIN_DIR, *extra_dirs]:
-        if not folder.is_dir():
-            continue
-        for path in sorted(folder.glob("*.toml")):
-            try:
-                data = tomllib.loads(path.read_text(encoding="utf-8"))
-                data.setdefault("name", path.stem)
-                strategy = Strategy.model_validate({**data, "source": str(path)})
-            except (tomllib.TOMLDecodeError, ValidationError, UnicodeDecodeError) as exc:
-                raise UsageError(f"invalid strategy file {path}: {exc}".splitlines()[0]) from exc
-            found[strategy.name] = strategy
-    return found
+def parse(text: str, source: str, default_name: str) -> Strategy:
+    """A strategy file's text as a Strategy (named after its file unless it says `name`); a
+    UsageError (exit 2) naming the file, and the field and what is wrong with it."""
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise UsageError(f"invalid strategy file {source}: not TOML: {exc}") from exc
+    data.setdefault("name", default_name)
+    try:
+        return Strategy.model_validate({**data, "source": source})
+    except ValidationError as exc:
+        problems = "; ".join(_problem(error) for error in exc.errors(include_url=False))
+        raise UsageError(f"invalid strategy file {source}: {problems}") from exc
+
+
+def _problem(error: ErrorDetails) -> str:
+    """One validation error as `table.field: what is wrong (got VALUE)`."""
+    where = ".".join(str(part) for part in error["loc"]) or "(the file)"
+    if error["type"] == "extra_forbidden":
+        return f"{where}: unknown key; {_known(error['loc'][:-1])}"
+    got = f" (got {error['input']!r})" if "input" in error and not isinstance(error["input"], dict) else ""
+    return f"{where}: {error['msg']}{got}"
 
 
 @dataclass(frozen=True)
@@ -135,3 +179,19 @@ def select(
                 "aggressive", f"pass rate {pass_rate:.1f}% with similar failures ({detection.similarity:.2f})"
             )
     return Choice("conservative", "no trigger holds: targeted fixes")
+
+
+def _known(table: tuple[int | str, ...]) -> str:
+    """The keys the table at `table` (a path of table names, () for the top level) allows."""
+    model: type[BaseModel] = Strategy
+    for name in table:
+        annotation = model.model_fields[str(name)].annotation
+        if not (isinstance(annotation, type) and issubclass(annotation, BaseModel)):
+            return "a value here, not a table"
+        model = annotation
+    keys = [k for k in model.model_fields if k != "source"]
+    return (
+        f"[{'.'.join(map(str, table))}] allows {', '.join(keys)}"
+        if table
+        else f"a strategy file allows {', '.join(keys)}"
+    )

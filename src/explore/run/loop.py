@@ -17,7 +17,7 @@ from .. import executors, generators
 from ..decide import criticality, escalation, history, redaction, scoring, shard_plan, strategy, targets
 from ..decide import stop as giving_up
 from ..decide.affected import ImportMap
-from ..edges import gitrepo, guard, procs, sandbox
+from ..edges import gitrepo, guard, procs, sandbox, strategy_io
 from ..edges.testing import BASELINE_TEST_TIMEOUT, TestCommand, make_command
 from ..edges.worktrees import WorktreePool, default_root
 from ..fanout.scheduler import FanOutConfig, FanOutResult, fan_out
@@ -77,7 +77,7 @@ class Runner:
         extra = [self.root / ".explore" / "strategies"]
         if self.options.strategies_dir:
             extra.append((self.root / self.options.strategies_dir).resolve())
-        self.strategies = strategy.load_strategies(extra)
+        self.strategies = strategy_io.load_strategies(extra)
         self.agent = generators.resolve_agent(self.options.agent, self.options.agent_cmd, self.options.agents)
         # what earlier sessions of a resumed run spent counts against its budget
         self.generator = generators.create(
@@ -503,7 +503,7 @@ class Runner:
                 worktree_setup=self.options.worktree_setup,
                 tracker=self.tracker,
                 listener=self._candidate_events(n),
-                progressive=chosen.tests.get("mode", "affected-then-full") != "full",
+                progressive=chosen.progressive,
                 memory_limit=self.memory_limit,
                 import_map=self.import_map(scratch),
                 shard_weights=shard_plan.file_weights(self.current_run.outcomes, weights_of(self.current_run)),
@@ -694,7 +694,7 @@ def check_options(root: Path, options: Options) -> None:
     extra = [root / ".explore" / "strategies"] + (
         [(root / options.strategies_dir).resolve()] if options.strategies_dir else []
     )
-    known = strategy.load_strategies(extra)
+    known = strategy_io.load_strategies(extra)
     if options.strategy != "auto" and options.strategy not in known:
         raise UsageError(f"unknown strategy {options.strategy!r}: choose auto or one of {', '.join(sorted(known))}")
     generators.resolve_agent(options.agent, options.agent_cmd, options.agents)
