@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .results import BenchResult, CaseResult
+from .results import BenchResult, CaseResult, Stats
 
 RANK = {"unrepaired": 0, "repaired?": 1, "plausible": 2, "correct": 3}
 
@@ -54,7 +54,7 @@ def report(old: BenchResult, new: BenchResult) -> list[str]:
     for name in dict.fromkeys([*old.summary, *new.summary]):
         o, n = old.summary.get(name), new.summary.get(name)
 
-        def fmt(s):
+        def fmt(s: Stats | None) -> str:
             return (
                 "-" if s is None else f"correct {s.correct}/{s.runs}, plausible {s.plausible}, median {s.median_s:.1f}s"
             )

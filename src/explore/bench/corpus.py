@@ -10,6 +10,7 @@ else:  # Python 3.10
     import tomli as tomllib
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from ..model.errors import UsageError
 
@@ -36,7 +37,7 @@ class Case:
 
 def load_case(folder: Path) -> Case:
     """A case from its folder; `case.toml`, `fix.patch` and `checks/` are all optional."""
-    meta: dict = {}
+    meta: dict[str, Any] = {}
     toml = folder / "case.toml"
     if toml.is_file():
         meta = tomllib.loads(toml.read_text(encoding="utf-8"))

@@ -5,12 +5,16 @@ from __future__ import annotations
 import itertools
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from rich import box
 from rich.console import Console
 from rich.table import Table
 
 from .results import BenchResult, Stats, StrategyStats
+
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes  # the bench extra; imported where the chart is drawn
 
 COLUMNS = (
     "runs",
@@ -307,7 +311,7 @@ def chart(bench: BenchResult, path: Path) -> Path:
     return path
 
 
-def family_panel(ax, bench: BenchResult, names: list[str], families: list[str]) -> None:
+def family_panel(ax: Axes, bench: BenchResult, names: list[str], families: list[str]) -> None:
     """Correct repairs per family (groups) and strategy (bars), iterations as the bar label."""
     width = 0.8 / max(1, len(names))
     for k, name in enumerate(names):

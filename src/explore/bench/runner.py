@@ -125,7 +125,7 @@ def run_case(case: Case, strategy: str, config: BenchConfig) -> CaseResult:
     return result
 
 
-def _kill_group(proc: subprocess.Popen) -> None:
+def _kill_group(proc: subprocess.Popen[str]) -> None:
     """Kill explore and everything it started (it leads its own session)."""
     try:
         os.killpg(proc.pid, signal.SIGKILL)

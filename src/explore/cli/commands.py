@@ -371,7 +371,7 @@ def _act(info: RepoInfo, result: RunState, decision: Decision, display: Display)
     return None
 
 
-def _resumable(root: Path, run_id: str):
+def _resumable(root: Path, run_id: str) -> RunState:
     from ..model.errors import UsageError
     from ..run import state
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import subprocess
 import tempfile
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -90,7 +91,7 @@ def identity_env(repo: git.Repo) -> dict[str, str]:
 def _config(repo: git.Repo, key: str) -> str:
     """Through git itself, so GIT_CONFIG_GLOBAL and includes are honoured."""
     try:
-        return repo.git.config("--get", key).strip()
+        return str(repo.git.config("--get", key)).strip()
     except git.GitCommandError:
         return ""
 
@@ -140,7 +141,7 @@ def is_dirty(repo: git.Repo) -> bool:
     return bool(repo.git.status("--porcelain", "--untracked-files=all").strip())
 
 
-def _with_temp_index(repo: git.Repo, action) -> str:
+def _with_temp_index(repo: git.Repo, action: Callable[[dict[str, str]], str]) -> str:
     with tempfile.TemporaryDirectory(prefix="explore-index-") as folder:
         env = {"GIT_INDEX_FILE": str(Path(folder) / "index")}
         return action(env)
@@ -155,8 +156,15 @@ def snapshot(repo: git.Repo, head: str, parent: str | None = None) -> str:
         repo.git.read_tree(head, env=env)
         repo.git.add("-A", env=env)
         tree = repo.git.write_tree(env=env)
-        return repo.git.commit_tree(
-            tree, "-p", parent or head, "-m", "explore: snapshot of uncommitted work", env={**env, **identity_env(repo)}
+        return str(
+            repo.git.commit_tree(
+                tree,
+                "-p",
+                parent or head,
+                "-m",
+                "explore: snapshot of uncommitted work",
+                env={**env, **identity_env(repo)},
+            )
         )
 
     return _with_temp_index(repo, make)
@@ -186,14 +194,14 @@ def commit_patch(repo: git.Repo, parent: str, patch: bytes, message: str, tested
         tree = repo.git.write_tree(env=env)
         if tested_tree is not None and tree != tested_tree:
             raise TreeMismatch(f"the commit's tree {tree[:10]} is not the tested tree {tested_tree[:10]}")
-        return repo.git.commit_tree(tree, "-p", parent, "-m", message, env={**env, **identity_env(repo)})
+        return str(repo.git.commit_tree(tree, "-p", parent, "-m", message, env={**env, **identity_env(repo)}))
 
     return _with_temp_index(repo, make)
 
 
 def commit_tree(repo: git.Repo, tree: str, parent: str, message: str) -> str:
     """A commit of tree on parent that no ref points at (a checkout of exactly that tree)."""
-    return repo.git.commit_tree(tree, "-p", parent, "-m", message, env=identity_env(repo))
+    return str(repo.git.commit_tree(tree, "-p", parent, "-m", message, env=identity_env(repo)))
 
 
 RUNS_NAMESPACE = "refs/explore/runs/"

@@ -21,7 +21,8 @@ import psutil
 from anyio.abc import Process
 
 from ..decide.redaction import redact, redact_around_cut
-from .sandbox import MARKER, Confinement
+from .sandbox import MARKER
+from .sandbox import Confinement as Confinement  # re-exported: run() and its callers take one
 
 DEFAULT_LOG_CAP = 4 * 1024 * 1024
 SAMPLE_INTERVAL_S = 0.2

@@ -15,6 +15,7 @@ import hmac
 import json
 import secrets
 from pathlib import Path
+from typing import Any
 
 ENV = "EXPLORE_REPORT_SEAL"
 PLUGIN = "explore_report_seal"
@@ -47,7 +48,7 @@ def install(directory: Path) -> Path:
     return directory
 
 
-def signature(report: dict, key: str) -> str:
+def signature(report: dict[str, Any], key: str) -> str:
     body = json.dumps([report.get("tests", []), report.get("collectors", [])], sort_keys=True, default=str)
     return hmac.new(key.encode(), body.encode(), hashlib.sha256).hexdigest()
 

@@ -35,7 +35,9 @@ def scratch_root(run_id: str) -> Path:
     return Path(tempfile.gettempdir()) / "explore-ray" / run_id
 
 
-def run_on_worker(tree_bundle: bytes, job: dict[str, Any], run_id: str, setup: str | None) -> tuple[dict, str]:
+def run_on_worker(
+    tree_bundle: bytes, job: dict[str, Any], run_id: str, setup: str | None
+) -> tuple[dict[str, Any], str]:
     """The Ray task: the tree (this worker's, reused across its jobs of the run), the patch, the
     run. Returns (JobResult, full log). The worker's folder stays for its next job: `sweep`
     removes it when the run closes."""
@@ -119,7 +121,7 @@ class RayExecutor:
         num_cpus: float = 1.0,
         memory: int | None = None,
         worktree_setup: str | None = None,
-        runtime_env: dict | None = None,
+        runtime_env: dict[str, Any] | None = None,
     ) -> RayExecutor:
         """Join the cluster at address (or RAY_ADDRESS), or start a local Ray for the run."""
         ray = _import_ray()
