@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 
 from conftest import assert_no_debris, make_repo, run_cli
-from explore.edges.testing import TestCommand, _read_json_report, _read_junit, fold_record, outcome_of, run_tests
+from explore.edges.outcomes import fold_record, outcome_of, read_json_report, read_junit
+from explore.edges.testing import TestCommand, run_tests
 from explore.model.models import TestOutcome, TestRun
 
 TABLE = {
@@ -67,7 +68,7 @@ def test_an_unknown_outcome_in_a_json_report_is_an_error_that_names_it(tmp_path:
         )
     )
     run = TestRun()
-    _read_json_report(report, run)
+    read_json_report(report, run)
     assert run.outcomes["t.py::a"].outcome == "passed" and run.outcomes["t.py::a"].duration_s == 0.5
     assert run.outcomes["t.py::b"].outcome == "error" and "'weird'" in run.outcomes["t.py::b"].message
 
@@ -131,7 +132,7 @@ def test_junit_with_several_failures_in_one_testcase(tmp_path: Path) -> None:
         </testsuite></testsuites>""")
     )
     run = TestRun()
-    _read_junit(xml, run, tmp_path)
+    read_junit(xml, run, tmp_path)
     assert run.outcomes["t.py::test_f"].outcome == "failed" and run.outcomes["t.py::test_f"].message == "assert 1 != 1"
     assert run.outcomes["t.py::test_f"].duration_s == 0.25 and run.outcomes["t.py::test_g"].outcome == "passed"
 

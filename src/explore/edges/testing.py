@@ -6,25 +6,20 @@ collection errors, pytest's exit codes 2–4, nothing collected.
 
 from __future__ import annotations
 
-import json
-import linecache
 import logging
 import os
-import re
 import shlex
 import shutil
 import subprocess
 import sys
-import xml.etree.ElementTree as ET
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import cast
 
 from ..decide import witness
 from ..decide.redaction import scrub_file
 from ..model.models import PASSING, Outcome, TestOutcome, TestRun
-from . import homes, procs, seal
+from . import homes, outcomes, procs, seal
 
 log = logging.getLogger("explore.testing")
 
@@ -38,13 +33,11 @@ OPENED_ENV = "EXPLORE_RECORD_OPENED"
 """Set for the baseline: the plugin records the files the tests open (their data)."""
 HARD_EXIT = 86
 """The plugin's exit code when a test ignored the time limit (kept in step with the plugin)."""
-TIMEOUT_MARK = "ExploreTestTimeout"
 MAX_HARD_RERUNS = 5
 BASELINE_TEST_TIMEOUT = 30.0
 """Seconds per test in the baseline, when nothing is configured: a hang shows within a minute."""
 TEST_TIMEOUT_FLOOR = 10.0
 TEST_TIMEOUT_FACTOR = 5.0
-KNOWN_OUTCOMES: frozenset[str] = frozenset({"passed", "failed", "error", "skipped", "xfailed", "xpassed"})
 
 
 @dataclass
@@ -287,11 +280,11 @@ async def _run_once(
             scrub_file(written)  # a test may print the environment: outcomes carry no credential
     if command.is_pytest:
         if command.json_report and report.exists():
-            _read_json_report(report, run)
+            outcomes.read_json_report(report, run)
         elif report.exists():
-            _read_junit(report, run, workdir)
+            outcomes.read_junit(report, run, workdir)
         if record.exists():
-            fold_record(record, run)
+            outcomes.fold_record(record, run)
         if calls:
             run.unconfirmed = witness.contradicted(
                 run.outcomes, witness.read(calls), ids_are_nodeids=command.json_report
@@ -299,7 +292,7 @@ async def _run_once(
             calls.path.unlink(missing_ok=True)
     else:
         if junit is not None and junit.exists():
-            _read_junit(junit, run, workdir)
+            outcomes.read_junit(junit, run, workdir)
         elif result.exit_code not in (126, 127):
             run.per_test = False
             outcome: Outcome = "passed" if result.exit_code == 0 else "failed"
@@ -344,180 +337,3 @@ def classify_infra(command: TestCommand, result: procs.ProcResult, run: TestRun)
 def _last_line(text: str) -> str:
     lines = [line for line in text.strip().splitlines() if line.strip()]
     return lines[-1][:300] if lines else "(no output)"
-
-
-def outcome_of(raw: str) -> tuple[Outcome, str]:
-    """A runner's outcome string as explore's: pytest's, and the parent of subtests ("subtests
-    passed", "subtests failed"…) as its own; an unknown one is an error that names it."""
-    base = raw.strip().removeprefix("subtests ").strip()
-    if base in KNOWN_OUTCOMES:
-        return cast(Outcome, base), ""
-    return "error", f"explore does not know the test outcome {raw!r}: counted as an error"
-
-
-def _with_timeout(outcome: TestOutcome) -> TestOutcome:
-    """explore's plugin's limit, or the project's own pytest-timeout, stopped the test."""
-    stopped = (
-        TIMEOUT_MARK in outcome.message
-        or TIMEOUT_MARK in outcome.longrepr[:2000]
-        or "from pytest-timeout" in outcome.message
-    )
-    if outcome.outcome not in PASSING and stopped:
-        outcome.outcome = "timeout"
-    return outcome
-
-
-def fold_record(path: Path, run: TestRun) -> None:
-    """The plugin's record: failing subtests into their parent, tests that ignored the limit."""
-    subtests: dict[str, list[dict[str, str]]] = {}
-    for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
-        try:
-            entry = json.loads(line)
-        except json.JSONDecodeError:
-            continue  # a line cut short by the watchdog's exit
-        nodeid = str(entry.get("nodeid") or "")
-        if entry.get("kind") == "opened" and isinstance(entry.get("path"), str):
-            run.opened.setdefault(entry["path"], []).append(str(entry.get("by", "")))
-        if not nodeid:
-            continue
-        if entry.get("kind") == "hard_timeout":
-            stack = stuck_stack(Path(str(entry["stack"]))) if entry.get("stack") else str(entry.get("longrepr", ""))
-            run.outcomes[nodeid] = TestOutcome(
-                id=nodeid,
-                outcome="timeout",
-                message=str(entry.get("message", "")),
-                longrepr=stack[-6000:],
-                file=nodeid.split("::", 1)[0],
-                duration_s=float(entry.get("duration") or 0.0),
-            )
-        elif entry.get("kind") == "subtest":
-            subtests.setdefault(nodeid, []).append(entry)
-    for nodeid, failures in subtests.items():
-        parent = run.outcomes.get(nodeid) or TestOutcome(id=nodeid, outcome="failed", file=nodeid.split("::", 1)[0])
-        if parent.outcome in PASSING or parent.outcome == "skipped":
-            parent.outcome = "failed"  # pytest-subtests under pytest 8 says "subtests passed" here
-        parts = [f"subtest {f.get('subtest', '')}: {f.get('message', '')}" for f in failures]
-        own = [
-            m
-            for m in parent.message.split("; ")
-            if m and not m.startswith("contains ") and not any(m in p for p in parts)
-        ]
-        parent.message = "; ".join(own + parts)[:2000]
-        if not all(str(f.get("message", "")) in parent.longrepr for f in failures):  # JUnit XML already has them
-            longreprs = "\n\n".join(str(f.get("longrepr", "")) for f in failures)
-            parent.longrepr = (longreprs + ("\n\n" + parent.longrepr if parent.longrepr else ""))[-6000:]
-        run.outcomes[nodeid] = _with_timeout(parent)
-
-
-def stuck_stack(path: Path) -> str:
-    """The stack faulthandler wrote when the plugin's watchdog ended a test's process, read here
-    (outside the dying process): the watchdog's own thread left out, each frame's source line
-    added, innermost call last as in a traceback."""
-    try:
-        text = path.read_text(encoding="utf-8", errors="replace")
-    except OSError:
-        return "(no stack: the process ended before faulthandler wrote it)"
-    blocks = [b for b in text.split("\n\n") if b.strip() and not b.lstrip().startswith("Current thread")]
-    out = []
-    for block in blocks:
-        header, *frames = block.strip().splitlines()
-        out.append(header.replace("(most recent call first)", "(most recent call last)"))
-        for frame in reversed(frames):
-            out.append(frame.rstrip())
-            found = re.match(r'\s*File "(.+)", line (\d+)', frame)
-            source = linecache.getline(found.group(1), int(found.group(2))).strip() if found else ""
-            if source:
-                out.append(f"    {source}")
-    linecache.clearcache()
-    return "\n".join(out) or text
-
-
-def _read_json_report(path: Path, run: TestRun) -> None:
-    data = json.loads(path.read_text(encoding="utf-8", errors="replace"))
-    for collector in data.get("collectors", []):
-        if collector.get("outcome") == "failed" and collector.get("nodeid"):
-            run.collection_errors.append(collector["nodeid"])
-    for test in data.get("tests", []):
-        nodeid = test["nodeid"]
-        outcome, message = outcome_of(str(test.get("outcome", "")))
-        longrepr, duration = "", 0.0
-        for phase in ("setup", "call", "teardown"):
-            stage = test.get(phase) or {}
-            duration += float(stage.get("duration") or 0.0)
-            if stage.get("outcome") == "failed":
-                if outcome == "passed":  # a teardown error after a passing call
-                    outcome = "error"
-                crash = stage.get("crash") or {}
-                message = message or crash.get("message", "")
-                longrepr = longrepr or str(stage.get("longrepr", ""))
-                if phase == "setup":
-                    outcome = "error"
-            elif stage.get("outcome") == "skipped" and not message:
-                message = str(stage.get("longrepr", ""))[-300:]
-        run.outcomes[nodeid] = _with_timeout(
-            TestOutcome(
-                id=nodeid,
-                outcome=outcome,
-                message=message,
-                longrepr=longrepr[-6000:],
-                file=nodeid.split("::", 1)[0],
-                markers=[k for k in test.get("keywords", []) if k and k.isidentifier()][:20],
-                duration_s=round(duration, 4),
-            )
-        )
-
-
-def _read_junit(path: Path, run: TestRun, workdir: Path) -> None:
-    try:
-        root = ET.parse(path).getroot()
-    except ET.ParseError as exc:
-        run.collection_errors.append(f"unreadable JUnit XML {path.name}: {exc}")
-        return
-    for case in root.iter("testcase"):
-        classname, name = case.get("classname", ""), case.get("name", "")
-        file = case.get("file")
-        test_id = (_pytest_id(classname, name, workdir) if classname else None) or f"{classname}::{name}"
-        outcome: Outcome = "passed"
-        messages: list[str] = []
-        longreprs: list[str] = []
-        for child in case:  # several failures: a test's failing subtests, each its own element
-            if child.tag in ("failure", "error"):
-                outcome = "error" if child.tag == "error" and outcome != "failed" else "failed"
-                text = child.get("message", "") or ""
-                if text and text not in messages and not (messages and text.startswith("contains ")):
-                    messages.append(text)
-                longreprs.append(child.text or "")
-            elif child.tag == "skipped" and outcome == "passed":
-                outcome = "skipped"
-                messages.append(child.get("message", "") or "")
-        if not classname and outcome == "error":
-            run.collection_errors.append(name)
-        try:
-            duration = float(case.get("time") or 0.0)
-        except ValueError:
-            duration = 0.0
-        if test_id in run.outcomes:  # the same id twice (pytest-subtests' reports): the worse one stands
-            previous = run.outcomes[test_id]
-            if outcome in PASSING or outcome == "skipped":
-                continue
-            messages = [m for m in [previous.message] if m and previous.outcome not in PASSING] + messages
-        run.outcomes[test_id] = _with_timeout(
-            TestOutcome(
-                id=test_id,
-                outcome=outcome,
-                message="; ".join(messages)[:2000],
-                longrepr="\n\n".join(longreprs)[-6000:],
-                file=file,
-                duration_s=duration,
-            )
-        )
-
-
-def _pytest_id(classname: str, name: str, workdir: Path) -> str | None:
-    """Rebuild a pytest node id from pytest's own JUnit XML (dotted module path + classes)."""
-    parts = classname.split(".")
-    for cut in range(len(parts), 0, -1):
-        candidate = Path(*parts[:cut]).with_suffix(".py")
-        if (workdir / candidate).is_file():
-            return "::".join([candidate.as_posix(), *parts[cut:], name])
-    return None
