@@ -186,7 +186,7 @@ def test_a_looping_bug_is_reported_within_a_minute_and_repaired(tmp_path: Path) 
 
 
 def test_hard_exit_code_is_the_plugins() -> None:
-    plugin = (Path(__file__).parents[1] / "src/explore/pytest_plugin/explore_pytest_plugin.py").read_text()
+    plugin = (Path(__file__).parents[1] / "src/explore/pytest_plugin/_explore_test_limit.py").read_text()
     assert f"HARD_EXIT = {HARD_EXIT}" in plugin
 
 

@@ -6,6 +6,7 @@ collection errors, pytest's exit codes 2–4, nothing collected.
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 import shlex
@@ -33,11 +34,37 @@ OPENED_ENV = "EXPLORE_RECORD_OPENED"
 """Set for the baseline: the plugin records the files the tests open (their data)."""
 HARD_EXIT = 86
 """The plugin's exit code when a test ignored the time limit (kept in step with the plugin)."""
-MAX_HARD_RERUNS = 5
 BASELINE_TEST_TIMEOUT = 30.0
 """Seconds per test in the baseline, when nothing is configured: a hang shows within a minute."""
 TEST_TIMEOUT_FLOOR = 10.0
 TEST_TIMEOUT_FACTOR = 5.0
+HANG_FLOOR = 2.0
+"""After a test has hung, each further test of the run gets TEST_TIMEOUT_FACTOR times the slowest
+passing test (this run's, or the baseline's), at least this many seconds, at most the limit."""
+HANG_BUDGET = 40.0
+"""Seconds the hung tests of one run may take before the floor drops to an eighth of HANG_FLOOR."""
+
+
+@dataclass(frozen=True)
+class Hangs:
+    """What explore's plugin knows of a run's hangs, carried into the process that continues the
+    run (after a hard timeout ended one): how many tests hung, the seconds they took, and the
+    slowest passing test's seconds (seeded from the baseline's)."""
+
+    hung: int = 0
+    spent_s: float = 0.0
+    slowest_pass_s: float = 0.0
+
+    def arg(self) -> str:
+        return f"{self.hung},{self.spent_s:.3f},{self.slowest_pass_s:.3f}"
+
+    @classmethod
+    def parse(cls, text: str) -> Hangs | None:
+        try:
+            hung, spent, slowest = text.split(",")
+            return cls(int(hung), float(spent), float(slowest))
+        except ValueError:
+            return None
 
 
 @dataclass
@@ -56,6 +83,10 @@ class TestCommand:
     extra_env: dict[str, str] = field(default_factory=dict)
     test_timeout: float | None = None
     """Seconds per test (pytest only, through explore's plugin); None: only the whole-run limits."""
+    slowest_pass_s: float = 0.0
+    """The baseline's slowest passing test: after a hang, the lowered limit is never under
+    TEST_TIMEOUT_FACTOR times it, so a test that passed at the baseline is not cut (see Hangs)."""
+    hang_floor: float = HANG_FLOOR
 
     @property
     def is_pytest(self) -> bool:
@@ -97,6 +128,7 @@ def make_command(
     extra_env: dict[str, str] | None = None,
     test_timeout: float | None = BASELINE_TEST_TIMEOUT,
     root: Path | None = None,
+    slowest_pass_s: float = 0.0,
 ) -> TestCommand:
     if test_cmd:
         return TestCommand(shell=test_cmd, junit_xml=junit_xml, extra_env=extra_env or {})
@@ -106,13 +138,18 @@ def make_command(
         json_report=has_module(interpreter, "pytest_jsonreport"),
         extra_env=extra_env or {},
         test_timeout=test_timeout,
+        slowest_pass_s=slowest_pass_s,
     )
+
+
+def slowest_pass(run: TestRun) -> float:
+    """Seconds of the run's slowest passing test (0 when none passed)."""
+    return max((o.duration_s for o in run.outcomes.values() if o.outcome in PASSING), default=0.0)
 
 
 def derived_test_timeout(baseline: TestRun) -> float:
     """The per-test limit after the baseline: a multiple of its slowest passing test, with a floor."""
-    slowest = max((o.duration_s for o in baseline.outcomes.values() if o.outcome in PASSING), default=0.0)
-    return round(max(TEST_TIMEOUT_FLOOR, TEST_TIMEOUT_FACTOR * slowest), 1)
+    return round(max(TEST_TIMEOUT_FLOOR, TEST_TIMEOUT_FACTOR * slowest_pass(baseline)), 1)
 
 
 def isolation_env(workdir: Path) -> dict[str, str]:
@@ -165,18 +202,22 @@ async def run_tests(
 async def _run_with_reruns(
     command: TestCommand, workdir: Path, log_path: Path, select: list[str] | None, limits: _Limits
 ) -> TestRun:
+    """Until no test ignores the limit: each run ends at a new stuck test or completes, so there
+    are at most as many runs as tests, and the hangs' state goes on from one to the next."""
     hung: dict[str, TestOutcome] = {}
-    run = await _run_once(command, workdir, log_path, select, [], limits)
-    attempt = 0
-    while run.exit_code == HARD_EXIT and attempt < MAX_HARD_RERUNS and not run.oom:
+    hangs = Hangs(slowest_pass_s=command.slowest_pass_s)
+    run = await _run_once(command, workdir, log_path, select, [], limits, hangs)
+    attempt, last_log = 0, log_path
+    while run.exit_code == HARD_EXIT and not run.oom:
         stuck = {i: o for i, o in run.outcomes.items() if o.outcome == "timeout"}
         if not stuck.keys() - hung.keys():
             break
         hung.update(stuck)
+        hangs = carried_hangs(last_log, hangs)
         attempt += 1
-        rest_log = log_path.with_name(f"{log_path.stem}-rest-{attempt}{log_path.suffix}")
+        last_log = log_path.with_name(f"{log_path.stem}-rest-{attempt}{log_path.suffix}")
         duration = run.duration_s
-        run = await _run_once(command, workdir, rest_log, select, sorted(hung), limits)
+        run = await _run_once(command, workdir, last_log, select, sorted(hung), limits, hangs)
         run.duration_s += duration
     if hung:
         run.outcomes = {**run.outcomes, **hung}
@@ -201,8 +242,30 @@ class _Limits:
     """The job's private HOME, TMPDIR and XDG folders (homes.py); empty for a custom command."""
 
 
+def carried_hangs(log_path: Path, before: Hangs) -> Hangs:
+    """The hangs' state the plugin wrote with the hard timeout that ended the run logged at
+    log_path (its record beside the log), else before."""
+    record = log_path.with_suffix(".record")
+    found = before
+    if record.exists():
+        for line in record.read_text(encoding="utf-8", errors="replace").splitlines():
+            try:
+                entry = json.loads(line)
+            except json.JSONDecodeError:
+                continue
+            if isinstance(entry, dict) and entry.get("kind") == "hard_timeout":
+                found = Hangs.parse(str(entry.get("hangs", ""))) or found
+    return found
+
+
 async def _run_once(
-    command: TestCommand, workdir: Path, log_path: Path, select: list[str] | None, deselect: list[str], limits: _Limits
+    command: TestCommand,
+    workdir: Path,
+    log_path: Path,
+    select: list[str] | None,
+    deselect: list[str],
+    limits: _Limits,
+    hangs: Hangs,
 ) -> TestRun:
     report = log_path.with_suffix(".report")
     record = log_path.with_suffix(".record")
@@ -222,7 +285,7 @@ async def _run_once(
             "no:cacheprovider",
             "-rN",
             "-q",
-            *plugin_args(command.test_timeout, record),
+            *plugin_args(command.test_timeout, record, hangs, command.hang_floor),
         ]
         argv += (
             [f"--deselect={i}" for i in deselect] + [*(select or [])] + [f"--ignore={path}" for path in limits.ignore]
@@ -304,9 +367,21 @@ async def _run_once(
     return run
 
 
-def plugin_args(test_timeout: float | None, record: Path) -> list[str]:
-    """pytest arguments loading explore's plugin (PLUGIN_DIR must be on PYTHONPATH: isolation_env)."""
-    limit = [f"--explore-test-timeout={test_timeout:g}"] if test_timeout else []
+def plugin_args(
+    test_timeout: float | None, record: Path, hangs: Hangs | None = None, floor: float = HANG_FLOOR
+) -> list[str]:
+    """pytest arguments loading explore's plugin (PLUGIN_DIR must be on PYTHONPATH: isolation_env):
+    the per-test limit, lowered after a hang (at least floor; HANG_BUDGET), from the state hangs."""
+    limit = (
+        [
+            f"--explore-test-timeout={test_timeout:g}",
+            f"--explore-hang-floor={floor:g}",
+            f"--explore-hang-budget={HANG_BUDGET:g}",
+            f"--explore-hangs={(hangs or Hangs()).arg()}",
+        ]
+        if test_timeout
+        else []
+    )
     return ["-p", PLUGIN, f"--explore-record={record}", *limit]
 
 

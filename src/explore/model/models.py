@@ -368,6 +368,8 @@ class RunState(BaseModel):
     hints: list[str] = Field(default_factory=list)
     test_timeout: float | None = None
     """The per-test limit derived from the baseline (when not configured), kept for `explore resume`."""
+    slowest_pass_s: float | None = None
+    """The baseline's slowest passing test: after a hang the lowered limit stays above a multiple of it."""
     worktrees: list[str] = Field(default_factory=list)
     pids: list[int] = Field(default_factory=list)
     merged_commit: str | None = None

@@ -19,18 +19,9 @@ any conftest or library code), the recorder is registered under a name made from
 workers get the secret from their controller: code under test can neither find the record nor write
 a line explore believes. explore compares the record with the report (see explore.decide.witness).
 
-`--explore-test-timeout SEC` bounds each test (setup, call and teardown together):
-
-- soft limit: SIGALRM in the test's own thread raises `ExploreTestTimeout` (a BaseException, so
-  `except Exception` in the test does not swallow it); the test fails with the stack of where it
-  was stuck and the session goes on. Skipped while another timer owns SIGALRM (pytest-timeout).
-- hard limit: a watchdog thread, for a test that ignores the signal (C code, `except
-  BaseException`): past the limit plus a grace it records the test's id, has faulthandler write
-  every thread's stack to `<record>.stack` and ends the process with HARD_EXIT; explore then runs
-  the rest of the suite without that test. Nothing there may run the project's code: the garbage
-  collector is switched off first (a collection would run `__del__` methods, which may wait on a
-  lock the stuck test holds), the stack is written by C code, and the watchdog polls with sleeps
-  rather than waiting on a condition (whose wait allocates).
+`--explore-test-timeout SEC` bounds each test (setup, call and teardown together), and after a
+hang `--explore-hang-floor`, `--explore-hang-budget` and `--explore-hangs` lower it for the tests
+that follow: see _explore_test_limit (the same folder).
 
 `--explore-only FILE` (a shard of a sharded run): only the test files listed in FILE (one path a
 line, relative to the invocation folder) are collected; every other file is ignored before it is
@@ -40,40 +31,30 @@ a listed file pytest would not collect in an unsharded run is not collected here
 
 from __future__ import annotations
 
-import faulthandler
-import gc
 import hashlib
 import hmac
 import json
 import os
-import signal
 import sys
-import threading
-import time
 from pathlib import Path
 from types import FrameType
 
 import pytest
+from _explore_test_limit import Limiter, Policy, parse_hangs
 
 PYTEST_VERSION = tuple(int(part) for part in pytest.__version__.split(".")[:2] if part.isdigit())
 """The plugin adapts to the project's pytest (4.6 and later): hook arguments and config names."""
-
-HARD_EXIT = 86
-MARK = "ExploreTestTimeout"
-"""Named in every timed-out test's message: how explore tells a timeout from a failure."""
-
 
 CALLS_ENV = "EXPLORE_CALLS"
 _CALLS = os.environ.pop(CALLS_ENV, None)
 
 
-class ExploreTestTimeout(BaseException):
-    """A BaseException: a test's `except Exception` does not swallow it. Its name is MARK."""
-
-
 def pytest_addoption(parser):
     group = parser.getgroup("explore")
     group.addoption("--explore-test-timeout", type=float, default=0.0, help="Seconds per test (0: no limit).")
+    group.addoption("--explore-hang-floor", type=float, default=0.0, help="After a hang, the limit's floor (0: none).")
+    group.addoption("--explore-hang-budget", type=float, default=0.0, help="Seconds of hangs before the floor drops.")
+    group.addoption("--explore-hangs", default="", help="HUNG,SPENT,SLOWEST: the run's hangs before this process.")
     group.addoption("--explore-record", default=None, help="JSON-lines file for failing subtests and hard timeouts.")
     group.addoption("--explore-only", default=None, help="File listing the only test files to collect (a shard).")
 
@@ -86,7 +67,13 @@ def pytest_configure(config):
         config.pluginmanager.register(_Opened(record), "explore-opened")
     limit = config.getoption("--explore-test-timeout") or 0.0
     if limit > 0:
-        config.pluginmanager.register(_Limiter(limit, record), "explore-test-timeout")
+        policy = Policy(
+            limit,
+            config.getoption("--explore-hang-floor") or 0.0,
+            config.getoption("--explore-hang-budget") or 0.0,
+            *parse_hangs(config.getoption("--explore-hangs") or ""),
+        )
+        config.pluginmanager.register(Limiter(policy, record), "explore-test-timeout")
     calls = _CALLS or (getattr(config, "workerinput", None) or getattr(config, "slaveinput", None) or {}).get(CALLS_ENV)
     if calls and " " in calls:
         config.pluginmanager.register(_Calls(calls), "explore-calls-" + hashlib.sha256(calls.encode()).hexdigest()[:12])
@@ -269,107 +256,3 @@ class _Calls:
         """xdist's controller: its workers start after the secret left the environment."""
         inputs = getattr(node, "workerinput", None)
         (inputs if inputs is not None else node.slaveinput)[CALLS_ENV] = self.secret
-
-
-def grace(limit):
-    return min(max(limit / 2, 2.0), 30.0)
-
-
-class _Limiter:
-    POLL = 0.1
-    """Seconds between the watchdog's looks at the clock (a sleep allocates nothing)."""
-
-    def __init__(self, limit, record):
-        self.limit = limit
-        self.record = record
-        self.stack_path = f"{record}.stack" if record else None
-        self.current: tuple[str, float] | None = None
-        """(node id, soft deadline) of the running test; replaced whole, read without a lock."""
-        self.fired = False
-        self.main = threading.main_thread().ident
-        threading.Thread(target=self._watch, name="explore-test-timeout", daemon=True).start()
-
-    # -- per test ---------------------------------------------------------------------------
-    @pytest.hookimpl(hookwrapper=True, tryfirst=True)
-    def pytest_runtest_protocol(self, item, nextitem):
-        self.fired = False
-        self.current = (item.nodeid, time.monotonic() + self.limit)
-        try:
-            yield
-        finally:
-            self.current = None
-
-    @pytest.hookimpl(hookwrapper=True)
-    def pytest_runtest_setup(self, item):
-        yield from self._phase()
-
-    @pytest.hookimpl(hookwrapper=True)
-    def pytest_runtest_call(self, item):
-        yield from self._phase()
-
-    @pytest.hookimpl(hookwrapper=True)
-    def pytest_runtest_teardown(self, item, nextitem):
-        yield from self._phase()
-
-    def _phase(self):
-        armed = False
-        current = self.current
-        remaining = (current[1] if current else 0) - time.monotonic()
-        usable = (
-            hasattr(signal, "setitimer")
-            and threading.get_ident() == self.main
-            and signal.getitimer(signal.ITIMER_REAL)[0] == 0
-            and not self.fired
-        )
-        if usable:
-            previous = signal.signal(signal.SIGALRM, self._alarm)
-            signal.setitimer(signal.ITIMER_REAL, max(remaining, 0.001))
-            armed = True
-        try:
-            yield
-        finally:
-            if armed:
-                signal.setitimer(signal.ITIMER_REAL, 0)
-                signal.signal(
-                    signal.SIGALRM, signal.SIG_DFL if previous is None else previous
-                )  # None: set outside Python
-
-    def _alarm(self, signum, frame):
-        self.fired = True
-        raise ExploreTestTimeout(f"the test exceeded explore's per-test time limit of {self.limit:g}s")
-
-    # -- the watchdog ------------------------------------------------------------------------
-    def _watch(self):
-        extra = grace(self.limit)
-        while True:
-            current = self.current
-            if current is None:
-                time.sleep(self.POLL)
-                continue
-            left = current[1] + extra - time.monotonic()
-            if left > 0:
-                time.sleep(min(left, self.POLL))
-                continue
-            if self.current is current:
-                self._give_up(current[0])
-
-    def _give_up(self, nodeid):
-        gc.disable()  # before anything allocates: no collection, so no project __del__, runs from here on
-        fd = os.open(self.stack_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644) if self.stack_path else 2
-        faulthandler.dump_traceback(file=fd, all_threads=True)
-        message = (
-            f"{MARK}: the test exceeded explore's per-test time limit of {self.limit:g}s and ignored the signal; "
-            "its process was ended"
-        )
-        if self.record:
-            entry = {
-                "kind": "hard_timeout",
-                "nodeid": nodeid,
-                "message": message,
-                "stack": self.stack_path,
-                "duration": self.limit + grace(self.limit),
-            }
-            fd = os.open(self.record, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
-            os.write(fd, (json.dumps(entry) + "\n").encode())
-        os.write(2, f"\n{message}: {nodeid}\n".encode())
-        os._exit(HARD_EXIT)

@@ -16,7 +16,7 @@ from .. import generators
 from ..decide import escalation, history, targets
 from ..edges import gitrepo, procs, testcode
 from ..edges.sandbox import Sandbox
-from ..edges.testing import OPENED_ENV, derived_test_timeout
+from ..edges.testing import OPENED_ENV, derived_test_timeout, slowest_pass
 from ..edges.worktrees import WorktreePool
 from ..generators.base import FixGenerator
 from ..model.config import Options
@@ -68,6 +68,8 @@ class Baseline:
     unconfirmed: list[str]
     test_timeout: float | None
     """The per-test limit derived from the baseline (None: configured, or not pytest)."""
+    slowest_pass_s: float | None
+    """The slowest passing test's seconds (None: not pytest): after a hang, lowered limits stay above 5x it."""
     flaky: list[str]
     targets: Targets
     set_aside_before: list[str] = field(default_factory=list)
@@ -110,6 +112,9 @@ async def assess(
     if t.suite.command.is_pytest and not t.options.test_timeout:
         test_timeout = derived_test_timeout(run)
         t.suite.command = replace(t.suite.command, test_timeout=test_timeout)
+    slowest = slowest_pass(run) if t.suite.command.is_pytest else None
+    if slowest is not None:
+        t.suite.command = replace(t.suite.command, slowest_pass_s=slowest)
     flaky: list[str] = []
     failing = run.failing()
     if failing and t.suite.command.is_pytest and all("::" in i for i in failing):
@@ -133,6 +138,7 @@ async def assess(
         opened=measured.opened,
         unconfirmed=sorted(run.unconfirmed),
         test_timeout=test_timeout,
+        slowest_pass_s=slowest,
         flaky=flaky,
         targets=chosen,
         set_aside_before=sorted(history.set_aside_before(history.load(t.history_path))),

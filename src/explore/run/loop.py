@@ -89,6 +89,7 @@ class Runner:
             self.options.python,
             test_timeout=self.options.test_timeout or self.run.test_timeout or BASELINE_TEST_TIMEOUT,
             root=self.root,
+            slowest_pass_s=self.run.slowest_pass_s or 0.0,
         )
         pool_root = (
             Path(self.options.worktree_dir).expanduser() / self.root.name
@@ -312,6 +313,7 @@ class Runner:
         self.run.baseline_unconfirmed = found.unconfirmed
         if found.test_timeout is not None:
             self.run.test_timeout = found.test_timeout
+        self.run.slowest_pass_s = found.slowest_pass_s
         self.run.flaky = found.flaky
         chosen = found.targets
         self.run.targets, self.run.preexisting_failures = chosen.targets, chosen.preexisting

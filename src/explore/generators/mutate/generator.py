@@ -21,6 +21,7 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from ...edges import gitrepo, procs
+from ...edges.testing import Hangs
 from ...model.models import CandidatePlan, PhaseTiming, Proposal, Realised
 from ...model.usage import MutateUsage, Usage
 from ..base import CandidateContext, FixGenerator, ProposalRequest
@@ -144,6 +145,10 @@ class MutateGenerator(FixGenerator):
             longreprs,
             test_timeout=request.test_command.test_timeout,
             time_limit=request.time_limit,
+            hangs=Hangs(  # the tests that hung last time would only hang again: lowered from the first
+                hung=sum(t.outcome == "timeout" for t in request.failing),
+                slowest_pass_s=request.test_command.slowest_pass_s,
+            ),
         )
         coverage_s = time.monotonic() - coverage_started
         spectrum = collected.spectrum

@@ -24,7 +24,7 @@ from pathlib import Path
 import anyio
 
 from ...edges import homes, procs
-from ...edges.testing import HARD_EXIT, MAX_HARD_RERUNS, isolation_env, plugin_args
+from ...edges.testing import HARD_EXIT, Hangs, carried_hangs, isolation_env, plugin_args
 from ...model import testfiles
 
 PLUGIN_NAME = "_explore_mutate_worker"
@@ -316,11 +316,13 @@ async def collect(
     longreprs: Iterable[str] = (),
     test_timeout: float | None = None,
     time_limit: float | None = None,
+    hangs: Hangs | None = None,
 ) -> Collected:
     """Run the suite once with per-test coverage in workdir (the plugin measures through
     coverage's API and reads the data back in the same process). A test that ignores the
     per-test limit ends that process (HARD_EXIT): the run goes on without it, as the loop's runs
-    do. time_limit bounds the whole (every re-run included)."""
+    do. time_limit bounds the whole (every re-run included). hangs: the state the per-test limit
+    starts from (lowered from the first test when the failing tests hung at the baseline)."""
     run_dir.mkdir(parents=True, exist_ok=True)
     result_path = run_dir / "coverage-run.json"
     env = coverage_env(workdir, run_dir, "coverage", result_path, test_patterns)
@@ -328,7 +330,8 @@ async def collect(
     started = time.monotonic()
     with anyio.move_on_after(time_limit if time_limit else math.inf) as scope, homes.private_home() as home:
         env = {**home, **env}
-        for attempt in range(MAX_HARD_RERUNS + 1):
+        attempt = 0
+        while True:  # each pass ends at a new stuck test or completes: at most one pass a test
             result_path.unlink(missing_ok=True)
             record = run_dir / f"coverage-{attempt}.record"
             cmd = [
@@ -341,7 +344,7 @@ async def collect(
                 "--tb=no",
                 "-p",
                 PLUGIN_NAME,
-                *plugin_args(test_timeout, record),
+                *plugin_args(test_timeout, record, hangs),
                 *[f"--deselect={i}" for i in hung],
             ]  # a looping test stops at its limit
             log = run_dir / ("coverage.log" if not attempt else f"coverage-rest-{attempt}.log")
@@ -350,6 +353,8 @@ async def collect(
             if done.exit_code != HARD_EXIT or not stuck:
                 break
             hung += stuck
+            hangs = carried_hangs(record, hangs or Hangs())
+            attempt += 1
     if scope.cancelled_caught:
         raise RuntimeError(
             f"per-test coverage run exceeded its {time_limit:g}s limit (from the baseline's time); "

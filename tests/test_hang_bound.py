@@ -1,0 +1,103 @@
+"""Issue 27 point 3: a suite of many hanging tests is bounded. After the first hang, each further
+test's limit is 5x the slowest passing test (at least the floor, at most the limit), carried into
+the process that goes on after a hard timeout; no hung test goes missing, each keeps its stack."""
+
+from __future__ import annotations
+
+import re
+import sys
+from pathlib import Path
+
+import psutil
+import pytest
+
+from conftest import make_repo
+from explore.edges.testing import HANG_BUDGET, HANG_FLOOR, Hangs, TestCommand, plugin_args, run_tests
+
+LOOPS = 9
+DEAF = 7
+"""More than six: before, the seventh test that ignored the limit, and every test after it, went missing."""
+
+
+def _loops(deaf: bool) -> str:
+    """A passing test of 0.1 s, LOOPS looping tests (deaf: DEAF tests that ignore the soft limit,
+    so only the watchdog ends them, one process each), then a passing test of 0.3 s."""
+    body = (
+        "    signal.signal(signal.SIGALRM, signal.SIG_IGN)\n    while True:\n        pass\n"
+        if deaf
+        else "    i = 0\n    while i != -1:\n        i += 2\n"
+    )
+    loops = "".join(f"\n\ndef test_loop_{n}():\n{body}" for n in range(DEAF if deaf else LOOPS))
+    return (
+        "import signal\nimport time\n\n\ndef test_first():\n    time.sleep(0.1)\n"
+        + loops
+        + "\n\ndef test_slow_after():\n    time.sleep(0.3)\n"
+    )
+
+
+def _children(marker: str) -> list[psutil.Process]:
+    found = []
+    for proc in psutil.process_iter(["cmdline"]):
+        try:
+            if any(marker in part for part in proc.info["cmdline"] or []):
+                found.append(proc)
+        except (psutil.NoSuchProcess, psutil.AccessDenied):
+            continue
+    return found
+
+
+@pytest.mark.anyio
+async def test_after_a_hang_the_limit_is_lowered_to_a_multiple_of_the_slowest_pass(tmp_path: Path) -> None:
+    """Soft hangs, one process: the first waits the full 2 s, the eight others 5 x 0.1 s; the
+    0.3 s test after them still passes (under its lowered limit of 0.5 s)."""
+    repo = make_repo(tmp_path / "repo", {"tests/test_loops.py": _loops(deaf=False)})
+    command = TestCommand(python=sys.executable, test_timeout=2.0, hang_floor=0.2)
+    run = await run_tests(command, repo, tmp_path / "run.log")
+    outcomes = {i.split("::")[1]: o for i, o in run.outcomes.items()}
+    loops = [outcomes[f"test_loop_{n}"] for n in range(LOOPS)]
+    assert [o.outcome for o in loops] == ["timeout"] * LOOPS
+    assert outcomes["test_first"].outcome == outcomes["test_slow_after"].outcome == "passed"
+    assert run.infra_error is None and run.exit_code == 1
+    assert 1.9 < loops[0].duration_s < 4 and "lowered" not in loops[0].message
+    for hung in loops[1:]:
+        assert 0.45 < hung.duration_s < 1.5, hung  # 5 x the 0.1 s pass, not the 2 s limit
+        assert re.search(r"limit of 0\.5\d*s, lowered from 2s after \d+ hung", hung.message), hung.message
+    for hung in loops:  # each keeps its stack: where it was stuck
+        assert "tests/test_loops.py:" in hung.longrepr and "while i != -1:" in hung.longrepr
+    assert sum(o.duration_s for o in loops) < 2 + 8 * 1.5  # against 9 x 2 s before
+
+
+@pytest.mark.anyio
+async def test_hard_hangs_carry_the_lowered_limit_and_none_goes_missing(tmp_path: Path) -> None:
+    """Seven tests that ignore the signal end seven processes (there used to be at most six: the
+    rest went missing). Each process after the first starts lowered, from the state the hard
+    timeout recorded; every hung test is `timeout` with its stack, the test after them passes."""
+    repo = make_repo(tmp_path / "repo", {"tests/test_loops.py": _loops(deaf=True)})
+    command = TestCommand(python=sys.executable, test_timeout=1.0, hang_floor=0.2)
+    run = await run_tests(command, repo, tmp_path / "run.log")
+    outcomes = {i.split("::")[1]: o for i, o in run.outcomes.items()}
+    loops = [outcomes[f"test_loop_{n}"] for n in range(DEAF)]
+    assert [o.outcome for o in loops] == ["timeout"] * DEAF
+    assert outcomes["test_first"].outcome == outcomes["test_slow_after"].outcome == "passed"
+    assert run.infra_error is None and run.exit_code == 1
+    assert "ignored the signal" in loops[0].message and "lowered" not in loops[0].message
+    for hung in loops[1:]:
+        assert re.search(r"limit of 0\.5\d*s, lowered from 1s after \d+ hung", hung.message), hung.message
+        assert hung.duration_s < 1.0 + 2.0  # the lowered limit and its grace, not the first's
+    for hung in loops:
+        assert "in test_loop_" in hung.longrepr and "while True" in hung.longrepr
+    assert (tmp_path / f"run-rest-{DEAF}.log").exists() and not (tmp_path / f"run-rest-{DEAF + 1}.log").exists()
+    assert not _children(str(repo))
+
+
+def test_the_plugin_arguments_carry_the_state() -> None:
+    args = plugin_args(30.0, Path("r.record"), Hangs(3, 12.5, 0.25))
+    assert args[-4:] == [
+        "--explore-test-timeout=30",
+        f"--explore-hang-floor={HANG_FLOOR:g}",
+        f"--explore-hang-budget={HANG_BUDGET:g}",
+        "--explore-hangs=3,12.500,0.250",
+    ]
+    assert Hangs.parse(Hangs(3, 12.5, 0.25).arg()) == Hangs(3, 12.5, 0.25)
+    assert Hangs.parse("garbage") is None
+    assert not any("hang" in a for a in plugin_args(None, Path("r.record")))  # no limit, nothing lowered
