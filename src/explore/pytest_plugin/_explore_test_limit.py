@@ -107,7 +107,7 @@ class Limiter:
         self.policy = policy
         self.record = record
         self.stack_path = f"{record}.stack" if record else None
-        self.current = None
+        self.current: tuple[str, float, float, float] | None = None
         """(node id, soft deadline, hard deadline, limit) of the running test; replaced whole, read without a lock."""
         self.fired = False
         self.failed = False
