@@ -101,6 +101,6 @@ def test_the_runs_total_keeps_calls_only_the_generator_saw() -> None:
     run = RunState(
         run_id="r", repo="/x", usage=Usage.of(CALL) + Usage(mutate=MutateUsage(mutants_screened=7, screening_s=1.0))
     )
-    run.usage = unrecorded(ChainGenerator([Member("one"), Member("two")]), run.usage)  # type: ignore[list-item]
+    run.usage = unrecorded(ChainGenerator([Member("one"), Member("two")]).usage, run.usage)
     assert run.usage.llm.calls == 6 and run.usage.llm.cost_usd == pytest.approx(0.02)
     assert run.usage.mutate.mutants_screened == 7  # the booked figure is larger: kept

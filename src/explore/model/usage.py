@@ -137,8 +137,7 @@ class Usage(BaseModel):
         )
 
 
-def unrecorded(generator: Any, booked: Usage) -> Usage:
+def unrecorded(total: Usage, booked: Usage) -> Usage:
     """Calls of candidates cancelled mid-conversation (Ctrl-C) are in the generator's own run total
-    only: the larger figure of the two, so a resumed run's budget counts them."""
-    total = getattr(generator, "usage", None)
-    return booked.at_least(Usage.of(total)) if isinstance(total, (dict, Usage)) else booked
+    (`FixGenerator.usage`) only: the larger figure of the two, so a resumed run's budget counts them."""
+    return booked.at_least(total)

@@ -223,10 +223,9 @@ async def run_reproduced(t: Tools, commit: str) -> TestRun:
 def _baseline_env(t: Tools, base_commit: str) -> dict[str, str]:
     """What the generator asks the baseline run to carry (mutate: per-test coverage, so its
     first iteration needs no second run of the suite)."""
-    hook = getattr(t.generator, "baseline_env", None)
-    if hook is None or not t.suite.command.is_pytest:
+    if not t.suite.command.is_pytest:
         return {}
-    return hook(t.run_dir, base_commit, list(t.options.test_patterns))
+    return t.generator.baseline_env(t.run_dir, base_commit, list(t.options.test_patterns))
 
 
 @dataclass(frozen=True)

@@ -740,7 +740,7 @@ async def run_repair(
         merging.discard(info, run)
         raise
     finally:
-        run.usage = usage.unrecorded(runner.generator, run.usage)
+        run.usage = usage.unrecorded(runner.generator.usage, run.usage)
         redaction.scrub_tree(state.run_dir(info.root, run.run_id))
     drift = runner.guard.drift(runner.fence) if runner.fence is not None else []
     merging.finish(info, run, options, emit, drift)
