@@ -9,6 +9,7 @@ import pytest
 
 from explore.decide import history
 from explore.decide.history import HistoryRecord
+from explore.edges import history_io
 from explore.model.models import IterationRecord, RunState
 
 
@@ -146,7 +147,7 @@ def test_failure_similarity_uses_last_line_and_needs_two_messages() -> None:
 
 
 def test_load_missing_file_is_empty(tmp_path: Path) -> None:
-    assert history.load(tmp_path / "nope.jsonl") == []
+    assert history_io.load(tmp_path / "nope.jsonl") == []
 
 
 def recorded_run(
@@ -175,9 +176,9 @@ def test_append_then_load_round_trip(tmp_path: Path) -> None:
         run_id="r1", n=0, pass_rate=50.0, failing=["t::a"], flaky=["t::f"], strategy=None, commit="abc"
     )
     second = HistoryRecord(run_id="r1", n=1, pass_rate=100.0, strategy="conservative", green=True)
-    history.append(path, first)
-    history.append(path, second)
-    assert history.load(path) == [first, second]
+    history_io.append(path, first)
+    history_io.append(path, second)
+    assert history_io.load(path) == [first, second]
     assert len(path.read_text(encoding="utf-8").splitlines()) == 2
 
 
@@ -198,8 +199,8 @@ def test_load_skips_damaged_lines(tmp_path: Path) -> None:
     )
     with path.open("ab") as handle:
         handle.write(b"\xff\xfe garbage\n")
-    history.append(path, later)
-    assert history.load(path) == [good, later]
+    history_io.append(path, later)
+    assert history_io.load(path) == [good, later]
 
 
 def test_records_no_recorded_run_could_have_written_are_ignored_with_a_warning(
@@ -224,11 +225,28 @@ def test_records_no_recorded_run_could_have_written_are_ignored_with_a_warning(
         (HistoryRecord(run_id="r1", n=0, pass_rate=0.0, commit="f00d"), "commit f00d is none of run r1's"),
     ]
     for record in honest + [p for p, _ in planted]:
-        history.append(path, record)
+        history_io.append(path, record)
     with caplog.at_level("WARNING", logger="explore.history"):
-        assert history.load(path) == honest
+        assert history_io.load(path) == honest
     for _, why in planted:
         assert any(why in message for message in caplog.messages), why
+
+
+def test_validated_is_pure_and_asks_for_each_run_once() -> None:
+    run = RunState(run_id="r1", repo="/r", base_commit="abc", start_commit="abc", current_commit="abc")
+    asked: list[str] = []
+
+    def recorded(run_id: str) -> RunState | None:
+        asked.append(run_id)
+        return run if run_id == "r1" else None
+
+    good = HistoryRecord(run_id="r1", n=0, pass_rate=40.0, failing=["t::a"], commit="abc")
+    stray = HistoryRecord(run_id="r9", n=0, pass_rate=0.0)
+    lines = [good.model_dump_json(), "{not json", stray.model_dump_json(), stray.model_dump_json()]
+    records, ignored = history.validated(lines, recorded)
+    assert records == [good]
+    assert ignored == [(stray.model_dump_json(), "run 'r9' is not recorded in .explore/runs/")] * 2
+    assert asked == ["r1", "r9"]
 
 
 def test_a_failing_test_unmoved_two_iterations_running_is_set_aside() -> None:

@@ -9,6 +9,7 @@ import pytest
 from conftest import assert_no_debris, make_repo, run_cli
 from explore.decide import criticality, history
 from explore.decide.affected import ImportMap, imports_of, module_names
+from explore.edges import history_io
 from test_run_e2e import CALC, FIX_ADD, scripted_agent
 
 
@@ -130,7 +131,7 @@ def test_flaky_test_is_reported_and_never_steers(
     assert summary["flaky"] == [flaky_id] and summary["status"] == "succeeded"
     assert flaky_id not in summary["final"].get("failed_tests", []) and flaky_id not in summary["remaining_failures"]
     assert summary["baseline"]["total"] == 3  # the flaky test is not counted
-    records = history.load(repo / ".explore" / "history.jsonl")
+    records = history_io.load(repo / ".explore" / "history.jsonl")
     assert all(flaky_id in r.flaky for r in records)
     assert history.stuck_tests(records * 3, flaky=frozenset(records[0].flaky)) == []
     assert "Flaky tests" in Path(summary["report"]).read_text()

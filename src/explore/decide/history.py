@@ -2,8 +2,9 @@
 
 History persists across runs of the same repository (`.explore/history.jsonl`), one record per
 baseline and per iteration, so a nightly job knows what was stuck yesterday. It is validated on
-read (`load`): a record that is malformed, or that no run recorded in `.explore/runs/` could have
-written (`implausible`), is ignored with a warning — it would otherwise call real failures flaky.
+read (`validated`): a record that is malformed, or that no run recorded in `.explore/runs/` could
+have written (`implausible`), is ignored — it would otherwise call real failures flaky. Reading
+and appending the file: edges/history_io.
 """
 
 from __future__ import annotations
@@ -11,19 +12,14 @@ from __future__ import annotations
 import builtins
 import difflib
 import json
-import logging
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 
 from pydantic import BaseModel, Field, ValidationError
 
 from ..model.models import RunState
 from ..model.testfiles import CONVENTIONS, is_test_file
-
-log = logging.getLogger("explore.history")  # the name users see in verbose logs, kept across the move
-_warned: set[str] = set()
 
 
 class HistoryRecord(BaseModel):
@@ -203,46 +199,28 @@ def implausible(record: HistoryRecord, run: RunState | None, seen: set[tuple[str
     return None
 
 
-def load(path: Path) -> list[HistoryRecord]:
-    """Records in order. A damaged line (a run killed mid-write) is skipped; a well-formed record
-    no recorded run could have written (`implausible`; runs read from `runs/` beside the file) is
-    ignored with a warning."""
-    if not path.exists():
-        return []
+def validated(
+    lines: Iterable[str], recorded_run: Callable[[str], RunState | None]
+) -> tuple[list[HistoryRecord], list[tuple[str, str]]]:
+    """The records of history.jsonl's lines, in order, and the (line, why) of each well-formed one
+    ignored because no recorded run could have written it (`implausible`). A damaged line (a run
+    killed mid-write) is skipped without a word. recorded_run: a run's saved state by its id, None
+    when no run of that id is recorded (asked once per id)."""
     records: list[HistoryRecord] = []
+    ignored: list[tuple[str, str]] = []
     runs: dict[str, RunState | None] = {}
     seen: set[tuple[str, int]] = set()
-    for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
+    for line in lines:
         try:
             record = HistoryRecord.model_validate(json.loads(line))
         except (ValueError, ValidationError):
             continue
         if record.run_id not in runs:
-            runs[record.run_id] = _recorded_run(path.parent / "runs", record.run_id)
+            runs[record.run_id] = recorded_run(record.run_id)
         why = implausible(record, runs[record.run_id], seen)
         if why:
-            if line not in _warned:
-                _warned.add(line)
-                log.warning("%s: ignoring a record (%s)", path, why)
+            ignored.append((line, why))
             continue
         seen.add((record.run_id, record.n))
         records.append(record)
-    return records
-
-
-def _recorded_run(runs: Path, run_id: str) -> RunState | None:
-    state = runs / run_id / "state.json"
-    if "/" in run_id or run_id in ("", ".", "..") or not state.is_file():
-        return None
-    try:
-        run = RunState.model_validate_json(state.read_text(encoding="utf-8"))
-    except ValueError:
-        return None
-    return run if run.run_id == run_id else None
-
-
-def append(path: Path, record: HistoryRecord) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with path.open("a", encoding="utf-8") as handle:
-        handle.write(record.model_dump_json() + "\n")
-        handle.flush()
+    return records, ignored

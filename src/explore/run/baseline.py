@@ -14,7 +14,7 @@ import git
 
 from .. import generators
 from ..decide import escalation, history, targets
-from ..edges import gitrepo, procs, testcode
+from ..edges import gitrepo, history_io, procs, testcode
 from ..edges.sandbox import Sandbox
 from ..edges.testing import OPENED_ENV, derived_test_timeout, slowest_pass
 from ..edges.worktrees import WorktreePool
@@ -118,7 +118,7 @@ async def assess(
     flaky: list[str] = []
     failing = run.failing()
     if failing and t.suite.command.is_pytest and all("::" in i for i in failing):
-        known = {i for record in history.load(t.history_path) for i in record.flaky} & set(failing)
+        known = {i for record in history_io.load(t.history_path) for i in record.flaky} & set(failing)
         flaky = sorted(known | (measured.rerun_passed & set(failing)))  # reruns ran as each shard ended
     if t.options.has_targets():
         chosen = await targeting.choose(chosen, t.options, run, ids, flaky, t.suite, t.pool, t.emit, t.root)
@@ -141,7 +141,7 @@ async def assess(
         slowest_pass_s=slowest,
         flaky=flaky,
         targets=chosen,
-        set_aside_before=sorted(history.set_aside_before(history.load(t.history_path))),
+        set_aside_before=sorted(history.set_aside_before(history_io.load(t.history_path))),
     )
 
 

@@ -17,7 +17,7 @@ from .. import executors, generators
 from ..decide import criticality, escalation, history, redaction, scoring, shard_plan, strategy, targets
 from ..decide import stop as giving_up
 from ..decide.affected import ImportMap
-from ..edges import gitrepo, guard, procs, sandbox, strategy_io
+from ..edges import gitrepo, guard, history_io, procs, sandbox, strategy_io
 from ..edges.testing import BASELINE_TEST_TIMEOUT, TestCommand, make_command
 from ..edges.worktrees import WorktreePool, default_root
 from ..fanout.scheduler import FanOutConfig, FanOutResult, fan_out
@@ -325,7 +325,7 @@ class Runner:
         self.run.baseline = self.run.current.model_copy()
         earlier = set(found.set_aside_before) & set(self.run.current_failing)
         self.run.unmoved_streak = {t: history.SET_ASIDE_AFTER - 1 for t in sorted(earlier)}
-        history.append(
+        history_io.append(
             self.history_path,
             history.HistoryRecord(
                 run_id=self.run.run_id,
@@ -394,7 +394,7 @@ class Runner:
 
     async def iteration(self) -> None:
         n = len(self.run.iterations) + 1
-        records = [r for r in history.load(self.history_path)]
+        records = [r for r in history_io.load(self.history_path)]
         flaky = frozenset(self.run.flaky)
         assert self.current_run is not None
         repair = targets.to_repair(self.run.current_failing, self.run.targets)
@@ -551,7 +551,7 @@ class Runner:
         if record.commit and self.clock is not None:
             self.clock.restart(time.monotonic())
         self._debug_report(record, failing)
-        history.append(
+        history_io.append(
             self.history_path,
             history.HistoryRecord(
                 run_id=self.run.run_id,

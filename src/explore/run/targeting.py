@@ -9,8 +9,8 @@ from pathlib import Path
 
 import anyio
 
-from ..decide import environment, history, targets
-from ..edges import gitrepo
+from ..decide import environment, targets
+from ..edges import gitrepo, history_io
 from ..edges.worktrees import WorktreePool
 from ..model.config import Options
 from ..model.errors import UsageError
@@ -107,7 +107,7 @@ def leave_out_environment(
 
 def since_commit(root: Path, since: str) -> str:
     """The commit `--since REF|last-green` names; a usage error when it names none."""
-    ref = targets.since_ref(since, history.load(state.explore_dir(root) / "history.jsonl"))
+    ref = targets.since_ref(since, history_io.load(state.explore_dir(root) / "history.jsonl"))
     commit = gitrepo.resolve_commit(root, ref)
     if commit is None:
         what = f"the last green run's commit {ref[:10]}" if since == targets.LAST_GREEN else repr(ref)
