@@ -138,7 +138,7 @@ class ModelClient:
             if asked > self.policy.max_retry_after:
                 raise ModelFailed(f"{what}: retry-after {asked:g}s is too long")
             return asked
-        backoff = min(self.policy.base_delay * 2**attempt, self.policy.max_delay)
+        backoff = min(self.policy.base_delay * 2.0**attempt, self.policy.max_delay)
         return backoff * (1 - 0.25 * random.random())
 
 

@@ -90,7 +90,9 @@ def _inline_refs(schema: dict[str, Any]) -> dict[str, Any]:
             return [walk(v) for v in node]
         return node
 
-    return walk(schema)
+    inlined = walk(schema)
+    assert isinstance(inlined, dict)  # a dict walks to a dict
+    return inlined
 
 
 def diagnosis_schema() -> dict[str, Any]:

@@ -16,6 +16,8 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from . import pairing
+from .edits import Mutant
+from .localise import Suspect
 from .operators import TIERS
 from .prepared import Prepared
 from .screen import Job, Slot
@@ -25,7 +27,7 @@ UNBOUNDED = 10**9
 """The count of mutants no longer binds while deepening: the seconds do."""
 
 
-def _stage(search: Search, suspects: list, tiers: tuple[int, ...], tried: list[str]) -> Search:
+def _stage(search: Search, suspects: list[Suspect], tiers: tuple[int, ...], tried: list[str]) -> Search:
     return Search(
         search.workdir,
         search.sources,
@@ -45,7 +47,7 @@ async def deepen(
     slots: list[Slot],
     budget: Budget,
     job_for: Callable[[Prepared], Job],
-    settle: Callable[[list], Callable[[list[Prepared]], bool]],
+    settle: Callable[[list[tuple[Mutant, float]]], Callable[[list[Prepared]], bool]],
 ) -> tuple[list[Prepared], list[Prepared]]:
     """(singles, pairs) screened by the stages above; the caller calls it only when `screened`
     holds no plausible mutant."""

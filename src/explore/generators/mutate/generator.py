@@ -29,8 +29,9 @@ from . import localise, revert, shape
 from .changes import changed_files, changed_in, changed_lines, regressing_hunks
 from .deepen import deepen
 from .edits import Mutant
+from .prepared import Prepared
 from .screen import Job, Screener, Slot, Verdict
-from .search import Budget, Prepared, Search, screen_in_order
+from .search import Budget, Search, screen_in_order
 
 
 class MutateOptions(BaseModel):
@@ -93,7 +94,7 @@ class MutateGenerator(FixGenerator):
         self._baseline: tuple[str, Path] | None = None
         """(commit, result file) of per-test coverage recorded by the loop's baseline run."""
         self._screener: Screener | None = None
-        self._screener_at: tuple[tuple, str] | None = None
+        self._screener_at: tuple[tuple[str, str, str, int, int, int], str] | None = None
         """(what the screener was opened for, the commit its workers last saw)."""
 
     def baseline_env(self, run_dir: Path, commit: str, test_patterns: list[str]) -> dict[str, str]:
@@ -388,7 +389,7 @@ def explain(
     failing: frozenset[str],
     budget: Budget,
     search: Search,
-    suspects: list,
+    suspects: list[localise.Suspect],
     n: int,
     elapsed: float,
     early: bool = False,
@@ -421,7 +422,7 @@ def write_log(
     singles: list[Prepared],
     combos: list[Prepared],
     search: Search,
-    suspects: list,
+    suspects: list[localise.Suspect],
     coverage_s: float,
     elapsed: float,
     steps: dict[str, float] | None = None,
@@ -463,7 +464,7 @@ async def widen(
     screener: Screener,
     budget: Budget,
     job_for: Callable[[Prepared], Job],
-    settle: Callable[[list], Callable[[list[Prepared]], bool]],
+    settle: Callable[[list[tuple[Mutant, float]]], Callable[[list[Prepared]], bool]],
 ) -> list[Prepared]:
     """Smallest first, not smallest only: when no single-token edit fixes every failing test, the rest of the budget
     screens every operator's mutants (the single-token ones already screened left out)."""

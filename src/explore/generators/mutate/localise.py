@@ -20,6 +20,7 @@ import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import anyio
 
@@ -45,7 +46,7 @@ def dstar(ef: int, ep: int, nf: int, np_: int, star: int = 2) -> float:
     above every imperfect one yet stays finite."""
     if ef == 0:
         return 0.0
-    return ef**star / ((ep + nf) or 0.5)
+    return float(ef**star) / ((ep + nf) or 0.5)
 
 
 def tarantula(ef: int, ep: int, nf: int, np_: int) -> float:
@@ -88,7 +89,7 @@ class Spectrum:
 class Suspect:
     """A line worth mutating; sorts most suspicious first, ties by file and line."""
 
-    key: tuple
+    key: tuple[float, bool, str, int]
     file: str
     line: int
     score: float
@@ -253,7 +254,7 @@ def shard_parts(result_path: Path) -> list[Path]:
     return sorted(result_path.parent.glob(f"{result_path.stem}.shard-*{result_path.suffix}"))
 
 
-def _load(path: Path) -> dict:
+def _load(path: Path) -> dict[str, Any]:
     try:
         raw = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError):
@@ -261,7 +262,7 @@ def _load(path: Path) -> dict:
     return raw if isinstance(raw, dict) else {}
 
 
-def load_result(result_path: Path) -> dict:
+def load_result(result_path: Path) -> dict[str, Any]:
     """The plugin's result: its file, or the parts of a sharded baseline merged into one — each
     line's tests the union of the parts' (import-time lines included). Unless every one of the n
     parts measured, nothing was (`status` missing): a spectrum without some tests' lines would

@@ -7,8 +7,13 @@ from __future__ import annotations
 
 import itertools
 
-from .edits import Mutant, overlaps
+from .edits import Edit, Mutant, overlaps
 from .prepared import Prepared
+
+Order = tuple[float | str, ...]
+"""A sort key of mutants: numbers and names, the lowest first."""
+ChangeKey = tuple[str, str, str]
+"""(operator, replaced text, new text): equal for the same change."""
 
 
 def combine(
@@ -22,14 +27,14 @@ def combine(
     if len(partial) >= 2:
         candidates = list(itertools.combinations(partial, 2))
     else:
-        groups: dict[tuple, list[Prepared]] = {}
+        groups: dict[ChangeKey, list[Prepared]] = {}
         for p in alive:
-            key = change_key(p.mutant, sources)
-            if key is not None:
-                groups.setdefault(key, []).append(p)
+            change = change_key(p.mutant, sources)
+            if change is not None:
+                groups.setdefault(change, []).append(p)
         candidates = [pair for group in groups.values() for pair in itertools.combinations(group[:10], 2)]
         candidates += list(itertools.combinations(alive[:top_singles], 2))
-    pairs: dict[tuple, tuple[tuple, Mutant, float]] = {}
+    pairs: dict[tuple[tuple[str, Edit], ...], tuple[Order, Mutant, float]] = {}
     position = {id(p): i for i, p in enumerate(screened)}
     for a, b in candidates:
         if a.mutant.lines == b.mutant.lines or overlaps([e for _, e in a.mutant.edits], [e for _, e in b.mutant.edits]):
@@ -79,7 +84,7 @@ def at_top(
         for line in top
         for p in sorted((q for q in alive if q.mutant.lines[0] == line), key=lambda q: -q.score)[:per_line]
     ]
-    pairs: dict[tuple, tuple[tuple, Mutant, float]] = {}
+    pairs: dict[tuple[tuple[str, Edit], ...], tuple[Order, Mutant, float]] = {}
     for a, b in itertools.combinations(chosen, 2):
         if overlaps([e for _, e in a.mutant.edits], [e for _, e in b.mutant.edits]):
             continue
@@ -101,7 +106,7 @@ def at_top(
     return [(m, s) for _, m, s in ordered[:limit]]
 
 
-def change_key(mutant: Mutant, sources: dict[str, str]) -> tuple | None:
+def change_key(mutant: Mutant, sources: dict[str, str]) -> ChangeKey | None:
     """(operator, replaced text, new text) of a one-edit mutant: equal for the same change."""
     if len(mutant.edits) != 1:
         return None

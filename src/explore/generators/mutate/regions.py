@@ -17,7 +17,7 @@ SAME: Key = ("same",)
 
 
 def _first_line(stmt: ast.stmt) -> int:
-    decorators = getattr(stmt, "decorator_list", [])
+    decorators: list[ast.expr] = getattr(stmt, "decorator_list", [])
     return min([stmt.lineno, *(d.lineno for d in decorators)])
 
 
@@ -43,7 +43,7 @@ class Regions:
         self.bounds.append(len(text))
         self.stmts.append((first, len(body)))
         self.dumps = [ast.dump(s) for s in body]
-        self._params: dict[tuple[int, int], dict] = {}
+        self._params: dict[tuple[int, int], dict[tuple[int, str], frozenset[str]]] = {}
 
     def region_of(self, offset: int) -> int:
         return min(max(bisect.bisect_right(self.bounds, offset) - 1, 0), len(self.stmts) - 1)

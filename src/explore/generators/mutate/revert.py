@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import Any
 
 from .edits import Edit, Mutant
 
@@ -38,7 +39,7 @@ def parse_hunks(diff: str) -> list[Hunk]:
     one without a final newline is left out (nothing line-wise to put back)."""
     hunks: list[Hunk] = []
     file: str | None = None
-    current: dict | None = None
+    current: dict[str, Any] | None = None
 
     def close() -> None:
         nonlocal current

@@ -14,7 +14,7 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Protocol
 
 import anyio
 from anyio.abc import Process
@@ -60,7 +60,7 @@ class Job:
     stop: bool = True
     """False to run every test whatever happens (calibrating the timeout)."""
 
-    def request(self) -> dict:
+    def request(self) -> dict[str, Any]:
         return {
             "files": self.files,
             "phase1": self.phase1,
@@ -78,7 +78,7 @@ class Slot(Protocol):
     async def screen(self, job: Job) -> Verdict: ...
 
 
-def _verdict(answer: dict, started: float) -> Verdict:
+def _verdict(answer: dict[str, Any], started: float) -> Verdict:
     status = answer.get("status", "crash")
     if status == "ok" and answer.get("exit") not in (0, 1, 2) and not answer.get("outcomes"):
         status = "crash"  # pytest usage error or internal error: nothing was learnt
@@ -270,7 +270,9 @@ class Screener:
         run_dir.mkdir(parents=True, exist_ok=True)
         self.design = design
         if design == "fork":
-            self.slots: list = [ForkWorker(python, workdir, run_dir, list(preload), tracker) for _ in range(lanes)]
+            self.slots: list[Slot] = [
+                ForkWorker(python, workdir, run_dir, list(preload), tracker) for _ in range(lanes)
+            ]
         elif design == "fresh":
             self.slots = [FreshSlot(python, workdir, run_dir, tracker, i) for i in range(lanes)]
         else:
@@ -281,7 +283,8 @@ class Screener:
             try:
                 async with anyio.create_task_group() as group:
                     for slot in self.slots:
-                        group.start_soon(slot.start)
+                        if isinstance(slot, ForkWorker):  # every one, in this design
+                            group.start_soon(slot.start)
             except BaseException:
                 await self.aclose()
                 raise

@@ -18,11 +18,11 @@ from pathlib import Path
 import anyio
 
 from . import pairing
-from .edits import Mutant, Source, make_patch, mutated_sources, normalise_patch
+from .edits import Edit, Mutant, Source, make_patch, mutated_sources, normalise_patch
 from .localise import Spectrum, Suspect
 from .operators import REGISTRY, mutants_in
 from .prepared import Lazy, Prepared
-from .regions import Regions
+from .regions import Key, Regions
 from .screen import Job, Slot
 
 FAR = 10**6
@@ -86,7 +86,7 @@ class Search:
         by_file: dict[str, set[int]] = {}
         for s in self.suspects:
             by_file.setdefault(s.file, set()).add(s.line)
-        found: list[tuple[tuple, Mutant, float]] = []
+        found: list[tuple[pairing.Order, Mutant, float]] = []
         for file in sorted(by_file):
             if file not in self.sources:
                 continue
@@ -117,7 +117,7 @@ class Search:
         """The first `limit` mutants that parse, differ from every earlier one after
         normalisation, were never tried, keep every parameter in use, and reach a failing test —
         prepared on demand, in rank order, as screening asks for them."""
-        seen: set[tuple] = set()
+        seen: set[tuple[tuple[str, Key], ...]] = set()
 
         def produce() -> Iterator[Prepared]:
             for mutant, score in ranked:
@@ -135,11 +135,11 @@ class Search:
             self._regions[file] = Regions(self.sources[file])
         return self._regions[file]
 
-    def _prepare_one(self, mutant: Mutant, score: float, seen: set[tuple]) -> Prepared | None:
-        by_file: dict[str, list] = {}
+    def _prepare_one(self, mutant: Mutant, score: float, seen: set[tuple[tuple[str, Key], ...]]) -> Prepared | None:
+        by_file: dict[str, list[Edit]] = {}
         for file, edit in mutant.edits:
             by_file.setdefault(file, []).append(edit)
-        keys: list[tuple] = []
+        keys: list[tuple[str, Key]] = []
         for file, edits in sorted(by_file.items()):
             try:
                 regions = self.regions(file)

@@ -144,13 +144,13 @@ def distinct(n: int, singles: list[Prepared], combos: list[Prepared]) -> list[Pr
     candidate at a line already used (another family only), then combinations touching a new line."""
     chosen: list[Prepared] = []
 
-    def lines(p: Prepared) -> set:
+    def lines(p: Prepared) -> set[tuple[str, int]]:
         return set(p.mutant.lines)
 
     def used(p: Prepared) -> int:
         return max((sum(1 for c in chosen if line in lines(c)) for line in lines(p)), default=0)
 
-    passes = (
+    passes: tuple[Callable[[Prepared], bool], ...] = (
         lambda p: used(p) == 0 and all(p.mutant.family != c.mutant.family for c in chosen),
         lambda p: used(p) == 0,
         lambda p: used(p) < PER_LINE and all(p.mutant.family != c.mutant.family for c in chosen if lines(c) & lines(p)),
