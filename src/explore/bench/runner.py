@@ -17,7 +17,7 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from ..model.models import Summary
+from ..model.models import REPAIRED, Summary
 from .corpus import Case
 from .judge import git, judge
 from .results import CaseResult, Verdict
@@ -116,7 +116,7 @@ def run_case(case: Case, strategy: str, config: BenchConfig) -> CaseResult:
                 _kill_group(proc)
                 result.error = f"explore did not finish within {config.case_timeout:.0f}s"
         result.duration_s = round(time.monotonic() - started, 2)
-        result.repaired = result.exit_code == 0 and result.status in ("succeeded", "partial")
+        result.repaired = result.exit_code == 0 and result.status in REPAIRED
         result.verdict = judge(repo, initial, case, config.python, BRANCH, scratch, worktrees)
     except (OSError, subprocess.CalledProcessError) as exc:
         result.error = result.error or f"bench infrastructure: {exc}"

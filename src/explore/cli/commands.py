@@ -373,17 +373,18 @@ def _act(info: RepoInfo, result: RunState, decision: Decision, display: Display)
 
 def _resumable(root: Path, run_id: str) -> RunState:
     from ..model.errors import UsageError
+    from ..model.models import ENDED, PAUSED
     from ..run import state
 
     runs = state.all_runs(root)
     if run_id:
         chosen = state.load(root, run_id)
     else:
-        candidates = [r for r in runs if r.status in ("interrupted", "escalated", "running") or not r.finished]
+        candidates = [r for r in runs if r.status in PAUSED | {"running"} or not r.finished]
         if not candidates:
             raise UsageError("no interrupted or escalated run to resume here (see `explore status`)")
         chosen = max(candidates, key=lambda r: r.started_at)
-    if chosen.status in ("succeeded", "partial", "failed") and chosen.finished:
+    if chosen.status in ENDED and chosen.finished:
         raise UsageError(f"run {chosen.run_id} has ended ({chosen.status}); start a new one with `explore run`")
     if chosen.status == "running" and state.pid_alive(chosen.pid or -1):
         raise UsageError(f"run {chosen.run_id} is still running (pid {chosen.pid})")

@@ -16,7 +16,7 @@ from typing import Literal
 from pydantic import BaseModel
 
 from ..decide import escalation
-from ..model.models import EscalationCategory, RunState
+from ..model.models import NEEDS_PERSON, EscalationCategory, RunState
 
 Choice = Literal["hint", "rollback", "skip", "abort", "apply"]
 
@@ -50,7 +50,7 @@ def should_ask(
     env = dict(os.environ) if env is None else env
     if as_json or no_input or env.get("CI", "").lower() in ("true", "1") or not (stdin_tty and stderr_tty):
         return False
-    return run.status in ("escalated", "failed")
+    return run.status in NEEDS_PERSON
 
 
 def why(run: RunState) -> str:

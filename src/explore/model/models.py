@@ -104,6 +104,14 @@ class EscalationCategory(str, Enum):
 
 
 RunStatus = Literal["running", "succeeded", "partial", "failed", "escalated", "interrupted"]
+ENDED: frozenset[RunStatus] = frozenset({"succeeded", "partial", "failed"})
+"""A run that is over: nothing to resume (a rollback makes it interrupted again)."""
+PAUSED: frozenset[RunStatus] = frozenset({"interrupted", "escalated"})
+"""A run stopped to be resumed: its branch and its result stay where they are."""
+NEEDS_PERSON: frozenset[RunStatus] = frozenset({"escalated", "failed"})
+"""A run that ended without a repair: the gate asks a person what to do."""
+REPAIRED: frozenset[RunStatus] = frozenset({"succeeded", "partial"})
+"""A run that met the quality gate (partial: within the targets only)."""
 Criticality = Literal["high", "medium", "low"]
 """How much a failing test matters (criticality.py)."""
 

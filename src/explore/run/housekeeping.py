@@ -10,7 +10,7 @@ import psutil
 
 from ..edges import gitrepo
 from ..edges.procs import kill_tree
-from ..model.models import RunState
+from ..model.models import ENDED, RunState
 from . import applying, state
 
 
@@ -171,7 +171,7 @@ def rollback(info: gitrepo.RepoInfo, run_id: str, to: int | None) -> str:
     applying.move_run(info.repo, run, commit)
     run.merged_commit = None if commit == run.base_commit else commit
     run.iterations = [r for r in run.iterations if r.n <= target_n]
-    if run.status in ("succeeded", "partial", "failed"):
+    if run.status in ENDED:
         run.status = "interrupted"
     run.stop_reason = f"rolled back to iteration {target_n}; `explore resume {run_id}` continues from there"
     state.save(info.root, run)

@@ -12,7 +12,7 @@ from ..edges import gitrepo
 from ..edges.worktrees import Captured
 from ..model.config import Options
 from ..model.events import Note, Subscriber
-from ..model.models import CandidateResult, IterationRecord, RunState
+from ..model.models import PAUSED, CandidateResult, IterationRecord, RunState
 from . import applying, state
 
 
@@ -77,7 +77,7 @@ def finish(
     candidates ran (nothing explains it)."""
     merged = run.current_commit != run.base_commit
     if not merged:
-        if run.status not in ("interrupted", "escalated"):
+        if run.status not in PAUSED:
             if run.branch:
                 gitrepo.delete_branch(info.repo, run.branch)
                 run.branch = None
@@ -85,7 +85,7 @@ def finish(
         run.merged_commit = None
         return
     run.merged_commit = run.current_commit
-    if options.no_apply or run.dirty or run.status in ("interrupted", "escalated"):
+    if options.no_apply or run.dirty or run.status in PAUSED:
         why = (
             "--no-apply"
             if options.no_apply

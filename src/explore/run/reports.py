@@ -6,7 +6,7 @@ from pathlib import Path
 
 from ..decide import environment, scoring, stop
 from ..edges.gitrepo import run_ref
-from ..model.models import CandidateResult, EscalationCategory, IterationRecord, PhaseTiming, RunState, Summary
+from ..model.models import PAUSED, CandidateResult, EscalationCategory, IterationRecord, PhaseTiming, RunState, Summary
 from .applying import Change
 
 EXIT_CODES = {"succeeded": 0, "partial": 0, "failed": 1, "escalated": 3, "interrupted": 130, "running": 1}
@@ -22,7 +22,7 @@ def summary(run: RunState, report_path: Path | None, change: Change | None = Non
         baseline=run.baseline,
         final=run.current,
         iterations=run.iterations,
-        branch=branch if merged or run.status in ("interrupted", "escalated") else None,
+        branch=branch if merged or run.status in PAUSED else None,
         merged_commit=run.merged_commit,
         applied=run.applied,
         escalation=run.escalation,
