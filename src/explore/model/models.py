@@ -7,6 +7,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
+from .phase import RunPhase, Stage
 from .usage import Usage
 
 Outcome = Literal["passed", "failed", "error", "skipped", "xfailed", "xpassed", "timeout"]
@@ -337,7 +338,8 @@ class RunState(BaseModel):
     run_id: str
     repo: str
     status: RunStatus = "running"
-    phase: str = "start"
+    phase: RunPhase = Field(default_factory=lambda: RunPhase.at(Stage.start))
+    """The step of the last checkpoint (on disk as before: "iteration-3-scored-b")."""
     pid: int | None = None
     options: dict[str, Any] = Field(default_factory=dict)
     start_branch: str | None = None

@@ -31,7 +31,7 @@ def describe(info: gitrepo.RepoInfo, run: RunState) -> dict:
     return {
         "run_id": run.run_id,
         "status": run.status if run.status != "running" or alive else "dead",
-        "phase": run.phase,
+        "phase": str(run.phase),
         "iterations": len(run.iterations),
         "baseline_pass_rate": run.baseline.pass_rate,
         "pass_rate": run.current.pass_rate,

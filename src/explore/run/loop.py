@@ -49,6 +49,7 @@ from ..model.models import (
     TestOutcome,
     TestRun,
 )
+from ..model.phase import RunPhase, Stage
 from . import adoption, applying, baseline, debug_reports, merging, signals, state, targeting
 from .suite import Suite, weights_of
 
@@ -157,7 +158,7 @@ class Runner:
             emit=self.emit,
         )
 
-    def save(self, phase: str | None = None) -> None:
+    def save(self, phase: RunPhase | None = None) -> None:
         if phase:
             self.run.phase = phase
         self.run.worktrees = [str(p) for p in self.pool.created.values()]
@@ -206,7 +207,7 @@ class Runner:
     async def _main(self) -> None:
         self.emit(Note(generators.why_agent(self.options.agent, self.options.agent_cmd, self.agent)))
         try:
-            if not self.run.baseline_ids and self.run.phase in ("start", "baseline"):
+            if not self.run.baseline_ids and self.run.phase.before_baseline:
                 await self.start()
             else:
                 await self.retest()
@@ -291,7 +292,7 @@ class Runner:
     async def start(self) -> None:
         """A new run's baseline (baseline.py): the suite on the base commit, `--issue`'s
         reproduction, then what the run tells about the tests, written into the state."""
-        self.save("baseline")
+        self.save(RunPhase.at(Stage.baseline))
         measured = await baseline.measure(self.tools, self.run.base_commit)
         self.suite_s = measured.seconds
         run = await self._reproduce(measured.run) if self.options.issue else measured.run
@@ -348,7 +349,7 @@ class Runner:
         if self.test_command.test_timeout:
             self.emit(Note(f"per-test limit from now on: {self.test_command.test_timeout:g}s"))
         self.check_gate()
-        self.save("iterating")
+        self.save(RunPhase.at(Stage.iterating))
 
     async def _reproduce(self, run: TestRun) -> TestRun:
         """`--issue`'s iteration 0: the kept tests committed as "reproduce: …" on the run branch;
@@ -368,7 +369,7 @@ class Runner:
         applying.move_run(self.info.repo, self.run, commit, self.run.current_commit)
         self.run.current_commit = result.commit = commit
         self.emit(Note(f"reproduce: kept {', '.join(result.kept)} (sample {result.chosen}) as {commit[:10]}"))
-        self.save("baseline")
+        self.save(RunPhase.at(Stage.baseline))
         return await baseline.run_reproduced(self.tools, commit)
 
     async def retest(self) -> None:
@@ -443,7 +444,7 @@ class Runner:
             time_limit=self.suite.generator_limit(self.current_run),
             deadline=self.clock.deadline() if self.clock else None,
         )
-        self.save(f"iteration-{n}-propose")
+        self.save(RunPhase.at(Stage.propose, n))
         timing = PhaseTiming(baseline=round(self.suite_s, 3))
         self.suite_s = 0.0
         started = time.monotonic()
@@ -484,7 +485,7 @@ class Runner:
             self.emit(Note(f"no candidates: {proposal.reason or 'the generator had no idea'}"))
         else:
             self.emit(FanOutStarted(n, tuple(p.id for p in plans)))
-            self.save(f"iteration-{n}-fanout")
+            self.save(RunPhase.at(Stage.fanout, n))
             await self.executor.prepare(self.run.current_commit)
             watch = await guard.Watch.start(self.guard, f"iteration-{n}")
             self.fence = watch.baseline
@@ -589,7 +590,7 @@ class Runner:
                 )
             elif self.clock is not None and self.clock.over(time.monotonic()):
                 self.give_up("search_budget")
-        self.save(f"iteration-{n}-done")
+        self.save(RunPhase.at(Stage.done, n))
 
     def _debug_report(self, record: IterationRecord, failing: list[TestOutcome]) -> None:
         """--reports-dir: the iteration's report by topic; with --commit-reports, in the run branch's commit."""
@@ -644,7 +645,7 @@ class Runner:
         def report(event: CandidateEvent) -> None:
             self.emit(event)
             if event.phase == Phase.finished:
-                self.save(f"iteration-{n}-scored-{event.candidate}")
+                self.save(RunPhase.at(Stage.scored, n, event.candidate))
 
         return report
 
@@ -688,7 +689,7 @@ class Runner:
         self.current_run = outcome.runs[best.id]
         self.set_current(self.current_run)
         self.emit(Merged(best.id, before, self.run.current.pass_rate, new))
-        self.save(f"iteration-{n}-merged")
+        self.save(RunPhase.at(Stage.merged, n))
 
 
 def check_options(root: Path, options: Options) -> None:
@@ -745,6 +746,6 @@ async def run_repair(
     drift = runner.guard.drift(runner.fence) if runner.fence is not None else []
     merging.finish(info, run, options, emit, drift)
     run.finished = run.status != "interrupted"
-    runner.save(run.status)
+    runner.save(RunPhase.at(run.status))
     emit(RunFinished(run.status, run.stop_reason, run))
     return run
