@@ -244,14 +244,13 @@ def _execute(
 
     from ..edges import gitrepo
     from ..model.config import MAX_PARALLEL, Options, build_options
-    from ..model.events import Publisher, RunFinished
+    from ..model.events import Publisher
     from ..run import applying, loop, reports, state
     from .live import Display, Verbosity, choose_mode
 
     verbosity: Verbosity = "quiet" if talk.quiet else ("verbose" if talk.verbose else "normal")
     display = Display(choose_mode(as_json, sys.stderr.isatty()), verbosity)
-    finished: list[RunFinished] = []  # the JSON summary's source: the last run's end (the gate may resume it)
-    events = Publisher(display.handle, lambda e: finished.append(e) if isinstance(e, RunFinished) else None)
+    events = Publisher(display.handle)
     decision = None
     try:
         info = gitrepo.open_repo(path)
@@ -283,7 +282,7 @@ def _execute(
                 previous, hint = _go_on(info, result, decision, options, display), decision.hint
         finally:
             state.release_lock(info.root, run_id)
-        exit_override = _act(info, result, decision, display) if decision else None
+        exit_override, result = _act(info, result, decision, display) if decision else (None, result)
     except ExploreError as exc:
         _fail(str(exc), exc.exit_code, as_json)
         return
@@ -292,7 +291,7 @@ def _execute(
     if junit_out is not None:
         junit_out.parent.mkdir(parents=True, exist_ok=True)
         junit_out.write_text(reports.junit(result), encoding="utf-8")
-    summary = reports.summary(finished[-1].state, report, change)  # the state the run ended with, as published
+    summary = reports.summary(result, report, change)
     if decision is None:
         for line in reports.help_needed(result):
             display.console.print(
@@ -334,21 +333,22 @@ def _go_on(info: RepoInfo, result: RunState, decision: Decision, options: Option
     from ..run import applying, state
     from . import gate
 
-    result.branch = result.branch or f"explore/{result.run_id}"
+    resumed = result.model_copy(update={"branch": result.branch or f"explore/{result.run_id}"})
     if decision.choice == "apply":
         found = gate.destructive_candidate(result, state.run_dir(info.root, result.run_id))
         assert found is not None
         message = f"explore: candidate {found.cid} applied by a person despite: {found.what}"
         new = gitrepo.commit_patch(info.repo, result.current_commit, found.patch.read_bytes(), message)
-        applying.move_run(info.repo, result, new)
-        result.current_commit = result.merged_commit = new
-        display.note(f"applied candidate {found.cid} as {new[:10]} on {result.branch}; re-testing")
+        applying.move_run(info.repo, resumed, new)
+        resumed = resumed.model_copy(update={"current_commit": new, "merged_commit": new})
+        display.note(f"applied candidate {found.cid} as {new[:10]} on {resumed.branch}; re-testing")
     options.max_iterations = max(options.max_iterations, len(result.iterations) + options.no_progress_limit)
-    return result
+    return resumed
 
 
-def _act(info: RepoInfo, result: RunState, decision: Decision, display: Display) -> int | None:
-    """Roll back, skip or abort, at once; the exit code when it differs from the run's."""
+def _act(info: RepoInfo, result: RunState, decision: Decision, display: Display) -> tuple[int | None, RunState]:
+    """Roll back, skip or abort, at once; the exit code when it differs from the run's, and the run
+    as it now is (aborted: failed, without its branch)."""
     from ..edges import gitrepo
     from ..run import housekeeping, known_failures, state
 
@@ -362,13 +362,14 @@ def _act(info: RepoInfo, result: RunState, decision: Decision, display: Display)
     elif decision.choice == "abort":
         if result.branch:  # what was applied to your branch stays there
             gitrepo.delete_branch(info.repo, result.branch)
-            result.branch = None
         for action in housekeeping.clean(info):
             display.note(f"removed {action}")
-        result.status, result.stop_reason = "failed", "aborted by a person at the gate"  # not resumable
-        state.save(info.root, result)
-        return 3
-    return None
+        aborted = result.model_copy(
+            update={"branch": None, "status": "failed", "stop_reason": "aborted by a person at the gate"}
+        )  # not resumable
+        state.save(info.root, aborted)
+        return 3, aborted
+    return None, result
 
 
 def _resumable(root: Path, run_id: str) -> RunState:

@@ -88,20 +88,20 @@ def change(info: gitrepo.RepoInfo, run: RunState) -> Change | None:
     return Change(diff=diff, files=files, added=added, removed=removed, path=path, command=command)
 
 
-def fast_forward(info: gitrepo.RepoInfo, run: RunState) -> tuple[bool, str]:
+def fast_forward(info: gitrepo.RepoInfo, run: RunState) -> tuple[Application | None, str]:
     """The end of a run: the user's branch moves to the result when it has not moved and the tree
-    is clean (never for a dirty tree's run: its result holds the snapshot)."""
+    is clean (never for a dirty tree's run: its result holds the snapshot). Applied, the run's
+    branch is deleted (its commits stay under its hidden ref): the caller records the Application
+    and that the run has no branch any more. Not applied: why."""
     tip = result_commit(info.repo, run) or run.current_commit
     if run.dirty:
-        return False, "the tree had uncommitted changes"
+        return None, "the tree had uncommitted changes"
     applied, why = gitrepo.fast_forward(info, run.start_commit, tip)
-    if applied:
-        run.application, run.applied = (
-            Application(mode="fast_forward", branch=info.branch, before=run.start_commit, after=tip),
-            True,
-        )
-        _forget_branch(info.repo, run)
-    return applied, why
+    if not applied:
+        return None, why
+    if run.branch:
+        gitrepo.delete_branch(info.repo, run.branch)
+    return Application(mode="fast_forward", branch=info.branch, before=run.start_commit, after=tip), why
 
 
 def apply(info: gitrepo.RepoInfo, run: RunState) -> str:
@@ -124,8 +124,9 @@ def apply(info: gitrepo.RepoInfo, run: RunState) -> str:
         and info.head == run.start_commit
         and not gitrepo.is_dirty(repo)
     ):
-        applied, why = fast_forward(info, run)
-        if applied:
+        application, why = fast_forward(info, run)
+        if application is not None:
+            run.application, run.applied, run.branch = application, True, None
             state.save(info.root, run)
             return f"fast-forwarded {info.branch} to {tip[:10]}; undo with: explore undo {run.run_id}"
         raise UsageError(f"cannot fast-forward {info.branch}: {why}")

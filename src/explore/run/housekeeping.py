@@ -135,9 +135,7 @@ def clean(info: gitrepo.RepoInfo, dry_run: bool = False) -> list[str]:
         if run.status == "running":
             actions.append(f"mark run {run.run_id} as interrupted")
             if not dry_run:
-                run.status, run.stop_reason = "interrupted", "its process died; `explore resume` continues"
-                run.worktrees, run.pids = [], []
-                state.save(info.root, run)
+                state.save(info.root, ended_by_death(run))
     known_runs = {r.run_id for r in runs}
     for ref in info.repo.git.for_each_ref("--format=%(refname)", gitrepo.RUNS_NAMESPACE).split():
         if ref.removeprefix(gitrepo.RUNS_NAMESPACE) not in known_runs:
@@ -167,15 +165,31 @@ def rollback(info: gitrepo.RepoInfo, run_id: str, to: int | None) -> str:
         if n <= target_n:
             commit = sha
     branch = run.branch or f"explore/{run_id}"
-    run.branch, run.current_commit = branch, commit
-    applying.move_run(info.repo, run, commit)
-    run.merged_commit = None if commit == run.base_commit else commit
-    run.iterations = [r for r in run.iterations if r.n <= target_n]
-    if run.status in ENDED:
-        run.status = "interrupted"
-    run.stop_reason = f"rolled back to iteration {target_n}; `explore resume {run_id}` continues from there"
-    state.save(info.root, run)
+    rolled = run.model_copy(
+        update={
+            "branch": branch,
+            "current_commit": commit,
+            "merged_commit": None if commit == run.base_commit else commit,
+            "iterations": [r for r in run.iterations if r.n <= target_n],
+            "status": "interrupted" if run.status in ENDED else run.status,
+            "stop_reason": f"rolled back to iteration {target_n}; `explore resume {run_id}` continues from there",
+        }
+    )
+    applying.move_run(info.repo, rolled, commit)
+    state.save(info.root, rolled)
     return f"{branch} now at {commit[:10]} (iteration {target_n}); continue with: explore resume {run_id}"
+
+
+def ended_by_death(run: RunState) -> RunState:
+    """A run whose process died, as `clean` records it: interrupted, resumable, nothing running."""
+    return run.model_copy(
+        update={
+            "status": "interrupted",
+            "stop_reason": "its process died; `explore resume` continues",
+            "worktrees": [],
+            "pids": [],
+        }
+    )
 
 
 def kill_strays(run: RunState) -> None:

@@ -685,7 +685,9 @@ class Runner:
                     f"flaky: {', '.join(best.rerun_passed[:5])} failed in candidate {best.id}'s run and passed rerun alone"
                 )
             )
-        merging.adopt(self.info.repo, self.run, record, best, new)
+        merging.move_to(self.info.repo, self.run, new)
+        self.run.current_commit, self.run.merged_commit = new, new
+        record.winner, record.commit = best.id, new
         self.current_run = outcome.runs[best.id]
         self.set_current(self.current_run)
         self.emit(Merged(best.id, before, self.run.current.pass_rate, new))
@@ -744,7 +746,10 @@ async def run_repair(
         run.usage = usage.unrecorded(runner.generator.usage, run.usage)
         redaction.scrub_tree(state.run_dir(info.root, run.run_id))
     drift = runner.guard.drift(runner.fence) if runner.fence is not None else []
-    merging.finish(info, run, options, emit, drift)
+    ending = merging.finish(info, run, options, emit, drift)
+    run.merged_commit, run.branch = ending.merged_commit, ending.branch
+    if ending.application is not None:
+        run.application, run.applied = ending.application, True
     run.finished = run.status != "interrupted"
     runner.save(RunPhase.at(run.status))
     emit(RunFinished(run.status, run.stop_reason, run))

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import time
+from dataclasses import dataclass
 
 import git
 
@@ -12,7 +13,7 @@ from ..edges import gitrepo
 from ..edges.worktrees import Captured
 from ..model.config import Options
 from ..model.events import Note, Subscriber
-from ..model.models import PAUSED, CandidateResult, IterationRecord, RunState
+from ..model.models import PAUSED, Application, CandidateResult, IterationRecord, RunState
 from . import applying, state
 
 
@@ -61,30 +62,40 @@ def build_commit(
     return gitrepo.commit_patch(repo, run.current_commit, tested.patch or b"", message, tested.tree)
 
 
-def adopt(repo: git.Repo, run: RunState, record: IterationRecord, best: CandidateResult, new: str) -> None:
-    """The confirmed commit on the run branch; the run and the record point at it."""
+def move_to(repo: git.Repo, run: RunState, new: str) -> None:
+    """The confirmed commit on the run branch (its refs; the loop then points the run and the
+    iteration's record at it)."""
     applying.move_run(repo, run, new, run.current_commit)
     state.fault_point("merged-before-save")
-    run.current_commit, run.merged_commit = new, new
-    record.winner, record.commit = best.id, new
+
+
+@dataclass(frozen=True)
+class Ending:
+    """Where a run's result is once it ended, for the loop to record."""
+
+    merged_commit: str | None
+    branch: str | None
+    """The run's visible branch (None: deleted, the result is in the user's branch or there is none)."""
+    application: Application | None = None
+    """Set when the user's branch was fast-forwarded to the result."""
 
 
 def finish(
     info: gitrepo.RepoInfo, run: RunState, options: Options, emit: Subscriber, drift: list[str] | None = None
-) -> None:
+) -> Ending:
     """Fast-forward the user's branch when safe (the run then keeps no visible branch); otherwise say
     how to take the result. drift: what changed in the user's tree, hooks or config after the
     candidates ran (nothing explains it)."""
     merged = run.current_commit != run.base_commit
     if not merged:
+        branch = run.branch
         if run.status not in PAUSED:
             if run.branch:
                 gitrepo.delete_branch(info.repo, run.branch)
-                run.branch = None
+                branch = None
             gitrepo.delete_ref(info.repo, gitrepo.run_ref(run.run_id))
-        run.merged_commit = None
-        return
-    run.merged_commit = run.current_commit
+        return Ending(None, branch)
+    left = Ending(run.current_commit, run.branch)
     if options.no_apply or run.dirty or run.status in PAUSED:
         why = (
             "--no-apply"
@@ -92,7 +103,7 @@ def finish(
             else ("the tree had uncommitted changes" if run.dirty else f"the run is {run.status}")
         )
         emit(Note(f"result left on {run.branch} ({why}); take it with: explore apply {run.run_id}"))
-        return
+        return left
     if drift:
         emit(
             Note(
@@ -100,9 +111,10 @@ def finish(
                 f"cannot tell by whom; look at them, then take the result with: explore apply {run.run_id}"
             )
         )
-        return
-    applied, why = applying.fast_forward(info, run)
-    if applied:
-        emit(Note(f"fast-forwarded {info.branch} to {run.current_commit[:10]}"))
-    else:
+        return left
+    application, why = applying.fast_forward(info, run.model_copy(update={"merged_commit": run.current_commit}))
+    if application is None:
         emit(Note(f"result left on {run.branch} ({why}); take it with: explore apply {run.run_id}"))
+        return left
+    emit(Note(f"fast-forwarded {info.branch} to {run.current_commit[:10]}"))
+    return Ending(run.current_commit, None, application)
