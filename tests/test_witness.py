@@ -12,6 +12,7 @@ import pytest
 
 from conftest import write_files
 from explore.decide import witness
+from explore.edges import witness_io
 from explore.edges.testing import TestCommand, run_tests
 from explore.model.models import TestOutcome
 
@@ -42,6 +43,17 @@ def test_only_signed_lines_count_and_a_rerun_replaces_the_first_call() -> None:
         '{"kind": "subtest", "nodeid": "t.py::a"}',
     ]
     assert witness.parse(lines, KEY) == {"t.py::a": None, "t.py::e": "DocTestFailure"}
+
+
+def test_a_record_file_is_made_beside_the_log_and_read_back_with_its_own_key(tmp_path: Path) -> None:
+    log = tmp_path / "logs" / "baseline.log"  # the folder does not exist yet
+    secret, other = witness_io.beside(log), witness_io.beside(log)
+    assert secret.path.parent == log.parent and secret.path.name.startswith("baseline.calls-")
+    assert secret.key != other.key and secret.path != other.path
+    assert witness_io.read(secret) == {}  # never written: no call recorded
+    secret.path.write_text(line("t.py::a", True, "ValueError", key=secret.key) + "\n" + line("t.py::b", False) + "\n")
+    assert witness_io.read(secret) == {"t.py::a": "ValueError"}  # t.py::b was signed with another key
+    assert secret.env() == {witness.ENV: f"{secret.key} {secret.path}"}
 
 
 def test_a_pass_is_contradicted_by_a_raising_call_or_by_no_call() -> None:

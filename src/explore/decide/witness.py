@@ -7,7 +7,8 @@ whose path and HMAC key only explore and the plugin know (`EXPLORE_CALLS`, taken
 environment before the project's code is imported). A test the report calls passed whose call raised,
 or that was never called at all, is a test the report lies about.
 
-Pure but for `read`: the plugin's lines in, the tests the record contradicts out.
+Pure: the plugin's lines in, the tests the record contradicts out. Making a record's key and file
+and reading it back: edges/witness_io.
 """
 
 from __future__ import annotations
@@ -15,7 +16,6 @@ from __future__ import annotations
 import hashlib
 import hmac
 import json
-import secrets
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -27,14 +27,10 @@ ENV = "EXPLORE_CALLS"
 
 @dataclass(frozen=True)
 class Secret:
+    """The HMAC key and record file of one test run (made by edges/witness_io.beside)."""
+
     key: str
     path: Path
-
-    @classmethod
-    def beside(cls, log_path: Path) -> Secret:
-        """A fresh key and a record file next to a run's log, its name holding a random token."""
-        log_path.parent.mkdir(parents=True, exist_ok=True)
-        return cls(secrets.token_hex(16), log_path.with_name(f"{log_path.stem}.calls-{secrets.token_hex(6)}"))
 
     def env(self) -> dict[str, str]:
         return {ENV: f"{self.key} {self.path}"}
@@ -62,14 +58,6 @@ def parse(lines: list[str], key: str) -> dict[str, str | None]:
         if hmac.compare_digest(str(entry.get("sig", "")), signature(key, nodeid, raised, exception)):
             calls[nodeid] = (exception or "an exception") if raised else None
     return calls
-
-
-def read(secret: Secret) -> dict[str, str | None]:
-    try:
-        text = secret.path.read_text(encoding="utf-8", errors="replace")
-    except OSError:
-        return {}
-    return parse(text.splitlines(), secret.key)
 
 
 def contradicted(

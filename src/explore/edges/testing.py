@@ -20,7 +20,7 @@ from pathlib import Path
 from ..decide import witness
 from ..decide.redaction import scrub_file
 from ..model.models import PASSING, Outcome, TestOutcome, TestRun
-from . import homes, outcomes, procs, seal
+from . import homes, outcomes, procs, seal, witness_io
 
 log = logging.getLogger("explore.testing")
 
@@ -273,7 +273,7 @@ async def _run_once(
         stale.unlink(missing_ok=True)
     env = {**limits.home, **with_isolation(workdir, command.extra_env)}
     key = seal.new_key() if command.is_pytest and command.json_report else None
-    calls = witness.Secret.beside(log_path) if command.is_pytest else None
+    calls = witness_io.beside(log_path) if command.is_pytest else None
     if calls:
         env.update(calls.env())
     if command.is_pytest:
@@ -350,7 +350,7 @@ async def _run_once(
             outcomes.fold_record(record, run)
         if calls:
             run.unconfirmed = witness.contradicted(
-                run.outcomes, witness.read(calls), ids_are_nodeids=command.json_report
+                run.outcomes, witness_io.read(calls), ids_are_nodeids=command.json_report
             )
             calls.path.unlink(missing_ok=True)
     else:
