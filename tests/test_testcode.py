@@ -1,11 +1,10 @@
-"""Pure decisions of explore.edges.testcode and the outcome rules of scoring: what is test code, what passes."""
+"""Pure decisions of explore.decide.testcode and the outcome rules of scoring: what is test code, what passes."""
 
 from __future__ import annotations
 
 import pytest
 
-from explore.decide import scoring
-from explore.edges import testcode
+from explore.decide import scoring, testcode
 from explore.model.models import TestOutcome, TestRun
 
 PYPROJECT = '[project]\nname = "calc"\nversion = "1"\n\n[tool.pytest.ini_options]\naddopts = "-q"\n'

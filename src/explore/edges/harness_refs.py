@@ -24,8 +24,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
+from ..decide import testcode
 from ..model.testfiles import is_test_file
-from . import testcode
+from . import testcode_io
 from .gitrepo import GIT
 
 HARNESS_MODULES = frozenset({"pytest", "_pytest", "pluggy", "unittest", "doctest", "xdist"})
@@ -311,12 +312,12 @@ def reason(
     )
     own = own_modules(tracked.stdout.splitlines())
     collected = testcode.collected_files(baseline_ids)
-    test_code = testcode.plugin_files(workdir, commit) | {
+    test_code = testcode_io.plugin_files(workdir, commit) | {
         path for path, doctests_only in collected.items() if not doctests_only
     }
     found = {}
     for path in library_files(files, test_patterns, test_code):
-        refs = new_references(testcode.git_show(workdir, commit, path), testcode.read(workdir / path), own)
+        refs = new_references(testcode_io.git_show(workdir, commit, path), testcode_io.read(workdir / path), own)
         if refs:
             found[path] = refs
     return describe(found)

@@ -16,7 +16,7 @@ import anyio
 
 from ..decide import escalation, scoring, shard_plan
 from ..decide.affected import ImportMap
-from ..edges import gitrepo, guard, harness_refs, procs, sandbox, testcode
+from ..edges import gitrepo, guard, harness_refs, procs, sandbox, testcode_io
 from ..edges.testing import TestCommand
 from ..edges.worktrees import Captured, WorktreePool, run_setup
 from ..executors import shards
@@ -311,7 +311,7 @@ async def _attempt(
         return
     if not config.allow_test_edits:
         edits = await anyio.to_thread.run_sync(
-            testcode.reason,
+            testcode_io.reason,
             path,
             config.commit,
             files,

@@ -13,8 +13,8 @@ import anyio
 import git
 
 from .. import generators
-from ..decide import escalation, history, targets
-from ..edges import gitrepo, history_io, procs, testcode
+from ..decide import escalation, history, targets, testcode
+from ..edges import gitrepo, history_io, procs
 from ..edges.sandbox import Sandbox
 from ..edges.testing import OPENED_ENV, derived_test_timeout, slowest_pass
 from ..edges.worktrees import WorktreePool

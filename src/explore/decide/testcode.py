@@ -4,8 +4,8 @@ of tracked `*.dist-info`/`*.egg-info` folders), every file under a test director
 baseline collected tests from (doctests by their examples), and the data the tests read at the
 baseline.
 
-The decisions are pure (old and new file texts in, the offending files out); `reason` at the end
-reads the two versions of each changed file from git and the worktree.
+Pure: old and new file texts in, the offending files out. Reading the two versions of each changed
+file from git and the worktree: edges/testcode_io.
 """
 
 from __future__ import annotations
@@ -15,13 +15,11 @@ import configparser
 import doctest
 import json
 import shlex
-import subprocess
 import sys
 from collections.abc import Callable, Collection, Iterable
-from pathlib import Path, PurePosixPath
+from pathlib import PurePosixPath
 
 from ..model.testfiles import is_test_file
-from .gitrepo import GIT
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -319,55 +317,3 @@ def edits_to_test_code(
             if names:
                 found.append(f"doctest {path} ({', '.join(names[:3])})")
     return found
-
-
-def reason(
-    workdir: Path,
-    commit: str,
-    files: list[str],
-    baseline_ids: Iterable[str],
-    test_cmd: str | None,
-    test_data: Collection[str] = (),
-) -> str | None:
-    """Why a candidate's change to `workdir` (from `commit`) edits test code, or None.
-    test_data: the files the tests read at the baseline (explore's plugin records them)."""
-    read_new = lambda path: read(workdir / path)  # noqa: E731
-    read_old = lambda path: git_show(workdir, commit, path)  # noqa: E731
-    found = edits_to_test_code(
-        files,
-        read_old,
-        read_new,
-        collected_files(baseline_ids),
-        plugin_files(workdir, commit),
-        script_paths(test_cmd),
-        test_data,
-    )
-    if not found:
-        return None
-    return f"edits test code: {'; '.join(found[:5])}"
-
-
-def plugin_files(workdir: Path, commit: str) -> set[str]:
-    """Where the modules pytest loads as plugins (`-p NAME`, `pytest_plugins`) may live in the worktree."""
-    configs = {p: t for p in CONFIG_FILES if (t := read(workdir / p)) is not None}
-    conftests = [t for p in _git_files(workdir, commit, "conftest.py") if (t := read(workdir / p)) is not None]
-    return {p for name in plugin_names(configs, conftests) for p in module_paths(name)}
-
-
-def read(path: Path) -> str | None:
-    try:
-        return path.read_text(encoding="utf-8", errors="replace")
-    except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
-        return None
-
-
-def git_show(workdir: Path, commit: str, path: str) -> str | None:
-    done = subprocess.run([*GIT, "cat-file", "blob", f"{commit}:{path}"], cwd=workdir, capture_output=True, timeout=60)
-    return done.stdout.decode("utf-8", errors="replace") if done.returncode == 0 else None
-
-
-def _git_files(workdir: Path, commit: str, name: str) -> list[str]:
-    done = subprocess.run(
-        [*GIT, "ls-tree", "-r", "--name-only", commit], cwd=workdir, capture_output=True, text=True, timeout=60
-    )
-    return [p for p in done.stdout.splitlines() if PurePosixPath(p).name == name]
