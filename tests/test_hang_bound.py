@@ -11,7 +11,8 @@ from pathlib import Path
 import psutil
 import pytest
 
-from conftest import make_repo
+from conftest import assert_no_debris, make_repo, run_cli
+from explore.edges.outcomes import stuck_at
 from explore.edges.testing import HANG_BUDGET, HANG_FLOOR, Hangs, TestCommand, plugin_args, run_tests
 
 LOOPS = 9
@@ -64,6 +65,7 @@ async def test_after_a_hang_the_limit_is_lowered_to_a_multiple_of_the_slowest_pa
         assert re.search(r"limit of 0\.5\d*s, lowered from 2s after \d+ hung", hung.message), hung.message
     for hung in loops:  # each keeps its stack: where it was stuck
         assert "tests/test_loops.py:" in hung.longrepr and "while i != -1:" in hung.longrepr
+        assert re.fullmatch(r"tests/test_loops\.py:\d+ `(while i != -1:|i \+= 2)`", stuck_at(hung.longrepr))
     assert sum(o.duration_s for o in loops) < 2 + 8 * 1.5  # against 9 x 2 s before
 
 
@@ -84,8 +86,11 @@ async def test_hard_hangs_carry_the_lowered_limit_and_none_goes_missing(tmp_path
     for hung in loops[1:]:
         assert re.search(r"limit of 0\.5\d*s, lowered from 1s after \d+ hung", hung.message), hung.message
         assert hung.duration_s < 1.0 + 2.0  # the lowered limit and its grace, not the first's
-    for hung in loops:
+    for n, hung in enumerate(loops):
         assert "in test_loop_" in hung.longrepr and "while True" in hung.longrepr
+        assert re.fullmatch(
+            rf"/.+/tests/test_loops\.py:\d+ in test_loop_{n} `(while True:|pass)`", stuck_at(hung.longrepr)
+        )
     assert (tmp_path / f"run-rest-{DEAF}.log").exists() and not (tmp_path / f"run-rest-{DEAF + 1}.log").exists()
     assert not _children(str(repo))
 
@@ -101,3 +106,48 @@ def test_the_plugin_arguments_carry_the_state() -> None:
     assert Hangs.parse(Hangs(3, 12.5, 0.25).arg()) == Hangs(3, 12.5, 0.25)
     assert Hangs.parse("garbage") is None
     assert not any("hang" in a for a in plugin_args(None, Path("r.record")))  # no limit, nothing lowered
+
+
+ODD = (1, 3, 5, 7, 9, 11, 13, 15, 17)
+
+
+def test_nine_looping_tests_a_baseline_within_a_minute_and_a_repair(tmp_path: Path) -> None:
+    """Acceptance (issue 27.3): a bug makes all nine tests loop forever. With the default limits
+    the baseline (its time as the run's own JSON reports it) ends within 60 s, not 9 x 30 s; the
+    nine are `timeout`, each with the stack where it was stuck; `--agent mutate` repairs it."""
+    tests = "from loops import count_to\n" + "".join(
+        f"\n\ndef test_count_to_{k}():\n    assert count_to({k}) == {k}\n" for k in ODD
+    )
+    repo = make_repo(
+        tmp_path / "repo",
+        {
+            "loops.py": """\
+            def count_to(n):
+                \"\"\"How many steps of one from 0 reach n.\"\"\"
+                i, steps = 0, 0
+                while i != n:
+                    i += 2
+                    steps += 1
+                return steps
+            """,
+            "tests/test_loops.py": tests,
+        },
+    )
+    code, summary, err = run_cli(["run", str(repo), "--agent", "mutate", "--json"])
+    assert code == 0, err
+    assert summary is not None and summary["status"] == "succeeded"
+    baseline_s = summary["iterations"][0]["timing"]["baseline"]
+    assert 30 <= baseline_s < 60, baseline_s  # the first hang waits the full 30 s, the others far less
+    hung = {h["test"]: h for h in summary["baseline_timeouts"]}
+    assert sorted(hung) == sorted(f"tests/test_loops.py::test_count_to_{k}" for k in ODD)
+    for entry in hung.values():
+        assert re.fullmatch(r"loops\.py:[45] `(while i != n:|i \+= 2)`", entry["stuck_at"]), entry
+        assert "in count_to" in entry["stack"] or "loops.py:" in entry["stack"]
+        assert "ExploreTestTimeout" in entry["message"]
+    assert sum("lowered from 30s" in h["message"] for h in hung.values()) == len(ODD) - 1
+    assert "9 test(s) overran the per-test limit (outcome timeout)" in err
+    assert "i += 1" in (repo / "loops.py").read_text() and summary["final"]["pass_rate"] == 100.0
+    report = Path(summary["report"]).read_text()
+    assert "## Hung at the baseline (9: outcome timeout)" in report
+    assert_no_debris(repo)
+    assert not _children(str(repo)) and not _children(str(tmp_path / "worktrees"))

@@ -11,7 +11,7 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 from typing import cast
 
-from ..model.models import PASSING, Outcome, TestOutcome, TestRun
+from ..model.models import PASSING, HungTest, Outcome, TestOutcome, TestRun
 
 TIMEOUT_MARK = "ExploreTestTimeout"
 """Named in the message of every test explore's plugin stopped (kept in step with the plugin's MARK)."""
@@ -193,3 +193,46 @@ def _pytest_id(classname: str, name: str, workdir: Path) -> str | None:
         if (workdir / candidate).is_file():
             return "::".join([candidate.as_posix(), *parts[cut:], name])
     return None
+
+
+STACK_TAIL = 1500
+"""Characters of a hung test's stack kept in the run's state, the innermost part."""
+_PYTEST_LOCATION = re.compile(r"^([^\s/<][^\s:]*\.py):(\d+):(?: in (\S+))?")
+_FAULTHANDLER_FRAME = re.compile(r'^\s*File "(.+)", line (\d+) in (\S+)')
+_NOT_PROJECT = ("site-packages", "dist-packages", "/lib/python", "_explore_test_limit", "explore_pytest_plugin")
+
+
+def hung_tests(run: TestRun) -> list[HungTest]:
+    """The tests a per-test limit stopped, in id order, each with where it was stuck."""
+    return [
+        HungTest(
+            test=o.id,
+            stuck_at=stuck_at(o.longrepr),
+            message=o.message.split("\n")[0][:300],
+            stack=o.longrepr[-STACK_TAIL:],
+        )
+        for o in sorted(run.outcomes.values(), key=lambda o: o.id)
+        if o.outcome == "timeout"
+    ]
+
+
+def stuck_at(stack: str) -> str:
+    """The innermost frame of the project's code in a timed-out test's stack: pytest's traceback
+    (relative paths, the source line marked `>`) or faulthandler's (read by stuck_stack)."""
+    found, source = "", ""
+    lines = stack.splitlines()
+    for n, line in enumerate(lines):
+        if line.startswith(">"):
+            source = line[1:].strip()
+        pytest_frame = _PYTEST_LOCATION.match(line)
+        if pytest_frame and not any(p in line for p in _NOT_PROJECT):
+            path, number, function = pytest_frame.groups()
+            if function:  # a frame pytest shows short: its location, then its line
+                source = lines[n + 1].strip() if n + 1 < len(lines) else ""
+            where = f"{path}:{number}" + (f" in {function}" if function else "")
+            found = where + (f" `{source}`" if source else "")
+        fault = _FAULTHANDLER_FRAME.match(line)
+        if fault and not any(p in fault.group(1) for p in _NOT_PROJECT):
+            nxt = lines[n + 1].strip() if n + 1 < len(lines) and not lines[n + 1].lstrip().startswith("File ") else ""
+            found = f"{fault.group(1)}:{fault.group(2)} in {fault.group(3)}" + (f" `{nxt}`" if nxt else "")
+    return found or "(no frame of the project's code in its stack)"

@@ -277,6 +277,18 @@ class EnvironmentFailure(BaseModel):
     """The line of the failure that shows why (the exception as pytest printed it)."""
 
 
+class HungTest(BaseModel):
+    """A test the per-test limit stopped at the baseline (outcome `timeout`), and where it was stuck."""
+
+    test: str
+    stuck_at: str
+    """The innermost frame of the project's code in its stack: `path:line` and that line's source."""
+    message: str
+    """The limit it overran (lowered after an earlier hang, or not; a hard timeout says it ignored the signal)."""
+    stack: str
+    """The innermost part of its stack (pytest's traceback, or faulthandler's for a hard timeout)."""
+
+
 class GaveUp(BaseModel):
     """Why the search stopped with no repair in sight (decide/stop.py), what it tried, and how to spend more."""
 
@@ -398,6 +410,8 @@ class RunState(BaseModel):
     """Tests failing at the baseline that are not targets: left alone."""
     environment_failures: list[EnvironmentFailure] = Field(default_factory=list)
     """Failures at the baseline no code edit can fix (environment.py): left out like pre-existing ones."""
+    baseline_timeouts: list[HungTest] = Field(default_factory=list)
+    """Tests the per-test limit stopped at the baseline, each with where it was stuck."""
     reproduction: Reproduction | None = None
     """`--issue`: the reproduction tests of iteration 0."""
     gave_up: GaveUp | None = None
@@ -427,6 +441,7 @@ class Summary(BaseModel):
     targets: list[str] | None = None
     preexisting_failures: list[str] = Field(default_factory=list)
     environment_failures: list[EnvironmentFailure] = Field(default_factory=list)
+    baseline_timeouts: list[HungTest] = Field(default_factory=list)
     set_aside: list[str] = Field(default_factory=list)
     reproduction: Reproduction | None = None
     diff: str | None = None

@@ -172,6 +172,7 @@ class Limiter:
                 )  # None: set outside Python
 
     def _alarm(self, signum, frame):
+        __tracebackhide__ = True  # the stack ends where the test was stuck, not in this handler
         self.fired = True
         current = self.current
         raise ExploreTestTimeout(self.policy.describe(current[3] if current else self.policy.limit))

@@ -14,7 +14,7 @@ import git
 
 from .. import generators
 from ..decide import escalation, history, targets, testcode
-from ..edges import gitrepo, history_io, procs
+from ..edges import gitrepo, history_io, outcomes, procs
 from ..edges.sandbox import Sandbox
 from ..edges.testing import OPENED_ENV, derived_test_timeout, slowest_pass
 from ..edges.worktrees import WorktreePool
@@ -22,7 +22,7 @@ from ..generators.base import FixGenerator
 from ..model.config import Options
 from ..model.errors import Escalation
 from ..model.events import BaselineStarted, Note, Step, Subscriber
-from ..model.models import EscalationCategory, Reproduction, TestRun
+from ..model.models import EscalationCategory, HungTest, Reproduction, TestRun
 from . import reproduce, targeting
 from .suite import Suite
 from .targeting import Targets
@@ -70,6 +70,8 @@ class Baseline:
     """The per-test limit derived from the baseline (None: configured, or not pytest)."""
     slowest_pass_s: float | None
     """The slowest passing test's seconds (None: not pytest): after a hang, lowered limits stay above 5x it."""
+    timeouts: list[HungTest]
+    """The tests the per-test limit stopped, each with where it was stuck."""
     flaky: list[str]
     targets: Targets
     set_aside_before: list[str] = field(default_factory=list)
@@ -139,6 +141,7 @@ async def assess(
         unconfirmed=sorted(run.unconfirmed),
         test_timeout=test_timeout,
         slowest_pass_s=slowest,
+        timeouts=outcomes.hung_tests(run),
         flaky=flaky,
         targets=chosen,
         set_aside_before=sorted(history.set_aside_before(history_io.load(t.history_path))),
@@ -249,3 +252,13 @@ async def retest(t: Tools, run_id: str, current_commit: str, done: int, baseline
             escalation.INFRASTRUCTURE_ACTION,
         )
     return Retested(run, seconds)
+
+
+def hung_note(hung: list[HungTest]) -> str | None:
+    """The live view's line on the tests the per-test limit stopped: every one, where it was stuck."""
+    if not hung:
+        return None
+    lowered = " (the limit lowered after the first)" if len(hung) > 1 else ""
+    return f"baseline: {len(hung)} test(s) overran the per-test limit (outcome timeout){lowered}: " + "; ".join(
+        f"{h.test} stuck at {h.stuck_at}" for h in hung
+    )

@@ -339,13 +339,10 @@ class Runner:
             ),
         )
         self.emit(BaselineFinished(self.run.baseline.model_copy(), tuple(self.run.flaky)))
-        hung = sorted(i for i, o in found.run.outcomes.items() if o.outcome == "timeout")
+        self.run.baseline_timeouts = found.timeouts
+        hung = baseline.hung_note(found.timeouts)
         if hung:
-            self.emit(
-                Note(
-                    f"baseline: {len(hung)} test(s) overran the per-test limit (outcome timeout): {', '.join(hung[:5])}"
-                )
-            )
+            self.emit(Note(hung))
         if self.test_command.test_timeout:
             self.emit(Note(f"per-test limit from now on: {self.test_command.test_timeout:g}s"))
         self.check_gate()

@@ -36,6 +36,7 @@ def summary(run: RunState, report_path: Path | None, change: Change | None = Non
         targets=run.targets,
         preexisting_failures=run.preexisting_failures,
         environment_failures=run.environment_failures,
+        baseline_timeouts=run.baseline_timeouts,
         set_aside=run.set_aside,
         reproduction=run.reproduction,
         diff=change.diff if change else None,
@@ -182,7 +183,7 @@ def markdown(run: RunState, change: Change | None = None) -> str:
         ]
     if run.flaky:
         lines += ["", "## Flaky tests (not counted)", *[f"- `{t}`" for t in run.flaky]]
-    lines += target_lines(run) + environment_lines(run)
+    lines += target_lines(run) + environment_lines(run) + timeout_lines(run)
     if run.set_aside:
         lines += ["", "## Set aside (no edit ever changed their outcome)", *[f"- `{t}`" for t in run.set_aside]]
     if run.current_failing:
@@ -277,6 +278,18 @@ def environment_lines(run: RunState) -> list[str]:
         f"## Environment failures ({len(run.environment_failures)}: no code edit can fix them; left out of the targets)",
         *[f"- `{f.test}` ({f.kind}) — {environment.WHY[f.kind]}: `{f.evidence}`" for f in run.environment_failures],
     ]
+
+
+def timeout_lines(run: RunState) -> list[str]:
+    """The tests the per-test limit stopped at the baseline, each with where it was stuck and its stack."""
+    if not run.baseline_timeouts:
+        return []
+    lines = ["", f"## Hung at the baseline ({len(run.baseline_timeouts)}: outcome timeout)"]
+    for hung in run.baseline_timeouts:
+        stack = hung.stack.strip().splitlines()[-12:]
+        lines += ["", f"- `{hung.test}` stuck at {hung.stuck_at} — {hung.message}", "", "  ```"]
+        lines += [f"  {line}" for line in stack] + ["  ```"]
+    return lines
 
 
 def ranked(c: CandidateResult) -> scoring.Ranked:
