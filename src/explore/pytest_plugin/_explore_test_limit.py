@@ -92,11 +92,16 @@ class Policy:
 
     def describe(self, limit):
         if limit >= self.limit or not self.lowered:
-            return f"the test exceeded explore's per-test time limit of {limit:g}s"
+            return f"the test exceeded explore's per-test time limit of {_seconds(limit)}s"
         return (
-            f"the test exceeded explore's per-test time limit of {limit:g}s, lowered from {self.limit:g}s "
-            f"after {self.hung} hung test(s) ({FACTOR:g}x the slowest passing test, at least {self.current_floor():g}s)"
+            f"the test exceeded explore's per-test time limit of {_seconds(limit)}s, lowered from "
+            f"{_seconds(self.limit)}s after {self.hung} hung test(s) ({FACTOR:g}x the slowest passing test, "
+            f"at least {_seconds(self.current_floor())}s)"
         )
+
+
+def _seconds(value):
+    return f"{round(value, 2):g}"
 
 
 class Limiter:
