@@ -23,6 +23,7 @@ from explore.executors.jobs import ExecutorName, JobResult, JobStatus, TestJob
 from explore.executors.local import LocalExecutor
 from explore.generators.mutate.localise import load_result
 from explore.model.models import TestOutcome, TestRun
+from explore.run import durations
 
 CASES = Path(__file__).resolve().parent.parent / "benchmarks" / "cases"
 PY = sys.executable
@@ -420,3 +421,31 @@ def test_a_commands_pythonpath_comes_after_the_worktrees_own(tmp_path: Path) -> 
     assert (
         env["PYTHONPATH"].split(":")[0] == str(tmp_path) and env["PYTHONPATH"].endswith("/plugin") and env["X"] == "1"
     )
+
+
+@pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="shards need two cores")
+def test_the_first_baseline_is_planned_from_the_durations_the_last_one_recorded(tmp_path: Path) -> None:
+    """Two test files of a few ms each: counted, not worth a second process. Recorded as taking
+    5 s each by the last baseline (`.explore/durations.json`), they are split in two; the run then
+    records what it measured, and the next run keeps them whole."""
+    repo = make_repo(
+        tmp_path / "repo",
+        {
+            "calc.py": "def add(a, b):\n    return a + b\n",
+            "tests/test_a.py": "from calc import add\n\n\ndef test_a():\n    assert add(1, 2) == 3\n",
+            "tests/test_b.py": "from calc import add\n\n\ndef test_b():\n    assert add(2, 2) == 4\n",
+        },
+    )
+    recorded = repo / ".explore" / durations.FILE
+    recorded.parent.mkdir(exist_ok=True)
+    recorded.write_text(json.dumps({"files": {"tests/test_a.py": 5.0, "tests/test_b.py": 5.0}, "overhead_s": 0.2}))
+    args = ["run", str(repo), "--agent-cmd", "true", "--parallel", "2", "--json"]
+    code, summary, err = run_cli(args)
+    assert code == 0 and summary["status"] == "succeeded", err
+    assert "baseline: the suite split into 2 shards" in err
+    measured = durations.read(recorded)
+    assert measured is not None and sorted(measured.files) == ["tests/test_a.py", "tests/test_b.py"]
+    assert all(0 < s < 1 for s in measured.files.values()) and measured.overhead_s > 0
+    code, summary, err = run_cli(args)
+    assert code == 0 and "split into" not in err, err
+    assert_no_debris(repo)

@@ -19,6 +19,7 @@ from ..model.config import Options
 from ..model.errors import Escalation
 from ..model.events import Note, Subscriber
 from ..model.models import PASSING, EscalationCategory, TestRun
+from . import durations
 
 GENERATOR_RUN_FACTOR = 10.0
 GENERATOR_RUN_FLOOR_S = 120.0
@@ -65,20 +66,26 @@ class Suite:
         return shard_plan.plan(shard_plan.file_weights(baseline_ids), self.shard_count(None))
 
     async def first_plan(self, path: Path) -> list[list[str]]:
-        """The first baseline knows no durations: its shards balance the test files found on disk
-        (by the tests each defines; no test process runs to plan it), and it splits only as far as
-        `worthwhile` finds it pays for that many tests (`shard_plan.FIRST_TEST_S` each) over the free
-        cores (shards.usable_slots) — unless --shards says how many. What the generator asks the
+        """The first baseline: its shards balance the test files found on disk by the seconds the
+        last baseline in this repository recorded (`.explore/durations.json`), else by the tests
+        each defines (no test process runs to plan it, each test taken at `shard_plan.FIRST_TEST_S`),
+        and it splits only as far as `worthwhile` finds it pays over the free cores
+        (shards.usable_slots) — unless --shards says how many. What the generator asks the
         baseline to carry (mutate's per-test coverage) is recorded per shard (`shards.SHARD_ENV`)
         and merged by its reader."""
         slots = self.options.shards if self.options.shards is not None else shards.usable_slots(self.executor)
         if not self.command.is_pytest or slots < 2:
             return []
-        weights = await anyio.to_thread.run_sync(shards.disk_weights, path)
+        on_disk = await anyio.to_thread.run_sync(shards.disk_weights, path)
+        recorded = durations.read(durations.path_for(self.run_dir))
+        if recorded is not None:
+            weights, overhead = durations.first_weights(on_disk, recorded), recorded.overhead_s
+            seconds = sum(weights.values())
+        else:
+            weights, overhead = on_disk, self.overhead_s
+            seconds = shard_plan.FIRST_TEST_S * sum(on_disk.values())
         count = (
-            self.options.shards
-            if self.options.shards is not None
-            else shard_plan.worthwhile(slots, shard_plan.FIRST_TEST_S * sum(weights.values()), self.overhead_s)
+            self.options.shards if self.options.shards is not None else shard_plan.worthwhile(slots, seconds, overhead)
         )
         return shard_plan.plan(weights, count)
 
@@ -156,6 +163,8 @@ class Suite:
             )
 
         run = await self.full_run(path, "baseline", commit, groups, extra_env, then=rerun)
+        if self.command.is_pytest and not run.infra_error:  # what the next run's first baseline is planned from
+            await anyio.to_thread.run_sync(durations.write, durations.path_for(self.run_dir), run, self.overhead_s)
         return run, found
 
     async def flaky(self, path: Path | None, commit: str, failing: list[str], name: str) -> set[str]:
