@@ -183,8 +183,8 @@ def _commit(repo: git.Repo, run: RunState, record: IterationRecord, relative: st
         repo.git.read_tree(run.current_commit, env=env)
         repo.git.update_index("--add", "--cacheinfo", f"100644,{blob},{relative}", env=env)
         tree = repo.git.write_tree(env=env)
-        return repo.git.commit_tree(
-            tree, "-p", parent, "-m", message.strip(), env={**env, **gitrepo.identity_env(repo)}
+        return str(
+            repo.git.commit_tree(tree, "-p", parent, "-m", message.strip(), env={**env, **gitrepo.identity_env(repo)})
         )
 
     return gitrepo._with_temp_index(repo, make)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import shutil
 from pathlib import Path
+from typing import Any
 
 import git
 import psutil
@@ -26,7 +27,7 @@ def _dir_size(path: Path) -> int:
     return total
 
 
-def describe(info: gitrepo.RepoInfo, run: RunState) -> dict:
+def describe(info: gitrepo.RepoInfo, run: RunState) -> dict[str, Any]:
     alive = run.status == "running" and state.pid_alive(run.pid or -1)
     return {
         "run_id": run.run_id,

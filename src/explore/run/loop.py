@@ -8,8 +8,10 @@ import os
 import string
 import time
 import traceback
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TypeVar
 
 import anyio
 
@@ -54,6 +56,7 @@ from . import adoption, applying, baseline, debug_reports, merging, signals, sta
 from .suite import Suite, weights_of
 
 LETTERS = string.ascii_lowercase
+Number = TypeVar("Number", int, float)
 logger = logging.getLogger("explore.loop")
 
 
@@ -633,12 +636,12 @@ class Runner:
         files = {i.split("::", 1)[0] for i in self.run.baseline_ids if "::" in i}
         return ImportMap.build(worktree, files)
 
-    def _threshold(self, name: str, field: str, default):
+    def _threshold(self, name: str, field: str, default: Number) -> Number:
         found = self.strategies.get(name)
         value = getattr(found.trigger, field) if found else None
         return default if value is None else value
 
-    def _candidate_events(self, n: int):
+    def _candidate_events(self, n: int) -> Callable[[CandidateEvent], None]:
         def report(event: CandidateEvent) -> None:
             self.emit(event)
             if event.phase == Phase.finished:

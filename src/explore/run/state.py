@@ -9,6 +9,7 @@ import signal
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 import psutil
 
@@ -125,11 +126,12 @@ def acquire_lock(root: Path, run_id: str) -> None:
     raise LockedError(f"could not take the lock {path}; remove it if no explore run is active")
 
 
-def read_lock(root: Path) -> dict | None:
+def read_lock(root: Path) -> dict[str, Any] | None:
     try:
-        return json.loads(lock_path(root).read_text())
+        holder = json.loads(lock_path(root).read_text())
     except (OSError, ValueError):
         return None
+    return holder if isinstance(holder, dict) else None
 
 
 def release_lock(root: Path, run_id: str) -> None:
