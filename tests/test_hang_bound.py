@@ -97,6 +97,30 @@ async def test_hard_hangs_carry_the_lowered_limit_and_none_goes_missing(tmp_path
     assert not _children(str(repo))
 
 
+@pytest.mark.anyio
+async def test_a_candidate_that_hangs_one_test_is_still_judged_by_the_baselines_times(tmp_path: Path) -> None:
+    """After the baseline, runs (candidates, validation) start from its slowest passing test: a
+    candidate that makes one test hang pays the limit once, and a test that took 0.3 s at the
+    baseline and 1 s now still gets 5 x 0.3 s after the hang. Without that seed, this run's own
+    passes (none yet) would leave it the floor, and it would be cut."""
+    repo = make_repo(
+        tmp_path / "repo",
+        {
+            "tests/test_c.py": "import time\n\n\ndef test_hangs_now():\n    while True:\n        pass\n\n\n"
+            "def test_slower_now():\n    time.sleep(1.0)\n"
+        },
+    )
+    seeded = TestCommand(python=sys.executable, test_timeout=2.0, hang_floor=0.2, slowest_pass_s=0.3)
+    run = await run_tests(seeded, repo, tmp_path / "seeded.log")
+    assert run.outcomes["tests/test_c.py::test_hangs_now"].outcome == "timeout"
+    assert run.outcomes["tests/test_c.py::test_slower_now"].outcome == "passed"
+    unseeded = await run_tests(
+        TestCommand(python=sys.executable, test_timeout=2.0, hang_floor=0.2), repo, tmp_path / "unseeded.log"
+    )
+    cut = unseeded.outcomes["tests/test_c.py::test_slower_now"]
+    assert cut.outcome == "timeout" and "limit of 0.2s, lowered from 2s" in cut.message
+
+
 def test_the_plugin_arguments_carry_the_state() -> None:
     args = plugin_args(30.0, Path("r.record"), Hangs(3, 12.5, 0.25))
     assert args[-4:] == [
