@@ -62,7 +62,7 @@ def agent(tmp_path: Path, actions: dict[str, dict]) -> str:
 
 
 async def repair(repo: Path, agent_cmd: str, **flags: object) -> tuple[RunState, list[Event]]:
-    """What `explore run --agent command --agent-cmd …` does (cli/commands), in this process: the
+    """What `explore run --agent command --agent-cmd …` does (cli/session), in this process: the
     options read, the run's folder kept out of git's sight, the repository locked, the loop run
     with a subscriber that keeps every event it publishes. The run's state and its events."""
     options = build_options(
