@@ -394,7 +394,7 @@ def make_big_repo(root: Path, files: int) -> None:
 
 
 def fake_run(ids: list[str], failing: set[str]):
-    from explore.model.models import TestOutcome, TestRun
+    from explore.model.testresults import TestOutcome, TestRun
 
     return TestRun(outcomes={i: TestOutcome(id=i, outcome="failed" if i in failing else "passed") for i in ids})
 

@@ -17,8 +17,9 @@ from explore.generators.anthropic import AnthropicGenerator
 from explore.generators.anthropic.context import assemble
 from explore.generators.anthropic.scripted import Failure, ScriptedAPI
 from explore.generators.base import CandidateContext, ProposalRequest
+from explore.model.candidates import Realised
 from explore.model.errors import BudgetExhausted, Escalation
-from explore.model.models import Realised, TestOutcome
+from explore.model.testresults import TestOutcome
 
 KEY = "sk-ant-test-generator-SECRET-42"
 LONGREPR = """    def test_add():
@@ -346,7 +347,7 @@ async def test_coder_turns_are_bounded(repo: tuple[Path, Path, str]) -> None:
 
 @pytest.mark.anyio
 async def test_context_tells_what_earlier_iterations_tried(repo: tuple[Path, Path, str]) -> None:
-    from explore.model.models import CandidateResult, CandidateStatus, IterationRecord
+    from explore.model.candidates import CandidateResult, CandidateStatus, IterationRecord
 
     root, wt, head = repo
     tried = "--- a/calc.py\n+++ b/calc.py\n@@ -1,2 +1,2 @@\n-    return a - b\n+    return b - a\n"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from explore.decide.scoring import yardstick_of
 from explore.fanout.confirmation import disagreements, reason
-from explore.model.models import TestOutcome, TestRun
+from explore.model.testresults import TestOutcome, TestRun
 
 
 def run_of(outcomes: dict[str, str]) -> TestRun:

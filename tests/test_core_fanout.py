@@ -22,8 +22,8 @@ from explore.edges.worktrees import WorktreePool
 from explore.executors.local import LocalExecutor
 from explore.fanout.scheduler import FanOutConfig, FanOutResult, fan_out
 from explore.generators.base import CandidateContext, FixGenerator, ProposalRequest
+from explore.model.candidates import CandidatePlan, CandidateStatus, Proposal, Realised
 from explore.model.events import CandidateEvent, Phase
-from explore.model.models import CandidatePlan, CandidateStatus, Proposal, Realised
 
 pytestmark = pytest.mark.anyio
 

@@ -26,7 +26,7 @@ from explore.model.events import (
     Phase,
     RunFinished,
 )
-from explore.model.models import EscalationCategory, RunState
+from explore.model.runstate import EscalationCategory, RunState
 from explore.run import loop, reports, state
 
 pytestmark = pytest.mark.anyio

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from conftest import assert_no_debris, git, run_cli
 from explore.cli.demo import create_demo
-from explore.model.models import TestOutcome
+from explore.model.testresults import TestOutcome
 from explore.run import debug_reports
 
 
@@ -79,7 +79,8 @@ def test_numbers_count_on_from_the_highest() -> None:
 
 
 def test_the_report_labels_a_tie_with_the_rule_that_decided() -> None:
-    from explore.model.models import CandidateResult, CandidateStatus, IterationRecord, RunState
+    from explore.model.candidates import CandidateResult, CandidateStatus, IterationRecord
+    from explore.model.runstate import RunState
     from explore.run import reports
 
     def cand(cid: str, rate: float, confidence: float) -> CandidateResult:

@@ -110,7 +110,7 @@ def test_environment_failures_are_told_from_code_failures(tmp_path: Path) -> Non
 
 
 def test_network_kinds_stay_targets() -> None:
-    from explore.model.models import EnvironmentFailure
+    from explore.model.testresults import EnvironmentFailure
 
     found = [
         EnvironmentFailure(test="t::dns", kind="dns", evidence="x"),

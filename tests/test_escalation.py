@@ -10,7 +10,7 @@ from pydantic import ValidationError
 from explore.decide import escalation
 from explore.decide.escalation import PATTERNS
 from explore.model.errors import Escalation
-from explore.model.models import EscalationCategory, EscalationInfo
+from explore.model.runstate import EscalationCategory, EscalationInfo
 
 # One real-looking positive example per row of PATTERNS. A new row without an example fails
 # test_every_pattern_has_an_example.
@@ -206,7 +206,7 @@ def test_an_unknown_category_fails_where_it_is_raised_and_where_it_is_read() -> 
 
 @pytest.mark.parametrize("field, value", [("status", "done"), ("criticality", {"t::x": "urgent"})])
 def test_statuses_and_criticality_levels_in_the_state_are_closed_sets(field: str, value: object) -> None:
-    from explore.model.models import RunState
+    from explore.model.runstate import RunState
 
     assert RunState.model_validate({"run_id": "r", "repo": "/x", "status": "partial", "criticality": {"t::x": "low"}})
     with pytest.raises(ValidationError, match=field):

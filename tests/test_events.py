@@ -31,8 +31,9 @@ from explore.model.events import (
     Step,
     UsageSpent,
 )
-from explore.model.models import Counts, RunState
 from explore.model.phase import RunPhase, Stage
+from explore.model.runstate import RunState
+from explore.model.testresults import Counts
 from explore.model.usage import Usage
 from explore.run import loop, state
 

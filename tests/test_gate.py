@@ -15,7 +15,9 @@ import pytest
 
 from conftest import assert_no_debris, git, make_repo
 from explore.cli import gate
-from explore.model.models import Counts, EscalationInfo, IterationRecord, RunState
+from explore.model.candidates import IterationRecord
+from explore.model.runstate import EscalationInfo, RunState
+from explore.model.testresults import Counts
 
 CALC = {
     "calc.py": "def add(a, b):\n    return a - b\n\n\ndef mul(a, b):\n    return a + b\n",

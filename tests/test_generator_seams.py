@@ -17,8 +17,8 @@ from explore.generators.base import CandidateContext, FixGenerator, ProposalRequ
 from explore.generators.chain import ChainGenerator
 from explore.generators.command import CommandGenerator
 from explore.generators.mutate import MutateGenerator
+from explore.model.candidates import CandidatePlan, Proposal, Realised
 from explore.model.errors import ExploreError, GeneratorFailed, UsageError
-from explore.model.models import CandidatePlan, Proposal, Realised
 from explore.model.usage import Usage
 
 

@@ -10,7 +10,8 @@ import pytest
 from explore.decide import history
 from explore.decide.history import HistoryRecord
 from explore.edges import history_io
-from explore.model.models import IterationRecord, RunState
+from explore.model.candidates import IterationRecord
+from explore.model.runstate import RunState
 
 
 def rec(n: int, rate: float, failing: list[str] = (), run_id: str = "r1", flaky: list[str] = ()) -> HistoryRecord:

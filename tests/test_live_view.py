@@ -15,8 +15,8 @@ import pyte
 from conftest import assert_no_debris, git, run_cli
 from explore.cli.demo import create_demo
 from explore.cli.live import Display, Row, RunView, choose_mode
+from explore.model.candidates import CandidateResult, CandidateStatus
 from explore.model.events import CandidateEvent, Phase
-from explore.model.models import CandidateResult, CandidateStatus
 from explore.model.usage import Usage
 
 ROW = re.compile(r"^([abc])\s{2,}(\S.*?)\s{2,}")

@@ -15,7 +15,8 @@ from explore.edges.strategy_io import load_strategies
 from explore.edges.testing import TestCommand, run_tests
 from explore.generators.base import CandidateContext, ProposalRequest
 from explore.generators.mutate import ApplyFailed, MutateGenerator
-from explore.model.models import CandidatePlan, TestOutcome
+from explore.model.candidates import CandidatePlan
+from explore.model.testresults import TestOutcome
 
 BUGGY = {
     "shop.py": """\

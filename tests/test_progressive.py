@@ -167,7 +167,7 @@ def test_gate_fails_with_a_high_criticality_failure(tmp_path: Path) -> None:
 
 
 def test_criticality_defaults_and_configuration() -> None:
-    from explore.model.models import TestOutcome
+    from explore.model.testresults import TestOutcome
 
     slow = TestOutcome(id="tests/test_x.py::test_y", outcome="failed", markers=["slow"])
     assert criticality.classify("tests/integration/test_db.py::test_q", None, {}) == "medium"

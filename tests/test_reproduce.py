@@ -11,8 +11,10 @@ import pytest
 from explore.generators import check_issue, resolve_agent
 from explore.generators.base import FixGenerator, WrittenTests
 from explore.generators.chain import ChainGenerator
+from explore.model.candidates import CandidatePlan, Proposal
 from explore.model.errors import BudgetExhausted, Escalation, Unavailable, UsageError
-from explore.model.models import CandidatePlan, Proposal, SampleAttempt, TestOutcome, TestRun
+from explore.model.runstate import SampleAttempt
+from explore.model.testresults import TestOutcome, TestRun
 from explore.run.reproduce import escalation_reason, judge, vote
 
 FILE = "tests/test_issue.py"

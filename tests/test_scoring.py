@@ -21,8 +21,8 @@ from explore.decide.scoring import (
     yardstick_of,
 )
 from explore.model import config
-from explore.model.models import TestOutcome, TestRun
 from explore.model.testfiles import is_test_file
+from explore.model.testresults import TestOutcome, TestRun
 
 PATTERNS = list(config.DEFAULT_TEST_PATTERNS)
 

@@ -22,7 +22,7 @@ from explore.executors import shards
 from explore.executors.jobs import ExecutorName, JobResult, JobStatus, TestJob
 from explore.executors.local import LocalExecutor
 from explore.generators.mutate.localise import load_result
-from explore.model.models import TestOutcome, TestRun
+from explore.model.testresults import TestOutcome, TestRun
 from explore.run import durations
 
 CASES = Path(__file__).resolve().parent.parent / "benchmarks" / "cases"

@@ -8,9 +8,10 @@ from pathlib import Path
 import pytest
 
 from explore.decide import stop
+from explore.model.candidates import CandidateResult, CandidateStatus, IterationRecord
 from explore.model.config import Options, build_options, parse_search_budget
 from explore.model.errors import UsageError
-from explore.model.models import CandidateResult, CandidateStatus, IterationRecord, RunState
+from explore.model.runstate import RunState
 from explore.model.usage import MutateUsage, Usage
 
 

@@ -14,7 +14,7 @@ import pytest
 from conftest import assert_no_debris, make_repo, run_cli
 from explore.edges.outcomes import fold_record, outcome_of, read_json_report, read_junit
 from explore.edges.testing import TestCommand, run_tests
-from explore.model.models import TestOutcome, TestRun
+from explore.model.testresults import TestOutcome, TestRun
 
 TABLE = {
     "calc.py": """\

@@ -9,7 +9,7 @@ from explore.decide.history import HistoryRecord
 from explore.decide.scoring import outside_targets_reason
 from explore.model.config import Options, build_options
 from explore.model.errors import UsageError
-from explore.model.models import TestOutcome, TestRun
+from explore.model.testresults import TestOutcome, TestRun
 
 BASELINE = [
     "tests/test_calc.py::test_add",

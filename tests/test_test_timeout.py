@@ -12,7 +12,7 @@ import pytest
 from conftest import assert_no_debris, make_repo, run_cli
 from explore.edges.testing import HARD_EXIT, TestCommand, derived_test_timeout, make_command, run_tests
 from explore.model.config import build_options
-from explore.model.models import TestOutcome, TestRun
+from explore.model.testresults import TestOutcome, TestRun
 
 HANGS = {
     "tests/test_hang.py": """\

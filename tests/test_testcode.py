@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from explore.decide import scoring, testcode
-from explore.model.models import TestOutcome, TestRun
+from explore.model.testresults import TestOutcome, TestRun
 
 PYPROJECT = '[project]\nname = "calc"\nversion = "1"\n\n[tool.pytest.ini_options]\naddopts = "-q"\n'
 

@@ -8,7 +8,8 @@ from pydantic import ValidationError
 
 from explore.generators.base import CandidateContext, FixGenerator, ProposalRequest
 from explore.generators.chain import ChainGenerator
-from explore.model.models import CandidatePlan, IterationRecord, Proposal, Realised, RunState
+from explore.model.candidates import CandidatePlan, IterationRecord, Proposal, Realised
+from explore.model.runstate import RunState
 from explore.model.usage import LLMUsage, MutateUsage, Usage, unrecorded
 
 CALL = {

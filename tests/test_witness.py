@@ -14,7 +14,7 @@ from conftest import write_files
 from explore.decide import witness
 from explore.edges import witness_io
 from explore.edges.testing import TestCommand, run_tests
-from explore.model.models import TestOutcome
+from explore.model.testresults import TestOutcome
 
 PY = sys.executable
 KEY = "k" * 32

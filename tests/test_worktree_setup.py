@@ -16,7 +16,7 @@ from explore.edges.worktrees import SetupOutcome, WorktreePool, run_setup
 from explore.executors.jobs import TestJob
 from explore.executors.local import LocalExecutor
 from explore.model.errors import SetupFailed
-from explore.model.models import EscalationCategory
+from explore.model.runstate import EscalationCategory
 from test_run_e2e import CALC
 
 BROKEN = "echo 'installing deps'; echo 'error: no matching distribution for leftpadx' >&2; exit 7"

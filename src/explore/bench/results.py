@@ -8,7 +8,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
-from ..model.models import RunStatus
+from ..model.runstate import RunStatus
 from ..model.usage import Usage
 
 

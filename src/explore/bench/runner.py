@@ -17,7 +17,8 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from ..model.models import REPAIRED, Summary
+from ..model.runstate import REPAIRED
+from ..model.summary import Summary
 from .corpus import Case
 from .judge import git, judge
 from .results import CaseResult, Verdict

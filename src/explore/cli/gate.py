@@ -16,7 +16,7 @@ from typing import Literal
 from pydantic import BaseModel
 
 from ..decide import escalation
-from ..model.models import NEEDS_PERSON, EscalationCategory, RunState
+from ..model.runstate import NEEDS_PERSON, EscalationCategory, RunState
 
 Choice = Literal["hint", "rollback", "skip", "abort", "apply"]
 

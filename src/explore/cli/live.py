@@ -17,6 +17,7 @@ from rich.live import Live
 from rich.table import Table
 from rich.text import Text
 
+from ..model.candidates import CandidateStatus
 from ..model.events import (
     BaselineFinished,
     BaselineStarted,
@@ -32,7 +33,6 @@ from ..model.events import (
     describe,
     note_text,
 )
-from ..model.models import CandidateStatus
 from ..model.usage import Usage
 
 if TYPE_CHECKING:

@@ -15,7 +15,7 @@ from ..model.errors import ExploreError
 from .exits import fail
 
 if TYPE_CHECKING:
-    from ..model.models import RunState
+    from ..model.runstate import RunState
 
 
 @click.command()

@@ -19,7 +19,7 @@ from .exits import fail
 if TYPE_CHECKING:
     from ..edges.gitrepo import RepoInfo
     from ..model.config import Options
-    from ..model.models import RunState
+    from ..model.runstate import RunState
     from .gate import Decision
     from .live import Display
 
@@ -173,7 +173,7 @@ def _act(info: RepoInfo, result: RunState, decision: Decision, display: Display)
 
 def _resumable(root: Path, run_id: str) -> RunState:
     from ..model.errors import UsageError
-    from ..model.models import ENDED, PAUSED
+    from ..model.runstate import ENDED, PAUSED
     from ..run import state
 
     runs = state.all_runs(root)

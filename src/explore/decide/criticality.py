@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import fnmatch
 
-from ..model.models import Criticality, RunStatus, TestOutcome
+from ..model.runstate import Criticality, RunStatus
+from ..model.testresults import TestOutcome
 
 LEVELS = ("high", "medium", "low")
 MEDIUM_BY_DEFAULT = ("integration", "e2e", "slow")

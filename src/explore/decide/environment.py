@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 from collections.abc import Collection, Iterable
 
-from ..model.models import EnvironmentFailure, EnvironmentKind, TestOutcome
+from ..model.testresults import EnvironmentFailure, EnvironmentKind, TestOutcome
 
 NETWORK: frozenset[str] = frozenset({"connection_refused", "dns"})
 """Kinds that stay targets when named as such (a target that needs a service escalates)."""

@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from ..model.models import EscalationCategory, EscalationInfo
+from ..model.runstate import EscalationCategory, EscalationInfo
 
 EXTERNAL, DESTRUCTIVE, AMBIGUOUS = (
     EscalationCategory.external_service,

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 
 from pydantic import BaseModel, Field, ValidationError
 
-from ..model.models import RunState
+from ..model.runstate import RunState
 from ..model.testfiles import CONVENTIONS, is_test_file
 
 

@@ -7,8 +7,8 @@ import hashlib
 from collections.abc import Collection
 from dataclasses import dataclass
 
-from ..model.models import PASSING, Counts, TestRun
 from ..model.testfiles import is_test_file
+from ..model.testresults import PASSING, Counts, TestRun
 from . import witness
 
 

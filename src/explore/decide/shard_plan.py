@@ -14,7 +14,7 @@ import re
 from collections import defaultdict
 from collections.abc import Iterable, Mapping
 
-from ..model.models import TestRun
+from ..model.testresults import TestRun
 
 
 def file_of(test_id: str) -> str | None:

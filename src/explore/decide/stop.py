@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from typing import Literal, NamedTuple
 
 from ..model.config import SearchBudget, parse_search_budget
-from ..model.models import GaveUp, RunState
+from ..model.runstate import GaveUp, RunState
 
 DEFAULT = parse_search_budget("10x")
 """The search budget of a generator whose search grows with the suite (mutate), when none is set."""

@@ -12,7 +12,7 @@ import fnmatch
 from collections.abc import Collection, Iterable
 
 from ..model.errors import UsageError
-from ..model.models import PASSING, TestRun
+from ..model.testresults import PASSING, TestRun
 from .history import HistoryRecord
 
 LAST_GREEN = "last-green"

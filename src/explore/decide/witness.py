@@ -19,7 +19,7 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..model.models import PASSING, TestOutcome
+from ..model.testresults import PASSING, TestOutcome
 
 ENV = "EXPLORE_CALLS"
 """`KEY PATH`: kept in step with explore_pytest_plugin.CALLS_ENV."""

@@ -7,7 +7,7 @@ import logging
 from pathlib import Path
 
 from ..decide.history import HistoryRecord, validated
-from ..model.models import RunState
+from ..model.runstate import RunState
 
 log = logging.getLogger("explore.history")  # the name users see in verbose logs, kept across the move
 _warned: set[str] = set()

@@ -11,7 +11,7 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 from typing import cast
 
-from ..model.models import PASSING, HungTest, Outcome, TestOutcome, TestRun
+from ..model.testresults import PASSING, HungTest, Outcome, TestOutcome, TestRun
 
 TIMEOUT_MARK = "ExploreTestTimeout"
 """Named in the message of every test explore's plugin stopped (kept in step with the plugin's MARK)."""

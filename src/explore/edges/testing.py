@@ -19,7 +19,7 @@ from pathlib import Path
 
 from ..decide import witness
 from ..decide.redaction import scrub_file
-from ..model.models import PASSING, Outcome, TestOutcome, TestRun
+from ..model.testresults import PASSING, Outcome, TestOutcome, TestRun
 from . import homes, outcomes, procs, seal, witness_io
 
 log = logging.getLogger("explore.testing")

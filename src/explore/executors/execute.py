@@ -14,7 +14,7 @@ import anyio
 from ..decide import shard_plan
 from ..edges import procs
 from ..edges.testing import run_tests
-from ..model.models import TestRun
+from ..model.testresults import TestRun
 from .jobs import ExecutorName, JobResult, JobStatus, TestJob
 
 

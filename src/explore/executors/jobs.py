@@ -18,8 +18,8 @@ from typing import Protocol
 from pydantic import BaseModel, Field
 
 from ..edges.testing import TestCommand
-from ..model.models import ExecutorName as ExecutorName  # re-exported: an executor names itself by it
-from ..model.models import TestRun
+from ..model.candidates import ExecutorName as ExecutorName  # re-exported: an executor names itself by it
+from ..model.testresults import TestRun
 
 
 class TestJob(BaseModel):

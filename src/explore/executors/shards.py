@@ -21,7 +21,7 @@ import anyio
 
 from ..decide import shard_plan
 from ..edges.gitrepo import GIT
-from ..model.models import TestRun
+from ..model.testresults import TestRun
 from .jobs import Executor, ExecutorName, JobResult, JobStatus, TestJob
 
 NO_TESTS = 5

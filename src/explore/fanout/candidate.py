@@ -22,10 +22,11 @@ from ..edges.worktrees import Captured, WorktreePool, run_setup
 from ..executors import shards
 from ..executors.jobs import Executor, JobResult, JobStatus, TestJob
 from ..generators.base import CandidateContext, FixGenerator, ProposalRequest
+from ..model.candidates import CandidatePlan, CandidateResult, CandidateStatus
 from ..model.errors import BudgetExhausted, Escalation, GeneratorFailed, SetupFailed
 from ..model.events import CandidateEvent, Listener, Phase
-from ..model.models import PASSING, CandidatePlan, CandidateResult, CandidateStatus, TestOutcome, TestRun
 from ..model.testfiles import is_test_file
+from ..model.testresults import PASSING, TestOutcome, TestRun
 from ..model.usage import Usage
 
 LINK_REWRITTEN = (

@@ -20,7 +20,7 @@ from pathlib import Path
 from ..decide.scoring import Yardstick, tamper_reason
 from ..edges.testing import TestCommand
 from ..executors.jobs import Executor, JobStatus, TestJob
-from ..model.models import TestRun
+from ..model.testresults import TestRun
 
 
 def disagreements(scored: TestRun, confirmed: TestRun, yardstick: Yardstick) -> tuple[list[str], list[str]]:

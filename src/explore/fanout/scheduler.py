@@ -17,9 +17,11 @@ from ..decide import escalation, scoring
 from ..edges import gitrepo
 from ..edges.worktrees import Captured
 from ..executors.jobs import JobStatus
+from ..model.candidates import CandidatePlan, CandidateResult, CandidateStatus
 from ..model.errors import Escalation
 from ..model.events import Phase
-from ..model.models import CandidatePlan, CandidateResult, CandidateStatus, EscalationCategory, TestRun
+from ..model.runstate import EscalationCategory
+from ..model.testresults import TestRun
 from . import confirmation
 from .candidate import (
     LINK_REWRITTEN,

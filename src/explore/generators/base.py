@@ -14,7 +14,8 @@ from ..decide.strategy import Strategy
 from ..edges.procs import ProcessTracker
 from ..edges.sandbox import Confinement
 from ..edges.testing import TestCommand
-from ..model.models import CandidatePlan, IterationRecord, Proposal, Realised, TestOutcome
+from ..model.candidates import CandidatePlan, IterationRecord, Proposal, Realised
+from ..model.testresults import TestOutcome
 from ..model.usage import Usage
 
 

@@ -15,8 +15,8 @@ import subprocess
 import anyio
 
 from ..edges.gitrepo import GIT
+from ..model.candidates import CandidatePlan, Proposal, Realised
 from ..model.errors import BudgetExhausted, Escalation, Unavailable
-from ..model.models import CandidatePlan, Proposal, Realised
 from ..model.usage import Usage
 from .base import CandidateContext, FixGenerator, ProposalRequest, TestWriter
 

@@ -8,8 +8,8 @@ import json
 from pydantic import BaseModel, ValidationError
 
 from ..edges import procs
+from ..model.candidates import CandidatePlan, Proposal, Realised
 from ..model.errors import GeneratorFailed
-from ..model.models import CandidatePlan, Proposal, Realised
 from .base import CandidateContext, FixGenerator, ProposalRequest, TestWriter, TestWriteRequest, WrittenTests
 from .prompt import build_prompt
 

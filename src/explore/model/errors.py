@@ -16,7 +16,7 @@ and exit 130 (see loop.Runner.execute).
 
 from __future__ import annotations
 
-from .models import EscalationCategory
+from .runstate import EscalationCategory
 from .usage import Usage
 
 

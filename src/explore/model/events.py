@@ -11,7 +11,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import Enum
 
-from .models import CandidateResult, CandidateStatus, Counts, EscalationInfo, RunState, RunStatus
+from .candidates import CandidateResult, CandidateStatus
+from .runstate import EscalationInfo, RunState, RunStatus
+from .testresults import Counts
 from .usage import Usage
 
 

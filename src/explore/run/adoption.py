@@ -7,7 +7,8 @@ import re
 
 import git
 
-from ..model.models import IterationRecord, RunState
+from ..model.candidates import IterationRecord
+from ..model.runstate import RunState
 from . import applying
 
 RECOVERED = "recovered after a crash"

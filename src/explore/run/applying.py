@@ -12,7 +12,7 @@ import git
 
 from ..edges import gitrepo
 from ..model.errors import UsageError
-from ..model.models import Application, RunState
+from ..model.runstate import Application, RunState
 from . import state
 
 DIFF_FILE = "repair.diff"

@@ -22,7 +22,8 @@ from ..generators.base import FixGenerator
 from ..model.config import Options
 from ..model.errors import Escalation
 from ..model.events import BaselineStarted, Note, Step, Subscriber
-from ..model.models import EscalationCategory, HungTest, Reproduction, TestRun
+from ..model.runstate import EscalationCategory, Reproduction
+from ..model.testresults import HungTest, TestRun
 from . import reproduce, targeting
 from .suite import Suite
 from .targeting import Targets

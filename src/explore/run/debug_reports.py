@@ -17,7 +17,9 @@ import git
 
 from ..decide import scoring
 from ..edges import gitrepo
-from ..model.models import IterationRecord, RunState, TestOutcome
+from ..model.candidates import IterationRecord
+from ..model.runstate import RunState
+from ..model.testresults import TestOutcome
 from . import reports
 
 

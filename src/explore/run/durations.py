@@ -12,7 +12,7 @@ from pathlib import Path
 from pydantic import BaseModel, ValidationError
 
 from ..decide import shard_plan
-from ..model.models import TestRun
+from ..model.testresults import TestRun
 
 FILE = "durations.json"
 

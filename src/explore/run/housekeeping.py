@@ -11,7 +11,7 @@ import psutil
 
 from ..edges import gitrepo
 from ..edges.procs import kill_tree
-from ..model.models import ENDED, RunState
+from ..model.runstate import ENDED, RunState
 from . import applying, state
 
 

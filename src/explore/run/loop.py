@@ -24,6 +24,7 @@ from ..edges.testing import BASELINE_TEST_TIMEOUT, TestCommand, make_command
 from ..edges.worktrees import WorktreePool, default_root
 from ..fanout.scheduler import FanOutConfig, FanOutResult, fan_out
 from ..model import usage
+from ..model.candidates import CandidatePlan, CandidateStatus, IterationRecord, PhaseTiming, Proposal
 from ..model.config import Options, parse_size
 from ..model.errors import BudgetExhausted, Escalation, UsageError
 from ..model.events import (
@@ -39,19 +40,9 @@ from ..model.events import (
     Subscriber,
     UsageSpent,
 )
-from ..model.models import (
-    CandidatePlan,
-    CandidateStatus,
-    Criticality,
-    EscalationCategory,
-    IterationRecord,
-    PhaseTiming,
-    Proposal,
-    RunState,
-    TestOutcome,
-    TestRun,
-)
 from ..model.phase import RunPhase, Stage
+from ..model.runstate import Criticality, EscalationCategory, RunState
+from ..model.testresults import TestOutcome, TestRun
 from . import adoption, applying, baseline, debug_reports, merging, signals, state, targeting
 from .suite import Suite, weights_of
 

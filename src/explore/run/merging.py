@@ -11,9 +11,10 @@ import git
 
 from ..edges import gitrepo
 from ..edges.worktrees import Captured
+from ..model.candidates import CandidateResult, IterationRecord
 from ..model.config import Options
 from ..model.events import Note, Subscriber
-from ..model.models import PAUSED, Application, CandidateResult, IterationRecord, RunState
+from ..model.runstate import PAUSED, Application, RunState
 from . import applying, state
 
 

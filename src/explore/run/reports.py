@@ -6,7 +6,9 @@ from pathlib import Path
 
 from ..decide import environment, scoring, stop
 from ..edges.gitrepo import run_ref
-from ..model.models import PAUSED, CandidateResult, EscalationCategory, IterationRecord, PhaseTiming, RunState, Summary
+from ..model.candidates import CandidateResult, IterationRecord, PhaseTiming
+from ..model.runstate import PAUSED, EscalationCategory, RunState
+from ..model.summary import Summary
 from .applying import Change
 
 EXIT_CODES = {"succeeded": 0, "partial": 0, "failed": 1, "escalated": 3, "interrupted": 130, "running": 1}

@@ -25,8 +25,9 @@ from ..edges.testing import TestCommand, run_tests
 from ..edges.worktrees import WorktreePool, run_setup
 from ..generators.base import TestWriter, TestWriteRequest, WrittenTests
 from ..model.errors import BudgetExhausted, Escalation, GeneratorFailed
-from ..model.models import Reproduction, SampleAttempt, TestRun
+from ..model.runstate import Reproduction, SampleAttempt
 from ..model.testfiles import is_test_file
+from ..model.testresults import TestRun
 from ..model.usage import Usage
 
 AMBIGUOUS_ACTION = (

@@ -14,7 +14,7 @@ from typing import Any
 import psutil
 
 from ..model.errors import LockedError, UsageError
-from ..model.models import RunState
+from ..model.runstate import RunState
 
 
 def explore_dir(root: Path) -> Path:

@@ -18,7 +18,8 @@ from ..executors.jobs import Executor, JobResult, JobStatus, TestJob
 from ..model.config import Options
 from ..model.errors import Escalation
 from ..model.events import Note, Subscriber
-from ..model.models import PASSING, EscalationCategory, TestRun
+from ..model.runstate import EscalationCategory
+from ..model.testresults import PASSING, TestRun
 from . import durations
 
 GENERATOR_RUN_FACTOR = 10.0

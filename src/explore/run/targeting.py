@@ -15,7 +15,7 @@ from ..edges.worktrees import WorktreePool
 from ..model.config import Options
 from ..model.errors import UsageError
 from ..model.events import Note, Step, Subscriber
-from ..model.models import EnvironmentFailure, TestRun
+from ..model.testresults import EnvironmentFailure, TestRun
 from . import known_failures, state
 from .suite import Suite
 

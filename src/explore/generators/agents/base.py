@@ -18,8 +18,9 @@ from typing import Any, Literal, Protocol
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from ...edges import procs
+from ...model.candidates import CandidatePlan, Proposal, Realised
 from ...model.errors import BudgetExhausted, Escalation, GeneratorFailed, Unavailable, UsageError
-from ...model.models import CandidatePlan, EscalationCategory, Proposal, Realised
+from ...model.runstate import EscalationCategory
 from ...model.usage import LLMUsage, Usage
 from ..base import CandidateContext, FixGenerator, ProposalRequest, TestWriter, TestWriteRequest, WrittenTests
 from ..command import WriterResult

@@ -9,8 +9,9 @@ from typing import Any
 import anyio
 
 from ...decide.redaction import redact
+from ...model.candidates import CandidatePlan, Proposal, Realised
 from ...model.errors import Escalation, Unavailable
-from ...model.models import CandidatePlan, EscalationCategory, Proposal, Realised
+from ...model.runstate import EscalationCategory
 from ...model.usage import Usage
 from ..base import CandidateContext, FixGenerator, ProposalRequest, TestWriter, TestWriteRequest, WrittenTests
 from . import coder, debugger, testwriter

@@ -21,7 +21,7 @@ import anyio
 import httpx2
 
 from ...model.errors import Escalation
-from ...model.models import EscalationCategory
+from ...model.runstate import EscalationCategory
 from .cost import Ledger, usage_of
 
 log = logging.getLogger("explore.generators.anthropic")

@@ -22,7 +22,7 @@ from pydantic import BaseModel, Field
 
 from ...edges import gitrepo, procs
 from ...edges.testing import Hangs
-from ...model.models import CandidatePlan, PhaseTiming, Proposal, Realised
+from ...model.candidates import CandidatePlan, PhaseTiming, Proposal, Realised
 from ...model.usage import MutateUsage, Usage
 from ..base import CandidateContext, FixGenerator, ProposalRequest
 from . import localise, revert, shape

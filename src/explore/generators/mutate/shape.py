@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Collection, Sequence
 
-from ...model.models import CandidatePlan
+from ...model.candidates import CandidatePlan
 from .edits import Mutant, normalise_patch
 from .prepared import Prepared
 
