@@ -23,16 +23,11 @@ from ..model.events import Phase
 from ..model.runstate import EscalationCategory
 from ..model.testresults import TestRun
 from . import confirmation
-from .candidate import (
-    LINK_REWRITTEN,
-    Board,
-    FanOutConfig,
-    confirm_newly_failing,
-    full_suite,
-    outside,
-    run_candidate,
-    score,
-)
+from .board import Board
+from .candidate import run_candidate
+from .checks import LINK_REWRITTEN, outside, score
+from .config import FanOutConfig
+from .testjobs import confirm_newly_failing, full_suite
 
 __all__ = ["FanOutConfig", "FanOutResult", "Findings", "fan_out"]
 

@@ -1,0 +1,73 @@
+"""What every candidate of one fan-out shares: the generator, the request, the worktree pool, the
+executor and the limits and sets its patch checks and tests read (read-only while candidates run)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..decide import scoring, shard_plan
+from ..decide.affected import ImportMap
+from ..edges import guard, procs, sandbox
+from ..edges.testing import TestCommand
+from ..edges.worktrees import WorktreePool
+from ..executors import shards
+from ..executors.jobs import Executor
+from ..generators.base import FixGenerator, ProposalRequest
+from ..model.candidates import CandidateResult
+from ..model.events import CandidateEvent, Listener, Phase
+
+
+@dataclass(frozen=True)
+class FanOutConfig:
+    """What every candidate of one iteration shares: read-only inputs."""
+
+    generator: FixGenerator
+    request: ProposalRequest
+    pool: WorktreePool
+    executor: Executor
+    commit: str
+    iteration_dir: Path
+    test_command: TestCommand
+    yardstick: scoring.Yardstick
+    current_passing: frozenset[str]
+    current_rate: float
+    test_patterns: list[str]
+    allow_test_edits: bool
+    branch_timeout: float
+    worktree_setup: str | None
+    tracker: procs.ProcessTracker
+    listener: Listener = lambda _event: None
+    progressive: bool = True
+    memory_limit: int | None = None
+    import_map: ImportMap | None = None
+    shard_weights: dict[str, float] = field(default_factory=dict)
+    """Seconds (or test counts) per test file of the current run: what full-suite shards balance."""
+    shards: int | None = None
+    """--shards; None: the free slots the current run's test time fills (shard_plan.worthwhile)."""
+    overhead_s: float = shard_plan.DEFAULT_OVERHEAD_S
+    protected: frozenset[str] = frozenset()
+    """With target tests: the other tests passing at the baseline, which no candidate may break."""
+    frozen: frozenset[str] = frozenset()
+    """`--issue`: the reproduction test files of iteration 0, which no candidate may edit."""
+    test_data: frozenset[str] = frozenset()
+    """The files the tests read at the baseline: edits to them are test edits."""
+    watch: guard.Watch | None = None
+    """What no candidate may change outside its worktree, checked when each one ends."""
+    sandbox: sandbox.Sandbox | None = None
+    """Where its agent and setup processes run (its tests: the executor's)."""
+    max_patch_bytes: int | None = None
+    """`max-patch-size`: a larger patch is not read further and its candidate is rejected."""
+
+    def emit(self, cid: str, phase: Phase, detail: str = "", result: CandidateResult | None = None) -> None:
+        self.listener(CandidateEvent(cid, phase, detail, result))
+
+    def shard_groups(self, busy: int) -> list[list[str]]:
+        """The file groups of a full-suite run while `busy` candidates share the executor's slots."""
+        slots = max(1, shards.usable_slots(self.executor) // max(1, busy))
+        count = (
+            self.shards
+            if self.shards is not None
+            else shard_plan.worthwhile(slots, sum(self.shard_weights.values()), self.overhead_s)
+        )
+        return shard_plan.plan(self.shard_weights, count) if self.test_command.is_pytest else []

@@ -1,0 +1,138 @@
+"""A candidate's test jobs through the executor: the affected tests first (an estimate), the full
+suite (sharded or one job), and the rerun that keeps a flake from condemning it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import anyio
+
+from ..decide import scoring
+from ..executors import shards
+from ..executors.jobs import JobResult, JobStatus, TestJob
+from ..model.candidates import CandidateResult, CandidateStatus
+from ..model.events import Phase
+from ..model.testresults import PASSING, TestOutcome, TestRun
+from .board import Board
+from .config import FanOutConfig
+
+
+def job_failure(job: JobResult) -> tuple[CandidateStatus, str]:
+    """The status and reason of a candidate whose test job did not complete."""
+    status = {JobStatus.timeout: CandidateStatus.timeout, JobStatus.oom: CandidateStatus.oom}.get(
+        job.status, CandidateStatus.crashed
+    )
+    if job.status == JobStatus.oom:
+        return status, f"its tests exceeded the memory cap ({job.run.infra_error or job.reason})"
+    return status, job.reason or f"its test job {job.status.value}"
+
+
+def candidate_job(
+    config: FanOutConfig, board: Board, cid: str, path: Path, kind: str, select: list[str] | None = None
+) -> TestJob:
+    """The job running candidate cid's tests (kind: affected, full or rerun) on its patch."""
+    return TestJob(
+        id=f"{config.request.iteration}{cid}-{kind}",
+        command=config.test_command,
+        commit=config.commit,
+        patch=board.patches.get(cid, ""),
+        select=select,
+        timeout_s=config.branch_timeout,
+        memory_limit=config.memory_limit,
+        log_name={"affected": "affected.log", "rerun": "rerun.log"}.get(kind, "tests.log"),
+        workdir=path,
+    )
+
+
+async def run_tests(
+    cid: str, path: Path, config: FanOutConfig, board: Board, result: CandidateResult, files_dir: Path
+) -> JobResult:
+    """Affected tests first (failing now + test files importing a changed module); the full suite
+    runs now only when selection cannot tell, otherwise later in validation for the best."""
+    failing_now = sorted(config.yardstick.ids - config.current_passing)
+    selection = _selection(config, result.files_changed, failing_now)
+    if selection is not None:
+        config.emit(cid, Phase.affected, str(len(selection)))
+        await anyio.to_thread.run_sync(config.pool.scrub, path, board.kept.get(cid, frozenset()))
+        first = await config.executor.run(candidate_job(config, board, cid, path, "affected", selection), files_dir)
+        if first.status != JobStatus.ok:
+            return first
+        if not first.run.infra_error:
+            assumed = {i: TestOutcome(id=i, outcome="passed") for i in config.current_passing}
+            ran = [
+                o
+                for o in first.run.outcomes.values()
+                if o.id in config.yardstick.ids or o.id not in config.yardstick.skipped
+            ]
+            passed = sum(1 for o in ran if o.outcome in PASSING)
+            result.progress = f"affected {passed:,}/{len(ran):,}"
+            result.validated = False
+            board.estimates.add(cid)
+            estimate = TestRun(
+                outcomes={**assumed, **first.run.outcomes},
+                exit_code=first.run.exit_code,
+                log_path=first.run.log_path,
+                unconfirmed=first.run.unconfirmed,
+            )
+            return first.model_copy(update={"run": estimate})
+    groups = config.shard_groups(board.running)
+    config.emit(cid, Phase.full, f"{len(groups)} shards" if groups else "")
+    return await full_suite(cid, path, config, board, result, files_dir, groups)
+
+
+async def full_suite(
+    cid: str,
+    path: Path,
+    config: FanOutConfig,
+    board: Board,
+    result: CandidateResult,
+    files_dir: Path,
+    groups: list[list[str]],
+) -> JobResult:
+    await anyio.to_thread.run_sync(config.pool.scrub, path, board.kept.get(cid, frozenset()))
+    # one unsharded job on exactly the tested tree is the final confirmation; an earlier test run
+    # that rewrote tracked files makes it not so (the confirmation then runs on a clean checkout)
+    whole = not groups and await anyio.to_thread.run_sync(config.pool.tree_of, path) == board.tested[cid].tree
+    full = await shards.run_sharded(config.executor, candidate_job(config, board, cid, path, "full"), groups, files_dir)
+    if full.status == JobStatus.ok:
+        (board.whole.add if whole else board.whole.discard)(cid)
+        counts = config.yardstick.counts(full.run)
+        result.progress = f"{result.progress + ' → ' if result.progress else ''}full {counts.passed:,}/{counts.total:,}"
+        result.validated = True
+    return full
+
+
+def _selection(config: FanOutConfig, changed: list[str], failing_now: list[str]) -> list[str] | None:
+    if not (config.progressive and config.test_command.is_pytest and config.import_map is not None and failing_now):
+        return None
+    if len(failing_now) > 500 or not all("::" in i for i in failing_now):
+        return None
+    files = config.import_map.affected_files(changed, config.test_patterns)
+    if files is None:
+        return None
+    return sorted(files) + [i for i in failing_now if i.split("::", 1)[0] not in files]
+
+
+MAX_RERUN = 20
+"""More tests newly failing than this is a breakage, not a flake: no rerun."""
+
+
+async def confirm_newly_failing(
+    cid: str, path: Path, config: FanOutConfig, board: Board, run: TestRun, files_dir: Path
+) -> list[str]:
+    """No candidate condemned by a flake: the tests that passed before and fail in run are rerun
+    alone (in one job, in the candidate's tree) before they can reject or outrank it; those that
+    pass then take the rerun's outcome in run. Returns them."""
+    newly = [
+        i
+        for i in scoring.newly_failing(set(config.current_passing), run, config.yardstick)
+        if "::" in i and i in run.outcomes and run.outcomes[i].outcome != "timeout"
+    ]  # a hang would cost its whole limit again
+    if not newly or len(newly) > MAX_RERUN or not config.test_command.is_pytest:
+        return []
+    rerun = await config.executor.run(candidate_job(config, board, cid, path, "rerun", newly), files_dir)
+    if rerun.status != JobStatus.ok:
+        return []
+    passed = [i for i in newly if i in rerun.run.outcomes and rerun.run.outcomes[i].outcome in PASSING]
+    run.outcomes.update({i: rerun.run.outcomes[i] for i in passed})
+    return passed
