@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from explore.generators.mutate import localise, shape
+from explore.generators.mutate import localise, pairing, shape
 from explore.generators.mutate import search as search_module
 from explore.generators.mutate.localise import Spectrum, dstar, ochiai, tarantula
 from explore.generators.mutate.screen import Job, Verdict
@@ -196,7 +196,7 @@ def test_combinations_pair_partial_fixes_of_different_tests(tmp_path: Path) -> N
     a.phase1, b.phase1 = ["f1", "f2"], ["f1", "f2"]
     a.verdict = Verdict("ok", {"f1": "passed", "f2": "failed"})
     b.verdict = Verdict("ok", {"f1": "failed", "f2": "passed"})
-    combos = search.combine([a, b])
+    combos = pairing.combine([a, b], search.sources)
     assert len(combos) == 1 and combos[0][0].parts == tuple(
         sorted((a.mutant, b.mutant), key=lambda m: (m.file, m.line, m.col, m.operator))
     )
@@ -210,7 +210,7 @@ def test_without_partial_fixes_the_same_change_at_two_lines_pairs_first(tmp_path
     prepared = search.prepare(search.ranked(), 1000)
     for p in prepared:
         p.verdict = Verdict("ok", {"f1": "failed"})
-    first = search.combine(prepared)[0][0]
+    first = pairing.combine(prepared, search.sources)[0][0]
     assert first.describe() == "comparison at m.py:2: `s > 90` → `s >= 90` + comparison at m.py:4: `s > 80` → `s >= 80`"
 
 
@@ -299,7 +299,7 @@ async def test_partial_fixes_wait_longer_so_a_two_location_fix_is_still_found(tm
     done = await screen_in_order(prepared, [slot], Budget(), lambda p: Job(p.files, p.phase1, p.phase2, 1.0), enough)
     assert len(done) == fixing[1] + gap + 1 < len(prepared)  # stopped early, `gap` past the latest partial fix
     assert {tuple(p.fixed) for p in done if p.plausible} == {("f1",), ("f2",)}
-    pairs = search.prepare(search.combine(done), 100)
+    pairs = search.prepare(pairing.combine(done, search.sources), 100)
     combos = await screen_in_order(
         pairs, [slot], Budget(), lambda p: Job(p.files, p.phase1, p.phase2, 1.0), lambda d: False
     )
@@ -377,7 +377,7 @@ async def test_a_fix_is_run_against_the_failing_tests_it_does_not_reach_and_coun
 def test_the_timeout_is_eight_times_the_tests_own_time_plus_the_rest_of_the_round_trip_once() -> None:
     """jmespath: the calibration's round trip held the worker's first collection (1.5 s), and eight
     times it made a looping mutant cost 12.6 s instead of ~2."""
-    from explore.generators.mutate.generator import timeout_from
+    from explore.generators.mutate.calibrate import timeout_from
 
     assert timeout_from(Verdict("ok", duration_s=1.6, tests_s=0.1)) == pytest.approx(8 * 0.1 + 1.5 + 0.5)
     assert timeout_from(Verdict("ok", duration_s=0.2)) == pytest.approx(8 * 0.2 + 0.5)  # not told: the round trip

@@ -9,6 +9,9 @@ pass (search.py, screen.py), each only while nothing plausible has turned up:
 2. every operator at the suspicious lines the first pass left out;
 3. second-order mutants: two edits (at one line or two) among the singles that ran at the most
    suspicious lines, after every single edit (pairing.py).
+
+Before those, a search the strategy keeps to single-token edits widens (`widen`) when none of them
+fixes every failing test: every operator's mutants at the same lines, smallest first but not only.
 """
 
 from __future__ import annotations
@@ -81,3 +84,32 @@ def _account(search: Search, stage: Search) -> None:
     for reason, count in stage.skipped.items():
         if reason != "tried":
             search.skipped[reason] = search.skipped.get(reason, 0) + count
+
+
+async def widen(
+    search: Search,
+    screened: list[Prepared],
+    tried: list[str],
+    slots: list[Slot],
+    budget: Budget,
+    job_for: Callable[[Prepared], Job],
+    settle: Callable[[list[tuple[Mutant, float]]], Callable[[list[Prepared]], bool]],
+) -> list[Prepared]:
+    """Smallest first, not smallest only: when no single-token edit fixes every failing test, the rest of the budget
+    screens every operator's mutants (the single-token ones already screened left out)."""
+    wide = Search(
+        search.workdir,
+        search.sources,
+        search.spectrum,
+        search.suspects,
+        tried=[*tried, *(p.patch for p in screened)],
+        single_token=False,
+        changed=search.changed,
+        max_lines=len(search.suspects),
+    )
+    ranked = wide.ranked()
+    found = await screen_in_order(
+        wide.prepare(ranked, budget.mutants - budget.screened), slots, budget, job_for, settle(ranked)
+    )
+    _account(search, wide)  # the single-token mutants screened already ("tried") are not news
+    return found

@@ -5,12 +5,14 @@ lines) → screen (fork worker, failing tests first) → deepen (when nothing fi
 second-tier operators, more lines, two edits, until the seconds are spent) → shape (strategy)
 → plans with patches.
 realise = `git apply` of the plan's patch in the candidate's worktree.
+
+Beside it: its settings (options.py), a mutant's timeout (calibrate.py), and its account of the
+search — the proposal's reason and search.json (account.py).
 """
 
 from __future__ import annotations
 
 import ast
-import json
 import os
 import sys
 import time
@@ -18,57 +20,21 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, Field
-
 from ...edges import gitrepo, procs
 from ...edges.testing import Hangs
 from ...model.candidates import CandidatePlan, PhaseTiming, Proposal, Realised
 from ...model.usage import MutateUsage, Usage
 from ..base import CandidateContext, FixGenerator, ProposalRequest
-from . import localise, revert, shape
+from . import localise, pairing, revert, shape
+from .account import explain, hung_note, overrides_note, unmoved, write_log
+from .calibrate import MAX_MUTANT_TIMEOUT, calibrate, widest_tests
 from .changes import changed_files, changed_in, changed_lines, regressing_hunks
-from .deepen import deepen
+from .deepen import deepen, widen
 from .edits import Mutant
+from .options import MutateOptions
 from .prepared import Prepared
-from .screen import Job, Screener, Slot, Verdict
+from .screen import Job, Screener
 from .search import Budget, Search, screen_in_order
-
-
-class MutateOptions(BaseModel):
-    """`[tool.explore.mutate]` (or options["mutate"]): the search's own settings."""
-
-    budget_mutants: int = 600
-    """Most mutants screened per iteration while something plausible has been found; a search that
-    has found nothing widens until budget_seconds is spent (deepen.py)."""
-    budget_seconds: float = 60.0
-    """Most seconds spent screening per iteration."""
-    formula: str = localise.DEFAULT_FORMULA
-    """ochiai | dstar | tarantula."""
-    design: str = "fork"
-    """fork (pre-imported worker, forks per mutant) | fresh (a new pytest per mutant)."""
-    lanes: int | None = None
-    """Mutants screened at once (default: min(parallel, CPUs))."""
-    mutant_timeout: float | None = None
-    """Seconds per mutant (default: from the coverage run's duration, 2–30 s)."""
-    memory_mb: int = 512
-    """Address space a mutant may add before it is stopped."""
-    patience: int = 40
-    """Mutants screened past the first full fix (one that fixes every failing test) before
-    settling for what was found."""
-    partial_patience: int = 120
-    """Mutants screened past the latest partial fix, when there is no full one, before settling."""
-    giveup: int = 3
-    """Failing tests a mutant may fail, fixing none, before it is dropped."""
-    max_lines: int = 40
-    """Most suspicious lines mutated."""
-    extra: dict[str, Any] = Field(default_factory=dict)
-
-
-MAX_MUTANT_TIMEOUT = 30.0
-HUNG_ONLY_TIMEOUT = 5.0
-"""A mutant's timeout when every test it would run hangs on the unmutated code."""
-CALIBRATE_FROM = 50
-"""The calibration run uses the widest of the first this many prepared mutants."""
 
 
 class ApplyFailed(RuntimeError):
@@ -228,11 +194,11 @@ class MutateGenerator(FixGenerator):
                 and not any(shape.is_full(p, failing) for p in reverts + singles)
                 and not budget.exhausted()
             ):
-                singles += await widen(search, singles, request.tried_patches, screener, budget, job_for, settle)
+                singles += await widen(search, singles, request.tried_patches, slots, budget, job_for, settle)
             no_full = not any(shape.is_full(p, failing) for p in singles)
             stuck = not any(p.plausible for p in singles)  # no single edit helps: maybe two must go together
             if (policy.max_edits >= 2 or stuck) and no_full and not budget.exhausted():
-                pairs = search.prepare(search.combine(singles), budget.mutants - budget.screened)
+                pairs = search.prepare(pairing.combine(singles, search.sources), budget.mutants - budget.screened)
                 combos = await screen_in_order(pairs, slots, budget, job_for, lambda done: False)
             if not any(p.plausible for p in reverts + singles + combos) and budget.left_s() > 0:
                 more, deeper = await deepen(
@@ -323,170 +289,6 @@ class MutateGenerator(FixGenerator):
         if done.exit_code != 0:
             raise ApplyFailed(f"git apply failed for {plan.location}: {done.output_tail.strip()[-300:]}")
         return Realised(confidence=plan.confidence, hypothesis=plan.hypothesis)
-
-
-def unmoved(screened: list[Prepared]) -> list[str]:
-    """Failing tests that ran against at least one mutant and passed under none: the loop sets
-    aside one that stays so for two iterations running."""
-    moved: dict[str, bool] = {}
-    for item in screened:
-        if item.verdict is None or item.verdict.status != "ok":
-            continue
-        for test in item.phase1:
-            outcome = item.verdict.outcomes.get(test)
-            if outcome is not None:
-                moved[test] = moved.get(test, False) or outcome == "passed"
-    return sorted(t for t, yes in moved.items() if not yes)
-
-
-def overrides_note(overridden: list[str]) -> str:
-    """The user's pytest options mutate turned off in its own runs, said so in the report."""
-    if not overridden:
-        return ""
-    return f"; overrode the project's pytest options {', '.join(overridden)} for per-test coverage and screening (they send tests elsewhere, stop or repeat them)"
-
-
-def hung_note(hung: list[str]) -> str:
-    """Tests the per-test coverage run went on without: they ignored the per-test limit."""
-    if not hung:
-        return ""
-    return f"; the per-test coverage run went on without {', '.join(hung[:3])}{' …' if len(hung) > 3 else ''} (ignored the per-test limit)"
-
-
-async def calibrate(slot: Slot, phase1: list[str], phase2: list[str], hung: frozenset[str] = frozenset()) -> float:
-    """A mutant's timeout from the unmutated code's run of the most tests any mutant gets:
-    generous for honest mutants, short for the ones that loop forever. Tests that overran their
-    limit in the last run are left out: they would only measure the hang the search must fix."""
-    phase1, phase2 = [t for t in phase1 if t not in hung], [t for t in phase2 if t not in hung]
-    if not phase1 and not phase2:
-        return HUNG_ONLY_TIMEOUT
-    longest = (MAX_MUTANT_TIMEOUT - 0.5) / 8  # a run that lasts longer gives the longest timeout anyway
-    verdict = await slot.screen(Job({}, phase1, phase2, longest, stop=False))
-    return timeout_from(verdict)
-
-
-def timeout_from(verdict: Verdict) -> float:
-    """Eight times the tests' own time, plus once what the rest of the round trip cost (importing
-    and collecting them: a mutant that cannot be swapped in pays it again), plus half a second."""
-    tests = verdict.tests_s if verdict.tests_s is not None and verdict.status == "ok" else verdict.duration_s
-    return round(min(MAX_MUTANT_TIMEOUT, max(0.75, 8 * tests + max(verdict.duration_s - tests, 0.0) + 0.5)), 2)
-
-
-def widest_tests(search: Search) -> tuple[list[str], list[str]]:
-    """The failing and passing tests of the most suspicious line (of the first CALIBRATE_FROM)
-    that the most tests run: a mutant there is screened against them all."""
-    spectrum = search.spectrum
-    widest = max(
-        (spectrum.covering(s.file, s.line) for s in search.suspects[:CALIBRATE_FROM]), key=len, default=frozenset()
-    )
-    return sorted(widest & spectrum.failing), sorted(widest & spectrum.passing)
-
-
-def explain(
-    chosen: list[Prepared],
-    singles: list[Prepared],
-    combos: list[Prepared],
-    failing: frozenset[str],
-    budget: Budget,
-    search: Search,
-    suspects: list[localise.Suspect],
-    n: int,
-    elapsed: float,
-    early: bool = False,
-) -> str:
-    """The generator's honest account: what was searched, what was found, why fewer than n."""
-    screened = len(singles) + len(combos)
-    full = sum(1 for p in singles + combos if shape.is_full(p, failing))
-    partial = sum(1 for p in singles + combos if p.plausible) - full
-    stop = (
-        "budget spent"
-        if budget.exhausted()
-        else "stopped early: enough for the strategy"
-        if early
-        else "search complete"
-    )
-    head = (
-        f"screened {screened} mutants at {len(search.suspects)} of {len(suspects)} suspicious lines in {elapsed:.1f}s "
-        f"({stop}): {full} fix all {len(failing)} failing tests, {partial} fix some"
-    )
-    if not chosen:
-        return f"no plausible mutant: {head}; none fixes a failing test without breaking a passing test it reaches"
-    if len(chosen) < n:
-        return f"{head}; only {len(chosen)} plausible candidate(s) in this strategy's shape"
-    return head
-
-
-def write_log(
-    path: Path,
-    settings: MutateOptions,
-    singles: list[Prepared],
-    combos: list[Prepared],
-    search: Search,
-    suspects: list[localise.Suspect],
-    coverage_s: float,
-    elapsed: float,
-    steps: dict[str, float] | None = None,
-) -> None:
-    """What was screened, for people and for the benchmark: kept next to the iteration's files."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    rows = [
-        {
-            "mutant": p.mutant.describe(),
-            "status": p.verdict.status if p.verdict else None,
-            "fixed": len(p.fixed),
-            "broken": len(p.broken),
-            "score": round(p.score, 6),
-            "tests_run": len(p.verdict.outcomes) if p.verdict else 0,
-            "seconds": round(p.verdict.duration_s, 3) if p.verdict else None,
-            "swapped": bool(p.verdict and p.verdict.swapped),
-        }
-        for p in singles + combos
-    ]
-    data = {
-        "formula": settings.formula,
-        "design": settings.design,
-        "coverage_s": round(coverage_s, 3),
-        "elapsed_s": round(elapsed, 3),
-        "screening_steps": {
-            k: round(v, 3) for k, v in (steps or {}).items()
-        },  # seconds into screening: workers up, timeout calibrated
-        "suspects": [{"file": s.file, "line": s.line, "score": round(s.score, 6)} for s in suspects[:50]],
-        "skipped": search.skipped,
-        "screened": rows,
-    }
-    path.write_text(json.dumps(data, indent=1), encoding="utf-8")
-
-
-async def widen(
-    search: Search,
-    screened: list[Prepared],
-    tried: list[str],
-    screener: Screener,
-    budget: Budget,
-    job_for: Callable[[Prepared], Job],
-    settle: Callable[[list[tuple[Mutant, float]]], Callable[[list[Prepared]], bool]],
-) -> list[Prepared]:
-    """Smallest first, not smallest only: when no single-token edit fixes every failing test, the rest of the budget
-    screens every operator's mutants (the single-token ones already screened left out)."""
-    wide = Search(
-        search.workdir,
-        search.sources,
-        search.spectrum,
-        search.suspects,
-        tried=[*tried, *(p.patch for p in screened)],
-        single_token=False,
-        changed=search.changed,
-        max_lines=len(search.suspects),
-    )
-    ranked = wide.ranked()
-    found = await screen_in_order(
-        wide.prepare(ranked, budget.mutants - budget.screened), screener.slots, budget, job_for, settle(ranked)
-    )
-    search.prepare_s += wide.prepare_s
-    for reason, count in wide.skipped.items():
-        if reason != "tried":  # the single-token mutants screened already are not news
-            search.skipped[reason] = search.skipped.get(reason, 0) + count
-    return found
 
 
 def third_party_imports(root: Path, files: list[str]) -> list[str]:

@@ -171,10 +171,6 @@ class Search:
         files = {str(self.workdir / f): t for f, t in mutated_sources(mutant, self.sources).items()}
         return Prepared(mutant, score, patch, phase1, phase2, files, also=sorted(self.spectrum.failing - covering))
 
-    def combine(self, screened: list[Prepared], top_singles: int = 12, limit: int = 300) -> list[tuple[Mutant, float]]:
-        """Two-edit mutants of the screened singles (pairing.combine, on this search's sources)."""
-        return pairing.combine(screened, self.sources, top_singles, limit)
-
 
 def top_lines(suspects: list[Suspect], most: int) -> list[Suspect]:
     """The `most` most suspicious lines, and the lines tied with the last of them (up to twice
