@@ -169,7 +169,7 @@ def without_contrast(suspects: list[Suspect], spectrum: Spectrum, sources: dict[
             continue
         for node in ast.walk(tree):
             if isinstance(node, ast.expr) and _literal(node) and ast.dump(node) in spectrum.asserted:
-                valued.update((file, n) for n in range(node.lineno, node.end_lineno + 1))  # type: ignore[operator]
+                valued.update((file, n) for n in range(node.lineno, (node.end_lineno or node.lineno) + 1))
     out = []
     for s in suspects:
         favoured = (s.file, s.line) in valued or (s.file, s.line) in spectrum.crash_lines

@@ -12,7 +12,7 @@ import ast
 from collections.abc import Iterator
 
 from .edits import Change, Edit, find_operator, replace
-from .module import ModuleInfo
+from .module import FunctionNode, ModuleInfo
 from .ops_expr import LOW_PRECEDENCE, _op_text, _wrap
 from .ops_stmt import _copy_text, _insertion_lines, _next_statement
 
@@ -175,7 +175,7 @@ def loop_condition(node: ast.AST, module: ModuleInfo) -> Iterator[Change]:
         yield replace(module.source, node.test, name)
 
 
-def _int_like(func: ast.AST) -> set[str]:
+def _int_like(func: FunctionNode) -> set[str]:
     """Names the function uses as numbers: indices, bounds, counters, operands of integer arithmetic."""
     found: set[str] = set()
     for sub in ast.walk(func):
@@ -196,7 +196,7 @@ def _int_like(func: ast.AST) -> set[str]:
                 found.update(o.id for o in operands if isinstance(o, ast.Name))
         elif isinstance(sub, ast.Assign) and (_int_value(sub.value) is not None or _is_len(sub.value)):
             found.update(t.id for t in sub.targets if isinstance(t, ast.Name))
-    args = func.args  # type: ignore[attr-defined]
+    args = func.args
     positional = [*args.posonlyargs, *args.args]
     for arg, default in zip(positional[len(positional) - len(args.defaults) :], args.defaults):
         if _int_value(default) is not None:
@@ -243,8 +243,8 @@ def unwrap_call(node: ast.AST, module: ModuleInfo) -> Iterator[Change]:
     yield replace(module.source, node, f"({text})" if needs else text)
 
 
-def _params(func: ast.AST) -> list[str]:
-    args = func.args  # type: ignore[attr-defined]
+def _params(func: FunctionNode) -> list[str]:
+    args = func.args
     return [a.arg for a in [*args.posonlyargs, *args.args]]
 
 

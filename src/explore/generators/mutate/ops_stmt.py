@@ -9,7 +9,7 @@ import itertools
 from collections.abc import Iterator
 
 from .edits import Change, Edit, Source, replace
-from .module import ModuleInfo
+from .module import FunctionNode, ModuleInfo
 
 BUILTINS = frozenset(dir(builtins))
 
@@ -25,11 +25,11 @@ def _block_of(node: ast.stmt, module: ModuleInfo) -> list[ast.stmt] | None:
     return None
 
 
-def _whole_lines(source: Source, node: ast.AST) -> tuple[int, int] | None:
+def _whole_lines(source: Source, node: ast.stmt) -> tuple[int, int] | None:
     """The span of the lines the statement occupies, when it is alone on them."""
     start, end = source.span(node)
-    line_start = source.starts[node.lineno - 1]  # type: ignore[attr-defined]
-    line_end = source.starts[node.end_lineno]  # type: ignore[attr-defined]
+    line_start = source.starts[node.lineno - 1]
+    line_end = source.starts[node.end_lineno or node.lineno]
     if source.text[line_start:start].strip():
         return None
     rest = source.text[end:line_end].strip()
@@ -180,12 +180,12 @@ def _analogues(donor: ast.stmt, func: ast.AST) -> list[dict[str, str]]:
     return maps[:3]
 
 
-def _params(func: ast.AST) -> list[str]:
-    args = func.args  # type: ignore[attr-defined]
+def _params(func: FunctionNode) -> list[str]:
+    args = func.args
     return [a.arg for a in [*args.posonlyargs, *args.args]]
 
 
-def _by_position(donor_func: ast.AST, target_func: ast.AST) -> dict[str, str]:
+def _by_position(donor_func: FunctionNode, target_func: FunctionNode) -> dict[str, str]:
     """A sibling method's parameters renamed to the target's, position by position
     (`receive(self, sku, qty)` → `ship(self, item, count)`: {sku: item, qty: count})."""
     return {a: b for a, b in zip(_params(donor_func), _params(target_func)) if a != b}
