@@ -71,7 +71,6 @@ async def repair(repo: Path, agent_cmd: str, **flags: object) -> tuple[RunState,
     info = gitrepo.open_repo(repo)
     loop.check_options(info.root, options)
     state.ensure_writable(info.root)
-    gitrepo.exclude_explore_dir(info.repo)
     run_id = state.new_run_id()
     state.acquire_lock(info.root, run_id)
     events: list[Event] = []

@@ -59,7 +59,6 @@ async def _repair(repo: Path, agent_cmd: str, publisher: Publisher, run_id: str)
     info = gitrepo.open_repo(repo)
     loop.check_options(info.root, options)
     state.ensure_writable(info.root)
-    gitrepo.exclude_explore_dir(info.repo)
     state.acquire_lock(info.root, run_id)
     try:
         return await loop.run_repair(info, options, publisher, run_id=run_id)

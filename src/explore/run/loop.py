@@ -351,6 +351,7 @@ async def run_repair(
     hint: str | None = None,
     run_id: str | None = None,
 ) -> RunState:
+    gitrepo.exclude_explore_dir(info.repo)  # the run's own files never count as the user's changes
     run = resume or merging.prepare_new(info, options, run_id or state.new_run_id())
     if resume:
         from .housekeeping import kill_strays
