@@ -16,11 +16,11 @@ from pathlib import Path
 
 import pytest
 
-from explore.bench import render
 from explore.bench.corpus import load_case, load_corpus
 from explore.bench.judge import git, is_test_path, judge
 from explore.bench.results import BenchResult, CaseResult, Verdict, aggregate
 from explore.bench.runner import default_jobs, prepare
+from explore.cli import bench_render as render
 
 CORPUS = Path(__file__).resolve().parents[1] / "benchmarks" / "cases"
 CASES = ["luhn_checksum", "money_discount", "prime_sieve"]
@@ -28,10 +28,9 @@ PY = sys.executable
 
 
 def bench_cli(args: list[str], env: dict[str, str] | None = None, timeout: float = 600) -> subprocess.CompletedProcess:
-    """`explore bench` as a user runs it (through `python -m explore.bench` until it is registered)."""
-    from explore.cli import commands as cli
+    """`explore bench` as a user runs it (`python -m explore bench`)."""
 
-    entry = ["-m", "explore", "bench"] if "bench" in cli.main.commands else ["-m", "explore.bench"]
+    entry = ["-m", "explore", "bench"]
     return subprocess.run([PY, *entry, *args], capture_output=True, text=True, timeout=timeout, env=env)
 
 
@@ -219,7 +218,7 @@ def test_registers_on_the_main_group() -> None:
     import click
     from click.testing import CliRunner
 
-    from explore.bench.command import bench
+    from explore.cli.bench import bench
     from explore.cli.commands import main
 
     assert isinstance(bench, click.Command) and bench.name == "bench"

@@ -1,5 +1,5 @@
 """The import contract of src/explore: a package imports only the packages below it, rich and the
-live view only from cli/ and bench/, and no two modules import each other (also not for types).
+live view only from cli/, and no two modules import each other (also not for types).
 
 Read from the source with ast: every import counts — at the top, under `if TYPE_CHECKING:`, inside a
 function. The known violations are listed by name so that any new one fails."""
@@ -22,10 +22,10 @@ LAYERS: list[set[str]] = [
     {"executors"},
     {"fanout"},
     {"run"},
-    {"cli", "bench"},
+    {"bench"},
+    {"cli"},
 ]
-"""Low → high. A package may import its own layer's packages and every layer below; the top two may
-import each other (bench's command uses cli's live view and help, cli registers bench)."""
+"""Low → high. A package may import its own layer's packages and every layer below."""
 RANK = {package: rank for rank, packages in enumerate(LAYERS) for package in packages}
 TOP_LEVEL = {"explore", "explore.__main__"}
 """The only modules outside a layer package."""
@@ -33,7 +33,7 @@ ALLOWED_ONLY_FROM = {"model": set(), "decide": {"model"}, "pytest_plugin": set()
 """Stricter than the order: decide is pure (model only); model and the plugin import nothing of explore."""
 DISPLAY = {"rich", "explore.cli.live"}
 """The terminal display: rich and explore's live view."""
-DISPLAY_USERS = {"cli", "bench"}
+DISPLAY_USERS = {"cli"}
 
 KNOWN_VIOLATIONS: set[tuple[str, str]] = set()
 """(importer, imported) pairs that break the layer order or the display rule."""

@@ -1,5 +1,5 @@
 """The `explore` command group, the console script's entry: its commands live by kind — repair.py
-(run, resume, demo), runs.py (status, clean, rollback, apply, undo) and bench/command.py (bench).
+(run, resume, demo), runs.py (status, clean, rollback, apply, undo) and bench (the bench command, and bench_render its tables and chart).
 Each command is thin: options in, one typed call, a message and an exit code out.
 """
 
@@ -23,7 +23,7 @@ for _command in (run, resume, status, clean, rollback, apply_command, undo, demo
 
 
 def _register_bench() -> None:
-    from ..bench.command import bench
+    from .bench import bench
 
     main.add_command(bench)
 

@@ -11,7 +11,7 @@ from rich import box
 from rich.console import Console
 from rich.table import Table
 
-from .results import BenchResult, Stats, StrategyStats
+from ..bench.results import BenchResult, Stats, StrategyStats
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes  # the bench extra; imported where the chart is drawn

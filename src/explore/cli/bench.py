@@ -10,7 +10,7 @@ from pathlib import Path
 
 import click
 
-from ..cli.helptext import BENCH_EXAMPLES, BENCH_GROUPS, GroupedCommand
+from .helptext import BENCH_EXAMPLES, BENCH_GROUPS, GroupedCommand
 
 BUILT_IN = ("auto", "conservative", "aggressive", "exploratory", "surgical")
 
@@ -68,14 +68,14 @@ def bench(
     (suite green, reference checks, tests untouched, debris), and write bench.json, bench.md and a chart."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-    from ..cli.live import make_console
+    from ..bench import compare as comparing
+    from ..bench.corpus import load_corpus
+    from ..bench.results import BenchResult, CaseResult, aggregate
+    from ..bench.runner import BenchConfig, default_jobs, run_all
     from ..generators import resolve_agent
     from ..model.errors import ExploreError
-    from . import compare as comparing
-    from . import render
-    from .corpus import load_corpus
-    from .results import BenchResult, CaseResult, aggregate
-    from .runner import BenchConfig, default_jobs, run_all
+    from . import bench_render as render
+    from .live import make_console
 
     err = make_console(stderr=True)
     if compare:
