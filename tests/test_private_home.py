@@ -121,3 +121,24 @@ def test_a_suite_that_moves_files_in_home_is_repaired_in_parallel(tmp_path: Path
     assert after == before  # the user's home: not a file moved, added or changed
     assert not list((tmp_path / "user-tmp").glob(f"{homes.PREFIX}*"))  # every private home removed
     assert_no_debris(repo)
+
+
+def test_sweep_removes_the_homes_of_a_dead_creator_only(tmp_path: Path) -> None:
+    """A home is named after the pid that made it; sweep() removes those whose creator is gone
+    (an explore killed with SIGKILL) and keeps this live process's own."""
+    dead = subprocess.run(
+        [sys.executable, "-c", "from explore.edges import homes; print(homes.create())"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    orphan = Path(dead.stdout.strip())
+    mine = homes.create()
+    try:
+        assert orphan.is_dir() and orphan.name.startswith(homes.PREFIX)
+        removed = homes.sweep()
+        assert orphan in removed and not orphan.exists()
+        assert mine.is_dir() and mine not in removed
+    finally:
+        homes.remove(mine)
+        homes.remove(orphan)

@@ -23,6 +23,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+import psutil
+
 SEEDED = (".gitconfig", ".config/git", ".pip", ".config/pip")
 """Copied from the user's home (relative to it) when present: git's identity and configuration, pip's configuration."""
 PREFIX = "explore-home-"
@@ -71,8 +73,22 @@ def env_for(root: Path) -> dict[str, str]:
 
 
 def create() -> Path:
-    """A fresh folder for a job's private home (env_for(root) fills it); remove() it afterwards."""
-    return Path(tempfile.mkdtemp(prefix=PREFIX))
+    """A fresh folder for a job's private home (env_for(root) fills it); remove() it afterwards.
+    Its name holds this process's pid, so sweep() can tell a home whose creator died."""
+    return Path(tempfile.mkdtemp(prefix=f"{PREFIX}{os.getpid()}-"))
+
+
+def sweep() -> list[Path]:
+    """Remove the homes left by an explore process that died before it could (killed with
+    SIGKILL, the machine's OOM killer): every home under the temp folder whose creator's pid is
+    gone. Run at the start of every run."""
+    removed: list[Path] = []
+    for folder in Path(tempfile.gettempdir()).glob(f"{PREFIX}*"):
+        pid = folder.name.removeprefix(PREFIX).split("-", 1)[0]
+        if pid.isdigit() and not psutil.pid_exists(int(pid)):
+            remove(folder)
+            removed.append(folder)
+    return removed
 
 
 def remove(root: Path) -> None:

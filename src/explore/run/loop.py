@@ -17,7 +17,7 @@ import anyio
 from .. import generators
 from ..decide import escalation, history, redaction, shard_plan
 from ..decide import stop as giving_up
-from ..edges import gitrepo, guard, history_io, sandbox
+from ..edges import gitrepo, guard, history_io, homes, sandbox
 from ..fanout.scheduler import FanOutResult, fan_out
 from ..model import usage
 from ..model.candidates import IterationRecord, PhaseTiming
@@ -352,6 +352,7 @@ async def run_repair(
     run_id: str | None = None,
 ) -> RunState:
     gitrepo.exclude_explore_dir(info.repo)  # the run's own files never count as the user's changes
+    homes.sweep()  # the private homes of an explore process killed before it could remove them
     run = resume or merging.prepare_new(info, options, run_id or state.new_run_id())
     if resume:
         from .housekeeping import kill_strays
