@@ -10,7 +10,15 @@ import psutil
 import pytest
 
 from conftest import assert_no_debris, make_repo, run_cli
-from explore.edges.testing import HARD_EXIT, TestCommand, derived_test_timeout, make_command, run_tests
+from explore.edges.outcomes import TIMEOUT_MARK
+from explore.edges.testing import (
+    HARD_EXIT,
+    TEST_TIMEOUT_FACTOR,
+    TestCommand,
+    derived_test_timeout,
+    make_command,
+    run_tests,
+)
 from explore.model.config import build_options
 from explore.model.testresults import TestOutcome, TestRun
 
@@ -185,9 +193,14 @@ def test_a_looping_bug_is_reported_within_a_minute_and_repaired(tmp_path: Path) 
     assert not _pytest_children(str(repo)) and not _pytest_children(str(tmp_path / "worktrees"))
 
 
-def test_hard_exit_code_is_the_plugins() -> None:
+def test_the_plugins_constants_are_explores() -> None:
+    """The plugin runs in the project's interpreter and imports nothing of explore: the constants
+    both sides read (the hard-timeout exit code, the timeout's mark, the lowering factor) are kept
+    in step by this test."""
     plugin = (Path(__file__).parents[1] / "src/explore/pytest_plugin/_explore_test_limit.py").read_text()
     assert f"HARD_EXIT = {HARD_EXIT}" in plugin
+    assert f'MARK = "{TIMEOUT_MARK}"' in plugin
+    assert f"FACTOR = {TEST_TIMEOUT_FACTOR}" in plugin
 
 
 LOCKED = {

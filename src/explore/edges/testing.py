@@ -223,10 +223,13 @@ async def _run_with_reruns(
         run.outcomes = {**run.outcomes, **hung}
         if run.exit_code in (0, 5, HARD_EXIT) and not run.oom:
             run.exit_code = 1  # failing tests, and not "nothing collected" when every test hung
-            run.infra_error = (
-                f"collection errors in {', '.join(run.collection_errors[:5])}" if run.collection_errors else None
-            )
+            run.infra_error = _collection_errors(run)
     return run
+
+
+def _collection_errors(run: TestRun) -> str | None:
+    """The infrastructure error of a run whose test files did not import, naming the first five."""
+    return f"collection errors in {', '.join(run.collection_errors[:5])}" if run.collection_errors else None
 
 
 @dataclass(frozen=True)
@@ -395,7 +398,7 @@ def classify_infra(command: TestCommand, result: procs.ProcResult, run: TestRun)
         if "No module named pytest" in tail:
             return f"pytest is not installed in {command.python} (No module named pytest); install it there, or choose another with --python or [tool.explore] python"
         if run.collection_errors:
-            return f"collection errors in {', '.join(run.collection_errors[:5])}"
+            return _collection_errors(run)
         if code == 5:
             return "no tests collected"
         if code in (2, 3, 4):

@@ -100,6 +100,7 @@ async def _attempt(
     plan: CandidatePlan, config: FanOutConfig, board: Board, result: CandidateResult, files_dir: Path
 ) -> None:
     path, fresh = await anyio.to_thread.run_sync(config.pool.acquire, plan.id, config.commit)
+    confine = config.sandbox.confine(path, files_dir) if config.sandbox else None
     if fresh and config.worktree_setup:
         config.emit(plan.id, Phase.setup)
         setup = await run_setup(
@@ -107,7 +108,7 @@ async def _attempt(
             path,
             files_dir / "setup.log",
             tracker=config.tracker,
-            confine=config.sandbox.confine(path, files_dir) if config.sandbox else None,
+            confine=confine,
         )
         setup.check()
     board.kept[plan.id] = (
@@ -122,7 +123,7 @@ async def _attempt(
         files_dir=files_dir,
         request=config.request,
         tracker=config.tracker,
-        confine=config.sandbox.confine(path, files_dir) if config.sandbox else None,
+        confine=confine,
         git=partial(config.pool.git_in, path),
     )
     try:

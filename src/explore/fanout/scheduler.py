@@ -27,7 +27,7 @@ from .board import Board
 from .candidate import run_candidate
 from .checks import LINK_REWRITTEN, outside, score
 from .config import FanOutConfig
-from .testjobs import confirm_newly_failing, full_suite
+from .testjobs import confirm_newly_failing, failed_status, full_suite
 
 __all__ = ["FanOutConfig", "FanOutResult", "Findings", "fan_out"]
 
@@ -208,10 +208,8 @@ async def validate(results: list[CandidateResult], config: FanOutConfig, board: 
                 f"full-suite validation exceeded {config.branch_timeout:g}s",
             )
         elif job.status != JobStatus.ok:
-            status = {JobStatus.timeout: CandidateStatus.timeout, JobStatus.oom: CandidateStatus.oom}.get(
-                job.status, CandidateStatus.crashed
-            )
-            result.status, result.reason = status, f"full-suite validation: {job.reason or job.status.value}"
+            result.status = failed_status(job)
+            result.reason = f"full-suite validation: {job.reason or job.status.value}"
         else:
             board.runs[result.id] = job.run
             board.estimates.discard(result.id)

@@ -17,11 +17,16 @@ from .board import Board
 from .config import FanOutConfig
 
 
-def job_failure(job: JobResult) -> tuple[CandidateStatus, str]:
-    """The status and reason of a candidate whose test job did not complete."""
-    status = {JobStatus.timeout: CandidateStatus.timeout, JobStatus.oom: CandidateStatus.oom}.get(
+def failed_status(job: JobResult) -> CandidateStatus:
+    """The status of a candidate whose test job did not complete."""
+    return {JobStatus.timeout: CandidateStatus.timeout, JobStatus.oom: CandidateStatus.oom}.get(
         job.status, CandidateStatus.crashed
     )
+
+
+def job_failure(job: JobResult) -> tuple[CandidateStatus, str]:
+    """The status and reason of a candidate whose test job did not complete."""
+    status = failed_status(job)
     if job.status == JobStatus.oom:
         return status, f"its tests exceeded the memory cap ({job.run.infra_error or job.reason})"
     return status, job.reason or f"its test job {job.status.value}"

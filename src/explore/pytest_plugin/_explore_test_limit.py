@@ -202,14 +202,15 @@ class Limiter:
         fd = os.open(self.stack_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644) if self.stack_path else 2
         faulthandler.dump_traceback(file=fd, all_threads=True)
         message = f"{MARK}: {self.policy.describe(limit)} and ignored the signal; its process was ended"
-        self.policy.timed_out(hard - soft + limit)
+        took = hard - soft + limit  # the limit, then the grace the watchdog gave it
+        self.policy.timed_out(took)
         if self.record:
             entry = {
                 "kind": "hard_timeout",
                 "nodeid": nodeid,
                 "message": message,
                 "stack": self.stack_path,
-                "duration": hard - soft + limit,
+                "duration": took,
                 "hangs": self.policy.state(),
             }
             fd = os.open(self.record, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)

@@ -5,7 +5,6 @@ from timings instead of test counts (issue 27: shards only where they pay, by re
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -13,6 +12,7 @@ from pydantic import BaseModel, ValidationError
 
 from ..decide import shard_plan
 from ..model.testresults import TestRun
+from . import state
 
 FILE = "durations.json"
 
@@ -43,10 +43,7 @@ def write(path: Path, run: TestRun, overhead_s: float) -> None:
     if not any(durations.values()):
         return
     recorded = RecordedDurations(files=shard_plan.file_weights(run.outcomes, durations), overhead_s=overhead_s)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    partial = path.with_name(f".{path.name}.{os.getpid()}")
-    partial.write_text(json.dumps(recorded.model_dump(), indent=1, sort_keys=True), encoding="utf-8")
-    partial.replace(path)
+    state.atomic_write(path, json.dumps(recorded.model_dump(), indent=1, sort_keys=True))
 
 
 def first_weights(on_disk: Mapping[str, float], recorded: RecordedDurations) -> dict[str, float]:

@@ -201,7 +201,7 @@ def config(
         listener=listener,
         progressive=progressive,
         memory_limit=kit.memory_limit,
-        import_map=import_map(asked.scratch, run),
+        import_map=import_map(asked.scratch, run) if progressive else None,  # read only by a progressive run
         shard_weights=shard_plan.file_weights(tests.outcomes, weights_of(tests)),
         shards=options.shards,
         overhead_s=kit.suite.overhead_s,
