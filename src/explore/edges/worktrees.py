@@ -303,14 +303,13 @@ class WorktreePool:
         return Captured(files, review.decode("utf-8", errors="replace"), links, added, patch, tree, binary)
 
     def remove_all(self) -> None:
-        """Remove every worktree of the run, whatever state it is in."""
-        for slot, path in list(self.created.items()):
-            try:
-                self._restore_link(slot)
-                with self._git_admin:
-                    self.repo.git.worktree("remove", "--force", "--force", str(path))
-            except (git.GitCommandError, OSError):
-                shutil.rmtree(path, ignore_errors=True)
+        """Remove every worktree of the run, whatever state it is in: their folders, then git's record
+        of them (`.git/worktrees/<name>`) in one `git worktree prune` — not a `git worktree remove`
+        per worktree, a git process each at the end of every run. A record that outlives the prune
+        (a candidate locked its worktree) is removed as `worktree remove --force --force` would."""
+        admins = [self._admin(path) for path in self.created.values() if path.name in self.links]
+        for path in self.created.values():
+            shutil.rmtree(path, ignore_errors=True)
         self.created.clear()
         shutil.rmtree(self.root, ignore_errors=True)
         try:
@@ -318,6 +317,11 @@ class WorktreePool:
         except OSError:
             pass
         try:
-            self.repo.git.worktree("prune")
+            with self._git_admin:
+                self.repo.git.worktree("prune")
         except git.GitCommandError:
             pass
+        records = Path(self.repo.common_dir).resolve() / "worktrees"
+        for admin in admins:
+            if admin.resolve().parent == records and admin.is_dir():
+                shutil.rmtree(admin, ignore_errors=True)
