@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import ast
 import configparser
-import doctest
 import json
 import shlex
 import sys
@@ -229,6 +228,8 @@ def doctests(path: str, text: str | None) -> dict[str, list[tuple[str, str, str]
     """Each docstring's (or text file's) doctest examples: name → [(source, want, options)]."""
     if text is None:
         return {}
+    import doctest  # here: only a changed file with collected doctests needs it (doctest pulls in unittest, pdb)
+
     parser = doctest.DocTestParser()
 
     def examples(doc: str) -> list[tuple[str, str, str]]:

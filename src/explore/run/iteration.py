@@ -28,7 +28,7 @@ from ..model.errors import BudgetExhausted, Escalation
 from ..model.events import Listener, Note, Subscriber
 from ..model.runstate import RunState
 from ..model.testresults import TestOutcome, TestRun
-from . import debug_reports, merging
+from . import merging
 from .kit import Kit
 from .suite import weights_of
 from .transitions import yardstick
@@ -260,6 +260,8 @@ def debug_report(
     options = kit.options
     if not options.reports_dir:
         return None
+    from . import debug_reports  # here: only --reports-dir needs it
+
     return debug_reports.write(
         kit.root,
         kit.info.repo,
