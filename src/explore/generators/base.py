@@ -53,6 +53,9 @@ class ProposalRequest:
     deadline: float | None = None
     """`time.monotonic()` at which the run's search budget runs out: a generator that searches (mutate)
     stops there and proposes what it found; one that cannot stop early may ignore it."""
+    durations: dict[str, float] = field(default_factory=dict)
+    """Seconds each test took (setup, call and teardown) in the run that found the failures: what
+    mutate sizes a mutant's timeout from instead of running the tests once more."""
 
 
 @dataclass

@@ -114,6 +114,7 @@ def request(
         regression=detection.regressed,
         time_limit=kit.suite.generator_limit(tests),
         deadline=deadline,
+        durations={i: o.duration_s for i, o in tests.outcomes.items()},
     )
 
 

@@ -19,6 +19,10 @@ import pytest
 from _explore_mutate_plugins import PYTEST_ARGS, Neutraliser, Recorder
 from _explore_mutate_warm import Warm
 
+MAX_SLACK_S = 20.0
+"""Most seconds a child gets past its timeout for collecting what the parent collected (below
+explore's own guard, screen.GUARD_S)."""
+
 
 def screen(request, prepared=None):
     """Run the request's tests against its mutant in this process (a fork, or a fresh pytest)."""
@@ -83,7 +87,8 @@ def fork_screen(request, devnull, prepared=None):
     except OSError:
         pass
     os.close(write_fd)
-    deadline = time.monotonic() + float(request.get("timeout", 5.0))
+    slack = min(prepared.collect_s, MAX_SLACK_S) if prepared is not None else 0.0  # a child collecting afresh
+    deadline = time.monotonic() + float(request.get("timeout", 5.0)) + slack
     chunks = []
     timed_out = False
     while True:
@@ -144,6 +149,7 @@ def serve(root, preload, pycache):
         "warm_s": time.monotonic() - started,
         "mode": note,
         "overridden": prepared.neutraliser.overridden if prepared is not None else [],
+        "collects": prepared is not None and prepared.live is not None,
     }
     proto.write(json.dumps(hello) + "\n")
     for line in sys.stdin:

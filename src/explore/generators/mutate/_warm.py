@@ -36,6 +36,9 @@ class Warm:
         self.late_conftest = False
         """That collection loaded a conftest: pytest keeps it, with whatever it imported, so a
         child that cannot swap the mutant in runs a whole fresh pytest instead."""
+        self.collect_s = 0.0
+        """Seconds this process spent collecting (importing the project with it): what a child
+        that cannot swap the mutant in spends again, on top of its tests' time."""
 
     def start(self):
         from _pytest.config import _prepareconfig
@@ -83,12 +86,14 @@ class Warm:
         self.recorder.__init__([], [], 10**6)
         self.config.args = sorted(wanted)
         sys.setprofile(self.live.profile)
+        started = time.monotonic()
         try:
             self.config.hook.pytest_collection(session=self.session)
         except BaseException:  # collection errors: those ids are not here, children collect them
             pass
         finally:
             sys.setprofile(None)
+            self.collect_s += time.monotonic() - started
         self.items.update((item.nodeid, item) for item in self.session.items)
         self.loaded = {
             self.live.real(m.__file__) for m in list(sys.modules.values()) if getattr(m, "__file__", None)
@@ -136,6 +141,7 @@ class Warm:
                 if path and self.live.real(path) and os.path.realpath(path) not in self.imported:
                     del sys.modules[name]
         self.items, self.collected, self.loaded, self.late_conftest = {}, set(), set(), False
+        self.collect_s = 0.0
 
     def run(self, request):
         self.recorder.__init__(

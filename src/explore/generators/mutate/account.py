@@ -107,7 +107,7 @@ def write_log(
         "elapsed_s": round(elapsed, 3),
         "screening_steps": {
             k: round(v, 3) for k, v in (steps or {}).items()
-        },  # seconds into screening: workers up, timeout calibrated
+        },  # seconds into screening (workers up, timeout calibrated) and the mutant timeout
         "suspects": [{"file": s.file, "line": s.line, "score": round(s.score, 6)} for s in suspects[:50]],
         "skipped": search.skipped,
         "screened": rows,

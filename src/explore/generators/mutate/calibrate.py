@@ -1,9 +1,17 @@
-"""A mutant's timeout, calibrated on the unmutated code before screening starts: generous for
-honest mutants, short for the ones that loop forever."""
+"""A mutant's timeout, from the unmutated code's times before screening starts: generous for
+honest mutants, short for the ones that loop forever. The tests' times of the run that found the
+failures give it at no cost (`from_durations`); without them, one run of the widest tests does
+(`calibrate`)."""
 
 from __future__ import annotations
 
-from .screen import Job, Slot, Verdict
+import time
+from collections.abc import AsyncIterator, Mapping
+from contextlib import asynccontextmanager
+
+import anyio
+
+from .screen import Deferred, Job, Slot, Verdict
 from .search import Search
 
 MAX_MUTANT_TIMEOUT = 30.0
@@ -24,6 +32,52 @@ async def calibrate(slot: Slot, phase1: list[str], phase2: list[str], hung: froz
     longest = (MAX_MUTANT_TIMEOUT - 0.5) / 8  # a run that lasts longer gives the longest timeout anyway
     verdict = await slot.screen(Job({}, phase1, phase2, longest, stop=False))
     return timeout_from(verdict)
+
+
+def from_durations(
+    durations: Mapping[str, float], phase1: list[str], phase2: list[str], hung: frozenset[str] = frozenset()
+) -> float | None:
+    """A mutant's timeout from the recorded seconds of the most tests any mutant gets, as
+    `timeout_from` makes it from a run of them: eight times their time plus half a second. What
+    a run of them adds beyond their time (collecting them again, for a mutant that cannot be
+    swapped in) the fork worker adds itself: it measured it, collecting them first. None when a
+    test's time is unknown or none is timed (a run that reports no times): calibrate instead."""
+    tests = [t for t in (*phase1, *phase2) if t not in hung]
+    if not tests:
+        return HUNG_ONLY_TIMEOUT
+    if any(t not in durations for t in tests) or not any(durations[t] > 0 for t in tests):
+        return None
+    return round(min(MAX_MUTANT_TIMEOUT, max(0.75, 8 * sum(durations[t] for t in tests) + 0.5)), 2)
+
+
+@asynccontextmanager
+async def aside(
+    slots: list[Slot],
+    phase1: list[str],
+    phase2: list[str],
+    hung: frozenset[str],
+    timeout: dict[str, float],
+    steps: dict[str, float],
+    started: float,
+) -> AsyncIterator[list[Slot]]:
+    """The slots to screen on while the first of them calibrates: screening starts at once on the
+    others under timeout["s"] (from the recorded durations), which the calibration then replaces
+    for every mutant screened after it. A search that ends first cancels it (it ends that worker:
+    a cancelled request leaves it out of step). The calibration is what today's machine takes for
+    those tests, where the recorded durations may carry a tracer's cost (the baseline's coverage)."""
+    deferred = Deferred(slots[0])
+
+    async def measure() -> None:
+        try:
+            timeout["s"] = await calibrate(deferred.slot, phase1, phase2, hung)
+            steps["calibrated_s"] = time.monotonic() - started
+        finally:
+            deferred.ready.set()
+
+    async with anyio.create_task_group() as group:
+        group.start_soon(measure)
+        yield [deferred, *slots[1:]]
+        group.cancel_scope.cancel()
 
 
 def timeout_from(verdict: Verdict) -> float:

@@ -17,6 +17,7 @@ import os
 import sys
 import time
 from collections.abc import Callable
+from contextlib import AbstractAsyncContextManager, nullcontext
 from pathlib import Path
 from typing import Any
 
@@ -27,13 +28,14 @@ from ...model.usage import MutateUsage, Usage
 from ..base import CandidateContext, FixGenerator, ProposalRequest
 from . import localise, pairing, revert, shape
 from .account import explain, hung_note, overrides_note, unmoved, write_log
-from .calibrate import MAX_MUTANT_TIMEOUT, calibrate, widest_tests
+from .calibrate import MAX_MUTANT_TIMEOUT, calibrate, from_durations, widest_tests
+from .calibrate import aside as calibrate_aside
 from .changes import changed_files, changed_in, changed_lines, regressing_hunks
 from .deepen import deepen, widen
 from .edits import Mutant
 from .options import MutateOptions
 from .prepared import Prepared
-from .screen import Job, Screener
+from .screen import Job, Screener, Slot
 from .search import Budget, Search, screen_in_order
 
 
@@ -181,30 +183,42 @@ class MutateGenerator(FixGenerator):
         screener = await self._warm_screener(request, python, run_dir, lanes, preload)
         steps["workers_s"] = time.monotonic() - screen_started
         try:
-            slots = screener.slots
+            hung = frozenset(t.id for t in request.failing if t.outcome == "timeout")
+            widest = widest_tests(search)
+            recorded = None
             if prepared and not settings.mutant_timeout:
-                hung = frozenset(t.id for t in request.failing if t.outcome == "timeout")
-                timeout["s"] = await calibrate(slots[0], *widest_tests(search), hung)
-            steps["calibrated_s"] = time.monotonic() - screen_started
-            reverts = await screen_in_order(undo, slots, budget, job_for, lambda done: False) if undo else []
-            singles = await screen_in_order(prepared, slots, budget, job_for, enough)
-            ranked_screened = len(singles)
-            if (
-                policy.single_token
-                and not any(shape.is_full(p, failing) for p in reverts + singles)
-                and not budget.exhausted()
-            ):
-                singles += await widen(search, singles, request.tried_patches, slots, budget, job_for, settle)
-            no_full = not any(shape.is_full(p, failing) for p in singles)
-            stuck = not any(p.plausible for p in singles)  # no single edit helps: maybe two must go together
-            if (policy.max_edits >= 2 or stuck) and no_full and not budget.exhausted():
-                pairs = search.prepare(pairing.combine(singles, search.sources), budget.mutants - budget.screened)
-                combos = await screen_in_order(pairs, slots, budget, job_for, lambda done: False)
-            if not any(p.plausible for p in reverts + singles + combos) and budget.left_s() > 0:
-                more, deeper = await deepen(
-                    search, reverts + singles + combos, request.tried_patches, slots, budget, job_for, settle
-                )
-                singles, combos = singles + more, combos + deeper
+                recorded = from_durations(request.durations, *widest, hung) if screener.collects() else None
+                if recorded is None:  # no times to start from: measured before any mutant runs
+                    timeout["s"] = await calibrate(screener.slots[0], *widest, hung)
+                    steps["calibrated_s"] = time.monotonic() - screen_started
+                else:  # screening starts at once, while one worker measures it
+                    timeout["s"] = steps["recorded_timeout_s"] = recorded
+            measuring: AbstractAsyncContextManager[list[Slot]] = (
+                calibrate_aside(list(screener.slots), *widest, hung, timeout, steps, screen_started)
+                if recorded
+                else nullcontext(list(screener.slots))
+            )
+            async with measuring as slots:
+                reverts = await screen_in_order(undo, slots, budget, job_for, lambda done: False) if undo else []
+                singles = await screen_in_order(prepared, slots, budget, job_for, enough)
+                ranked_screened = len(singles)
+                if (
+                    policy.single_token
+                    and not any(shape.is_full(p, failing) for p in reverts + singles)
+                    and not budget.exhausted()
+                ):
+                    singles += await widen(search, singles, request.tried_patches, slots, budget, job_for, settle)
+                no_full = not any(shape.is_full(p, failing) for p in singles)
+                stuck = not any(p.plausible for p in singles)  # no single edit helps: maybe two must go together
+                if (policy.max_edits >= 2 or stuck) and no_full and not budget.exhausted():
+                    pairs = search.prepare(pairing.combine(singles, search.sources), budget.mutants - budget.screened)
+                    combos = await screen_in_order(pairs, slots, budget, job_for, lambda done: False)
+                if not any(p.plausible for p in reverts + singles + combos) and budget.left_s() > 0:
+                    more, deeper = await deepen(
+                        search, reverts + singles + combos, request.tried_patches, slots, budget, job_for, settle
+                    )
+                    singles, combos = singles + more, combos + deeper
+            steps["timeout_s"] = timeout["s"]
             overridden += [o for o in screener.overridden() if o not in overridden]
         except BaseException:
             await self.aclose()  # a worker may be out of step: the next iteration starts afresh

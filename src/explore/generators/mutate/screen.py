@@ -78,6 +78,18 @@ class Slot(Protocol):
     async def screen(self, job: Job) -> Verdict: ...
 
 
+class Deferred:
+    """A slot busy with something else first (measuring the mutant timeout): screening starts on
+    the other slots, and this one's lane joins once `ready` is set."""
+
+    def __init__(self, slot: Slot) -> None:
+        self.slot = slot
+        self.ready = anyio.Event()
+
+    async def screen(self, job: Job) -> Verdict:
+        return await self.slot.screen(job)
+
+
 def _verdict(answer: dict[str, Any], started: float) -> Verdict:
     status = answer.get("status", "crash")
     if status == "ok" and answer.get("exit") not in (0, 1, 2) and not answer.get("outcomes"):
@@ -107,6 +119,9 @@ class ForkWorker:
         """The worker's private home folder (homes.py)."""
         self.overridden: list[str] = []
         """The user's pytest options the worker turned off (from its hello)."""
+        self.collects = False
+        """The worker collects each test file once itself and gives a child the seconds that took
+        past its timeout (from its hello): a timeout need not allow for collecting."""
 
     async def start(self) -> None:
         if self.home is not None:
@@ -141,6 +156,7 @@ class ForkWorker:
             hello = json.loads(await self.reader.receive_until(b"\n", 2**20))
         self.warm_s = float(hello.get("warm_s", 0.0))
         self.overridden = list(hello.get("overridden") or [])
+        self.collects = bool(hello.get("collects"))
 
     async def screen(self, job: Job) -> Verdict:
         started = time.monotonic()
@@ -162,7 +178,7 @@ class ForkWorker:
             await self.aclose()  # restarted on the next job
             return Verdict("crash", duration_s=time.monotonic() - started, error=f"worker lost: {type(exc).__name__}")
         except BaseException:
-            await self.aclose()  # cancelled mid-answer: the stream is out of step, start afresh
+            await self.aclose(at_once=True)  # cancelled mid-answer: out of step, and busy (no time to wait)
             raise
         return _verdict(answer, started)
 
@@ -182,7 +198,9 @@ class ForkWorker:
         if stale:
             await self.aclose()
 
-    async def aclose(self) -> None:
+    async def aclose(self, at_once: bool = False) -> None:
+        """End the worker: on end of its input, given two seconds to go; at once, killed (it is
+        busy with a request it would finish first)."""
         with anyio.CancelScope(shield=True):
             home, self.home = self.home, None
             if self.process is None:
@@ -190,6 +208,8 @@ class ForkWorker:
                     homes.remove(home)
                 return
             process, self.process = self.process, None
+            if at_once:
+                procs.kill_tree(process.pid, wait=False)
             if process.stdin is not None:
                 try:
                     await process.stdin.aclose()  # the worker ends on end of input
@@ -296,6 +316,11 @@ class Screener:
         for slot in self.slots:
             if isinstance(slot, ForkWorker):
                 await slot.refresh(changed)
+
+    def collects(self) -> bool:
+        """Every worker collects the tests itself and allows a child the time that took (fork
+        design, pytest configured once): a mutant's timeout need only cover its tests' time."""
+        return self.design == "fork" and all(isinstance(s, ForkWorker) and s.collects for s in self.slots)
 
     def pids(self) -> list[int]:
         return [slot.process.pid for slot in self.slots if isinstance(slot, ForkWorker) and slot.process is not None]

@@ -23,7 +23,7 @@ from .localise import Spectrum, Suspect
 from .operators import REGISTRY, mutants_in
 from .prepared import Lazy, Prepared
 from .regions import Key, Regions
-from .screen import Job, Slot
+from .screen import Deferred, Job, Slot
 
 FAR = 10**6
 
@@ -202,7 +202,28 @@ async def screen_in_order(
     async with anyio.create_task_group() as group:
         deadline = anyio.current_time() + max(budget.left_s(), 0.0)
 
+        idle: list[anyio.CancelScope] = []
+        working = {"lanes": sum(not (isinstance(s, Deferred) and not s.ready.is_set()) for s in slots)}
+
         async def lane(slot: Slot) -> None:
+            if isinstance(slot, Deferred) and not slot.ready.is_set():
+                # takes no mutant before it is free (the prefix would wait on it); ends when the others have
+                with anyio.CancelScope() as waiting:
+                    idle.append(waiting)
+                    await slot.ready.wait()
+                if waiting.cancel_called:
+                    return
+                idle.remove(waiting)
+                working["lanes"] += 1
+            try:
+                await work(slot)
+            finally:
+                working["lanes"] -= 1
+                if not working["lanes"]:
+                    for waiting in idle:
+                        waiting.cancel()
+
+        async def work(slot: Slot) -> None:
             while True:
                 index = state["next"]
                 if budget.screened >= budget.mutants or budget.left_s() <= 0:
