@@ -7,15 +7,23 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
+from typing import Any
 
+import anyio
+import psutil
 import pytest
 
-from conftest import git, make_repo
-from explore.edges import procs
+from conftest import assert_no_debris, git, make_repo
+from explore import generators
+from explore.edges import gitrepo, procs
 from explore.edges.strategy_io import load_strategies
 from explore.edges.testing import TestCommand, run_tests
-from explore.generators.base import ProposalRequest
+from explore.generators.base import ProposalRequest, WarmUpRequest
 from explore.generators.mutate import MutateGenerator
+from explore.model.candidates import Proposal
+from explore.model.config import build_options
+from explore.model.runstate import RunState
+from explore.run import loop, state
 
 LIB = "def area(w, h):\n    return w + h\n"
 HELPER = "LIMIT = 10\n"
@@ -103,3 +111,104 @@ async def test_without_a_run_tracker_the_workers_end_with_the_proposal(tmp_path:
         assert generator._screener is None
     finally:
         git(root, "worktree", "remove", "--force", str(work))
+
+
+@pytest.mark.anyio
+async def test_workers_warmed_while_the_baseline_runs_screen_the_first_proposal(tmp_path: Path) -> None:
+    root = make_repo(tmp_path / "repo", {"lib.py": LIB, "tests/test_lib.py": TESTS})
+    work = tmp_path / "work"
+    git(root, "worktree", "add", "-q", "--detach", str(work), "HEAD")
+    tracker = procs.ProcessTracker()
+    generator = MutateGenerator({"parallel": 2})
+    warmed: list[int] = []
+    try:
+        commit = git(work, "rev-parse", "HEAD")
+        await generator.warm_up(
+            WarmUpRequest(work, commit, TestCommand(python=sys.executable), tmp_path / "it1", tracker)
+        )
+        assert generator._screener is not None
+        warmed = generator._screener.pids()
+        assert len(warmed) == 2 and all(psutil.pid_exists(p) and p in tracker.pids for p in warmed)
+        proposal = await generator.propose(await request_at(root, work, tmp_path / "it1", tracker))
+        assert proposal.plans and "w * h" in (proposal.plans[0].patch or "")
+        assert generator._screener.pids() == warmed  # the same workers: none started by propose
+    finally:
+        await generator.aclose()
+        tracker.kill_all()
+        git(root, "worktree", "remove", "--force", str(work))
+    assert warmed and not any(psutil.pid_exists(p) for p in warmed)
+
+
+PACKAGED = {"geo/__init__.py": "", "geo/lib.py": LIB, "tests/test_lib.py": TESTS.replace("from lib", "from geo.lib")}
+
+
+class Warming(MutateGenerator):
+    """mutate, noting what its warm-up was given and started, and whether propose screened on it."""
+
+    hold = False
+    """Keep the warm-up going after the workers are up, until cancelled."""
+
+    def __init__(self, options: dict[str, Any]) -> None:
+        super().__init__(options)
+        self.warmed: list[int] = []
+        self.scratch: Path | None = None
+        self.cancelled = False
+        self.proposed_on: list[int] | None = None
+
+    async def warm_up(self, request: WarmUpRequest) -> None:
+        self.scratch = request.scratch
+        await super().warm_up(request)
+        self.warmed = self._screener.pids() if self._screener else []
+        if self.hold:
+            try:
+                await anyio.Event().wait()
+            except anyio.get_cancelled_exc_class():
+                self.cancelled = True
+                raise
+
+    async def propose(self, request: ProposalRequest) -> Proposal:
+        assert request.scratch == self.scratch  # the worktree the baseline ran in
+        proposal = await super().propose(request)
+        self.proposed_on = self._screener.pids() if self._screener else []
+        return proposal
+
+
+async def repair(repo: Path, generator: Warming, monkeypatch: pytest.MonkeyPatch) -> RunState:
+    monkeypatch.setattr(generators, "create", lambda name, options: generator)
+    options = build_options(repo, {"agent": "mutate", "parallel": 2, "flaky_reruns": 0})
+    info = gitrepo.open_repo(repo)
+    state.ensure_writable(info.root)
+    run_id = state.new_run_id()
+    state.acquire_lock(info.root, run_id)
+    try:
+        return await loop.run_repair(info, options, lambda event: None, run_id=run_id)
+    finally:
+        state.release_lock(info.root, run_id)
+
+
+@pytest.mark.anyio
+async def test_the_run_warms_the_workers_during_its_baseline_and_the_first_proposal_uses_them(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    repo = make_repo(tmp_path / "repo", PACKAGED)
+    generator = Warming({"parallel": 2})
+    run = await repair(repo, generator, monkeypatch)
+    assert run.status == "succeeded"
+    assert len(generator.warmed) == 2 and generator.proposed_on == generator.warmed
+    assert not any(psutil.pid_exists(p) for p in generator.warmed)  # ended with the run
+    assert_no_debris(repo)
+
+
+@pytest.mark.anyio
+async def test_a_green_baseline_cancels_the_warm_up_and_leaves_no_worker(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    repo = make_repo(tmp_path / "repo", {"lib.py": LIB.replace("w + h", "w * h"), "tests/test_lib.py": TESTS})
+    generator = Warming({"parallel": 2})
+    generator.hold = True  # without the cancellation, the run would wait for it forever
+    with anyio.fail_after(120):
+        run = await repair(repo, generator, monkeypatch)
+    assert run.status == "succeeded" and not run.iterations
+    assert generator.cancelled and generator.proposed_on is None
+    assert len(generator.warmed) == 2 and not any(psutil.pid_exists(p) for p in generator.warmed)
+    assert_no_debris(repo)

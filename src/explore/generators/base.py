@@ -59,6 +59,20 @@ class ProposalRequest:
 
 
 @dataclass
+class WarmUpRequest:
+    """What a generator may start while the baseline runs, so that its first proposal finds it ready."""
+
+    scratch: Path
+    """The worktree the first iteration proposes in, at the base commit: the baseline runs in it
+    meanwhile, so read it, never write it."""
+    commit: str
+    test_command: TestCommand
+    run_dir: Path
+    """The first iteration's folder (`ProposalRequest.run_dir` of iteration 1)."""
+    tracker: ProcessTracker | None = None
+
+
+@dataclass
 class CandidateContext:
     """One candidate's worktree and files, handed to `realise`."""
 
@@ -108,6 +122,13 @@ class FixGenerator(ABC):
         """What the baseline's pytest run carries for the generator (mutate: per-test coverage, so
         its first iteration needs no second run of the suite): nothing by default."""
         return {}
+
+    async def warm_up(self, request: WarmUpRequest) -> None:
+        """Start, while the baseline runs (on a core it leaves idle), what the first `propose`
+        would start itself (mutate: its screening workers). The run cancels it when the
+        baseline ends the run or fails, and `aclose` ends whatever it left running; it never
+        raises (a warm-up that fails leaves `propose` to start afresh). Nothing by default."""
+        return None
 
     def test_writer(self) -> TestWriter | None:
         """What writes the tests of `--issue`: the generator itself when it is a `TestWriter`

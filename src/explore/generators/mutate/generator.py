@@ -25,7 +25,7 @@ from ...edges import gitrepo, procs
 from ...edges.testing import Hangs
 from ...model.candidates import CandidatePlan, PhaseTiming, Proposal, Realised
 from ...model.usage import MutateUsage, Usage
-from ..base import CandidateContext, FixGenerator, ProposalRequest
+from ..base import CandidateContext, FixGenerator, ProposalRequest, WarmUpRequest
 from . import localise, pairing, revert, shape
 from .account import explain, hung_note, overrides_note, unmoved, write_log
 from .calibrate import MAX_MUTANT_TIMEOUT, calibrate, from_durations, widest_tests
@@ -161,7 +161,6 @@ class MutateGenerator(FixGenerator):
         if request.deadline is not None:  # the run's search budget ends sooner
             seconds = max(0.0, min(seconds, request.deadline - time.monotonic()))
         budget = Budget(settings.budget_mutants, seconds)  # after ranking: preparation does not eat it
-        lanes = settings.lanes or max(1, min(self.parallel, os.cpu_count() or 1))
 
         def settle(ranked: list[tuple[Mutant, float]]) -> Callable[[list[Prepared]], bool]:
             done = shape.statements_reached([m for m, _ in ranked], search.shared_lines())
@@ -178,9 +177,13 @@ class MutateGenerator(FixGenerator):
 
         combos: list[Prepared] = []
         screen_started, prepared_before = time.monotonic(), search.prepare_s
-        preload = third_party_imports(request.scratch, list(sources) + sorted({t.split("::")[0] for t in failing}))
         steps: dict[str, float] = {}
-        screener = await self._warm_screener(request, python, run_dir, lanes, preload)
+        screener = await self._warm_screener(
+            request,
+            python,
+            run_dir,
+            lambda: third_party_imports(request.scratch, list(sources) + sorted({t.split("::")[0] for t in failing})),
+        )
         steps["workers_s"] = time.monotonic() - screen_started
         try:
             hung = frozenset(t.id for t in request.failing if t.outcome == "timeout")
@@ -259,30 +262,60 @@ class MutateGenerator(FixGenerator):
             exhausted=not chosen and not budget.exhausted() and not early,  # explain's "search complete"
         )
 
+    async def warm_up(self, request: WarmUpRequest) -> None:
+        """The screening workers, started while the baseline runs in the worktree the first
+        iteration proposes in: its `propose` finds them there, ready (pytest configured), and
+        only tells them what changed since the base commit. A failure leaves propose to start
+        them afresh; a cancellation ends those already started."""
+        if not request.test_command.is_pytest:
+            return
+        python = request.test_command.python or sys.executable
+        key = self._key(python, request.scratch, request.tracker)
+        try:
+            await self._open(
+                key, python, request.scratch, request.run_dir / "mutate", [], request.tracker, request.commit
+            )
+        except Exception:  # an optimisation only: propose starts them itself (and says why if it cannot)
+            await self.aclose()
+
+    def _key(self, python: str, scratch: Path, tracker: object) -> tuple[str, str, str, int, int, int]:
+        """What a screener is opened for: kept while it screens the same worktree the same way."""
+        lanes = self.settings.lanes or max(1, min(self.parallel, os.cpu_count() or 1))
+        return (self.settings.design, python, str(scratch), os.stat(scratch).st_ino, lanes, id(tracker))
+
+    async def _open(
+        self,
+        key: tuple[str, str, str, int, int, int],
+        python: str,
+        scratch: Path,
+        run_dir: Path,
+        preload: list[str],
+        tracker: procs.ProcessTracker | None,
+        commit: str,
+    ) -> Screener:
+        await self.aclose()
+        screener = Screener(self.settings.design, python, scratch, run_dir, key[4], preload, tracker)
+        await screener.__aenter__()
+        self._screener, self._screener_at = screener, (key, commit)
+        return screener
+
     async def _warm_screener(
-        self, request: ProposalRequest, python: str, run_dir: Path, lanes: int, preload: list[str]
+        self, request: ProposalRequest, python: str, run_dir: Path, preload: Callable[[], list[str]]
     ) -> Screener:
         """The run's screener: kept across iterations while it screens the same worktree the same
-        way, told which files changed since (a worker restarts only when it imported one)."""
-        key = (
-            self.settings.design,
-            python,
-            str(request.scratch),
-            os.stat(request.scratch).st_ino,
-            lanes,
-            id(request.tracker),
-        )
+        way (the one `warm_up` started, too), told which files changed since (a worker restarts
+        only when it imported one). A new one pre-imports `preload()` (read only then: parsing
+        the sources is not free)."""
+        key = self._key(python, request.scratch, request.tracker)
         if self._screener is not None and self._screener_at is not None and self._screener_at[0] == key:
             changed = await changed_files(request, self._screener_at[1])
             if changed is not None:
                 await self._screener.refresh(changed)
                 self._screener_at = (key, request.current_commit)
                 return self._screener
-        await self.aclose()
-        screener = Screener(self.settings.design, python, request.scratch, run_dir, lanes, preload, request.tracker)
-        await screener.__aenter__()
-        self._screener, self._screener_at = screener, (key, request.current_commit)
-        return screener
+        return await self._open(
+            key, python, request.scratch, run_dir, preload(), request.tracker, request.current_commit
+        )
 
     async def aclose(self) -> None:
         """End the warm screening workers (the loop calls it when the run ends)."""
