@@ -78,8 +78,10 @@ def open_repo(path: Path) -> RepoInfo:
 
 def identity_env(repo: git.Repo) -> dict[str, str]:
     """The user's git identity when configured, else `explore <explore@localhost>`."""
-    name = os.environ.get("GIT_AUTHOR_NAME") or _config(repo, "user.name") or FALLBACK_NAME
-    email = os.environ.get("GIT_AUTHOR_EMAIL") or _config(repo, "user.email") or FALLBACK_EMAIL
+    name, email = os.environ.get("GIT_AUTHOR_NAME"), os.environ.get("GIT_AUTHOR_EMAIL")
+    configured = {} if name and email else _identity(repo)
+    name = name or configured.get("user.name") or FALLBACK_NAME
+    email = email or configured.get("user.email") or FALLBACK_EMAIL
     return {
         "GIT_AUTHOR_NAME": name,
         "GIT_AUTHOR_EMAIL": email,
@@ -88,12 +90,18 @@ def identity_env(repo: git.Repo) -> dict[str, str]:
     }
 
 
-def _config(repo: git.Repo, key: str) -> str:
-    """Through git itself, so GIT_CONFIG_GLOBAL and includes are honoured."""
+def _identity(repo: git.Repo) -> dict[str, str]:
+    """user.name and user.email as `git config --get` reads each (the last value wins), in one git
+    process: through git itself, so GIT_CONFIG_GLOBAL and includes are honoured."""
     try:
-        return str(repo.git.config("--get", key)).strip()
-    except git.GitCommandError:
-        return ""
+        listed = str(repo.git.config("--null", "--get-regexp", r"^user\.(name|email)$"))
+    except git.GitCommandError:  # neither is set
+        return {}
+    found: dict[str, str] = {}
+    for entry in filter(None, listed.split("\0")):
+        key, _, value = entry.partition("\n")
+        found[key] = value.strip()
+    return found
 
 
 def exclude_explore_dir(repo: git.Repo) -> None:
