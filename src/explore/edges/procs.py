@@ -45,9 +45,11 @@ class ProcessTracker:
 
     pids: set[int] = field(default_factory=set)
 
-    def kill_all(self) -> None:
+    def kill_all(self, wait: bool = True) -> None:
+        """SIGKILL every tracked process tree. wait=False: their owners reap them (an asyncio
+        process must be waited for through asyncio, or its watcher warns of an unknown child)."""
         for pid in list(self.pids):
-            kill_tree(pid)
+            kill_tree(pid, wait=wait)
 
 
 class CappedLog:

@@ -70,8 +70,11 @@ class Kit:
         )
 
     async def close(self) -> None:
-        """The cleanup, whatever happened: the generator's warm workers (mutate), the executor, every
-        process the run started, and its worktrees. The caller shields it from cancellation."""
+        """The cleanup, whatever happened: every process the run started (mutate's warm workers among
+        them: nothing of theirs is needed any more, and ending them gracefully cost each one its
+        interpreter's teardown, one after the other), the generator's and the executor's own
+        cleanup, and the worktrees. The caller shields it from cancellation."""
+        self.tracker.kill_all(wait=False)  # reaped by their owners' own waits, in the acloses below
         await self.generator.aclose()
         await self.executor.close()
         self.tracker.kill_all()
