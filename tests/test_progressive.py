@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from conftest import assert_no_debris, make_repo, run_cli
-from explore.decide import criticality, history
+from explore.decide import criticality, history, strategy
 from explore.decide.affected import ImportMap, imports_of, module_names
 from explore.edges import history_io
 from test_run_e2e import CALC, FIX_ADD, scripted_agent
@@ -57,8 +57,19 @@ HIDDEN = {
 }
 
 
+def affected_first(repo: Path) -> Path:
+    """The built-in strategies held to affected tests first in repo (their default, `auto`, runs the
+    whole suite first when it is cheap, as it always is for these small suites)."""
+    folder = repo / ".explore" / "strategies"
+    folder.mkdir(parents=True)
+    for builtin in strategy.BUILTIN_DIR.glob("*.toml"):
+        text = builtin.read_text().replace('mode = "auto"', 'mode = "affected-then-full"')
+        (folder / builtin.name).write_text(text)
+    return repo
+
+
 def test_selection_miss_is_caught_by_full_validation(tmp_path: Path) -> None:
-    repo = make_repo(tmp_path / "repo", HIDDEN)
+    repo = affected_first(make_repo(tmp_path / "repo", HIDDEN))
     # a fixes test_add but breaks the hidden test; net: no improvement
     bad = {
         "calc.py": [
@@ -80,7 +91,7 @@ def test_selection_miss_is_caught_by_full_validation(tmp_path: Path) -> None:
 
 
 def test_only_the_best_is_validated_on_the_full_suite(tmp_path: Path) -> None:
-    repo = make_repo(tmp_path / "repo", CALC)
+    repo = affected_first(make_repo(tmp_path / "repo", CALC))
     both = {
         "calc.py": [
             "return a - b\n\n\ndef mul(a, b):\n    return a + b",
@@ -94,6 +105,31 @@ def test_only_the_best_is_validated_on_the_full_suite(tmp_path: Path) -> None:
     assert b["validated"] and "full 3/3" in b["progress"]
     assert not a["validated"] and "full not needed" in a["progress"]
     assert summary["iterations"][0]["winner"] == "b" and len(summary["iterations"]) == 1
+
+
+def test_a_cheap_suite_runs_once_per_candidate_as_its_validation(tmp_path: Path) -> None:
+    """The default strategy on a suite whose start-up is most of its cost: each candidate's first
+    and only test job is the whole suite, unsharded on its exact tree; the winner is validated and
+    confirmed by it (issue 27.1/5). Before, each ran its affected tests, then the winner the suite."""
+    repo = make_repo(tmp_path / "repo", HIDDEN)
+    agent = scripted_agent(
+        tmp_path, {"a": {"replace": FIX_ADD}, "b": {"replace": {"calc.py": ["return a - b", "return b + a"]}}}
+    )
+    code, summary, err = run_cli(["run", str(repo), "--agent-cmd", agent, "--parallel", "2", "--json"])
+    assert code == 0, err
+    iteration = summary["iterations"][0]
+    a, b = iteration["candidates"]
+    assert iteration["winner"] == "a" and a["validated"] and a["progress"] == "full 4/4", (a, b)
+    assert b["progress"] in ("full 4/4", "not tested: a candidate passed every test first (cannot beat 100.0%)"), b
+    assert (
+        iteration["timing"]["confirmation"] == 0 and iteration["timing"]["validation"] < iteration["timing"]["fanout"]
+    )
+    iteration_dir = repo / ".explore" / "runs" / summary["run_id"] / "iteration-1"
+    logs = sorted(p.relative_to(iteration_dir).as_posix() for p in iteration_dir.glob("candidate-*/*.log"))
+    runs = [p for p in logs if not p.endswith("/agent.log")]  # no affected.log, no confirmation.log
+    assert "candidate-a/tests.log" in runs and all(p.endswith("/tests.log") for p in runs), logs
+    assert "return a + b" in (repo / "calc.py").read_text()
+    assert_no_debris(repo)
 
 
 FLAKY = {

@@ -139,7 +139,7 @@ def test_a_bad_strategy_file_names_the_file_and_the_field(tmp_path: Path, text: 
 def test_the_parsed_tables_are_typed(builtins: dict) -> None:
     surgical, conservative = builtins["surgical"], builtins["conservative"]
     assert surgical.tests.mode == "full" and not surgical.progressive
-    assert conservative.tests.mode == "affected-then-full" and conservative.progressive
+    assert conservative.tests.mode == "auto" and conservative.progressive
     assert parse("", "inline", "plain") == Strategy(name="plain", source="inline")  # every table defaulted
     assert parse('[prompt]\ntemplate = "T"\n', "x", "y").template == "T"
 

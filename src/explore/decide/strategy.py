@@ -23,7 +23,7 @@ BUILTIN_DIR = Path(__file__).parent / "strategies"
 NAMES = ("conservative", "aggressive", "exploratory", "surgical")
 
 Shape = Literal["variations", "batched", "distinct", "minimal"]
-TestMode = Literal["affected-then-full", "full"]
+TestMode = Literal["auto", "affected-then-full", "full"]
 
 
 class Table(BaseModel):
@@ -68,9 +68,11 @@ class MutationPolicy(Table):
 class TestsPolicy(Table):
     __test__ = False  # not a pytest test class
 
-    mode: TestMode = "affected-then-full"
+    mode: TestMode = "auto"
     """affected-then-full: a candidate's affected tests first, the full suite for the best; full: the
-    full suite for every candidate."""
+    full suite for every candidate; auto: the full suite first, unsharded, for every candidate when
+    it is cheap next to the affected tests (decide/first_run) — that run is the candidate's
+    validation and final confirmation — else affected-then-full."""
 
 
 class PromptPolicy(Table):

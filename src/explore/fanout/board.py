@@ -10,6 +10,7 @@ import anyio
 from ..decide import escalation
 from ..edges.worktrees import Captured
 from ..model.testresults import TestRun
+from .turns import Turns
 
 
 @dataclass
@@ -28,6 +29,12 @@ class Board:
     keys: dict[str, str] = field(default_factory=dict)
     first_by_key: dict[str, str] = field(default_factory=dict)
     estimates: set[str] = field(default_factory=set)
+    skipped: set[str] = field(default_factory=set)
+    """Candidates whose whole-suite first run never came: another one passed every test first."""
+    turns: Turns = field(default_factory=lambda: Turns((), 1, 0.0))
+    """The whole-suite first runs' turns (turns.py); fan_out sets the candidates' order and slots."""
+    deadlines: dict[str, anyio.CancelScope] = field(default_factory=dict)
+    """Each running candidate's --branch-timeout scope: waiting for a turn is not its own time."""
     done: dict[str, anyio.Event] = field(default_factory=dict)
     running: int = 0
     infra_error: str | None = None
@@ -47,4 +54,5 @@ class Board:
         if key is not None and self.first_by_key.get(key) == cid:
             del self.first_by_key[key]
         self.estimates.discard(cid)
+        self.skipped.discard(cid)
         self.done[cid] = anyio.Event()

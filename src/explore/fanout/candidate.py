@@ -50,7 +50,8 @@ async def run_candidate(plan: CandidatePlan, config: FanOutConfig, board: Board)
     if config.watch is not None:
         config.watch.enter(plan.id)
     try:
-        with anyio.fail_after(config.branch_timeout):
+        with anyio.fail_after(config.branch_timeout) as scope:
+            board.deadlines[plan.id] = scope
             await _attempt(plan, config, board, result, files_dir)
     except TimeoutError:
         result.status = CandidateStatus.timeout
@@ -67,6 +68,7 @@ async def run_candidate(plan: CandidatePlan, config: FanOutConfig, board: Board)
     except Exception as exc:  # a crashing branch never takes the run down
         _crashed(result, exc)
     finally:
+        board.deadlines.pop(plan.id, None)
         board.running -= 1
         board.done[plan.id].set()
     if config.watch is not None:
@@ -181,25 +183,49 @@ async def _attempt(
             score(result, board.runs[twin], config, files)
             result.validated = twin not in board.estimates
             result.progress = f"same normalised patch as candidate {twin}"
+        elif twin in board.skipped:
+            _not_tested(result, f"same normalised patch as candidate {twin}, not tested")
         else:
             result.status, result.reason = (
                 CandidateStatus.crashed,
                 f"same patch as candidate {twin}, which did not finish",
             )
         return
-    job = await run_tests(plan.id, path, config, board, result, files_dir)
+    try:
+        await _tested(plan.id, path, config, board, result, files_dir)
+    finally:  # a whole-suite first run's turn: its score, once validated, is what the others must beat
+        validated = result.status == CandidateStatus.ok and result.validated
+        board.turns.give_back(plan.id, result.pass_rate if validated else None)
+
+
+async def _tested(
+    cid: str, path: Path, config: FanOutConfig, board: Board, result: CandidateResult, files_dir: Path
+) -> None:
+    """cid's test job, its flaky rerun and its score."""
+    job = await run_tests(cid, path, config, board, result, files_dir)
+    if job is None:
+        board.skipped.add(cid)
+        _not_tested(result, f"not tested: a candidate passed every test first (cannot beat {board.turns.floor:.1f}%)")
+        config.emit(cid, Phase.not_needed, f"cannot beat {board.turns.floor:.1f}%")
+        return
     if not config.pool.intact(path):  # its code, run by the tests, rewrote the link
         result.status, result.reason = CandidateStatus.rejected, LINK_REWRITTEN
         return
     if job.status != JobStatus.ok:
         result.status, result.reason = job_failure(job)
         return
-    board.runs[plan.id] = job.run
-    result.rerun_passed = await confirm_newly_failing(plan.id, path, config, board, job.run, files_dir)
+    board.runs[cid] = job.run
+    result.rerun_passed = await confirm_newly_failing(cid, path, config, board, job.run, files_dir)
     if result.rerun_passed and not config.pool.intact(path):  # the rerun ran its code too
         result.status, result.reason = CandidateStatus.rejected, LINK_REWRITTEN
         return
-    score(result, job.run, config, files)
+    score(result, job.run, config, result.files_changed)
+
+
+def _not_tested(result: CandidateResult, progress: str) -> None:
+    """No test of the candidate ran (its whole-suite first run's turn never came): not validated,
+    no score; validation runs its suite if the one that passed every test is not merged after all."""
+    result.status, result.validated, result.progress = CandidateStatus.ok, False, progress
 
 
 def _size(limit: int | None) -> str:

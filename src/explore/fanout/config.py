@@ -3,6 +3,7 @@ executor and the limits and sets its patch checks and tests read (read-only whil
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -43,6 +44,11 @@ class FanOutConfig:
     import_map: ImportMap | None = None
     shard_weights: dict[str, float] = field(default_factory=dict)
     """Seconds (or test counts) per test file of the current run: what full-suite shards balance."""
+    durations: Mapping[str, float] = field(default_factory=dict)
+    """Seconds per test of the current run: what an affected selection is estimated to cost."""
+    whole_first: bool = False
+    """The strategy's tests mode is `auto`: a candidate's first test job is the whole suite when
+    that is cheap (decide/first_run), and then its validation."""
     shards: int | None = None
     """--shards; None: the free slots the current run's test time fills (shard_plan.worthwhile)."""
     overhead_s: float = shard_plan.DEFAULT_OVERHEAD_S

@@ -1,5 +1,6 @@
 """Fan-out: each candidate in its own worktree under its own deadline, at most --parallel at once,
-its tests through the executor; then full-suite validation of the best, and the ranking.
+its tests through the executor (the whole suite first when it is cheap, taking turns: turns.py);
+then full-suite validation of the best not yet validated, and the ranking.
 
 A candidate's failure (crash, timeout, exception) is recorded as its status and never takes the
 run down; cancellation (Ctrl-C) kills every process tree and cancels every executor job.
@@ -16,6 +17,7 @@ import anyio
 from ..decide import escalation, scoring
 from ..edges import gitrepo
 from ..edges.worktrees import Captured
+from ..executors import shards
 from ..executors.jobs import JobStatus
 from ..model.candidates import CandidatePlan, CandidateResult, CandidateStatus
 from ..model.errors import Escalation
@@ -28,6 +30,7 @@ from .candidate import run_candidate
 from .checks import LINK_REWRITTEN, outside, score
 from .config import FanOutConfig
 from .testjobs import confirm_newly_failing, failed_status, full_suite
+from .turns import Turns
 
 __all__ = ["FanOutConfig", "FanOutResult", "Findings", "fan_out"]
 
@@ -82,7 +85,7 @@ class FanOutResult:
 
 async def fan_out(plans: list[CandidatePlan], config: FanOutConfig, parallel: int) -> FanOutResult:
     limiter = anyio.CapacityLimiter(parallel)
-    board = Board()
+    board = Board(turns=Turns([p.id for p in plans], shards.usable_slots(config.executor), config.current_rate))
     results: dict[str, CandidateResult] = {}
 
     async def one(plan: CandidatePlan) -> None:
@@ -94,6 +97,10 @@ async def fan_out(plans: list[CandidatePlan], config: FanOutConfig, parallel: in
             board.done[plan.id] = anyio.Event()
             group.start_soon(one, plan)
     if config.watch is not None:  # a change several candidates may have made: each runs again, alone
+        kept = [r for cid, r in results.items() if cid not in config.watch.ambiguous]
+        board.turns.floor = max(  # what the ones run again must beat: not their own first runs
+            [config.current_rate] + [r.pass_rate for r in kept if r.status == CandidateStatus.ok and r.validated]
+        )
         for plan in plans:
             if plan.id in config.watch.ambiguous:
                 config.watch.forget(plan.id)
@@ -185,15 +192,20 @@ async def validate(results: list[CandidateResult], config: FanOutConfig, board: 
     wrong merge. Each one validated could be the winner, so unless --shards asks for shards its
     full suite is one unsharded job on its exact tree: that run is also its final confirmation
     (`board.whole`), where a sharded one (T/k + start-up) would be followed by the confirmation
-    (T + start-up) — on any number of slots, one job costs less while a confirmation follows."""
+    (T + start-up) — on any number of slots, one job costs less while a confirmation follows.
+    Candidates whose whole-suite first run never came (`board.skipped`: one passed every test
+    first) come last, in the generator's order, should that one not be merged after all."""
     floor = max(
         [config.current_rate] + [r.pass_rate for r in results if r.status == CandidateStatus.ok and r.validated]
     )
     pending = [r for r in results if r.status == CandidateStatus.ok and not r.validated and r.id in board.runs]
-    for result in sorted(pending, key=lambda r: _ranked(r).key(), reverse=True):
-        if not scoring.is_improvement(result.pass_rate, floor):
-            result.progress = f"{result.progress} → full not needed (cannot beat {floor:.1f}%)"
-            config.emit(result.id, Phase.not_needed, f"cannot beat {floor:.1f}%")
+    untested = [r for r in results if r.status == CandidateStatus.ok and r.id in board.skipped]
+    for result in sorted(pending, key=lambda r: _ranked(r).key(), reverse=True) + untested:
+        best_possible = 100.0 if result.id in board.skipped else result.pass_rate
+        if not scoring.is_improvement(best_possible, floor):
+            if result.id not in board.skipped:  # an untested one said so when its turn did not come
+                result.progress = f"{result.progress} → full not needed (cannot beat {floor:.1f}%)"
+                config.emit(result.id, Phase.not_needed, f"cannot beat {floor:.1f}%")
             continue
         files_dir = config.iteration_dir / f"candidate-{result.id}"
         groups = config.shard_groups(1) if config.shards is not None else []
@@ -213,6 +225,7 @@ async def validate(results: list[CandidateResult], config: FanOutConfig, board: 
         else:
             board.runs[result.id] = job.run
             board.estimates.discard(result.id)
+            board.skipped.discard(result.id)
             result.rerun_passed = sorted(
                 set(result.rerun_passed)
                 | set(
@@ -236,6 +249,7 @@ async def validate(results: list[CandidateResult], config: FanOutConfig, board: 
         if twin and twin in board.runs and result.status == CandidateStatus.ok:
             score(result, board.runs[twin], config, result.files_changed)
             result.validated = twin not in board.estimates
+            result.progress = f"same normalised patch as candidate {twin}"
 
 
 def _ranked(result: CandidateResult) -> scoring.Ranked:

@@ -1,13 +1,15 @@
-"""A candidate's test jobs through the executor: the affected tests first (an estimate), the full
-suite (sharded or one job), and the rerun that keeps a flake from condemning it."""
+"""A candidate's test jobs through the executor: the affected tests first (an estimate) — or, when
+the whole suite is cheap (decide/first_run), the whole suite at once, taking turns (turns.py) —
+the full suite (sharded or one job), and the rerun that keeps a flake from condemning it."""
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 import anyio
 
-from ..decide import scoring
+from ..decide import first_run, scoring
 from ..executors import shards
 from ..executors.jobs import JobResult, JobStatus, TestJob
 from ..model.candidates import CandidateResult, CandidateStatus
@@ -51,11 +53,16 @@ def candidate_job(
 
 async def run_tests(
     cid: str, path: Path, config: FanOutConfig, board: Board, result: CandidateResult, files_dir: Path
-) -> JobResult:
+) -> JobResult | None:
     """Affected tests first (failing now + test files importing a changed module); the full suite
-    runs now only when selection cannot tell, otherwise later in validation for the best."""
+    runs now only when selection cannot tell, otherwise later in validation for the best — unless
+    the whole suite is cheap (`whole_first`): then it runs now, when its turn comes, as one job on
+    the candidate's exact tree, and that is its validation and final confirmation. None: its turn
+    never came, a candidate's whole suite passed every test first (`board.skipped`)."""
     failing_now = sorted(config.yardstick.ids - config.current_passing)
     selection = _selection(config, result.files_changed, failing_now)
+    if selection is not None and whole_first(config, board, selection):
+        return await _whole_in_turn(cid, path, config, board, result, files_dir)
     if selection is not None:
         config.emit(cid, Phase.affected, str(len(selection)))
         await anyio.to_thread.run_sync(config.pool.scrub, path, board.kept.get(cid, frozenset()))
@@ -105,6 +112,36 @@ async def full_suite(
         result.progress = f"{result.progress + ' → ' if result.progress else ''}full {counts.passed:,}/{counts.total:,}"
         result.validated = True
     return full
+
+
+def whole_first(config: FanOutConfig, board: Board, selection: list[str]) -> bool:
+    """The strategy lets the whole suite go first (tests mode `auto`), --shards does not ask for
+    sharded validation, and the whole suite is cheap next to the selection (decide/first_run)."""
+    if not config.whole_first or config.shards is not None:
+        return False
+    return first_run.whole_first(
+        sum(config.durations.values()),
+        first_run.selected_seconds(selection, config.durations),
+        config.overhead_s,
+        board.turns.candidates,
+        board.turns.slots,
+    )
+
+
+async def _whole_in_turn(
+    cid: str, path: Path, config: FanOutConfig, board: Board, result: CandidateResult, files_dir: Path
+) -> JobResult | None:
+    """The whole suite as cid's first test job, when its turn comes; the caller gives the turn back
+    once the run is scored. The wait is not counted against its --branch-timeout."""
+    asked = time.monotonic()
+    go = await board.turns.take(cid)
+    scope = board.deadlines.get(cid)
+    if scope is not None:
+        scope.deadline += time.monotonic() - asked
+    if not go:
+        return None
+    config.emit(cid, Phase.full, "whole suite first: it is cheap; it validates the candidate")
+    return await full_suite(cid, path, config, board, result, files_dir, [])
 
 
 def _selection(config: FanOutConfig, changed: list[str], failing_now: list[str]) -> list[str] | None:

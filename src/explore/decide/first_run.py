@@ -1,0 +1,50 @@
+"""A candidate's first test job: its affected tests (an estimate, then the whole suite for the best
+in validation), or the whole suite at once, which is then its validation and, run as one job on
+its exact tree, its final confirmation (issue 27.1/5) — pure.
+
+On the real-library suites most of a run is pytest's start-up (interpreter, imports, collection,
+plugins: 0.3–2 s), so the affected tests of a candidate cost nearly as much as its whole suite, and
+the would-be winner paid that start-up twice. The figures are what the run knows: the current
+run's per-test seconds, one test process's measured overhead, how many candidates share how
+many slots.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+
+from .shard_plan import file_of
+
+WORST_FACTOR = 2.0
+"""The whole suite in one process may cost at most this many times the affected selection's run.
+When no candidate turns out to improve, affected-first would have run no whole suite at all: this
+bounds what whole-first costs then (each candidate at most twice its affected run), while when one
+does, whole-first saves the validation's run (start-up plus the suite) and the rounds of affected
+runs before it. Below 2 the start-up-bound suites of the real-library cases (affected 0.8 s,
+whole 1.1 s) would flip back and forth with the machine's load; far above 2 a suite whose affected
+share is small (a fifth) would run whole for every candidate."""
+
+
+def selected_seconds(selection: Iterable[str], durations: Mapping[str, float]) -> float:
+    """The test seconds of a selection (test files and test ids) by the current run's per-test
+    durations; a test no longer there or never timed counts 0."""
+    chosen = set(selection)
+    return sum(seconds for test, seconds in durations.items() if test in chosen or file_of(test) in chosen)
+
+
+def whole_first(test_s: float, selected_s: float, overhead_s: float, candidates: int, slots: int) -> bool:
+    """Whether the whole suite is cheap enough to be every candidate's first (and, for the winner,
+    only) test run, with test_s its tests' seconds, selected_s the affected selection's, overhead_s
+    one test process's start-up and end, and `candidates` sharing `slots` (rounds = candidates /
+    slots, at least 1). Both must hold:
+
+    - no slower when a candidate wins: rounds × whole ≤ rounds × affected + one whole run (the
+      winner's validation, which whole-first does not pay);
+    - bounded when none does: whole ≤ WORST_FACTOR × affected.
+    """
+    rounds = max(1.0, candidates / max(1, slots))
+    whole = overhead_s + max(test_s, 0.0)
+    affected = overhead_s + min(max(selected_s, 0.0), max(test_s, 0.0))
+    if affected <= 0:
+        return True
+    return rounds * whole <= rounds * affected + whole and whole <= WORST_FACTOR * affected

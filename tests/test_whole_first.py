@@ -1,0 +1,114 @@
+"""Issue 27.1/5: when the whole suite is cheap, a candidate's first test job is the whole suite, and
+that run is its validation and final confirmation: the suite runs once per candidate, not twice.
+The decision (decide/first_run), the turns the whole-suite runs take (fanout/turns), and the
+fan-out that uses them on real worktrees and real pytest processes."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import anyio
+import pytest
+
+from explore.decide import first_run
+from explore.decide.affected import ImportMap
+from explore.fanout.turns import Turns
+from explore.model.candidates import CandidateStatus
+from explore.model.events import Phase
+from test_core_fanout import FIX, FixedChanges, assert_cleaned_up, fan, iteration
+
+pytestmark = pytest.mark.anyio
+
+
+def test_a_start_up_bound_suite_runs_whole_first() -> None:
+    """humanize's figures: 0.7 s of start-up, 0.5 s of tests of which the affected file holds 0.2 s;
+    3 candidates on 2 slots."""
+    assert first_run.whole_first(0.5, 0.2, 0.7, candidates=3, slots=2)
+    assert first_run.whole_first(0.0, 0.0, 0.3, candidates=1, slots=1)  # nothing timed yet: start-up only
+
+
+def test_a_suite_whose_affected_share_is_small_runs_affected_first() -> None:
+    """20 s of tests, 1 s affected: the whole suite for every candidate would cost 7x the affected
+    runs when no candidate wins."""
+    assert not first_run.whole_first(20.0, 1.0, 1.0, candidates=3, slots=2)
+    # the worst case bound: whole (1 + 3) against twice affected (2 × (1 + 1))
+    assert first_run.whole_first(3.0, 1.0, 1.0, candidates=1, slots=2)
+    assert not first_run.whole_first(3.2, 1.0, 1.0, candidates=1, slots=2)
+
+
+def test_many_rounds_of_candidates_tip_it_to_affected_first() -> None:
+    """Within the worst-case bound, but 8 candidates on 1 slot pay the difference 8 times over while
+    a whole-first winner saves one validation."""
+    assert first_run.whole_first(1.6, 0.4, 1.0, candidates=1, slots=1)
+    assert not first_run.whole_first(1.6, 0.4, 1.0, candidates=8, slots=1)
+
+
+def test_selected_seconds_count_the_selected_files_and_ids() -> None:
+    durations = {"t/a.py::x": 0.5, "t/a.py::y": 0.25, "t/b.py::z": 1.0, "t/c.py::w": 2.0}
+    assert first_run.selected_seconds(["t/a.py", "t/c.py::w"], durations) == 2.75
+    assert first_run.selected_seconds(["t/gone.py"], durations) == 0.0
+
+
+async def test_turns_go_to_the_best_ranked_waiting_candidate_and_stop_at_a_perfect_score() -> None:
+    turns = Turns(["a", "b", "c", "d"], slots=1, floor=50.0)
+    got: dict[str, bool] = {}
+
+    async def wait_for(cid: str) -> None:
+        got[cid] = await turns.take(cid)
+
+    assert await turns.take("c")  # the first to ask, while no better-ranked one waits
+    async with anyio.create_task_group() as group:
+        for cid in ("d", "b", "a"):  # they ask in this order, while c holds the only slot
+            group.start_soon(wait_for, cid)
+        await anyio.wait_all_tasks_blocked()
+        assert got == {} and turns.waiting == ["d", "b", "a"]
+        turns.give_back("c", 75.0)  # c's whole suite: 75 %, validated
+        await anyio.wait_all_tasks_blocked()
+        assert got == {"a": True} and turns.floor == 75.0  # a, the generator's first, goes next
+        turns.give_back("a", 100.0)  # a passes every test: b and d cannot beat it
+    assert got == {"a": True, "b": False, "d": False} and not turns.running and not turns.waiting
+
+
+async def test_a_failed_run_gives_its_turn_back_without_raising_the_floor() -> None:
+    turns = Turns(["a", "b"], slots=1, floor=50.0)
+    assert await turns.take("a")
+    turns.give_back("a", None)
+    assert turns.floor == 50.0 and await turns.take("b")
+
+
+async def test_a_cheap_suite_runs_once_per_candidate_and_the_others_wait_for_their_turn(tmp_path: Path) -> None:
+    """Three fixes on one slot: one candidate's whole suite runs, as its first test job, and passes
+    every test; the two others are not run at all (nothing can beat 100 %). No affected run, no
+    validation run: the winner's one run is its validation and its confirmation."""
+    fixes = [
+        FIX,
+        {"calc.py": "def add(a, b):\n    return b + a\n"},
+        {"calc.py": "def add(a, b):\n    return a + b + 0\n"},
+    ]
+    it = iteration(tmp_path, FixedChanges(list(fixes)))
+    ids = sorted(it.config.yardstick.ids)
+    config = it.config.__class__(
+        **{
+            **it.config.__dict__,
+            "executor": it.config.executor.__class__(pool=it.pool, tracker=it.tracker, parallel=1),
+            "progressive": True,
+            "import_map": ImportMap.build(it.repo, {"tests/test_calc.py"}),
+            "durations": {i: 0.001 for i in ids},
+            "whole_first": True,
+        }
+    )
+    it.config = config
+    outcome = await fan(it)
+
+    tested = [c for c in outcome.candidates if c.validated]
+    untested = [c for c in outcome.candidates if not c.validated]
+    assert len(tested) == 1 and len(untested) == 2, outcome.candidates
+    (winner,) = tested
+    assert outcome.ranking == [winner.id] and winner.pass_rate == 100.0 and winner.progress == "full 3/3"
+    assert outcome.validation_s < 5 and outcome.confirmation_s == 0.0  # settle ran nothing
+    for c in untested:
+        assert c.status == CandidateStatus.ok and c.progress and c.progress.startswith("not tested"), c
+        assert (c.id, Phase.not_needed) in {(e.candidate, e.phase) for e in it.events}
+    logs = sorted(p.relative_to(config.iteration_dir).as_posix() for p in config.iteration_dir.glob("*/*.log"))
+    assert logs == [f"candidate-{winner.id}/tests.log"], logs  # the suite ran once, whole, for one candidate
+    assert_cleaned_up(it)
