@@ -69,6 +69,23 @@ async def test_turns_go_to_the_best_ranked_waiting_candidate_and_stop_at_a_perfe
     assert got == {"a": True, "b": False, "d": False} and not turns.running and not turns.waiting
 
 
+async def test_the_first_run_goes_alone_then_the_free_slots_fill() -> None:
+    turns = Turns(["a", "b", "c"], slots=2, floor=50.0)
+    got: dict[str, bool] = {}
+
+    async def wait_for(cid: str) -> None:
+        got[cid] = await turns.take(cid)
+
+    assert await turns.take("a")
+    async with anyio.create_task_group() as group:
+        for cid in ("b", "c"):
+            group.start_soon(wait_for, cid)
+        await anyio.wait_all_tasks_blocked()
+        assert got == {} and turns.running == {"a"}  # a slot is free, but the first run goes alone
+        turns.give_back("a", 75.0)  # not every test passed: the others go, two at a time
+    assert got == {"b": True, "c": True} and turns.running == {"b", "c"}
+
+
 async def test_a_failed_run_gives_its_turn_back_without_raising_the_floor() -> None:
     turns = Turns(["a", "b"], slots=1, floor=50.0)
     assert await turns.take("a")

@@ -1,7 +1,12 @@
-"""Whole-suite first runs take turns (decide/first_run): at most the executor's usable slots at
-once, the generator's best-ranked waiting candidate first, so the candidate most likely to win
-never waits behind the others; once a candidate's whole suite has passed every test, the ones still
-waiting are not run (nothing can beat it: validation's "cannot beat 100%", before their run).
+"""Whole-suite first runs take turns (decide/first_run): the generator's best-ranked waiting
+candidate first, so the candidate most likely to win never waits behind the others; the first run
+alone, with the machine to itself (mutate's first candidate, screened against the failing tests,
+usually wins: a second whole suite beside it would only slow it down), then at most the
+executor's usable slots at once. Once a candidate's whole suite has passed every test, the ones
+still waiting are not run (nothing can beat it: validation's "cannot beat 100%", before their run).
+
+Measured on humanize (527 tests, 2 cores under a load of 6): one whole-suite run alone 3.8 s, two
+side by side 6.9 s each.
 """
 
 from __future__ import annotations
@@ -24,6 +29,8 @@ class Turns:
         """The best pass rate a whole-suite first run has found so far (at least the current one)."""
         self.waiting: list[str] = []
         self.running: set[str] = set()
+        self.ended = 0
+        """Whole-suite first runs over: until the first one is, it runs alone."""
         self._changed = anyio.Event()
 
     @property
@@ -43,7 +50,7 @@ class Turns:
                 if self.unbeatable():
                     return False
                 first = min(self.waiting, key=lambda c: self.rank.get(c, len(self.rank)))
-                if len(self.running) < self.slots and first == cid:
+                if len(self.running) < (self.slots if self.ended else 1) and first == cid:
                     self.running.add(cid)
                     return True
                 await self._changed.wait()
@@ -57,6 +64,7 @@ class Turns:
         if cid not in self.running:
             return
         self.running.discard(cid)
+        self.ended += 1
         if pass_rate is not None:
             self.floor = max(self.floor, pass_rate)
         self._notify()
