@@ -19,10 +19,9 @@ WORST_FACTOR = 2.0
 """The whole suite in one process may cost at most this many times the affected selection's run.
 When no candidate turns out to improve, affected-first would have run no whole suite at all: this
 bounds what whole-first costs then (each candidate at most twice its affected run), while when one
-does, whole-first saves the validation's run (start-up plus the suite) and the rounds of affected
-runs before it. Below 2 the start-up-bound suites of the real-library cases (affected 0.8 s,
-whole 1.1 s) would flip back and forth with the machine's load; far above 2 a suite whose affected
-share is small (a fifth) would run whole for every candidate."""
+does, whole-first saves the winner's validation run (start-up plus the suite) and often the runs
+of the others (fanout/turns). A larger factor would run the whole suite for every candidate of a
+suite whose affected share is small, where affected-first rarely pays for more than one whole run."""
 
 
 def selected_seconds(selection: Iterable[str], durations: Mapping[str, float]) -> float:

@@ -31,8 +31,8 @@ class Board:
     estimates: set[str] = field(default_factory=set)
     skipped: set[str] = field(default_factory=set)
     """Candidates whose whole-suite first run never came: another one passed every test first."""
-    turns: Turns = field(default_factory=lambda: Turns((), 1, 0.0))
-    """The whole-suite first runs' turns (turns.py); fan_out sets the candidates' order and slots."""
+    turns: Turns = field(default_factory=lambda: Turns(1, 0.0))
+    """The whole-suite first runs' turns (turns.py); fan_out sets the slots and the candidates."""
     deadlines: dict[str, anyio.CancelScope] = field(default_factory=dict)
     """Each running candidate's --branch-timeout scope: waiting for a turn is not its own time."""
     done: dict[str, anyio.Event] = field(default_factory=dict)
@@ -41,6 +41,11 @@ class Board:
     stop: Exception | None = None
     destructive: dict[str, escalation.Pattern] = field(default_factory=dict)
     agent_escalation: dict[str, escalation.Pattern] = field(default_factory=dict)
+
+    def agreement(self, cid: str) -> int:
+        """How many candidates so far share cid's normalised patch (cid included)."""
+        key = self.keys.get(cid)
+        return sum(1 for other in self.keys.values() if other == key) if key is not None else 1
 
     def twin_of(self, cid: str) -> str | None:
         twin = self.first_by_key.get(self.keys.get(cid, ""))

@@ -26,7 +26,7 @@ from ..model.usage import Usage
 from .board import Board
 from .checks import LINK_REWRITTEN, outside, patch_rejection, score
 from .config import FanOutConfig
-from .testjobs import confirm_newly_failing, job_failure, run_tests
+from .testjobs import confirm_newly_failing, job_failure, ranked, run_tests
 
 
 async def run_candidate(plan: CandidatePlan, config: FanOutConfig, board: Board) -> CandidateResult:
@@ -193,9 +193,10 @@ async def _attempt(
         return
     try:
         await _tested(plan.id, path, config, board, result, files_dir)
-    finally:  # a whole-suite first run's turn: its score, once validated, is what the others must beat
+    finally:  # a whole-suite first run's turn: its rank, once validated, is what the others must beat
         validated = result.status == CandidateStatus.ok and result.validated
-        board.turns.give_back(plan.id, result.pass_rate if validated else None)
+        scored = ranked(board, result, result.pass_rate, len(result.newly_failing)) if validated else None
+        board.turns.give_back(plan.id, scored)
 
 
 async def _tested(
@@ -205,8 +206,9 @@ async def _tested(
     job = await run_tests(cid, path, config, board, result, files_dir)
     if job is None:
         board.skipped.add(cid)
-        _not_tested(result, f"not tested: a candidate passed every test first (cannot beat {board.turns.floor:.1f}%)")
-        config.emit(cid, Phase.not_needed, f"cannot beat {board.turns.floor:.1f}%")
+        best = board.turns.best.id if board.turns.best else "?"
+        _not_tested(result, f"not tested: candidate {best} outranks it even if it passed every test")
+        config.emit(cid, Phase.not_needed, f"candidate {best} outranks it at {board.turns.floor:.1f}%")
         return
     if not config.pool.intact(path):  # its code, run by the tests, rewrote the link
         result.status, result.reason = CandidateStatus.rejected, LINK_REWRITTEN

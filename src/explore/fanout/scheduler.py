@@ -85,7 +85,8 @@ class FanOutResult:
 
 async def fan_out(plans: list[CandidatePlan], config: FanOutConfig, parallel: int) -> FanOutResult:
     limiter = anyio.CapacityLimiter(parallel)
-    board = Board(turns=Turns([p.id for p in plans], shards.usable_slots(config.executor), config.current_rate))
+    board = Board(turns=Turns(shards.usable_slots(config.executor), config.current_rate))
+    board.turns.candidates = len(plans)
     results: dict[str, CandidateResult] = {}
 
     async def one(plan: CandidatePlan) -> None:
@@ -97,10 +98,13 @@ async def fan_out(plans: list[CandidatePlan], config: FanOutConfig, parallel: in
             board.done[plan.id] = anyio.Event()
             group.start_soon(one, plan)
     if config.watch is not None:  # a change several candidates may have made: each runs again, alone
-        kept = [r for cid, r in results.items() if cid not in config.watch.ambiguous]
-        board.turns.floor = max(  # what the ones run again must beat: not their own first runs
-            [config.current_rate] + [r.pass_rate for r in kept if r.status == CandidateStatus.ok and r.validated]
-        )
+        kept = [  # what the ones run again must beat: not their own first runs
+            r
+            for cid, r in results.items()
+            if cid not in config.watch.ambiguous and r.status == CandidateStatus.ok and r.validated
+        ]
+        board.turns.floor = max([config.current_rate] + [r.pass_rate for r in kept])
+        board.turns.best = max((_ranked(r) for r in kept), key=scoring.Ranked.key, default=None)
         for plan in plans:
             if plan.id in config.watch.ambiguous:
                 config.watch.forget(plan.id)

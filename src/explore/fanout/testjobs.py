@@ -4,6 +4,7 @@ the full suite (sharded or one job), and the rerun that keeps a flake from conde
 
 from __future__ import annotations
 
+import logging
 import time
 from pathlib import Path
 
@@ -17,6 +18,8 @@ from ..model.events import Phase
 from ..model.testresults import PASSING, TestOutcome, TestRun
 from .board import Board
 from .config import FanOutConfig
+
+log = logging.getLogger("explore.fanout")
 
 
 def failed_status(job: JobResult) -> CandidateStatus:
@@ -119,13 +122,18 @@ def whole_first(config: FanOutConfig, board: Board, selection: list[str]) -> boo
     sharded validation, and the whole suite is cheap next to the selection (decide/first_run)."""
     if not config.whole_first or config.shards is not None:
         return False
-    return first_run.whole_first(
-        sum(config.durations.values()),
-        first_run.selected_seconds(selection, config.durations),
+    test_s, selected_s = sum(config.durations.values()), first_run.selected_seconds(selection, config.durations)
+    cheap = first_run.whole_first(test_s, selected_s, config.overhead_s, board.turns.candidates, board.turns.slots)
+    log.debug(
+        "whole suite first: %s (tests %.2fs, affected %.2fs, start-up %.2fs, %d candidates on %d slots)",
+        "yes" if cheap else "no",
+        test_s,
+        selected_s,
         config.overhead_s,
         board.turns.candidates,
         board.turns.slots,
     )
+    return cheap
 
 
 async def _whole_in_turn(
@@ -134,7 +142,7 @@ async def _whole_in_turn(
     """The whole suite as cid's first test job, when its turn comes; the caller gives the turn back
     once the run is scored. The wait is not counted against its --branch-timeout."""
     asked = time.monotonic()
-    go = await board.turns.take(cid)
+    go = await board.turns.take(ranked(board, result, 100.0, 0))
     scope = board.deadlines.get(cid)
     if scope is not None:
         scope.deadline += time.monotonic() - asked
@@ -142,6 +150,13 @@ async def _whole_in_turn(
         return None
     config.emit(cid, Phase.full, "whole suite first: it is cheap; it validates the candidate")
     return await full_suite(cid, path, config, board, result, files_dir, [])
+
+
+def ranked(board: Board, result: CandidateResult, pass_rate: float, newly_failing: int) -> scoring.Ranked:
+    """result as it ranks now (DESIGN §1) with that pass rate and that many newly failing tests."""
+    return scoring.Ranked(
+        result.id, pass_rate, newly_failing, board.agreement(result.id), result.confidence, result.diff_lines
+    )
 
 
 def _selection(config: FanOutConfig, changed: list[str], failing_now: list[str]) -> list[str] | None:
