@@ -30,7 +30,7 @@ class Board:
     first_by_key: dict[str, str] = field(default_factory=dict)
     estimates: set[str] = field(default_factory=set)
     skipped: set[str] = field(default_factory=set)
-    """Candidates whose whole-suite first run never came: another one passed every test first."""
+    """Candidates whose whole-suite first run never came: a validated one outranks them whatever it finds."""
     turns: Turns = field(default_factory=lambda: Turns(1, 0.0))
     """The whole-suite first runs' turns (turns.py); fan_out sets the slots and the candidates."""
     deadlines: dict[str, anyio.CancelScope] = field(default_factory=dict)

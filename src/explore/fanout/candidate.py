@@ -226,7 +226,7 @@ async def _tested(
 
 def _not_tested(result: CandidateResult, progress: str) -> None:
     """No test of the candidate ran (its whole-suite first run's turn never came): not validated,
-    no score; validation runs its suite if the one that passed every test is not merged after all."""
+    no score; validation runs its suite if the one that outranks it is not merged after all."""
     result.status, result.validated, result.progress = CandidateStatus.ok, False, progress
 
 

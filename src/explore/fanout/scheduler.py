@@ -197,8 +197,8 @@ async def validate(results: list[CandidateResult], config: FanOutConfig, board: 
     full suite is one unsharded job on its exact tree: that run is also its final confirmation
     (`board.whole`), where a sharded one (T/k + start-up) would be followed by the confirmation
     (T + start-up) — on any number of slots, one job costs less while a confirmation follows.
-    Candidates whose whole-suite first run never came (`board.skipped`: one passed every test
-    first) come last, in the generator's order, should that one not be merged after all."""
+    Candidates whose whole-suite first run never came (`board.skipped`: a validated one outranks
+    them whatever theirs finds) come last, in plan order, should that one not be merged after all."""
     floor = max(
         [config.current_rate] + [r.pass_rate for r in results if r.status == CandidateStatus.ok and r.validated]
     )

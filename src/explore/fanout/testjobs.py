@@ -61,7 +61,7 @@ async def run_tests(
     runs now only when selection cannot tell, otherwise later in validation for the best — unless
     the whole suite is cheap (`whole_first`): then it runs now, when its turn comes, as one job on
     the candidate's exact tree, and that is its validation and final confirmation. None: its turn
-    never came, a candidate's whole suite passed every test first (`board.skipped`)."""
+    never came, a validated candidate outranks it whatever its run would find (turns.py)."""
     failing_now = sorted(config.yardstick.ids - config.current_passing)
     selection = _selection(config, result.files_changed, failing_now)
     if selection is not None and whole_first(config, board, selection):
