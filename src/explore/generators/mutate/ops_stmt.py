@@ -6,7 +6,9 @@ from __future__ import annotations
 import ast
 import builtins
 import itertools
-from collections.abc import Iterator
+import weakref
+from collections.abc import Callable, Iterator
+from typing import Any, TypeVar, cast
 
 from .edits import Change, Edit, Source, replace
 from .module import FunctionNode, ModuleInfo
@@ -156,23 +158,45 @@ def _donors(node: ast.stmt, module: ModuleInfo) -> list[tuple[ast.stmt, ast.Func
     return out
 
 
-def _analogues(donor: ast.stmt, func: ast.AST) -> list[dict[str, str]]:
+T = TypeVar("T")
+_MEMO: weakref.WeakKeyDictionary[ModuleInfo, dict[Any, Any]] = weakref.WeakKeyDictionary()
+"""Per module: what insert_statement works out per function or donor, not per statement (every
+statement of a function has the same donors; ranking the lines of a big function redid it for
+each, and walked the whole function once per donor: seconds per iteration on real modules)."""
+
+
+def _memo(module: ModuleInfo, key: tuple[Any, ...], make: Callable[..., T], *args: Any) -> T:
+    """make(*args), once per module and key (keys name nodes by id: they live as long as the module)."""
+    memo = _MEMO.get(module)
+    if memo is None:
+        memo = _MEMO[module] = {}
+    if key not in memo:
+        memo[key] = make(*args)
+    return cast(T, memo[key])
+
+
+def _pairs(tree: ast.AST) -> list[tuple[str, str]]:
+    found = []
+    for sub in ast.walk(tree):
+        if isinstance(sub, ast.Subscript) and isinstance(sub.value, ast.Name):
+            index = sub.slice.lower if isinstance(sub.slice, ast.Slice) else sub.slice
+            if isinstance(index, ast.Name):
+                found.append((sub.value.id, index.id))
+    return found
+
+
+def _distinct_pairs(tree: ast.AST) -> list[tuple[str, str]]:
+    return list(dict.fromkeys(_pairs(tree)))
+
+
+def _analogues(donor: ast.stmt, func: ast.AST, module: ModuleInfo) -> list[dict[str, str]]:
     """Renamings by analogy: `left[i]` in the donor and `right[j]` elsewhere in the function
     suggest {left: right, i: j} (the two halves of a merge, the x and y of a point)."""
-
-    def pairs(tree: ast.AST) -> list[tuple[str, str]]:
-        found = []
-        for sub in ast.walk(tree):
-            if isinstance(sub, ast.Subscript) and isinstance(sub.value, ast.Name):
-                index = sub.slice.lower if isinstance(sub.slice, ast.Slice) else sub.slice
-                if isinstance(index, ast.Name):
-                    found.append((sub.value.id, index.id))
-        return found
-
-    mine = pairs(donor)
+    mine = _pairs(donor)
+    theirs = _memo(module, ("pairs", id(func)), _distinct_pairs, func)
     maps: list[dict[str, str]] = []
     for base, index in dict.fromkeys(mine):
-        for other_base, other_index in dict.fromkeys(pairs(func)):
+        for other_base, other_index in theirs:
             if other_base != base and other_index != index:
                 mapping = {base: other_base, index: other_index}
                 if mapping not in maps:
@@ -235,14 +259,18 @@ def insert_statement(node: ast.AST, module: ModuleInfo) -> Iterator[Change]:
     )
     seen: set[str] = set()
     following = _next_statement(node, module)
-    for donor, func in _donors(node, module):
+    for donor, func in _memo(module, ("donors", id(target_func)), _donors, node, module):
         rename = (func.name, target_func.name) if func is not target_func else None
-        mappings = _analogues(donor, func) if func is target_func else [_by_position(func, target_func)]
+        if func is target_func:
+            mappings = _memo(module, ("analogues", id(donor)), _analogues, donor, func, module)
+        else:
+            mappings = [_by_position(func, target_func)]
         for mapping in [{}, *mappings]:
-            text = _copy_text(source, donor, mapping, rename)
+            key = ("copy", id(donor), tuple(sorted(mapping.items())), rename)
+            text = _memo(module, key, _copy_text, source, donor, mapping, rename)
             if text in seen or "\n" in text or text == source.segment(node) or text == following:
                 continue
-            names = {n.id for n in ast.walk(ast.parse(text)) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+            names = _memo(module, ("loads", text), _loaded_names, text)
             if not names <= visible:
                 continue
             seen.add(text)
@@ -250,6 +278,10 @@ def insert_statement(node: ast.AST, module: ModuleInfo) -> Iterator[Change]:
             yield Change(
                 (Edit(lines[1], lines[1], f"{prefix}{indent}{text}\n"),), "(nothing)", text, anchor=node.lineno
             )
+
+
+def _loaded_names(text: str) -> set[str]:
+    return {n.id for n in ast.walk(ast.parse(text)) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
 
 
 def _next_statement(node: ast.stmt, module: ModuleInfo) -> str | None:
