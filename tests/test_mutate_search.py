@@ -383,3 +383,4 @@ def test_the_timeout_is_eight_times_the_tests_own_time_plus_the_rest_of_the_roun
     assert timeout_from(Verdict("ok", duration_s=0.2)) == pytest.approx(8 * 0.2 + 0.5)  # not told: the round trip
     assert timeout_from(Verdict("timeout", duration_s=3.7, tests_s=None)) == 30.0
     assert timeout_from(Verdict("ok", duration_s=0.01, tests_s=0.001)) == 0.75
+    assert timeout_from(Verdict("ok", duration_s=1.6, tests_s=0.1), round_trip=False) == pytest.approx(8 * 0.1 + 0.5)

@@ -18,11 +18,18 @@ MAX_MUTANT_TIMEOUT = 30.0
 """The longest timeout a mutant gets, and its timeout until calibrated (or mutant_timeout set)."""
 HUNG_ONLY_TIMEOUT = 5.0
 """A mutant's timeout when every test it would run hangs on the unmutated code."""
+ASIDE_FROM_S = 2.0
+"""A calibration whose tests took at least this long in the recorded run runs beside screening
+(humanize: the whole suite, 1.7 s, for mutants of 8 tests); a cheaper one runs first, alone, as
+its measurement is then undisturbed (beside screening on two loaded cores it measured twice the
+time, and a looping mutant cost that much more)."""
 CALIBRATE_FROM = 50
 """The calibration run uses the widest of the first this many prepared mutants."""
 
 
-async def calibrate(slot: Slot, phase1: list[str], phase2: list[str], hung: frozenset[str] = frozenset()) -> float:
+async def calibrate(
+    slot: Slot, phase1: list[str], phase2: list[str], hung: frozenset[str] = frozenset(), round_trip: bool = True
+) -> float:
     """A mutant's timeout from the unmutated code's run of the most tests any mutant gets:
     generous for honest mutants, short for the ones that loop forever. Tests that overran their
     limit in the last run are left out: they would only measure the hang the search must fix."""
@@ -31,7 +38,7 @@ async def calibrate(slot: Slot, phase1: list[str], phase2: list[str], hung: froz
         return HUNG_ONLY_TIMEOUT
     longest = (MAX_MUTANT_TIMEOUT - 0.5) / 8  # a run that lasts longer gives the longest timeout anyway
     verdict = await slot.screen(Job({}, phase1, phase2, longest, stop=False))
-    return timeout_from(verdict)
+    return timeout_from(verdict, round_trip)
 
 
 def from_durations(
@@ -69,7 +76,7 @@ async def aside(
 
     async def measure() -> None:
         try:
-            timeout["s"] = await calibrate(deferred.slot, phase1, phase2, hung)
+            timeout["s"] = await calibrate(deferred.slot, phase1, phase2, hung, round_trip=False)
             steps["calibrated_s"] = time.monotonic() - started
         finally:
             deferred.ready.set()
@@ -80,11 +87,13 @@ async def aside(
         group.cancel_scope.cancel()
 
 
-def timeout_from(verdict: Verdict) -> float:
+def timeout_from(verdict: Verdict, round_trip: bool = True) -> float:
     """Eight times the tests' own time, plus once what the rest of the round trip cost (importing
-    and collecting them: a mutant that cannot be swapped in pays it again), plus half a second."""
+    and collecting them: a mutant that cannot be swapped in pays it again; not when the fork
+    worker gives a child that time itself: round_trip False), plus half a second."""
     tests = verdict.tests_s if verdict.tests_s is not None and verdict.status == "ok" else verdict.duration_s
-    return round(min(MAX_MUTANT_TIMEOUT, max(0.75, 8 * tests + max(verdict.duration_s - tests, 0.0) + 0.5)), 2)
+    rest = max(verdict.duration_s - tests, 0.0) if round_trip else 0.0
+    return round(min(MAX_MUTANT_TIMEOUT, max(0.75, 8 * tests + rest + 0.5)), 2)
 
 
 def widest_tests(search: Search) -> tuple[list[str], list[str]]:

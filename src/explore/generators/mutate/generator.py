@@ -28,7 +28,7 @@ from ...model.usage import MutateUsage, Usage
 from ..base import CandidateContext, FixGenerator, ProposalRequest, WarmUpRequest
 from . import localise, pairing, revert, shape
 from .account import explain, hung_note, overrides_note, unmoved, write_log
-from .calibrate import MAX_MUTANT_TIMEOUT, calibrate, from_durations, widest_tests
+from .calibrate import ASIDE_FROM_S, MAX_MUTANT_TIMEOUT, calibrate, from_durations, widest_tests
 from .calibrate import aside as calibrate_aside
 from .changes import changed_files, changed_in, changed_lines, regressing_hunks
 from .deepen import deepen, widen
@@ -191,9 +191,10 @@ class MutateGenerator(FixGenerator):
             recorded = None
             if prepared and not settings.mutant_timeout:
                 recorded = from_durations(request.durations, *widest, hung) if screener.collects() else None
-                if recorded is None:  # no times to start from: measured before any mutant runs
-                    timeout["s"] = await calibrate(screener.slots[0], *widest, hung)
+                if recorded is None or recorded < 8 * ASIDE_FROM_S:  # unknown or cheap: measured before any mutant
+                    timeout["s"] = await calibrate(screener.slots[0], *widest, hung, not screener.collects())
                     steps["calibrated_s"] = time.monotonic() - screen_started
+                    recorded = None
                 else:  # screening starts at once, while one worker measures it
                     timeout["s"] = steps["recorded_timeout_s"] = recorded
             measuring: AbstractAsyncContextManager[list[Slot]] = (
