@@ -137,18 +137,25 @@ def test_demo_with_addopts_is_repaired_as_without_it(tmp_path: Path, addopts: st
 DEAF = (
     "import signal\n\nfrom calc import half\n\n\n"
     "def test_deaf():\n    signal.signal(signal.SIGALRM, signal.SIG_IGN)\n    while True:\n        pass\n\n\n"
-    "def test_half_too():\n    assert half(2) == 1\n"
+    "def test_half_too():\n    assert half(2) == 1\n\n\n"
+    "def test_deaf_neighbour():\n    assert half(4) == 2\n"
 )
 
 
 @pytest.mark.anyio
 async def test_per_test_coverage_goes_on_without_a_test_that_ignored_the_limit(tmp_path: Path) -> None:
-    """Issue 30: the plugin's hard exit (86) used to abort localisation; the run goes on without it."""
+    """Issue 30: the plugin's hard exit (86) used to abort localisation; the run goes on without it
+    — and without it alone: pytest's --deselect would have taken test_deaf_neighbour with it."""
     root = make_repo(tmp_path / "p", {"calc.py": SOURCE, "tests/test_calc.py": TESTS, "tests/test_deaf.py": DEAF})
-    failing = [*FAILING, "tests/test_deaf.py::test_deaf", "tests/test_deaf.py::test_half_too"]
+    deaf = [
+        "tests/test_deaf.py::test_deaf",
+        "tests/test_deaf.py::test_half_too",
+        "tests/test_deaf.py::test_deaf_neighbour",
+    ]
+    failing = [*FAILING, *deaf]
     found = await localise.collect(sys.executable, root, tmp_path / "run", failing, PASSING, test_timeout=1.0)
     assert found.measured and found.hung == ["tests/test_deaf.py::test_deaf"]
-    assert found.spectrum.lines[("calc.py", 6)] == frozenset({FAILING[0], "tests/test_deaf.py::test_half_too"})
+    assert found.spectrum.lines[("calc.py", 6)] == frozenset({FAILING[0], *deaf[1:]})
     assert (tmp_path / "run" / "coverage-rest-1.log").exists()
 
 

@@ -42,6 +42,10 @@ HANGS = {
                 pass
 
 
+        def test_deaf_neighbour():  # its id starts with test_deaf's: still run when test_deaf is left out
+            assert True
+
+
         def test_after():
             assert 1 == 2
 
@@ -74,6 +78,7 @@ async def test_a_looping_test_is_a_timeout_and_the_rest_still_counts(tmp_path: P
         "test_before": "passed",
         "test_loop": "timeout",
         "test_deaf": "timeout",
+        "test_deaf_neighbour": "passed",
         "test_after": "failed",
         "test_last": "passed",
     }

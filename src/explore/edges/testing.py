@@ -290,9 +290,9 @@ async def _run_once(
             "-q",
             *plugin_args(command.test_timeout, record, hangs, command.hang_floor),
         ]
-        argv += (
-            [f"--deselect={i}" for i in deselect] + [*(select or [])] + [f"--ignore={path}" for path in limits.ignore]
-        )
+        argv += [*(select or [])] + [f"--ignore={path}" for path in limits.ignore]
+        if deselect:  # exactly these ids (pytest's --deselect takes every id it prefixes)
+            argv.append(f"--explore-deselect={deselect_listing(log_path.with_suffix('.deselect'), deselect)}")
         if limits.only is not None:
             listing = log_path.with_suffix(".only")
             listing.parent.mkdir(parents=True, exist_ok=True)
@@ -368,6 +368,13 @@ async def _run_once(
         run.outcomes.clear()
         run.infra_error = "its JSON report was not written by pytest: it lacks this run's seal (a forged report)"
     return run
+
+
+def deselect_listing(path: Path, ids: list[str]) -> Path:
+    """The file `--explore-deselect` reads: the node ids a run leaves out, one a line."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("".join(f"{i}\n" for i in ids), encoding="utf-8")
+    return path
 
 
 def plugin_args(

@@ -23,6 +23,8 @@ a line explore believes. explore compares the record with the report (see explor
 hang `--explore-hang-floor`, `--explore-hang-budget` and `--explore-hangs` lower it for the tests
 that follow: see _explore_test_limit (the same folder).
 
+`--explore-deselect FILE`: the node ids listed (one a line) are left out, exactly.
+
 `--explore-only FILE` (a shard of a sharded run): only the test files listed in FILE (one path a
 line, relative to the invocation folder) are collected; every other file is ignored before it is
 imported. pytest's own collection rules (testpaths, norecursedirs, collect_ignore) still apply, so
@@ -57,6 +59,9 @@ def pytest_addoption(parser):
     group.addoption("--explore-hangs", default="", help="HUNG,SPENT,SLOWEST: the run's hangs before this process.")
     group.addoption("--explore-record", default=None, help="JSON-lines file for failing subtests and hard timeouts.")
     group.addoption("--explore-only", default=None, help="File listing the only test files to collect (a shard).")
+    group.addoption(
+        "--explore-deselect", default=None, help="File listing node ids left out, exactly (--deselect takes prefixes)."
+    )
 
 
 def pytest_configure(config):
@@ -77,6 +82,21 @@ def pytest_configure(config):
     calls = _CALLS or (getattr(config, "workerinput", None) or getattr(config, "slaveinput", None) or {}).get(CALLS_ENV)
     if calls and " " in calls:
         config.pluginmanager.register(_Calls(calls), "explore-calls-" + hashlib.sha256(calls.encode()).hexdigest()[:12])
+
+
+def pytest_collection_modifyitems(config, items):
+    """--explore-deselect: the tests that ignored the limit, left out of the run that goes on
+    without them — by their exact id: pytest's --deselect drops every test whose id starts with
+    the one given (`test_loop` would take `test_loop_done` with it)."""
+    listing = config.getoption("--explore-deselect", default=None)
+    if not listing:
+        return
+    with open(listing, encoding="utf-8") as source:
+        drop = {line.rstrip("\n") for line in source if line.strip()}
+    gone = [item for item in items if item.nodeid in drop]
+    if gone:
+        config.hook.pytest_deselected(items=gone)
+        items[:] = [item for item in items if item.nodeid not in drop]
 
 
 NEVER_IGNORED = ("conftest.py", "__init__.py")

@@ -25,7 +25,7 @@ from typing import Any
 import anyio
 
 from ...edges import homes, procs
-from ...edges.testing import HARD_EXIT, Hangs, carried_hangs, isolation_env, plugin_args
+from ...edges.testing import HARD_EXIT, Hangs, carried_hangs, deselect_listing, isolation_env, plugin_args
 from ...model import testfiles
 
 PLUGIN_NAME = "_explore_mutate_worker"
@@ -346,7 +346,7 @@ async def collect(
                 "-p",
                 PLUGIN_NAME,
                 *plugin_args(test_timeout, record, hangs),
-                *[f"--deselect={i}" for i in hung],
+                *([f"--explore-deselect={deselect_listing(record.with_suffix('.deselect'), hung)}"] if hung else []),
             ]  # a looping test stops at its limit
             log = run_dir / ("coverage.log" if not attempt else f"coverage-rest-{attempt}.log")
             done = await procs.run(cmd, workdir, env=env, log_path=log, tracker=tracker)
