@@ -225,6 +225,21 @@ def set_ref(repo: git.Repo, ref: str, commit: str, old: str | None = None) -> No
     repo.git.update_ref(ref, commit, *([old] if old else []))
 
 
+def set_refs(repo: git.Repo, updates: list[tuple[str, str, str | None]]) -> None:
+    """Refs moved (ref, commit, the commit it must point at now or None) in one git process and one
+    transaction: all move or none does — an `old` that does not match, or a ref git cannot lock,
+    fails them all (GitCommandError)."""
+    script = "".join(f"update {ref} {commit}{f' {old}' if old else ''}\n" for ref, commit, old in updates)
+    done = subprocess.run(
+        [*GIT, "update-ref", "--stdin"],
+        cwd=repo.working_tree_dir or repo.git_dir,
+        input=script.encode(),
+        capture_output=True,
+    )
+    if done.returncode != 0:
+        raise git.GitCommandError(["git", "update-ref", "--stdin"], done.returncode, done.stderr)
+
+
 def delete_ref(repo: git.Repo, ref: str) -> None:
     try:
         repo.git.update_ref("-d", ref)

@@ -41,10 +41,12 @@ def restore_refs(repo: git.Repo, run: RunState) -> None:
 
 
 def move_run(repo: git.Repo, run: RunState, commit: str, old: str | None = None) -> None:
-    """The run's result moves: its hidden ref (checked against old), and its branch while it has one."""
-    gitrepo.set_ref(repo, gitrepo.run_ref(run.run_id), commit, old)
+    """The run's result moves: its hidden ref (checked against old), and its branch while it has one
+    — together, in one git transaction: a run stopped at any point never has them disagree."""
+    updates: list[tuple[str, str, str | None]] = [(gitrepo.run_ref(run.run_id), commit, old)]
     if run.branch:
-        gitrepo.set_branch(repo, run.branch, commit)
+        updates.append((f"refs/heads/{run.branch}", commit, None))
+    gitrepo.set_refs(repo, updates)
 
 
 @dataclass(frozen=True)
