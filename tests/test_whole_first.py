@@ -144,6 +144,7 @@ async def test_a_cheap_suite_runs_once_per_candidate_and_the_others_wait_for_the
     assert outcome.confirmation_s == 0.0  # the winner's run was its confirmation
     for c in untested:
         assert c.status == CandidateStatus.ok and c.progress and c.progress.startswith("not tested"), c
+        assert c.reason == c.progress and c.pass_rate == 0.0 and c.id not in outcome.runs  # the report's "why not"
         assert (c.id, Phase.not_needed) in {(e.candidate, e.phase) for e in it.events}
     logs = sorted(p.relative_to(config.iteration_dir).as_posix() for p in config.iteration_dir.glob("*/*.log"))
     assert logs == [f"candidate-{c.id}/tests.log" for c in tested], logs  # once, whole, per candidate run

@@ -226,8 +226,9 @@ async def _tested(
 
 def _not_tested(result: CandidateResult, progress: str) -> None:
     """No test of the candidate ran (its whole-suite first run's turn never came): not validated,
-    no score; validation runs its suite if the one that outranks it is not merged after all."""
-    result.status, result.validated, result.progress = CandidateStatus.ok, False, progress
+    no score; validation runs its suite if the one that outranks it is not merged after all. The
+    reason says so where the report says why a candidate was not merged."""
+    result.status, result.validated, result.progress, result.reason = CandidateStatus.ok, False, progress, progress
 
 
 def _size(limit: int | None) -> str:
