@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from .edits import Change, Edit, find_operator, replace
 from .module import FunctionNode, ModuleInfo
 from .ops_expr import LOW_PRECEDENCE, _op_text, _wrap
-from .ops_stmt import _copy_text, _insertion_lines, _next_statement
+from .ops_stmt import _copy_text, _insertion_lines, _memo, _next_statement
 
 ORDER_OPS = ("<", "<=", ">", ">=", "==", "!=")
 NAMES_LIMIT = 4
@@ -287,8 +287,13 @@ def recursive_argument(node: ast.AST, module: ModuleInfo) -> Iterator[Change]:
 
 def _call_donors(module: ModuleInfo, node: ast.stmt) -> list[tuple[str, str]]:
     """(receiver, method) of the one-argument method-call statements of the module
-    (`seen.add(x)`, `out.append(x)`), the statement's own function first."""
+    (`seen.add(x)`, `out.append(x)`), the statement's own function first: once per function
+    (walking the whole module for every statement cost seconds on real modules)."""
     func = module.function_of.get(id(node))
+    return _memo(module, ("call_donors", id(func)), _call_donors_of, module, func)
+
+
+def _call_donors_of(module: ModuleInfo, func: ast.AST | None) -> list[tuple[str, str]]:
     found: list[tuple[int, str, str]] = []
     for sub in ast.walk(module.source.tree):
         if not (isinstance(sub, ast.Expr) and isinstance(sub.value, ast.Call)) or id(sub) in module.excluded:
