@@ -17,6 +17,18 @@ def test_module_names_cover_src_and_flat_layouts() -> None:
     assert module_names("src/shop/money.py") >= {"shop.money", "shop", "money"}
     assert module_names("calc.py") == {"calc"}
     assert module_names("pkg/__init__.py") == {"pkg"}
+    assert module_names("lib.py") == {"lib"} and module_names("src.py") == {"src"}  # modules, not the layout's folders
+    assert module_names("lib/tools/text.py") >= {"tools.text", "text"}
+
+
+def test_a_change_to_a_root_module_named_lib_selects_its_tests(tmp_path: Path) -> None:
+    """A flat project whose module is lib.py: the affected tests are those importing it (this
+    crashed every candidate that edited lib.py: its name was taken for the src/lib folder)."""
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "tests/test_lib.py").write_text("import lib\n")
+    (tmp_path / "tests/test_other.py").write_text("import os\n")
+    imap = ImportMap.build(tmp_path, {"tests/test_lib.py", "tests/test_other.py"})
+    assert imap.affected_files(["lib.py"], ["tests/**"]) == {"tests/test_lib.py"}
 
 
 def test_import_map_selects_importing_test_files(tmp_path: Path) -> None:

@@ -18,7 +18,7 @@ from ..model.testfiles import is_test_file
 def module_names(path: str) -> set[str]:
     """Dotted names a file can be imported as: `src/pkg/mod.py` → {pkg.mod, pkg}, `mod.py` → {mod}."""
     parts = Path(path).with_suffix("").parts
-    if parts and parts[0] in ("src", "lib"):
+    if len(parts) > 1 and parts[0] in ("src", "lib"):  # the folder, not a module lib.py at the root
         parts = parts[1:]
     if parts and parts[-1] == "__init__":
         parts = parts[:-1]
