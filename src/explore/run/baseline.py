@@ -82,11 +82,12 @@ class Baseline:
     baseline found, then escalates (targets chosen so far; the known failures not yet left out)."""
 
 
-async def measure(t: Tools, base_commit: str) -> Measured:
-    """A new run's baseline: the suite on the base commit, its flaky reruns as each shard ends."""
+async def measure(t: Tools, base_commit: str, checkout: Path | None = None) -> Measured:
+    """A new run's baseline: the suite on the base commit, its flaky reruns as each shard ends.
+    checkout: worktree "a" already at the base commit (the loop's warm-up works in it: not reset again)."""
     command = t.suite.command
     t.emit(BaselineStarted(command.describe(), base_commit))
-    path, _ = await anyio.to_thread.run_sync(t.pool.acquire, "a", base_commit)
+    path = checkout or (await anyio.to_thread.run_sync(t.pool.acquire, "a", base_commit))[0]
     await t.suite.setup_once(path)
     env = {**_baseline_env(t, base_commit), **({OPENED_ENV: "1"} if command.is_pytest else {})}
     groups = await t.suite.first_plan(path)

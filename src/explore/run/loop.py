@@ -190,7 +190,7 @@ class Runner:
         async with anyio.create_task_group() as group:
             group.start_soon(self.kit.generator.warm_up, warm)
             try:
-                measured.append(await baseline.measure(tools, commit))
+                measured.append(await baseline.measure(tools, commit, scratch))
             except Exception as exc:  # raised below, as it is (not inside the task group's exception group)
                 failed.append(exc)
             if failed or not measured[0].run.failing():
