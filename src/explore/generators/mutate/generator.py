@@ -267,7 +267,8 @@ class MutateGenerator(FixGenerator):
         """The screening workers, started while the baseline runs in the worktree the first
         iteration proposes in: its `propose` finds them there, ready (pytest configured), and
         only tells them what changed since the base commit. A failure leaves propose to start
-        them afresh; a cancellation ends those already started."""
+        them afresh; a cancellation kills those already started (a half-started worker has
+        nothing to finish)."""
         if not request.test_command.is_pytest:
             return
         python = request.test_command.python or sys.executable

@@ -305,8 +305,8 @@ class Screener:
                     for slot in self.slots:
                         if isinstance(slot, ForkWorker):  # every one, in this design
                             group.start_soon(slot.start)
-            except BaseException:
-                await self.aclose()
+            except BaseException:  # cancelled (the baseline ended the run) or one failed: none has work to finish
+                await self.aclose(at_once=True)
                 raise
         return self
 
@@ -334,7 +334,9 @@ class Screener:
     async def __aexit__(self, *exc: object) -> None:
         await self.aclose()
 
-    async def aclose(self) -> None:
+    async def aclose(self, at_once: bool = False) -> None:
+        """End the workers: on end of their input, or `at_once`, killed (half-started ones have
+        nothing to finish, and each graceful end may take its two seconds while the run waits)."""
         for slot in self.slots:
             if isinstance(slot, ForkWorker):
-                await slot.aclose()
+                await slot.aclose(at_once)
