@@ -5,6 +5,7 @@ fan-out that uses them on real worktrees and real pytest processes."""
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
 import anyio
@@ -101,6 +102,30 @@ async def test_the_first_run_goes_alone_then_the_free_slots_fill() -> None:
         assert got == {} and turns.running == {"a"}  # a slot is free, but the first run goes alone
         turns.give_back("a", prospect("a", 0.9, pass_rate=75.0))  # not every test passed: two at a time
     assert got == {"b": True, "c": True} and turns.running == {"b", "c"}
+
+
+async def test_waiting_for_a_turn_is_not_counted_against_the_branch_timeout() -> None:
+    """b waits behind a's whole suite for longer than b's whole --branch-timeout: its turn still
+    comes, and its limit then runs on from where it stopped (it used to fire during the wait: b was
+    a 'timeout' that never ran a test)."""
+    turns = Turns(slots=1, floor=50.0)
+    limit, got = 0.2, []
+    assert await turns.take(prospect("a", 0.9))
+
+    async def b() -> None:
+        with anyio.fail_after(limit) as scope:
+            got.append(await turns.take(prospect("b", 0.5), scope))
+            assert scope.deadline != math.inf  # restored, and moved on by the wait
+            await anyio.lowlevel.checkpoint()
+            got.append(not scope.cancel_called)
+
+    async with anyio.create_task_group() as group:
+        group.start_soon(b)
+        await anyio.wait_all_tasks_blocked()
+        assert list(turns.waiting) == ["b"]
+        await anyio.sleep(2 * limit)  # a's whole suite: longer than b's whole limit (what is tested)
+        turns.give_back("a", None)  # a failed: b still has its chance
+    assert got == [True, True]
 
 
 async def test_a_failed_run_gives_its_turn_back_without_raising_the_floor() -> None:

@@ -5,7 +5,6 @@ the full suite (sharded or one job), and the rerun that keeps a flake from conde
 from __future__ import annotations
 
 import logging
-import time
 from pathlib import Path
 
 import anyio
@@ -140,13 +139,8 @@ async def _whole_in_turn(
     cid: str, path: Path, config: FanOutConfig, board: Board, result: CandidateResult, files_dir: Path
 ) -> JobResult | None:
     """The whole suite as cid's first test job, when its turn comes; the caller gives the turn back
-    once the run is scored. The wait is not counted against its --branch-timeout."""
-    asked = time.monotonic()
-    go = await board.turns.take(ranked(board, result, 100.0, 0))
-    scope = board.deadlines.get(cid)
-    if scope is not None:
-        scope.deadline += time.monotonic() - asked
-    if not go:
+    once the run is scored. Its --branch-timeout is suspended while it waits (Turns.take)."""
+    if not await board.turns.take(ranked(board, result, 100.0, 0), board.deadlines.get(cid)):
         return None
     config.emit(cid, Phase.full, "whole suite first: it is cheap; it validates the candidate")
     return await full_suite(cid, path, config, board, result, files_dir, [])

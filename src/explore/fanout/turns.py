@@ -13,6 +13,8 @@ side by side 6.9 s each.
 
 from __future__ import annotations
 
+import math
+
 import anyio
 
 from ..decide.scoring import Ranked
@@ -40,9 +42,21 @@ class Turns:
         """The validated best outranks prospect even if prospect passes every test."""
         return self.best is not None and self.best.key() >= prospect.key()
 
-    async def take(self, prospect: Ranked) -> bool:
+    async def take(self, prospect: Ranked, deadline: anyio.CancelScope | None = None) -> bool:
         """Wait for the turn of prospect's candidate: True when it comes (give it back with
-        `give_back`); False when a validated candidate outranks it whatever its run would find."""
+        `give_back`); False when a validated candidate outranks it whatever its run would find.
+        deadline: the candidate's --branch-timeout scope, suspended while it waits (the others'
+        whole suites are not its own time) and moved on by the time waited."""
+        if deadline is None:
+            return await self._take(prospect)
+        saved, asked = deadline.deadline, anyio.current_time()
+        deadline.deadline = math.inf
+        try:
+            return await self._take(prospect)
+        finally:
+            deadline.deadline = saved + (anyio.current_time() - asked)
+
+    async def _take(self, prospect: Ranked) -> bool:
         cid = prospect.id
         self.waiting[cid] = prospect
         try:
