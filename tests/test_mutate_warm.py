@@ -202,6 +202,9 @@ async def test_the_run_warms_the_workers_during_its_baseline_and_the_first_propo
     assert len(generator.warmed) == 2 and generator.proposed_on  # none started by propose (maybe one killed)
     assert set(generator.proposed_on) <= set(generator.warmed)
     assert not any(psutil.pid_exists(p) for p in generator.warmed)  # ended with the run
+    folder = state.run_dir(repo, run.run_id)
+    assert (folder / "warm-up" / "mutate" / "worker.log").is_file()  # the workers' log, where they started
+    assert (folder / "iteration-1" / "mutate" / "search.json").is_file()  # the proposal's own account
     assert_no_debris(repo)
 
 
@@ -217,6 +220,9 @@ async def test_a_green_baseline_cancels_the_warm_up_and_leaves_no_worker(
     assert run.status == "succeeded" and not run.iterations
     assert generator.cancelled and generator.proposed_on is None
     assert len(generator.warmed) == 2 and not any(psutil.pid_exists(p) for p in generator.warmed)
+    folder = state.run_dir(repo, run.run_id)
+    assert (folder / "warm-up" / "mutate").is_dir()
+    assert not (folder / "iteration-1").exists()  # the run had no iteration: status and the gate read these names
     assert_no_debris(repo)
 
 

@@ -68,7 +68,9 @@ class WarmUpRequest:
     commit: str
     test_command: TestCommand
     run_dir: Path
-    """The first iteration's folder (`ProposalRequest.run_dir` of iteration 1)."""
+    """`.explore/runs/<id>/warm-up/`: where the warm-up may keep its files (what it starts may go
+    on writing there in later iterations). Not an iteration's folder: a green or escalated
+    baseline leaves the run without iteration 1."""
     tracker: ProcessTracker | None = None
 
 

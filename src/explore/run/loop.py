@@ -184,7 +184,7 @@ class Runner:
         if self.options.issue or self.options.worktree_setup or self.options.worktree_include:
             return await baseline.measure(tools, commit)
         scratch, _ = await anyio.to_thread.run_sync(self.kit.pool.acquire, "a", commit)
-        warm = WarmUpRequest(scratch, commit, self.kit.test_command, self.kit.run_dir / "iteration-1", self.kit.tracker)
+        warm = WarmUpRequest(scratch, commit, self.kit.test_command, self.kit.run_dir / "warm-up", self.kit.tracker)
         measured: list[baseline.Measured] = []
         failed: list[Exception] = []
         async with anyio.create_task_group() as group:
