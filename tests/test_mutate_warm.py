@@ -19,10 +19,11 @@ from explore import generators
 from explore.edges import gitrepo, procs
 from explore.edges.strategy_io import load_strategies
 from explore.edges.testing import TestCommand, run_tests
-from explore.generators.base import ProposalRequest, WarmUpRequest
+from explore.generators.base import CandidateContext, FixGenerator, ProposalRequest, WarmUpRequest
+from explore.generators.chain import ChainGenerator
 from explore.generators.mutate import MutateGenerator
 from explore.generators.mutate.screen import ForkWorker
-from explore.model.candidates import Proposal
+from explore.model.candidates import CandidatePlan, Proposal, Realised
 from explore.model.config import build_options
 from explore.model.runstate import RunState
 from explore.run import loop, state
@@ -276,5 +277,52 @@ async def test_a_warm_up_cancelled_before_the_workers_hello_kills_them_at_once(
     finally:
         ready.close()
         await generator.aclose()
+        tracker.kill_all()
+        git(root, "worktree", "remove", "--force", str(work))
+
+
+class Second(FixGenerator):
+    """A chain's second member, noting whether the chain warmed or closed it."""
+
+    name = "second"
+
+    def __init__(self) -> None:
+        self.calls: list[str] = []
+
+    async def propose(self, request: ProposalRequest) -> Proposal:
+        return Proposal()
+
+    async def realise(self, plan: CandidatePlan, context: CandidateContext) -> Realised:
+        return Realised()
+
+    async def warm_up(self, request: WarmUpRequest) -> None:
+        self.calls.append("warm_up")
+
+    async def aclose(self) -> None:
+        self.calls.append("aclose")
+
+
+@pytest.mark.anyio
+async def test_a_chain_warms_its_head_and_closes_every_member(tmp_path: Path) -> None:
+    """`--agent mutate,…`: the chain passes the warm-up to the member the first iteration asks
+    first, and its end to every member (mutate's workers ended by it, not only by the run's kill)."""
+    root = make_repo(tmp_path / "repo", {"lib.py": LIB, "tests/test_lib.py": TESTS})
+    work = tmp_path / "work"
+    git(root, "worktree", "add", "-q", "--detach", str(work), "HEAD")
+    tracker = procs.ProcessTracker()
+    mutate, second = MutateGenerator({"parallel": 1}), Second()
+    chain = ChainGenerator([mutate, second])
+    warmed: list[int] = []
+    try:
+        commit = git(work, "rev-parse", "HEAD")
+        await chain.warm_up(WarmUpRequest(work, commit, TestCommand(python=sys.executable), tmp_path, tracker))
+        assert mutate._screener is not None and second.calls == []
+        warmed = mutate._screener.pids()
+        assert warmed and all(psutil.pid_exists(p) for p in warmed)
+        await chain.aclose()
+        assert mutate._screener is None and second.calls == ["aclose"]
+        assert not any(psutil.pid_exists(p) for p in warmed) and not tracker.pids
+    finally:
+        await mutate.aclose()
         tracker.kill_all()
         git(root, "worktree", "remove", "--force", str(work))

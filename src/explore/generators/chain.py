@@ -18,7 +18,7 @@ from ..edges.gitrepo import GIT
 from ..model.candidates import CandidatePlan, Proposal, Realised
 from ..model.errors import BudgetExhausted, Escalation, Unavailable
 from ..model.usage import Usage
-from .base import CandidateContext, FixGenerator, ProposalRequest, TestWriter
+from .base import CandidateContext, FixGenerator, ProposalRequest, TestWriter, WarmUpRequest
 
 
 class ChainGenerator(FixGenerator):
@@ -100,6 +100,22 @@ class ChainGenerator(FixGenerator):
             return realised.model_copy(
                 update={"generator": member.name, "fallbacks": fallbacks, "usage": spent + realised.usage}
             )
+
+    async def warm_up(self, request: WarmUpRequest) -> None:
+        """The head's warm-up: the member the first iteration asks first (a later one may never
+        propose, and warming it would take the baseline's idle core for nothing)."""
+        await self.members[0].warm_up(request)
+
+    async def aclose(self) -> None:
+        """Every member's, even when one fails (each may keep something warm: mutate's workers)."""
+        failed: list[BaseException] = []
+        for member in self.members:
+            try:
+                await member.aclose()
+            except Exception as exc:
+                failed.append(exc)
+        if failed:
+            raise failed[0]
 
     def test_writer(self) -> TestWriter | None:
         """The first member that can write tests (`--issue`), or None."""
