@@ -165,11 +165,11 @@ async def test_a_cheap_suite_runs_once_per_candidate_and_the_others_wait_for_the
     # equal but for their ids, a ranks first: whoever ran first, a ran, and one or both others did not
     assert outcome.ranking[0] == "a" and len(untested) >= 1 and len(tested) + len(untested) == 3, outcome.candidates
     for c in tested:
-        assert c.pass_rate == 100.0 and c.progress == "full 3/3", c
+        assert c.pass_rate == 100.0 and c.tested and c.progress == "full 3/3", c
     assert outcome.confirmation_s == 0.0  # the winner's run was its confirmation
     for c in untested:
         assert c.status == CandidateStatus.ok and c.progress and c.progress.startswith("not tested"), c
-        assert c.reason == c.progress and c.pass_rate == 0.0 and c.id not in outcome.runs  # the report's "why not"
+        assert c.reason == c.progress and not c.tested and c.id not in outcome.runs  # the report's "why not"
         assert (c.id, Phase.not_needed) in {(e.candidate, e.phase) for e in it.events}
     logs = sorted(p.relative_to(config.iteration_dir).as_posix() for p in config.iteration_dir.glob("*/*.log"))
     assert logs == [f"candidate-{c.id}/tests.log" for c in tested], logs  # once, whole, per candidate run

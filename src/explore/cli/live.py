@@ -79,7 +79,9 @@ class Row:
         elif event.phase == Phase.finished and event.result is not None:
             result = event.result
             self.cost, self.ended = result.usage.llm.cost_usd or self.cost, now
-            if result.status == CandidateStatus.ok:
+            if result.status == CandidateStatus.ok and not result.tested:
+                self.phase, self.pass_rate, self.tests = "not tested", None, result.progress or self.tests
+            elif result.status == CandidateStatus.ok:
                 self.phase, self.pass_rate, self.tests = "ok", result.pass_rate, result.progress or self.tests
             else:
                 self.phase = f"{result.status.value}: {result.reason or ''}"

@@ -229,6 +229,7 @@ def _not_tested(result: CandidateResult, progress: str) -> None:
     no score; validation runs its suite if the one that outranks it is not merged after all. The
     reason says so where the report says why a candidate was not merged."""
     result.status, result.validated, result.progress, result.reason = CandidateStatus.ok, False, progress, progress
+    result.tested = False
 
 
 def _size(limit: int | None) -> str:

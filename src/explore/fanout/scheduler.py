@@ -212,7 +212,7 @@ async def validate(results: list[CandidateResult], config: FanOutConfig, board: 
                 config.emit(result.id, Phase.not_needed, f"cannot beat {floor:.1f}%")
             continue
         files_dir = config.iteration_dir / f"candidate-{result.id}"
-        result.reason = None  # an untested one's "not tested"
+        result.reason, result.tested = None, True  # an untested one's "not tested": its suite runs now
         groups = config.shard_groups(1) if config.shards is not None else []
         config.emit(result.id, Phase.validating, f"{len(groups)} shards" if groups else "")
         if config.watch is not None:
@@ -253,7 +253,7 @@ async def validate(results: list[CandidateResult], config: FanOutConfig, board: 
         twin = board.twin_of(result.id)
         if twin and twin in board.runs and result.status == CandidateStatus.ok:
             score(result, board.runs[twin], config, result.files_changed)
-            result.validated = twin not in board.estimates
+            result.validated, result.tested = twin not in board.estimates, True
             result.progress, result.reason = f"same normalised patch as candidate {twin}", None
 
 

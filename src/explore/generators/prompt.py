@@ -43,6 +43,6 @@ def build_prompt(request: ProposalRequest, hypothesis: str | None = None, per_fa
             what = candidate.hypothesis or candidate.operator or "(no description)"
             lines.append(
                 f"- iteration {iteration.n} ({iteration.strategy}) candidate {candidate.id}: {what} "
-                f"[{', '.join(candidate.files_changed) or 'no files'}] → pass rate {candidate.pass_rate:.1f}%, {ended}"
+                f"[{', '.join(candidate.files_changed) or 'no files'}] → {f'pass rate {candidate.pass_rate:.1f}%' if candidate.tested else 'not tested'}, {ended}"
             )
     return "\n".join(lines) + "\n"

@@ -122,6 +122,9 @@ class CandidateResult(BaseModel):
     usage: Usage = Field(default_factory=Usage)
     validated: bool = True
     """False while its pass rate is an estimate from its affected tests (never merged so)."""
+    tested: bool = True
+    """False when none of its tests ran (a validated candidate outranks it even if it passed every
+    test, or it is the twin of such a one): its pass_rate is then no measurement."""
     progress: str | None = None
     """Human account of its test runs, e.g. "affected 12/12 → full 198/200"."""
     generator: str | None = None

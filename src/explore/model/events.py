@@ -188,6 +188,8 @@ def describe(event: CandidateEvent) -> str:
 
 def result_text(result: CandidateResult) -> str:
     cost = f" — ${result.usage.llm.cost_usd:.4f}" if result.usage.llm.cost_usd else ""
+    if result.status == CandidateStatus.ok and not result.tested:
+        return f"{result.reason or result.progress or 'not tested'}{cost}"
     if result.status == CandidateStatus.ok:
         return f"ok {result.pass_rate:.1f}%" + (f" ({result.progress})" if result.progress else "") + cost
     return f"{result.status.value}: {result.reason or ''}{cost}"

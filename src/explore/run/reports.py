@@ -154,7 +154,7 @@ def markdown(run: RunState, change: Change | None = None) -> str:
                 tried = (c.hypothesis or c.operator or "").replace("|", "\\|").replace("\n", " ")[:160]
                 why = (c.reason or why_not(record, c)).replace("|", "\\|")
                 lines.append(
-                    f"| {c.id} | {c.status.value} | {c.pass_rate:.1f}% | {c.confidence:.2f} | {', '.join(c.files_changed)} | {tried} | {why[:200]} |"
+                    f"| {c.id} | {c.status.value} | {rate(c)} | {c.confidence:.2f} | {', '.join(c.files_changed)} | {tried} | {why[:200]} |"
                 )
             lines += [
                 f"Binary files in candidate {c.id}'s change: {', '.join(f'`{f}`' for f in c.binary_files)}"
@@ -339,3 +339,8 @@ def write(root: Path, run: RunState, change: Change | None = None) -> Path:
     path = run_dir(root, run.run_id) / "report.md"
     atomic_write(path, markdown(run, change))
     return path
+
+
+def rate(c: CandidateResult) -> str:
+    """c's pass rate as the report shows it: "not tested" when none of its tests ran."""
+    return f"{c.pass_rate:.1f}%" if c.tested else "not tested"

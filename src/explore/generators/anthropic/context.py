@@ -144,7 +144,7 @@ def history_text(request: ProposalRequest) -> str:
             merged = "merged" if iteration.winner == c.id and iteration.commit else (c.reason or c.status.value)
             what = c.hypothesis or c.operator or "(no description)"
             lines.append(
-                f"  - {c.id}: {what} [{', '.join(c.files_changed) or 'no files'}] → {c.pass_rate:.1f}%, {merged}"
+                f"  - {c.id}: {what} [{', '.join(c.files_changed) or 'no files'}] → {f'{c.pass_rate:.1f}%' if c.tested else 'not tested'}, {merged}"
             )
     if request.tried_patches:
         lines.append("\nPatches already tried (never propose these again):")
