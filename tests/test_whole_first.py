@@ -15,8 +15,9 @@ from explore.decide import first_run
 from explore.decide.affected import ImportMap
 from explore.decide.scoring import Ranked
 from explore.fanout.turns import Turns
-from explore.model.candidates import CandidateStatus
-from explore.model.events import Phase
+from explore.generators.base import CandidateContext
+from explore.model.candidates import CandidatePlan, CandidateStatus, Realised
+from explore.model.events import CandidateEvent, Phase
 from test_core_fanout import FIX, FixedChanges, assert_cleaned_up, fan, iteration
 
 pytestmark = pytest.mark.anyio
@@ -173,4 +174,66 @@ async def test_a_cheap_suite_runs_once_per_candidate_and_the_others_wait_for_the
         assert (c.id, Phase.not_needed) in {(e.candidate, e.phase) for e in it.events}
     logs = sorted(p.relative_to(config.iteration_dir).as_posix() for p in config.iteration_dir.glob("*/*.log"))
     assert logs == [f"candidate-{c.id}/tests.log" for c in tested], logs  # once, whole, per candidate run
+    assert_cleaned_up(it)
+
+
+class InOrder(FixedChanges):
+    """FixedChanges whose candidates finish generating in an order: each waits for a candidate's
+    end (an event), and reports its own confidence."""
+
+    def __init__(self, changes: list[dict[str, str]], after: list[str | None], confidences: list[float]) -> None:
+        super().__init__(list(changes))
+        self.after, self.confidences = after, confidences
+        self.ended: dict[str, anyio.Event] = {cid: anyio.Event() for cid in "abcd"}
+
+    def listen(self, event: CandidateEvent) -> None:
+        if event.phase == Phase.finished:
+            self.ended[event.candidate].set()
+
+    async def realise(self, plan: CandidatePlan, context: CandidateContext) -> Realised:
+        index = plan.data["index"]
+        if (after := self.after[index]) is not None:
+            await self.ended[after].wait()
+        realised = await super().realise(plan, context)
+        realised.confidence = self.confidences[index]
+        return realised
+
+
+async def test_twins_that_come_later_reopen_an_untested_candidate_they_make_outrank_the_winner(
+    tmp_path: Path,
+) -> None:
+    """a (confidence 0.9) passes every test first; b (0.5) asks for its turn next and is not tested:
+    at agreement 1 it cannot outrank a. Then c and d bring b's very patch: at 100 % with agreement
+    3, b outranks a (DESIGN §1: agreement before confidence), so validation tests it after all and it
+    wins, as affected-first would have had it. It used to stay untested, a merged."""
+    x = {"calc.py": "def add(a, b):\n    return b + a\n"}
+    generator = InOrder([x, FIX, FIX, FIX], [None, "a", "b", "b"], [0.9, 0.5, 0.5, 0.5])
+    it = iteration(tmp_path, generator)
+    ids = sorted(it.config.yardstick.ids)
+
+    def listen(event: CandidateEvent) -> None:
+        it.events.append(event)
+        generator.listen(event)
+
+    it.config = it.config.__class__(
+        **{
+            **it.config.__dict__,
+            "executor": it.config.executor.__class__(pool=it.pool, tracker=it.tracker, parallel=1),
+            "progressive": True,
+            "import_map": ImportMap.build(it.repo, {"tests/test_calc.py"}),
+            "durations": {i: 0.001 for i in ids},
+            "whole_first": True,
+            "listener": listen,
+        }
+    )
+    outcome = await fan(it)
+
+    by_id = {c.id: c for c in outcome.candidates}
+    assert by_id["b"].agreement == 3 and by_id["b"].tested and by_id["b"].validated, by_id["b"]
+    assert by_id["b"].pass_rate == 100.0 and by_id["a"].pass_rate == 100.0, outcome.candidates
+    assert (
+        b_turn := [e.phase for e in it.events if e.candidate == "b"]
+    ) and Phase.not_needed in b_turn  # skipped first
+    assert outcome.ranking[0] in ("b", "c", "d") and "a" in outcome.ranking, outcome.ranking
+    assert all(by_id[t].tested and by_id[t].reason is None for t in "cd"), outcome.candidates
     assert_cleaned_up(it)

@@ -198,15 +198,20 @@ async def validate(results: list[CandidateResult], config: FanOutConfig, board: 
     (`board.whole`), where a sharded one (T/k + start-up) would be followed by the confirmation
     (T + start-up) — on any number of slots, one job costs less while a confirmation follows.
     Candidates whose whole-suite first run never came (`board.skipped`: a validated one outranks
-    them whatever theirs finds) come last, in plan order, should that one not be merged after all."""
+    them whatever theirs finds) come last, in plan order, should that one not be merged after all —
+    or should they outrank it passing every test with their final agreement (`_outranks`: twins
+    that came after their turn was refused count)."""
     floor = max(
         [config.current_rate] + [r.pass_rate for r in results if r.status == CandidateStatus.ok and r.validated]
     )
     pending = [r for r in results if r.status == CandidateStatus.ok and not r.validated and r.id in board.runs]
     untested = [r for r in results if r.status == CandidateStatus.ok and r.id in board.skipped]
+    best = max(
+        (_ranked(r).key() for r in results if r.status == CandidateStatus.ok and r.validated and r.tested), default=None
+    )
     for result in sorted(pending, key=lambda r: _ranked(r).key(), reverse=True) + untested:
         best_possible = 100.0 if result.id in board.skipped else result.pass_rate
-        if not scoring.is_improvement(best_possible, floor):
+        if not scoring.is_improvement(best_possible, floor) and not _outranks(result, best, board):
             if result.id not in board.skipped:  # an untested one said so when its turn did not come
                 result.progress = f"{result.progress} → full not needed (cannot beat {floor:.1f}%)"
                 config.emit(result.id, Phase.not_needed, f"cannot beat {floor:.1f}%")
@@ -249,12 +254,22 @@ async def validate(results: list[CandidateResult], config: FanOutConfig, board: 
         config.emit(result.id, Phase.finished, result=result)
         if result.status == CandidateStatus.ok:
             floor = max(floor, result.pass_rate)
+            best = max(best or _ranked(result).key(), _ranked(result).key())
     for result in results:  # twins share their original's validated result
         twin = board.twin_of(result.id)
         if twin and twin in board.runs and result.status == CandidateStatus.ok:
             score(result, board.runs[twin], config, result.files_changed)
             result.validated, result.tested = twin not in board.estimates, True
             result.progress, result.reason = f"same normalised patch as candidate {twin}", None
+
+
+def _outranks(result: CandidateResult, best: tuple[float, int, int, float, int, str] | None, board: Board) -> bool:
+    """An untested candidate would outrank the best validated one passing every test, with its final
+    agreement: its turn was refused on the agreement it had then, and twins that came later count."""
+    if result.id not in board.skipped:
+        return False
+    prospect = scoring.Ranked(result.id, 100.0, 0, result.agreement, result.confidence, result.diff_lines)
+    return best is None or prospect.key() > best
 
 
 def _ranked(result: CandidateResult) -> scoring.Ranked:
