@@ -19,6 +19,8 @@ def test_module_names_cover_src_and_flat_layouts() -> None:
     assert module_names("pkg/__init__.py") == {"pkg"}
     assert module_names("lib.py") == {"lib"} and module_names("src.py") == {"src"}  # modules, not the layout's folders
     assert module_names("lib/tools/text.py") >= {"tools.text", "text"}
+    assert module_names("lib/__init__.py") == {"lib"} and module_names("src/__init__.py") == {"src"}  # packages
+    assert module_names("src/pkg/__init__.py") == {"pkg"} and module_names("__init__.py") == set()
 
 
 def test_a_change_to_a_root_module_named_lib_selects_its_tests(tmp_path: Path) -> None:
@@ -29,6 +31,17 @@ def test_a_change_to_a_root_module_named_lib_selects_its_tests(tmp_path: Path) -
     (tmp_path / "tests/test_other.py").write_text("import os\n")
     imap = ImportMap.build(tmp_path, {"tests/test_lib.py", "tests/test_other.py"})
     assert imap.affected_files(["lib.py"], ["tests/**"]) == {"tests/test_lib.py"}
+
+
+def test_a_change_to_a_package_named_lib_or_a_root_init_selects_or_runs_everything(tmp_path: Path) -> None:
+    """A package named lib (lib/__init__.py) is the module lib; a root __init__.py has no name a test
+    can import, so the map cannot tell and everything runs (both crashed every candidate before)."""
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "tests/test_lib.py").write_text("from lib import tools\n")
+    (tmp_path / "tests/test_other.py").write_text("import os\n")
+    imap = ImportMap.build(tmp_path, {"tests/test_lib.py", "tests/test_other.py"})
+    assert imap.affected_files(["lib/__init__.py"], ["tests/**"]) == {"tests/test_lib.py"}
+    assert imap.affected_files(["__init__.py"], ["tests/**"]) is None
 
 
 def test_import_map_selects_importing_test_files(tmp_path: Path) -> None:

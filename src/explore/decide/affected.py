@@ -18,10 +18,10 @@ from ..model.testfiles import is_test_file
 def module_names(path: str) -> set[str]:
     """Dotted names a file can be imported as: `src/pkg/mod.py` → {pkg.mod, pkg}, `mod.py` → {mod}."""
     parts = Path(path).with_suffix("").parts
-    if len(parts) > 1 and parts[0] in ("src", "lib"):  # the folder, not a module lib.py at the root
-        parts = parts[1:]
     if parts and parts[-1] == "__init__":
         parts = parts[:-1]
+    if len(parts) > 1 and parts[0] in ("src", "lib"):  # the layout's folder, not a module or package named so
+        parts = parts[1:]
     names = set()
     for cut in range(len(parts), 0, -1):
         names.add(".".join(parts[:cut]))
@@ -35,6 +35,8 @@ def own_names(path: str) -> set[str]:
     """The names that denote this very module (not its parent packages): its full dotted name,
     and its last part for a folder put on sys.path."""
     names = module_names(path)
+    if not names:  # a root __init__.py: no importable name
+        return set()
     full = max(names, key=len)
     return {full, full.rsplit(".", 1)[-1]}
 
@@ -80,6 +82,8 @@ class ImportMap:
                     selected.add(path)
                 continue
             names = own_names(path)
+            if not names:
+                return None  # cannot tell who imports it: run everything
             for test_file, imported in self.imports.items():
                 if any(i == n or i.startswith(n + ".") for i in imported for n in names):
                     selected.add(test_file)
