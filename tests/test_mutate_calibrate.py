@@ -94,6 +94,28 @@ async def test_screening_starts_on_the_other_slots_while_the_first_calibrates(tm
     assert seen[-1] == timeout["s"] and len(rest) == len(calibrating.asked) + len(other.asked) - 2
 
 
+class CrashingCalibration(ScriptedSlot):
+    """A scripted slot whose worker is lost during the calibration run (stop=False)."""
+
+    async def screen(self, job: Job) -> Verdict:
+        if job.stop:
+            return await super().screen(job)
+        return Verdict("crash", duration_s=0.05, error="worker lost")
+
+
+@pytest.mark.anyio
+async def test_a_calibration_whose_worker_crashed_keeps_the_recorded_timeout(tmp_path: Path) -> None:
+    """The recorded durations' timeout stays: a lost worker measured nothing (it gave 8 x 0.05 s +
+    0.5 s before, timing out every honest mutant of a slow test screened after it)."""
+    search = make_search(tmp_path)
+    timeout, steps = {"s": 16.0}, dict[str, float]()
+    async with aside(
+        [CrashingCalibration(set()), YieldingSlot(set())], ["f1"], ["p1"], frozenset(), timeout, steps, 0.0
+    ) as slots:
+        await screen_in_order(search.prepare(search.ranked(), 4), slots, Budget(), job_for(timeout), lambda done: False)
+    assert timeout["s"] == 16.0 and "calibrated_s" in steps
+
+
 @pytest.mark.anyio
 async def test_a_search_that_ends_first_cancels_the_calibration(tmp_path: Path) -> None:
     search: Search = make_search(tmp_path)

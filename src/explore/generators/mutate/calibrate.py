@@ -28,16 +28,25 @@ CALIBRATE_FROM = 50
 
 
 async def calibrate(
-    slot: Slot, phase1: list[str], phase2: list[str], hung: frozenset[str] = frozenset(), round_trip: bool = True
+    slot: Slot,
+    phase1: list[str],
+    phase2: list[str],
+    hung: frozenset[str] = frozenset(),
+    round_trip: bool = True,
+    keep: float | None = None,
 ) -> float:
     """A mutant's timeout from the unmutated code's run of the most tests any mutant gets:
     generous for honest mutants, short for the ones that loop forever. Tests that overran their
-    limit in the last run are left out: they would only measure the hang the search must fix."""
+    limit in the last run are left out: they would only measure the hang the search must fix.
+    keep: the timeout already in use, kept when the calibration's worker crashed (lost, killed:
+    its run measured nothing, and a second or so would time out every honest mutant after it)."""
     phase1, phase2 = [t for t in phase1 if t not in hung], [t for t in phase2 if t not in hung]
     if not phase1 and not phase2:
         return HUNG_ONLY_TIMEOUT
     longest = (MAX_MUTANT_TIMEOUT - 0.5) / 8  # a run that lasts longer gives the longest timeout anyway
     verdict = await slot.screen(Job({}, phase1, phase2, longest, stop=False))
+    if verdict.status == "crash" and keep is not None:
+        return keep
     return timeout_from(verdict, round_trip)
 
 
@@ -76,7 +85,7 @@ async def aside(
 
     async def measure() -> None:
         try:
-            timeout["s"] = await calibrate(deferred.slot, phase1, phase2, hung, round_trip=False)
+            timeout["s"] = await calibrate(deferred.slot, phase1, phase2, hung, round_trip=False, keep=timeout["s"])
             steps["calibrated_s"] = time.monotonic() - started
         finally:
             deferred.ready.set()
