@@ -53,10 +53,10 @@ def test_live_view_at_parallel_3_shows_a_row_per_candidate_updated_in_place(tmp_
         assert len(ids) == len(set(ids)), "\n".join(shot)
     seen = {(m.group(1), m.group(2).split()[0]) for s in with_rows for m in (ROW.match(line) for line in s) if m}
     assert {"a", "b", "c"} <= {cid for cid, _ in seen}
-    # a finished row: ok, or "not tested" (a validated one outranks it, whole suite first)
-    assert any(phase in ("ok", "not") for _, phase in seen) and any(
-        phase in ("generating", "affected", "starting", "full") for _, phase in seen
-    ), seen
+    # a row updated in place: one candidate seen in two phases (its last one, ok or "not tested",
+    # may close with the view between two frames: whole-suite-first runs end quickly)
+    assert any(len({phase for cid, phase in seen if cid == one}) > 1 for one in "abc"), seen
+    assert any(phase in ("generating", "affected", "starting", "full") for _, phase in seen), seen
     header = [s for s in with_rows if any(line.startswith("explore iteration 1") for line in s)]
     assert header and any("pass rate 28.6%" in line for line in header[0]), "\n".join(with_rows[0])
     final = shots[-1]
