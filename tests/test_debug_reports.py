@@ -9,10 +9,13 @@ from conftest import assert_no_debris, git, run_cli
 from explore.cli.demo import create_demo
 from explore.model.testresults import TestOutcome
 from explore.run import debug_reports
+from test_progressive import affected_first
 
 
 def test_reports_dir_writes_one_report_per_iteration_by_topic(tmp_path: Path) -> None:
-    target = create_demo(tmp_path / "demo")
+    """Affected tests first: the report's tie explanation needs the tied candidates tested (whole
+    suite first leaves untested whichever the validated winner outranks by the time it asks)."""
+    target = affected_first(create_demo(tmp_path / "demo"))
     code, summary, err = run_cli(
         ["run", "--agent", "mutate", "--strategy", "conservative", "--reports-dir", "debug", "--json"], cwd=target
     )
