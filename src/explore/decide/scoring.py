@@ -7,6 +7,7 @@ import hashlib
 from collections.abc import Collection
 from dataclasses import dataclass
 
+from ..model.candidates import CandidateResult
 from ..model.testfiles import is_test_file
 from ..model.testresults import PASSING, Counts, TestRun
 from . import witness
@@ -177,6 +178,24 @@ class Ranked:
             -self.diff_lines,
             _reverse(self.id),
         )
+
+
+def ranked_result(
+    result: CandidateResult,
+    pass_rate: float | None = None,
+    newly_failing: int | None = None,
+    agreement: int | None = None,
+) -> Ranked:
+    """A candidate's result as it ranks (DESIGN §1); a pass rate, a count of newly failing tests or
+    an agreement given in its place (a prospect: as it would rank passing every test)."""
+    return Ranked(
+        result.id,
+        result.pass_rate if pass_rate is None else pass_rate,
+        len(result.newly_failing) if newly_failing is None else newly_failing,
+        result.agreement if agreement is None else agreement,
+        result.confidence,
+        result.diff_lines,
+    )
 
 
 def _reverse(text: str) -> str:

@@ -104,7 +104,7 @@ async def fan_out(plans: list[CandidatePlan], config: FanOutConfig, parallel: in
             if cid not in config.watch.ambiguous and r.status == CandidateStatus.ok and r.validated
         ]
         board.turns.floor = max([config.current_rate] + [r.pass_rate for r in kept])
-        board.turns.best = max((_ranked(r) for r in kept), key=scoring.Ranked.key, default=None)
+        board.turns.best = max((scoring.ranked_result(r) for r in kept), key=scoring.Ranked.key, default=None)
         for plan in plans:
             if plan.id in config.watch.ambiguous:
                 config.watch.forget(plan.id)
@@ -126,7 +126,7 @@ async def fan_out(plans: list[CandidatePlan], config: FanOutConfig, parallel: in
         r.id: board.runs[board.twin_of(r.id) or r.id] for r in ordered if (board.twin_of(r.id) or r.id) in board.runs
     }
     findings = Findings(board.stop, board.infra_error, dict(board.destructive), dict(board.agent_escalation))
-    ranked = scoring.rank([_ranked(r) for r in ordered if r.status == CandidateStatus.ok and r.validated])
+    ranked = scoring.rank([scoring.ranked_result(r) for r in ordered if r.status == CandidateStatus.ok and r.validated])
     return FanOutResult(
         ordered, runs, agreement, findings, [r.id for r in ranked], validation_s, dict(board.tested), confirmation_s
     )
@@ -139,7 +139,9 @@ async def settle(results: list[CandidateResult], config: FanOutConfig, board: Bo
     spent = 0.0
     while True:
         await validate(results, config, board)
-        ranked = scoring.rank([_ranked(r) for r in results if r.status == CandidateStatus.ok and r.validated])
+        ranked = scoring.rank(
+            [scoring.ranked_result(r) for r in results if r.status == CandidateStatus.ok and r.validated]
+        )
         best = next((r for r in results if ranked and r.id == ranked[0].id), None)
         if (
             best is None
@@ -207,9 +209,14 @@ async def validate(results: list[CandidateResult], config: FanOutConfig, board: 
     pending = [r for r in results if r.status == CandidateStatus.ok and not r.validated and r.id in board.runs]
     untested = [r for r in results if r.status == CandidateStatus.ok and r.id in board.skipped]
     best = max(
-        (_ranked(r).key() for r in results if r.status == CandidateStatus.ok and r.validated and r.tested), default=None
+        (
+            scoring.ranked_result(r).key()
+            for r in results
+            if r.status == CandidateStatus.ok and r.validated and r.tested
+        ),
+        default=None,
     )
-    for result in sorted(pending, key=lambda r: _ranked(r).key(), reverse=True) + untested:
+    for result in sorted(pending, key=lambda r: scoring.ranked_result(r).key(), reverse=True) + untested:
         best_possible = 100.0 if result.id in board.skipped else result.pass_rate
         if not scoring.is_improvement(best_possible, floor) and not _outranks(result, best, board):
             if result.id not in board.skipped:  # an untested one said so when its turn did not come
@@ -254,7 +261,7 @@ async def validate(results: list[CandidateResult], config: FanOutConfig, board: 
         config.emit(result.id, Phase.finished, result=result)
         if result.status == CandidateStatus.ok:
             floor = max(floor, result.pass_rate)
-            best = max(best or _ranked(result).key(), _ranked(result).key())
+            best = max(best or scoring.ranked_result(result).key(), scoring.ranked_result(result).key())
     for result in results:  # twins share their original's validated result
         twin = board.twin_of(result.id)
         if twin and twin in board.runs and result.status == CandidateStatus.ok:
@@ -268,11 +275,4 @@ def _outranks(result: CandidateResult, best: tuple[float, int, int, float, int, 
     agreement: its turn was refused on the agreement it had then, and twins that came later count."""
     if result.id not in board.skipped:
         return False
-    prospect = scoring.Ranked(result.id, 100.0, 0, result.agreement, result.confidence, result.diff_lines)
-    return best is None or prospect.key() > best
-
-
-def _ranked(result: CandidateResult) -> scoring.Ranked:
-    return scoring.Ranked(
-        result.id, result.pass_rate, len(result.newly_failing), result.agreement, result.confidence, result.diff_lines
-    )
+    return best is None or scoring.ranked_result(result, 100.0, 0).key() > best

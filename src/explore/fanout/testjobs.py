@@ -147,10 +147,9 @@ async def _whole_in_turn(
 
 
 def ranked(board: Board, result: CandidateResult, pass_rate: float, newly_failing: int) -> scoring.Ranked:
-    """result as it ranks now (DESIGN §1) with that pass rate and that many newly failing tests."""
-    return scoring.Ranked(
-        result.id, pass_rate, newly_failing, board.agreement(result.id), result.confidence, result.diff_lines
-    )
+    """result as it ranks now, with that pass rate and that many newly failing tests: its agreement
+    is the board's so far (the fan-out's count comes when it ends)."""
+    return scoring.ranked_result(result, pass_rate, newly_failing, board.agreement(result.id))
 
 
 def _selection(config: FanOutConfig, changed: list[str], failing_now: list[str]) -> list[str] | None:

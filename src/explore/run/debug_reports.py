@@ -119,7 +119,9 @@ def _why_won(record: IterationRecord) -> str:
     if winner is None:
         return "No candidate improved the pass rate; nothing was merged."
     others = [c for c in record.candidates if c.id != winner.id and c.status.value == "ok"]
-    beaten = [f"{c.id} on {scoring.deciding_rule(reports.ranked(winner), reports.ranked(c))}" for c in others]
+    beaten = [
+        f"{c.id} on {scoring.deciding_rule(scoring.ranked_result(winner), scoring.ranked_result(c))}" for c in others
+    ]
     order = ", then ".join(scoring.RULES)
     return f"Candidates are ranked by {order}. Candidate {winner.id} ({winner.pass_rate:.1f}%) came first" + (
         f"; it beat {', '.join(beaten)}." if beaten else "; no other candidate passed its tests."

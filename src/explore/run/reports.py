@@ -294,10 +294,6 @@ def timeout_lines(run: RunState) -> list[str]:
     return lines
 
 
-def ranked(c: CandidateResult) -> scoring.Ranked:
-    return scoring.Ranked(c.id, c.pass_rate, len(c.newly_failing), c.agreement, c.confidence, c.diff_lines)
-
-
 def why_not(record: IterationRecord, c: CandidateResult) -> str:
     """A scored candidate's fate: merged, tied with the winner and lost on a rule, or no better."""
     winner = next((w for w in record.candidates if w.id == record.winner and record.commit), None)
@@ -306,7 +302,7 @@ def why_not(record: IterationRecord, c: CandidateResult) -> str:
     if c.id == winner.id:
         return "merged"
     if abs(c.pass_rate - winner.pass_rate) < 1e-9:
-        return f"tied, lost on {scoring.deciding_rule(ranked(winner), ranked(c))}"
+        return f"tied, lost on {scoring.deciding_rule(scoring.ranked_result(winner), scoring.ranked_result(c))}"
     return "lower pass rate than the winner"
 
 
