@@ -143,6 +143,11 @@ def _per_group(
     return t
 
 
+def _section(title: str, first: str, names: list[str]) -> list[str]:
+    """A section's heading and its table's head: one row per `first`, a column per strategy."""
+    return ["", f"## {title}", "", f"| {first} | " + " | ".join(names) + " |", "|---|" + "---:|" * len(names)]
+
+
 def _families(bench: BenchResult) -> list[str]:
     return sorted({k for s in bench.summary.values() for k in s.by_family})
 
@@ -187,13 +192,7 @@ def markdown(bench: BenchResult, chart: str | None = "bench.png") -> str:
     if chart:
         lines += ["", f"![repair rate and median time per strategy]({chart})"]
     classes = sorted({k for s in bench.summary.values() for k in s.by_class})
-    lines += [
-        "",
-        "## Per defect class (correct / plausible / runs)",
-        "",
-        "| class | " + " | ".join(names) + " |",
-        "|---|" + "---:|" * len(names),
-    ]
+    lines += _section("Per defect class (correct / plausible / runs)", "class", names)
     for klass in classes:
         stats = [bench.summary[n].by_class.get(klass) for n in names]
         lines.append(
@@ -201,13 +200,7 @@ def markdown(bench: BenchResult, chart: str | None = "bench.png") -> str:
         )
     families = _families(bench)
     if families:
-        lines += [
-            "",
-            "## Per family (repaired / correct / runs · iterations · candidates · total s)",
-            "",
-            "| family | " + " | ".join(names) + " |",
-            "|---|" + "---:|" * len(names),
-        ]
+        lines += _section("Per family (repaired / correct / runs · iterations · candidates · total s)", "family", names)
         for family in families:
             stats = [bench.summary[n].by_family.get(family) for n in names]
             lines.append(
