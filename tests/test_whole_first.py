@@ -17,7 +17,7 @@ from explore.decide.scoring import Ranked
 from explore.fanout.turns import Turns
 from explore.generators.base import CandidateContext
 from explore.model.candidates import CandidatePlan, CandidateStatus, Realised
-from explore.model.events import CandidateEvent, Phase
+from explore.model.events import CandidateEvent, Phase, describe
 from test_core_fanout import FIX, FixedChanges, assert_cleaned_up, fan, iteration
 
 pytestmark = pytest.mark.anyio
@@ -127,6 +127,23 @@ async def test_waiting_for_a_turn_is_not_counted_against_the_branch_timeout() ->
         await anyio.sleep(2 * limit)  # a's whole suite: longer than b's whole limit (what is tested)
         turns.give_back("a", None)  # a failed: b still has its chance
     assert got == [True, True]
+
+
+async def test_a_candidate_that_must_wait_for_its_turn_says_behind_whom_once() -> None:
+    """b's turn does not come at once (a's whole suite runs alone): it is told once, with a, so the
+    live view and the log show it waiting instead of nothing; a, whose turn came at once, is not."""
+    turns = Turns(slots=1, floor=50.0)
+    told: dict[str, list[list[str]]] = {"a": [], "b": []}
+    assert await turns.take(prospect("a", 0.9), waits=told["a"].append)
+
+    async with anyio.create_task_group() as group:
+        group.start_soon(turns.take, prospect("b", 0.5), None, told["b"].append)
+        await anyio.wait_all_tasks_blocked()
+        assert told == {"a": [], "b": [["a"]]} and list(turns.waiting) == ["b"]
+        turns.give_back("a", None)
+    assert told == {"a": [], "b": [["a"]]} and turns.running == {"b"}
+    waiting = describe(CandidateEvent("b", Phase.turn, "a"))
+    assert waiting == "waiting for its turn to run the whole suite (behind a)"
 
 
 async def test_a_failed_run_gives_its_turn_back_without_raising_the_floor() -> None:

@@ -140,7 +140,11 @@ async def _whole_in_turn(
 ) -> JobResult | None:
     """The whole suite as cid's first test job, when its turn comes; the caller gives the turn back
     once the run is scored. Its --branch-timeout is suspended while it waits (Turns.take)."""
-    if not await board.turns.take(ranked(board, result, 100.0, 0), board.deadlines.get(cid)):
+
+    def waits(running: list[str]) -> None:  # the live view and the log say why nothing runs yet
+        config.emit(cid, Phase.turn, ", ".join(running))
+
+    if not await board.turns.take(ranked(board, result, 100.0, 0), board.deadlines.get(cid), waits):
         return None
     config.emit(cid, Phase.full, "whole suite first: it is cheap; it validates the candidate")
     return await full_suite(cid, path, config, board, result, files_dir, [])

@@ -14,6 +14,7 @@ side by side 6.9 s each.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
 import anyio
 
@@ -42,21 +43,27 @@ class Turns:
         """The validated best outranks prospect even if prospect passes every test."""
         return self.best is not None and self.best.key() >= prospect.key()
 
-    async def take(self, prospect: Ranked, deadline: anyio.CancelScope | None = None) -> bool:
+    async def take(
+        self,
+        prospect: Ranked,
+        deadline: anyio.CancelScope | None = None,
+        waits: Callable[[list[str]], None] | None = None,
+    ) -> bool:
         """Wait for the turn of prospect's candidate: True when it comes (give it back with
         `give_back`); False when a validated candidate outranks it whatever its run would find.
         deadline: the candidate's --branch-timeout scope, suspended while it waits (the others'
-        whole suites are not its own time) and moved on by the time waited."""
+        whole suites are not its own time) and moved on by the time waited. waits: told once, with
+        the candidates whose runs are under way, when the turn does not come at once."""
         if deadline is None:
-            return await self._take(prospect)
+            return await self._take(prospect, waits)
         saved, asked = deadline.deadline, anyio.current_time()
         deadline.deadline = math.inf
         try:
-            return await self._take(prospect)
+            return await self._take(prospect, waits)
         finally:
             deadline.deadline = saved + (anyio.current_time() - asked)
 
-    async def _take(self, prospect: Ranked) -> bool:
+    async def _take(self, prospect: Ranked, waits: Callable[[list[str]], None] | None) -> bool:
         cid = prospect.id
         self.waiting[cid] = prospect
         try:
@@ -67,6 +74,9 @@ class Turns:
                 if len(self.running) < (self.slots if self.ended else 1) and first == cid:
                     self.running.add(cid)
                     return True
+                if waits is not None:
+                    waits(sorted(self.running))
+                    waits = None
                 await self._changed.wait()
         finally:
             del self.waiting[cid]

@@ -24,6 +24,8 @@ class Phase(str, Enum):
     shared = "shared"
     """Same normalised patch as an earlier candidate: its tests are reused."""
     affected = "affected"
+    turn = "turn"
+    """Waiting for its turn to run the whole suite first (fanout/turns): the detail names the runs under way."""
     full = "full"
     validating = "validating"
     not_needed = "not_needed"
@@ -179,6 +181,8 @@ def describe(event: CandidateEvent) -> str:
         Phase.generating: "generating",
         Phase.shared: f"same patch as {event.detail}: reusing its tests",
         Phase.affected: f"affected tests ({event.detail} ids/files)",
+        Phase.turn: "waiting for its turn to run the whole suite"
+        + (f" (behind {event.detail})" if event.detail else ""),
         Phase.full: "full suite" + (f" ({event.detail})" if event.detail else ""),
         Phase.validating: "validating on the full suite" + (f" ({event.detail})" if event.detail else ""),
         Phase.not_needed: f"full suite not needed ({event.detail})",
