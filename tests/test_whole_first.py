@@ -18,7 +18,7 @@ from explore.fanout.turns import Turns
 from explore.generators.base import CandidateContext
 from explore.model.candidates import CandidatePlan, CandidateStatus, Realised
 from explore.model.events import CandidateEvent, Phase, describe
-from test_core_fanout import FIX, FixedChanges, assert_cleaned_up, fan, iteration
+from test_core_fanout import FIX, FixedChanges, Iteration, assert_cleaned_up, fan, hang, iteration
 
 pytestmark = pytest.mark.anyio
 
@@ -253,4 +253,76 @@ async def test_twins_that_come_later_reopen_an_untested_candidate_they_make_outr
     ) and Phase.not_needed in b_turn  # skipped first
     assert outcome.ranking[0] in ("b", "c", "d") and "a" in outcome.ranking, outcome.ranking
     assert all(by_id[t].tested and by_id[t].reason is None for t in "cd"), outcome.candidates
+    assert_cleaned_up(it)
+
+
+class Cued(FixedChanges):
+    """FixedChanges whose candidates finish generating on cue: each waits for another candidate's
+    event of a phase (None: at once), and reports its own confidence."""
+
+    def __init__(
+        self, changes: list[dict[str, str]], cues: list[tuple[str, Phase] | None], confidences: list[float]
+    ) -> None:
+        super().__init__(list(changes))
+        self.cues, self.confidences = cues, confidences
+        self.seen: dict[tuple[str, Phase], anyio.Event] = {cue: anyio.Event() for cue in cues if cue is not None}
+
+    def listen(self, event: CandidateEvent) -> None:
+        if (cue := (event.candidate, event.phase)) in self.seen:
+            self.seen[cue].set()
+
+    async def realise(self, plan: CandidatePlan, context: CandidateContext) -> Realised:
+        index = plan.data["index"]
+        if (cue := self.cues[index]) is not None:
+            await self.seen[cue].wait()
+        realised = await super().realise(plan, context)
+        realised.confidence = self.confidences[index]
+        return realised
+
+
+def cued(tmp_path: Path, generator: Cued, branch_timeout: float = 60.0) -> Iteration:
+    """The fan-out of generator's candidates on one slot, the whole suite first, its events heard by
+    the generator (its cues) and kept."""
+    it = iteration(tmp_path, generator, branch_timeout)
+    ids = sorted(it.config.yardstick.ids)
+
+    def listen(event: CandidateEvent) -> None:
+        it.events.append(event)
+        generator.listen(event)
+
+    it.config = it.config.__class__(
+        **{
+            **it.config.__dict__,
+            "executor": it.config.executor.__class__(pool=it.pool, tracker=it.tracker, parallel=1),
+            "progressive": True,
+            "import_map": ImportMap.build(it.repo, {"tests/test_calc.py"}),
+            "durations": {i: 0.001 for i in ids},
+            "whole_first": True,
+            "listener": listen,
+        }
+    )
+    return it
+
+
+async def test_a_twin_waiting_for_its_originals_turn_does_not_time_out_on_that_wait(tmp_path: Path) -> None:
+    """a (confidence 0.9) takes the first turn and its tests hang until its --branch-timeout kills
+    them; b, the fix, waits for its turn meanwhile (off its clock), and c — b's very patch — waits
+    for b's tests. c's wait (a's whole limit, then b's run) is longer than c's own limit, but none
+    of it is c's time: c shares b's result. It used to be a 'timeout … its process tree was killed'
+    with nothing of its own running."""
+    limit = 3.0
+    generator = Cued(
+        [hang(tmp_path / "hang.pid"), FIX, FIX], [None, ("a", Phase.full), ("b", Phase.turn)], [0.9, 0.5, 0.5]
+    )
+    it = cued(tmp_path, generator, branch_timeout=limit)
+    outcome = await fan(it)
+
+    by_id = {c.id: c for c in outcome.candidates}
+    assert by_id["a"].status == CandidateStatus.timeout, by_id["a"]  # its own tests hung: a true timeout
+    assert [e.detail for e in it.events if e.candidate == "b" and e.phase == Phase.turn] == ["a"]
+    assert by_id["b"].status == CandidateStatus.ok and by_id["b"].pass_rate == 100.0, by_id["b"]
+    c = by_id["c"]
+    assert c.status == CandidateStatus.ok and c.validated and c.pass_rate == 100.0, c
+    assert c.duration_s > limit and c.progress == "same normalised patch as candidate b", c
+    assert outcome.ranking[:1] == ["b"] and sorted(outcome.ranking) == ["b", "c"], outcome.ranking
     assert_cleaned_up(it)

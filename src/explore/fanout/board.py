@@ -34,7 +34,7 @@ class Board:
     turns: Turns = field(default_factory=lambda: Turns(1, 0.0))
     """The whole-suite first runs' turns (turns.py); fan_out sets the slots and the candidates."""
     deadlines: dict[str, anyio.CancelScope] = field(default_factory=dict)
-    """Each running candidate's --branch-timeout scope: waiting for a turn is not its own time."""
+    """Each running candidate's --branch-timeout scope: waiting for a turn or for its twin's tests is not its own time."""
     done: dict[str, anyio.Event] = field(default_factory=dict)
     running: int = 0
     infra_error: str | None = None

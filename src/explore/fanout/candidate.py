@@ -27,6 +27,7 @@ from .board import Board
 from .checks import LINK_REWRITTEN, outside, patch_rejection, score
 from .config import FanOutConfig
 from .testjobs import confirm_newly_failing, job_failure, ranked, run_tests
+from .turns import off_the_clock
 
 
 async def run_candidate(plan: CandidatePlan, config: FanOutConfig, board: Board) -> CandidateResult:
@@ -178,7 +179,8 @@ async def _attempt(
     twin = board.first_by_key.setdefault(key, plan.id)
     if twin != plan.id:
         config.emit(plan.id, Phase.shared, twin)
-        await board.done[twin].wait()
+        with off_the_clock(board.deadlines.get(plan.id)):  # its twin's tests are not its own time
+            await board.done[twin].wait()
         if twin in board.runs:
             score(result, board.runs[twin], config, files)
             result.validated = twin not in board.estimates

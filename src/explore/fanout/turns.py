@@ -14,11 +14,28 @@ side by side 6.9 s each.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 
 import anyio
 
 from ..decide.scoring import Ranked
+
+
+@contextmanager
+def off_the_clock(deadline: anyio.CancelScope | None) -> Iterator[None]:
+    """deadline (a candidate's --branch-timeout scope) suspended inside the block — a wait for the
+    others (its whole-suite turn, its twin's tests) is not the candidate's own time — and moved on
+    by the time spent there when it ends."""
+    if deadline is None:
+        yield
+        return
+    saved, asked = deadline.deadline, anyio.current_time()
+    deadline.deadline = math.inf
+    try:
+        yield
+    finally:
+        deadline.deadline = saved + (anyio.current_time() - asked)
 
 
 class Turns:
@@ -54,14 +71,8 @@ class Turns:
         deadline: the candidate's --branch-timeout scope, suspended while it waits (the others'
         whole suites are not its own time) and moved on by the time waited. waits: told once, with
         the candidates whose runs are under way, when the turn does not come at once."""
-        if deadline is None:
+        with off_the_clock(deadline):
             return await self._take(prospect, waits)
-        saved, asked = deadline.deadline, anyio.current_time()
-        deadline.deadline = math.inf
-        try:
-            return await self._take(prospect, waits)
-        finally:
-            deadline.deadline = saved + (anyio.current_time() - asked)
 
     async def _take(self, prospect: Ranked, waits: Callable[[list[str]], None] | None) -> bool:
         cid = prospect.id
