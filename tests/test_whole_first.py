@@ -6,7 +6,9 @@ fan-out that uses them on real worktrees and real pytest processes."""
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import anyio
 import pytest
@@ -14,6 +16,7 @@ import pytest
 from explore.decide import first_run
 from explore.decide.affected import ImportMap
 from explore.decide.scoring import Ranked
+from explore.edges import guard
 from explore.fanout.turns import Turns
 from explore.generators.base import CandidateContext
 from explore.model.candidates import CandidatePlan, CandidateStatus, Realised
@@ -144,6 +147,20 @@ async def test_a_candidate_that_must_wait_for_its_turn_says_behind_whom_once() -
     assert told == {"a": [], "b": [["a"]]} and turns.running == {"b"}
     waiting = describe(CandidateEvent("b", Phase.turn, "a"))
     assert waiting == "waiting for its turn to run the whole suite (behind a)"
+
+
+async def test_a_withdrawn_result_outranks_nobody() -> None:
+    """b (75 %) then a (100 %) validated in their turns; a is rejected afterwards: b is the best,
+    the floor falls back to b's; withdrawing one that gave back no result changes nothing."""
+    turns = Turns(slots=1, floor=50.0)
+    for cid, confidence, rate in (("b", 0.5, 75.0), ("a", 0.9, 100.0)):
+        assert await turns.take(prospect(cid, confidence))
+        turns.give_back(cid, prospect(cid, confidence, rate))
+    assert turns.best == prospect("a", 0.9) and not await turns.take(prospect("c", 0.5))
+    turns.withdraw("c")
+    turns.withdraw("a")
+    assert turns.best == prospect("b", 0.5, 75.0) and turns.floor == 75.0
+    assert await turns.take(prospect("c", 0.5))
 
 
 async def test_a_failed_run_gives_its_turn_back_without_raising_the_floor() -> None:
@@ -325,4 +342,47 @@ async def test_a_twin_waiting_for_its_originals_turn_does_not_time_out_on_that_w
     assert c.status == CandidateStatus.ok and c.validated and c.pass_rate == 100.0, c
     assert c.duration_s > limit and c.progress == "same normalised patch as candidate b", c
     assert outcome.ranking[:1] == ["b"] and sorted(outcome.ranking) == ["b", "c"], outcome.ranking
+    assert_cleaned_up(it)
+
+
+class WritesOutside(Cued):
+    """Cued, whose first candidate also writes a file into the user's working tree (the guarded
+    repository) while it generates: the watch rejects it once its tests are over."""
+
+    def __init__(self, repo: Path, *args: Any) -> None:
+        super().__init__(*args)
+        self.repo = repo
+
+    async def realise(self, plan: CandidatePlan, context: CandidateContext) -> Realised:
+        if plan.data["index"] == 0:
+            (self.repo / "stray.txt").write_text("written outside its worktree\n", encoding="utf-8")
+        return await super().realise(plan, context)
+
+
+async def test_a_winner_rejected_after_its_turn_no_longer_outranks_the_candidates_after_it(tmp_path: Path) -> None:
+    """a writes into the user's tree while b runs beside it: the watch cannot tell which of them
+    did, so each runs again alone. a's replay passes every test in its whole-suite turn, then the
+    watch rejects it; b's replay, after it, takes its own turn: a outranks nobody any more. b used
+    to be refused its turn against a ('not tested: candidate a outranks it'), then ran its suite
+    only in validation, after the fan-out."""
+    x = {"calc.py": "def add(a, b):\n    return b + a\n"}
+    generator = WritesOutside(tmp_path / "repo", [FIX, x], [None, ("a", Phase.finished)], [0.9, 0.5])
+    it = cued(tmp_path, generator)
+    it.config = replace(
+        it.config,
+        watch=await guard.Watch.start(
+            guard.Guard(it.repo, it.repo / ".git", it.repo / ".git", tmp_path / "quarantine"), "iteration-1"
+        ),
+    )
+    outcome = await fan(it)
+
+    by_id = {c.id: c for c in outcome.candidates}
+    assert by_id["a"].status == CandidateStatus.rejected and "stray.txt" in (by_id["a"].reason or ""), by_id["a"]
+    b = by_id["b"]
+    assert b.status == CandidateStatus.ok and b.tested and b.validated and b.pass_rate == 100.0, b
+    assert [e.phase for e in it.events if e.candidate == "b"][-2:] == [Phase.full, Phase.finished], [
+        (e.candidate, e.phase.value, e.detail) for e in it.events
+    ]
+    assert b.progress == "full 3/3" and b.reason is None and outcome.ranking == ["b"], b
+    assert not (it.repo / "stray.txt").exists()
     assert_cleaned_up(it)

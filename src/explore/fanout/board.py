@@ -60,4 +60,5 @@ class Board:
             del self.first_by_key[key]
         self.estimates.discard(cid)
         self.skipped.discard(cid)
+        self.turns.withdraw(cid)
         self.done[cid] = anyio.Event()

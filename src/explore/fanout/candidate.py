@@ -80,6 +80,8 @@ async def run_candidate(plan: CandidatePlan, config: FanOutConfig, board: Board)
                 CandidateStatus.crashed,
                 f"could not check what it changed outside its worktree: {exc}"[:500],
             )
+        if result.status != CandidateStatus.ok:  # a whole-suite turn's result it gave back no longer counts
+            board.turns.withdraw(plan.id)
     result.duration_s = round(time.monotonic() - started, 3)
     if result.status != CandidateStatus.ok:
         result.score = 0.0

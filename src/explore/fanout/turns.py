@@ -45,10 +45,12 @@ class Turns:
         self.slots = max(1, slots)
         self.candidates = 0
         """How many candidates the fan-out has (what decide/first_run weighs the rounds by)."""
-        self.floor = floor
+        self.floor = self.start = floor
         """The best pass rate a whole-suite first run has found (at least the current one)."""
         self.best: Ranked | None = None
         """The best-ranked validated result of a whole-suite first run."""
+        self.scored: dict[str, Ranked] = {}
+        """Each validated result of a whole-suite first run, until it is withdrawn."""
         self.waiting: dict[str, Ranked] = {}
         """Each waiting candidate as it would rank passing every test."""
         self.running: set[str] = set()
@@ -101,9 +103,20 @@ class Turns:
         self.running.discard(cid)
         self.ended += 1
         if scored is not None:
+            self.scored[cid] = scored
             self.floor = max(self.floor, scored.pass_rate)
             if self.best is None or scored.key() > self.best.key():
                 self.best = scored
+        self._notify()
+
+    def withdraw(self, cid: str) -> None:
+        """cid's validated result no longer counts (it was rejected after its turn: it wrote outside
+        its worktree; or it runs again): it outranks nobody any more."""
+        if self.scored.pop(cid, None) is None:
+            return
+        if self.best is not None and self.best.id == cid:
+            self.best = max(self.scored.values(), key=Ranked.key, default=None)
+            self.floor = max([self.start] + [r.pass_rate for r in self.scored.values()])
         self._notify()
 
     def _notify(self) -> None:
