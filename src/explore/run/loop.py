@@ -19,7 +19,6 @@ from ..decide import escalation, history, redaction, shard_plan
 from ..decide import stop as giving_up
 from ..edges import gitrepo, guard, history_io, homes, sandbox
 from ..fanout.scheduler import FanOutResult, fan_out
-from ..generators.base import WarmUpRequest
 from ..model import usage
 from ..model.candidates import IterationRecord, PhaseTiming
 from ..model.config import Options
@@ -41,7 +40,7 @@ from ..model.events import (
 from ..model.phase import RunPhase, Stage
 from ..model.runstate import RunState
 from ..model.testresults import TestOutcome, TestRun
-from . import adoption, applying, baseline, iteration, merging, signals, state, stops, targeting, transitions
+from . import adoption, applying, baseline, iteration, merging, signals, state, stops, targeting, transitions, warming
 from .kit import Kit
 
 
@@ -142,7 +141,7 @@ class Runner:
         """A new run's baseline (baseline.py): the suite on the base commit, `--issue`'s
         reproduction, then what the run tells about the tests, written into the state."""
         self.save(RunPhase.at(Stage.baseline))
-        measured = await self._measure_warming()
+        measured = await warming.measure(self.kit, self.options, self.run.base_commit)
         self.suite_s = measured.seconds
         run = await self._reproduce(measured.run) if self.options.issue else measured.run
         found = await baseline.assess(
@@ -172,32 +171,6 @@ class Runner:
             self.emit(Note(f"per-test limit from now on: {self.kit.test_command.test_timeout:g}s"))
         self.check_gate()
         self.save(RunPhase.at(Stage.iterating))
-
-    async def _measure_warming(self) -> baseline.Measured:
-        """The baseline's run, with the generator warming up beside it (mutate: its screening
-        workers, on the core a one-process baseline leaves idle) in the worktree the baseline runs
-        in and the first iteration proposes in. Cancelled when the baseline fails or finds nothing
-        to repair; else left to finish (the first proposal would wait for it anyway). Not when the
-        tree changes under it after the baseline's checkout: a setup command, copied files, or
-        `--issue`'s reproduction."""
-        tools, commit = self.kit.tools, self.run.base_commit
-        if self.options.issue or self.options.worktree_setup or self.options.worktree_include:
-            return await baseline.measure(tools, commit)
-        scratch, _ = await anyio.to_thread.run_sync(self.kit.pool.acquire, "a", commit)
-        warm = WarmUpRequest(scratch, commit, self.kit.test_command, self.kit.run_dir / "warm-up", self.kit.tracker)
-        measured: list[baseline.Measured] = []
-        failed: list[Exception] = []
-        async with anyio.create_task_group() as group:
-            group.start_soon(self.kit.generator.warm_up, warm)
-            try:
-                measured.append(await baseline.measure(tools, commit, scratch))
-            except Exception as exc:  # raised below, as it is (not inside the task group's exception group)
-                failed.append(exc)
-            if failed or not measured[0].run.failing():
-                group.cancel_scope.cancel()
-        if failed:
-            raise failed[0]
-        return measured[0]
 
     async def _reproduce(self, run: TestRun) -> TestRun:
         """`--issue`'s iteration 0: the kept tests committed as "reproduce: …" on the run branch;

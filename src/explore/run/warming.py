@@ -1,0 +1,38 @@
+"""A new run's baseline with the generator warming up beside it (mutate: its screening workers
+start while the suite runs, in the worktree the first iteration proposes in)."""
+
+from __future__ import annotations
+
+import anyio
+
+from ..generators.base import WarmUpRequest
+from ..model.config import Options
+from . import baseline
+from .kit import Kit
+
+
+async def measure(kit: Kit, options: Options, commit: str) -> baseline.Measured:
+    """The baseline's run, with the generator warming up beside it (mutate: its screening
+    workers, on the core a one-process baseline leaves idle) in the worktree the baseline runs
+    in and the first iteration proposes in. Cancelled when the baseline fails or finds nothing
+    to repair; else left to finish (the first proposal would wait for it anyway). Not when the
+    tree changes under it after the baseline's checkout: a setup command, copied files, or
+    `--issue`'s reproduction."""
+    tools = kit.tools
+    if options.issue or options.worktree_setup or options.worktree_include:
+        return await baseline.measure(tools, commit)
+    scratch, _ = await anyio.to_thread.run_sync(kit.pool.acquire, "a", commit)
+    warm = WarmUpRequest(scratch, commit, kit.test_command, kit.run_dir / "warm-up", kit.tracker)
+    measured: list[baseline.Measured] = []
+    failed: list[Exception] = []
+    async with anyio.create_task_group() as group:
+        group.start_soon(kit.generator.warm_up, warm)
+        try:
+            measured.append(await baseline.measure(tools, commit, scratch))
+        except Exception as exc:  # raised below, as it is (not inside the task group's exception group)
+            failed.append(exc)
+        if failed or not measured[0].run.failing():
+            group.cancel_scope.cancel()
+    if failed:
+        raise failed[0]
+    return measured[0]
