@@ -50,7 +50,8 @@ class CandidatePlan(BaseModel):
 class PhaseTiming(BaseModel):
     """Seconds an iteration spent per phase (wall clock). `baseline` is the full-suite run before
     the first iteration (or a resumed run's re-test), booked on the iteration that follows it;
-    `propose` is the generator's whole proposal, of which `coverage`, `prepare` and `screening` are
+    `propose` is the generator's whole proposal (the first one's with the wait for the generator's
+    warm-up after the baseline), of which `coverage`, `prepare` and `screening` are
     mutate's per-test coverage run, mutant generation and preparation, and mutant screening; `fanout` is the candidates' worktrees, patches and
     first test runs; `validation` the full-suite runs of the best candidates and the winner's final confirmation; `merge` the commit."""
 

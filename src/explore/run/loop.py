@@ -59,6 +59,8 @@ class Runner:
     """Input found wrong once the baseline ran (targets matching no test): raised after cleanup."""
     suite_s: float = 0.0
     """Seconds of the last baseline (or resume re-test) not yet booked on an iteration's timing."""
+    warm_s: float = 0.0
+    """Seconds the run waited for the generator's warm-up after the baseline: booked on the first proposal."""
     clock: giving_up.SearchClock | None = None
     """The search budget's clock (decide/stop.py), started once the baseline has run."""
 
@@ -141,8 +143,8 @@ class Runner:
         """A new run's baseline (baseline.py): the suite on the base commit, `--issue`'s
         reproduction, then what the run tells about the tests, written into the state."""
         self.save(RunPhase.at(Stage.baseline))
-        measured = await warming.measure(self.kit, self.options, self.run.base_commit)
-        self.suite_s = measured.seconds
+        warmed = await warming.measure(self.kit, self.options, self.run.base_commit)
+        measured, self.suite_s, self.warm_s = warmed.measured, warmed.measured.seconds, warmed.waited_s
         run = await self._reproduce(measured.run) if self.options.issue else measured.run
         found = await baseline.assess(
             self.kit.tools,
@@ -236,7 +238,7 @@ class Runner:
         except (Escalation, BudgetExhausted) as exc:
             self.run = transitions.spent(self.run, usage.Usage.of(getattr(exc, "usage", None)))
             raise
-        timing.propose = round(time.monotonic() - started, 3)
+        timing.propose, self.warm_s = round(time.monotonic() - started + self.warm_s, 3), 0.0
         timing.coverage, timing.screening = proposal.timing.coverage, proposal.timing.screening
         timing.prepare = proposal.timing.prepare
         self.run = transitions.spent(self.run, proposal.usage)

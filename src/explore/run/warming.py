@@ -3,6 +3,9 @@ start while the suite runs, in the worktree the first iteration proposes in)."""
 
 from __future__ import annotations
 
+import time
+from dataclasses import dataclass
+
 import anyio
 
 from ..generators.base import WarmUpRequest
@@ -11,7 +14,17 @@ from . import baseline
 from .kit import Kit
 
 
-async def measure(kit: Kit, options: Options, commit: str) -> baseline.Measured:
+@dataclass(frozen=True)
+class Warmed:
+    """The baseline measured, and how long the warm-up outlasted it."""
+
+    measured: baseline.Measured
+    waited_s: float = 0.0
+    """Seconds the run waited for the warm-up after the baseline had ended: the first proposal's
+    time (it would have waited for the warm-up itself), booked on its `propose` phase."""
+
+
+async def measure(kit: Kit, options: Options, commit: str) -> Warmed:
     """The baseline's run, with the generator warming up beside it (mutate: its screening
     workers, on the core a one-process baseline leaves idle) in the worktree the baseline runs
     in and the first iteration proposes in. Cancelled when the baseline fails or finds nothing
@@ -20,7 +33,7 @@ async def measure(kit: Kit, options: Options, commit: str) -> baseline.Measured:
     `--issue`'s reproduction."""
     tools = kit.tools
     if options.issue or options.worktree_setup or options.worktree_include:
-        return await baseline.measure(tools, commit)
+        return Warmed(await baseline.measure(tools, commit))
     scratch, _ = await anyio.to_thread.run_sync(kit.pool.acquire, "a", commit)
     warm = WarmUpRequest(scratch, commit, kit.test_command, kit.run_dir / "warm-up", kit.tracker)
     measured: list[baseline.Measured] = []
@@ -33,6 +46,7 @@ async def measure(kit: Kit, options: Options, commit: str) -> baseline.Measured:
             failed.append(exc)
         if failed or not measured[0].run.failing():
             group.cancel_scope.cancel()
+        ended = time.monotonic()
     if failed:
         raise failed[0]
-    return measured[0]
+    return Warmed(measured[0], time.monotonic() - ended)

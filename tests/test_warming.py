@@ -1,0 +1,75 @@
+"""The baseline with the generator warming up beside it (run/warming): a warm-up that outlasts the
+baseline is waited for, and that wait is booked on the first proposal, so an iteration's phase
+times account for it. A real run: real git repository, worktrees and pytest processes."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import anyio
+import pytest
+
+from conftest import assert_no_debris, make_repo
+from explore import generators
+from explore.edges import gitrepo
+from explore.generators.base import WarmUpRequest
+from explore.model.config import build_options
+from explore.model.runstate import RunState
+from explore.run import baseline, loop, state
+from test_core_fanout import CALC, FIX, FixedChanges
+
+pytestmark = pytest.mark.anyio
+
+WARM_S = 1.5
+"""How long the warm-up goes on after the baseline has ended (its own work: what is measured)."""
+
+
+class SlowWarmUp(FixedChanges):
+    """A generator whose warm-up ends WARM_S after the baseline has (told by `baseline_over`)."""
+
+    def __init__(self) -> None:
+        super().__init__([FIX])
+        self.baseline_over = anyio.Event()
+        self.warmed = False
+
+    async def warm_up(self, request: WarmUpRequest) -> None:
+        await self.baseline_over.wait()
+        await anyio.sleep(WARM_S)
+        self.warmed = True
+
+
+async def test_the_wait_for_a_warm_up_that_outlasts_the_baseline_is_booked_on_the_first_proposal(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The iteration's phases (the JSON summary's `timing`) hold the WARM_S the run waited for the
+    warm-up once the baseline had ended: on `propose`, the step that would have waited for it. It
+    was in no phase: they added up to WARM_S less than the run took."""
+    repo = make_repo(tmp_path / "repo", CALC)
+    generator = SlowWarmUp()
+    measure = baseline.measure
+
+    async def measured(*args: object, **kwargs: object) -> baseline.Measured:
+        found = await measure(*args, **kwargs)  # type: ignore[arg-type]
+        generator.baseline_over.set()
+        return found
+
+    monkeypatch.setattr(baseline, "measure", measured)
+    monkeypatch.setattr(generators, "create", lambda name, options: generator)
+    options = build_options(repo, {"agent": "mutate", "parallel": 1, "flaky_reruns": 0})
+    info = gitrepo.open_repo(repo)
+    state.ensure_writable(info.root)
+    run_id = state.new_run_id()
+    state.acquire_lock(info.root, run_id)
+    started = time.monotonic()
+    try:
+        run: RunState = await loop.run_repair(info, options, lambda event: None, run_id=run_id)
+    finally:
+        state.release_lock(info.root, run_id)
+    took = time.monotonic() - started
+
+    assert run.status == "succeeded" and generator.warmed and len(run.iterations) == 1, run
+    timing = run.iterations[0].timing
+    assert timing.propose >= WARM_S, timing  # FixedChanges proposes at once: the rest is the wait
+    assert timing.baseline > 0 and timing.total() <= took, (timing, took)
+    assert_no_debris(repo)
