@@ -205,7 +205,9 @@ async def test_a_cheap_suite_runs_once_per_candidate_and_the_others_wait_for_the
     for c in untested:
         assert c.status == CandidateStatus.ok and c.progress and c.progress.startswith("not tested"), c
         assert c.reason == c.progress and not c.tested and c.id not in outcome.runs  # the report's "why not"
-        assert (c.id, Phase.not_needed) in {(e.candidate, e.phase) for e in it.events}
+        turn = [(e.phase, e.detail) for e in it.events if e.candidate == c.id]
+        assert (Phase.not_tested, "candidate a outranks it even if it passed every test") in turn, turn
+        assert Phase.not_needed not in [phase for phase, _ in turn]  # nothing ran: no "full suite not needed"
     logs = sorted(p.relative_to(config.iteration_dir).as_posix() for p in config.iteration_dir.glob("*/*.log"))
     assert logs == [f"candidate-{c.id}/tests.log" for c in tested], logs  # once, whole, per candidate run
     assert_cleaned_up(it)
@@ -267,7 +269,8 @@ async def test_twins_that_come_later_reopen_an_untested_candidate_they_make_outr
     assert by_id["b"].pass_rate == 100.0 and by_id["a"].pass_rate == 100.0, outcome.candidates
     assert (
         b_turn := [e.phase for e in it.events if e.candidate == "b"]
-    ) and Phase.not_needed in b_turn  # skipped first
+    ) and Phase.not_tested in b_turn  # skipped first
+    assert by_id["b"].progress == "full 3/3" and by_id["b"].reason is None, by_id["b"]  # no "not tested" left
     assert outcome.ranking[0] in ("b", "c", "d") and "a" in outcome.ranking, outcome.ranking
     assert all(by_id[t].tested and by_id[t].reason is None for t in "cd"), outcome.candidates
     assert_cleaned_up(it)

@@ -210,9 +210,10 @@ async def _tested(
     job = await run_tests(cid, path, config, board, result, files_dir)
     if job is None:
         board.skipped.add(cid)
-        best = board.turns.best.id if board.turns.best else "?"
-        _not_tested(result, f"not tested: candidate {best} outranks it even if it passed every test")
-        config.emit(cid, Phase.not_needed, f"candidate {best} outranks it at {board.turns.floor:.1f}%")
+        best = board.turns.best
+        why = f"candidate {best.id if best else '?'} outranks it"
+        _not_tested(result, f"not tested: {why} even if it passed every test")
+        config.emit(cid, Phase.not_tested, f"{why} even if it passed every test")
         return
     if not config.pool.intact(path):  # its code, run by the tests, rewrote the link
         result.status, result.reason = CandidateStatus.rejected, LINK_REWRITTEN

@@ -224,7 +224,9 @@ async def validate(results: list[CandidateResult], config: FanOutConfig, board: 
                 config.emit(result.id, Phase.not_needed, f"cannot beat {floor:.1f}%")
             continue
         files_dir = config.iteration_dir / f"candidate-{result.id}"
-        result.reason, result.tested = None, True  # an untested one's "not tested": its suite runs now
+        if result.id in board.skipped:  # "not tested" no longer: its suite runs now
+            result.reason, result.progress = None, None
+        result.tested = True
         groups = config.shard_groups(1) if config.shards is not None else []
         config.emit(result.id, Phase.validating, f"{len(groups)} shards" if groups else "")
         if config.watch is not None:

@@ -30,6 +30,9 @@ class Phase(str, Enum):
     validating = "validating"
     not_needed = "not_needed"
     """Validation skipped: it cannot beat what is already validated."""
+    not_tested = "not_tested"
+    """No test of it ran: its whole-suite first turn was refused, a validated candidate outranks it
+    even if it passed every test (validation tests it if that one is not merged after all)."""
     confirming = "confirming"
     """The winner's commit runs unsharded in a clean checkout before the merge (confirmation.py)."""
     finished = "finished"
@@ -186,6 +189,7 @@ def describe(event: CandidateEvent) -> str:
         Phase.full: "full suite" + (f" ({event.detail})" if event.detail else ""),
         Phase.validating: "validating on the full suite" + (f" ({event.detail})" if event.detail else ""),
         Phase.not_needed: f"full suite not needed ({event.detail})",
+        Phase.not_tested: f"not tested: {event.detail}",
         Phase.confirming: "final confirmation: the commit's suite unsharded in a clean checkout",
     }.get(event.phase, event.phase.value)
 
