@@ -216,5 +216,8 @@ def test_the_demo_shows_its_change_and_leaves_nothing_behind(tmp_path: Path) -> 
     assert done.stderr.rstrip("\n").splitlines()[-1] == summary["diff"].rstrip("\n").splitlines()[-1]
     assert "changed 1 file (+2 -2): pricing.py" in done.stderr
     assert list(temp.iterdir()) == []  # the demo project is gone
+    # and nothing says it stayed: no report path, no command to run in it
+    assert summary["report"] is None and f"report: {temp}" not in done.stderr and "explore undo" not in done.stderr
+    assert "report: none kept (the demo project is removed as explore ends" in done.stderr
     worktrees = tmp_path / "worktrees"  # EXPLORE_WORKTREES_DIR (conftest): not even an empty folder per repository
     assert not worktrees.exists() or list(worktrees.iterdir()) == []

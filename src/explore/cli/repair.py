@@ -221,7 +221,9 @@ def demo(folder: Path | None, parallel: int, as_json: bool) -> None:
         f"demo project: {target}" + ("" if folder else " (removed at the end; give a FOLDER to keep it)"), err=True
     )
     try:
-        execute(target, {"agent": "mutate", "parallel": parallel}, as_json, resume_id=None, hint=None)
+        execute(
+            target, {"agent": "mutate", "parallel": parallel}, as_json, resume_id=None, hint=None, temporary=not folder
+        )
     finally:
         if folder is None:
             shutil.rmtree(target, ignore_errors=True)

@@ -6,6 +6,7 @@ Heavy imports live inside function bodies so `--help` stays instant.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import sys
 from pathlib import Path
@@ -15,6 +16,8 @@ import click
 
 from ..model.errors import ExploreError
 from .exits import fail
+
+GONE = "the demo project is removed as explore ends"
 
 if TYPE_CHECKING:
     from ..edges.gitrepo import RepoInfo
@@ -38,7 +41,10 @@ def execute(
     hint: str | None,
     junit_out: Path | None = None,
     talk: Talk = Talk(),
+    temporary: bool = False,
 ) -> None:
+    """temporary: the repository is `explore demo`'s temporary project, removed when the command
+    ends: no report path or command to run in it is shown as if it stayed."""
     import anyio
 
     from ..edges import gitrepo
@@ -90,7 +96,9 @@ def execute(
     if junit_out is not None:
         junit_out.parent.mkdir(parents=True, exist_ok=True)
         junit_out.write_text(reports.junit(result), encoding="utf-8")
-    summary = reports.summary(result, report, change)
+    if temporary and change:
+        change = dataclasses.replace(change, command=f"{GONE}: `explore demo FOLDER` keeps it")
+    summary = reports.summary(result, None if temporary else report, change)
     if decision is None:
         for line in reports.help_needed(result):
             display.console.print(
@@ -98,7 +106,7 @@ def execute(
             )
     f = result.current
     display.result(f"{result.status}: {f.passed}/{f.total} passed ({f.pass_rate:.1f}%) — {result.stop_reason or ''}")
-    display.result(f"report: {report}")
+    display.result(f"report: none kept ({GONE}: `explore demo FOLDER` keeps it)" if temporary else f"report: {report}")
     if change:
         display.change(change)
     if as_json:
