@@ -3,19 +3,22 @@ across runs, and with --commit-reports carried by the run branch's commits."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 from conftest import assert_no_debris, git, run_cli
 from explore.cli.demo import create_demo
+from explore.decide.scoring import RULES
 from explore.model.testresults import TestOutcome
 from explore.run import debug_reports
-from test_progressive import affected_first
 
 
 def test_reports_dir_writes_one_report_per_iteration_by_topic(tmp_path: Path) -> None:
-    """Affected tests first: the report's tie explanation needs the tied candidates tested (whole
-    suite first leaves untested whichever the validated winner outranks by the time it asks)."""
-    target = affected_first(create_demo(tmp_path / "demo"))
+    """The default mode (the whole suite first, as it always is for the demo): which candidates the
+    winner outranks before their turn depends on when each finished generating, so the report's
+    "why the winner won" is checked to name every other candidate that passed its tests or was left
+    untested, with the rule the winner beat it on."""
+    target = create_demo(tmp_path / "demo")
     code, summary, err = run_cli(
         ["run", "--agent", "mutate", "--strategy", "conservative", "--reports-dir", "debug", "--json"], cwd=target
     )
@@ -29,7 +32,10 @@ def test_reports_dir_writes_one_report_per_iteration_by_topic(tmp_path: Path) ->
     first, second = (p.read_text() for p in reports)
     assert "### `tests/test_pricing.py::test_line_total`" in first and "assert 254 == 1000" in first
     assert "### a — ok, 71.4%: merged" in first and "Hypothesis: arithmetic at pricing.py" in first
-    assert "## Why the winner won" in second and "tied, lost on" in second
+    won = second.split("## Why the winner won\n\n", 1)[1].split("\n", 1)[0]
+    winner = summary["iterations"][1]["winner"]
+    others = [c["id"] for c in summary["iterations"][1]["candidates"] if c["status"] == "ok" and c["id"] != winner]
+    assert others and all(re.search(rf"\b{cid} on ({'|'.join(RULES)})\b", won) for cid in others), won
     assert "iteration 1, a (ok, 71.4%)" in second and "001_test_discount_from_ten.md" in second
     assert git(target, "status", "--porcelain") == ""  # local reports never make the tree dirty
     assert_no_debris(target)
@@ -100,6 +106,48 @@ def test_the_report_labels_a_tie_with_the_rule_that_decided() -> None:
     assert "| a | ok | 100.0% | 0.90 |" in text and "| merged |" in text
     assert "tied, lost on confidence" in text and "did not improve the pass rate" not in text
     assert "lower pass rate than the winner" in text
+
+
+def test_the_winner_outranks_the_untested_ones_as_they_would_rank_passing_every_test() -> None:
+    """Whole suite first: a passed every test, b and c were not tested (a outranks them even at
+    100 %), d was tested and scored less. The report says on which rule a beats each: the untested
+    ones as they would rank passing every test, never by the 0.0 % no run measured."""
+    from explore.model.candidates import CandidateResult, CandidateStatus, IterationRecord
+    from explore.model.runstate import RunState
+
+    why = "not tested: candidate a outranks it even if it passed every test"
+
+    def cand(cid: str, confidence: float, rate: float = 100.0, tested: bool = True) -> CandidateResult:
+        return CandidateResult(
+            id=cid,
+            status=CandidateStatus.ok,
+            pass_rate=rate if tested else 0.0,
+            confidence=confidence,
+            tested=tested,
+            validated=tested,
+            reason=None if tested else why,
+            diff_lines=2,
+        )
+
+    def why_won(*candidates: CandidateResult) -> str:
+        record = IterationRecord(
+            n=1, strategy="conservative", winner="a", commit="abc12345", candidates=list(candidates), pass_rate=100.0
+        )
+        text = debug_reports.markdown(RunState(run_id="r", repo="/x"), record, [], "assertion_calc")
+        assert not re.search(r"(?<![\d.])0\.0%", text) and all(
+            f"### {c.id} — ok, not tested: {why}" in text for c in candidates if not c.tested
+        )
+        return text.split("## Why the winner won\n\n", 1)[1].split("\n", 1)[0]
+
+    a, d = cand("a", 0.9), cand("d", 0.9, 80.0)
+    b, c = cand("b", 0.5, tested=False), cand("c", 0.8, tested=False)
+    assert why_won(a, b, c, d).endswith(
+        "Candidate a (100.0%) came first; it beat d on pass rate; it outranks b on confidence, c on confidence"
+        " even had they passed every test, so they were not tested."
+    )
+    assert why_won(a, b).endswith(
+        "Candidate a (100.0%) came first; it outranks b on confidence even had it passed every test, so it was not tested."
+    )
 
 
 def test_commit_reports_without_a_folder_is_bad_usage(tmp_path: Path) -> None:

@@ -100,7 +100,7 @@ def markdown(
     for c in record.candidates:
         fate = c.reason or reports.why_not(record, c)
         lines += [
-            f"### {c.id} — {c.status.value}, {c.pass_rate:.1f}%: {fate}",
+            f"### {c.id} — {c.status.value}, {reports.rate(c)}: {fate}",
             "",
             f"- Hypothesis: {(c.hypothesis or c.operator or '(none given)').strip()}",
             f"- Patch: {', '.join(c.files_changed) or 'no change'} ({c.diff_lines} changed line(s))"
@@ -115,16 +115,28 @@ def markdown(
 
 
 def _why_won(record: IterationRecord) -> str:
+    """The ranking rule on which the winner beat each other candidate that passed its tests — and
+    each left untested (whole suite first), as it would have ranked passing every test."""
     winner = next((c for c in record.candidates if c.id == record.winner and record.commit), None)
     if winner is None:
         return "No candidate improved the pass rate; nothing was merged."
     others = [c for c in record.candidates if c.id != winner.id and c.status.value == "ok"]
-    beaten = [
-        f"{c.id} on {scoring.deciding_rule(scoring.ranked_result(winner), scoring.ranked_result(c))}" for c in others
-    ]
+    first = scoring.ranked_result(winner)
+    beaten = [f"{c.id} on {scoring.deciding_rule(first, scoring.ranked_result(c))}" for c in others if c.tested]
+    prospects = [(c.id, scoring.ranked_result(c, 100.0, 0)) for c in others if not c.tested]
+    outranked = [f"{cid} on {scoring.deciding_rule(first, p)}" for cid, p in prospects if first.key() > p.key()]
+    said = [f"it beat {', '.join(beaten)}"] if beaten else []
+    if outranked:
+        they, were = ("it", "was") if len(outranked) == 1 else ("they", "were")
+        said.append(
+            f"it outranks {', '.join(outranked)} even had {they} passed every test, so {they} {were} not tested"
+        )
+    unranked = [cid for cid, p in prospects if first.key() <= p.key()]  # validation did not reach them
+    if unranked:
+        said.append(f"{', '.join(unranked)} {'was' if len(unranked) == 1 else 'were'} not tested")
     order = ", then ".join(scoring.RULES)
     return f"Candidates are ranked by {order}. Candidate {winner.id} ({winner.pass_rate:.1f}%) came first" + (
-        f"; it beat {', '.join(beaten)}." if beaten else "; no other candidate passed its tests."
+        f"; {'; '.join(said)}." if said else "; no other candidate passed its tests."
     )
 
 
@@ -136,7 +148,7 @@ def _earlier(run: RunState, record: IterationRecord, earlier_reports: list[str])
             continue
         for c in old.candidates:
             lines.append(
-                f"- iteration {old.n}, {c.id} ({c.status.value}, {c.pass_rate:.1f}%): "
+                f"- iteration {old.n}, {c.id} ({c.status.value}, {reports.rate(c)}): "
                 f"{(c.hypothesis or c.operator or '').strip()[:160]} — {c.reason or reports.why_not(old, c)}"
             )
     lines += [f"- earlier report: [{name}]({name})" for name in sorted(set(earlier_reports))]
