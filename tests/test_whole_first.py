@@ -29,24 +29,24 @@ pytestmark = pytest.mark.anyio
 def test_a_start_up_bound_suite_runs_whole_first() -> None:
     """humanize's figures: 0.7 s of start-up, 0.5 s of tests of which the affected file holds 0.2 s;
     3 candidates on 2 slots."""
-    assert first_run.whole_first(0.5, 0.2, 0.7, candidates=3, slots=2)
-    assert first_run.whole_first(0.0, 0.0, 0.3, candidates=1, slots=1)  # nothing timed yet: start-up only
+    assert first_run.whole_is_cheap(0.5, 0.2, 0.7, candidates=3, slots=2)
+    assert first_run.whole_is_cheap(0.0, 0.0, 0.3, candidates=1, slots=1)  # nothing timed yet: start-up only
 
 
 def test_a_suite_whose_affected_share_is_small_runs_affected_first() -> None:
     """20 s of tests, 1 s affected: the whole suite for every candidate would cost 7x the affected
     runs when no candidate wins."""
-    assert not first_run.whole_first(20.0, 1.0, 1.0, candidates=3, slots=2)
+    assert not first_run.whole_is_cheap(20.0, 1.0, 1.0, candidates=3, slots=2)
     # the worst case bound: whole (1 + 3) against twice affected (2 × (1 + 1))
-    assert first_run.whole_first(3.0, 1.0, 1.0, candidates=1, slots=2)
-    assert not first_run.whole_first(3.2, 1.0, 1.0, candidates=1, slots=2)
+    assert first_run.whole_is_cheap(3.0, 1.0, 1.0, candidates=1, slots=2)
+    assert not first_run.whole_is_cheap(3.2, 1.0, 1.0, candidates=1, slots=2)
 
 
 def test_many_rounds_of_candidates_tip_it_to_affected_first() -> None:
     """Within the worst-case bound, but 8 candidates on 1 slot pay the difference 8 times over while
     a whole-first winner saves one validation."""
-    assert first_run.whole_first(1.6, 0.4, 1.0, candidates=1, slots=1)
-    assert not first_run.whole_first(1.6, 0.4, 1.0, candidates=8, slots=1)
+    assert first_run.whole_is_cheap(1.6, 0.4, 1.0, candidates=1, slots=1)
+    assert not first_run.whole_is_cheap(1.6, 0.4, 1.0, candidates=8, slots=1)
 
 
 def test_selected_seconds_count_the_selected_files_and_ids() -> None:
@@ -189,7 +189,7 @@ async def test_a_cheap_suite_runs_once_per_candidate_and_the_others_wait_for_the
             "progressive": True,
             "import_map": ImportMap.build(it.repo, {"tests/test_calc.py"}),
             "durations": {i: 0.001 for i in ids},
-            "whole_first": True,
+            "whole_first_allowed": True,
         }
     )
     it.config = config
@@ -258,7 +258,7 @@ async def test_twins_that_come_later_reopen_an_untested_candidate_they_make_outr
             "progressive": True,
             "import_map": ImportMap.build(it.repo, {"tests/test_calc.py"}),
             "durations": {i: 0.001 for i in ids},
-            "whole_first": True,
+            "whole_first_allowed": True,
             "listener": listen,
         }
     )
@@ -317,7 +317,7 @@ def cued(tmp_path: Path, generator: Cued, branch_timeout: float = 60.0) -> Itera
             "progressive": True,
             "import_map": ImportMap.build(it.repo, {"tests/test_calc.py"}),
             "durations": {i: 0.001 for i in ids},
-            "whole_first": True,
+            "whole_first_allowed": True,
             "listener": listen,
         }
     )

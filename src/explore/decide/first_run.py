@@ -31,7 +31,7 @@ def selected_seconds(selection: Iterable[str], durations: Mapping[str, float]) -
     return sum(seconds for test, seconds in durations.items() if test in chosen or file_of(test) in chosen)
 
 
-def whole_first(test_s: float, selected_s: float, overhead_s: float, candidates: int, slots: int) -> bool:
+def whole_is_cheap(test_s: float, selected_s: float, overhead_s: float, candidates: int, slots: int) -> bool:
     """Whether the whole suite is cheap enough to be every candidate's first (and, for the winner,
     only) test run, with test_s its tests' seconds, selected_s the affected selection's, overhead_s
     one test process's start-up and end, and `candidates` sharing `slots` (rounds = candidates /

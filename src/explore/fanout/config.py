@@ -46,7 +46,7 @@ class FanOutConfig:
     """Seconds (or test counts) per test file of the current run: what full-suite shards balance."""
     durations: Mapping[str, float] = field(default_factory=dict)
     """Seconds per test of the current run: what an affected selection is estimated to cost."""
-    whole_first: bool = False
+    whole_first_allowed: bool = False
     """The strategy's tests mode is `auto`: a candidate's first test job is the whole suite when
     that is cheap (decide/first_run), and then its validation."""
     shards: int | None = None

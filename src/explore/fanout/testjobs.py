@@ -58,12 +58,12 @@ async def run_tests(
 ) -> JobResult | None:
     """Affected tests first (failing now + test files importing a changed module); the full suite
     runs now only when selection cannot tell, otherwise later in validation for the best — unless
-    the whole suite is cheap (`whole_first`): then it runs now, when its turn comes, as one job on
+    the whole suite is cheap (`goes_whole_first`): then it runs now, when its turn comes, as one job on
     the candidate's exact tree, and that is its validation and final confirmation. None: its turn
     never came, a validated candidate outranks it whatever its run would find (turns.py)."""
     failing_now = sorted(config.yardstick.ids - config.current_passing)
     selection = _selection(config, result.files_changed, failing_now)
-    if selection is not None and whole_first(config, board, selection):
+    if selection is not None and goes_whole_first(config, board, selection):
         return await _whole_in_turn(cid, path, config, board, result, files_dir)
     if selection is not None:
         config.emit(cid, Phase.affected, str(len(selection)))
@@ -116,13 +116,13 @@ async def full_suite(
     return full
 
 
-def whole_first(config: FanOutConfig, board: Board, selection: list[str]) -> bool:
+def goes_whole_first(config: FanOutConfig, board: Board, selection: list[str]) -> bool:
     """The strategy lets the whole suite go first (tests mode `auto`), --shards does not ask for
     sharded validation, and the whole suite is cheap next to the selection (decide/first_run)."""
-    if not config.whole_first or config.shards is not None:
+    if not config.whole_first_allowed or config.shards is not None:
         return False
     test_s, selected_s = sum(config.durations.values()), first_run.selected_seconds(selection, config.durations)
-    cheap = first_run.whole_first(test_s, selected_s, config.overhead_s, board.turns.candidates, board.turns.slots)
+    cheap = first_run.whole_is_cheap(test_s, selected_s, config.overhead_s, board.turns.candidates, board.turns.slots)
     log.debug(
         "whole suite first: %s (tests %.2fs, affected %.2fs, start-up %.2fs, %d candidates on %d slots)",
         "yes" if cheap else "no",

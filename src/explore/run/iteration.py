@@ -205,7 +205,7 @@ def config(
         import_map=import_map(asked.scratch, run) if progressive else None,  # read only by a progressive run
         shard_weights=shard_plan.file_weights(tests.outcomes, weights_of(tests)),
         durations=weights_of(tests),
-        whole_first=asked.strategy.tests.mode == "auto",
+        whole_first_allowed=asked.strategy.tests.mode == "auto",
         shards=options.shards,
         overhead_s=kit.suite.overhead_s,
         protected=targets.protected(
