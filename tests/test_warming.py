@@ -70,6 +70,6 @@ async def test_the_wait_for_a_warm_up_that_outlasts_the_baseline_is_booked_on_th
 
     assert run.status == "succeeded" and generator.warmed and len(run.iterations) == 1, run
     timing = run.iterations[0].timing
-    assert timing.propose >= WARM_S, timing  # FixedChanges proposes at once: the rest is the wait
+    assert timing.propose >= WARM_S - 0.01, timing  # the proposal is at once: the rest is the wait
     assert timing.baseline > 0 and timing.total() <= took, (timing, took)
     assert_no_debris(repo)
