@@ -115,6 +115,20 @@ def test_four(x, y):
 
 
 @pytest.mark.parametrize("x", CASES)
+def test_named(x):
+    pass
+
+
+@pytest.mark.parametrize("x", tuple(CASES))
+@pytest.mark.parametrize("y", [c * 2 for c in CASES[:2]])
+def test_wrapped(x, y):
+    pass
+
+
+CASES = make_cases()
+
+
+@pytest.mark.parametrize("x", CASES)
 def test_not_literal(x):
     pass
 
@@ -141,8 +155,11 @@ class Helpers:
 def test_a_first_plan_counts_each_literal_parametrize_case_as_a_test() -> None:
     """humanize's test_number.py runs 311 tests from a few parametrised definitions: weighed by
     those, the first plan put it in one shard against 28 and 211 tests (issue 27). Literal lists
-    count, stacked ones multiply, a class's multiply its methods'; a list held in a variable counts 1."""
-    assert shard_plan.source_weight(PARAMETRISED.encode()) == 3 + 4 + 1 + 2 * (1 + 3) + 1
+    count, stacked ones multiply, a class's multiply its methods'; so does a module-level name bound
+    to a literal above the test, wrapped in tuple() or a comprehension over it (dateutil's
+    test_easter.py: 163 tests, weighed 4 before, which put 649 tests in one baseline shard against
+    1447); a name bound to anything else, or a slice, counts 1."""
+    assert shard_plan.source_weight(PARAMETRISED.encode()) == 3 + 4 + 5 + 5 + 1 + 2 * (1 + 3) + 1
     assert shard_plan.source_weight(b"def test_x(:\n    pass\ndef test_y():\n    pass\n") == 2.0  # no parse: lines
     assert shard_plan.source_weight(b"") == 1.0
 

@@ -45,28 +45,59 @@ def is_pytest_file(path: str) -> bool:
 
 def source_weight(source: bytes) -> float:
     """A test file's weight for a first plan: the tests it defines — `test…` functions, and `test…`
-    methods of its classes — each `parametrize` with a literal list of cases counting as that many
-    (stacked ones multiply; a class's multiply its methods'); at least 1. A file that does not
-    parse: its `def test…` / `class Test…` lines."""
+    methods of its classes — each `parametrize` with a list of cases counting as that many (stacked
+    ones multiply; a class's multiply its methods'); at least 1. A list of cases is a literal, a
+    module-level name bound to one above the definition (`CASES = [...]`), either wrapped in
+    `tuple()`/`list()`/`sorted()`…, or a comprehension over one; another expression counts 1. A file
+    that does not parse: its `def test…` / `class Test…` lines."""
     try:
         tree = ast.parse(source)
     except (SyntaxError, ValueError, RecursionError):
         return float(max(1, len(TEST_DEF.findall(source))))
-    return float(max(1, _tests_in(tree.body)))
+    return float(max(1, _tests_in(tree.body, {})))
 
 
-def _tests_in(body: list[ast.stmt]) -> int:
+def _tests_in(body: list[ast.stmt], names: dict[str, int]) -> int:
+    """The tests body defines; names: the module-level names bound to a list of cases so far (a
+    name bound again later counts as bound where each definition reads it)."""
     total = 0
     for node in body:
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name.startswith("test"):
-            total += _cases(node.decorator_list)
+            total += _cases(node.decorator_list, names)
         elif isinstance(node, ast.ClassDef):
-            total += _cases(node.decorator_list) * _tests_in(node.body)
+            total += _cases(node.decorator_list, names) * _tests_in(node.body, dict(names))
+        elif isinstance(node, (ast.Assign, ast.AnnAssign)):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            for target in targets:
+                if isinstance(target, ast.Name):
+                    length = _length(node.value, names) if node.value is not None else None
+                    if length is None:
+                        names.pop(target.id, None)
+                    else:
+                        names[target.id] = length
     return total
 
 
-def _cases(decorators: list[ast.expr]) -> int:
-    """How many tests one definition makes: the product of its literal `parametrize` lists' lengths."""
+WRAPPERS = frozenset({"tuple", "list", "set", "frozenset", "sorted", "reversed"})
+"""Calls that keep their argument's number of cases."""
+
+
+def _length(value: ast.expr, names: dict[str, int]) -> int | None:
+    """How many cases value holds, when it can be read from the source; None otherwise."""
+    if isinstance(value, (ast.List, ast.Tuple, ast.Set)):
+        return len(value.elts) if not any(isinstance(e, ast.Starred) for e in value.elts) else None
+    if isinstance(value, ast.Name):
+        return names.get(value.id)
+    if isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id in WRAPPERS:
+        return _length(value.args[0], names) if len(value.args) == 1 and not value.keywords else None
+    if isinstance(value, (ast.ListComp, ast.SetComp, ast.GeneratorExp)) and len(value.generators) == 1:
+        loop = value.generators[0]
+        return None if loop.ifs or loop.is_async else _length(loop.iter, names)
+    return None
+
+
+def _cases(decorators: list[ast.expr], names: dict[str, int]) -> int:
+    """How many tests one definition makes: the product of its `parametrize` lists' lengths."""
     count = 1
     for decorator in decorators:
         if not (isinstance(decorator, ast.Call) and isinstance(decorator.func, ast.Attribute)):
@@ -75,8 +106,9 @@ def _cases(decorators: list[ast.expr]) -> int:
             continue
         values = decorator.args[1] if len(decorator.args) > 1 else None
         values = values or next((k.value for k in decorator.keywords if k.arg == "argvalues"), None)
-        if isinstance(values, (ast.List, ast.Tuple, ast.Set)):
-            count *= max(1, len(values.elts))
+        length = _length(values, names) if values is not None else None
+        if length is not None:
+            count *= max(1, length)
     return count
 
 
