@@ -132,6 +132,40 @@ def test_only_the_best_is_validated_on_the_full_suite(tmp_path: Path) -> None:
     assert summary["iterations"][0]["winner"] == "b" and len(summary["iterations"]) == 1
 
 
+XFAIL = {
+    **CALC,
+    "calc.py": "def add(a, b):\n    return a - b\n\n\ndef mul(a, b):\n    return a * b\n",
+    "tests/test_known.py": """\
+        import pytest
+
+
+        def test_plain():
+            assert True
+
+
+        @pytest.mark.xfail(reason="known bug, not ours to fix")
+        def test_known_bug():
+            assert False
+        """,
+}
+
+
+def test_affected_tests_leave_out_expected_failures(tmp_path: Path) -> None:
+    """A test that is xfail at the baseline passes by the yardstick: it is no target, and the
+    affected tests do not select it (on dateutil, 17 xfail ids pulled 4 big test files into every
+    candidate's affected run); the estimate keeps it xfail, so the candidate still scores 100 %."""
+    repo = affected_first(make_repo(tmp_path / "repo", XFAIL))
+    agent = scripted_agent(tmp_path, {"a": {"replace": FIX_ADD}})
+    code, summary, err = run_cli(["run", str(repo), "--agent-cmd", agent, "--parallel", "1", "--json"])
+    assert code == 0, err
+    (a,) = summary["iterations"][0]["candidates"]
+    assert a["progress"] == "affected 3/3 → full 5/5", a["progress"]
+    assert a["pass_rate"] == 100.0 and summary["iterations"][0]["winner"] == "a"
+    affected = repo / ".explore" / "runs" / summary["run_id"] / "iteration-1" / "candidate-a" / "affected.log"
+    assert "xfailed" not in affected.read_text() and "3 passed" in affected.read_text()
+    assert_no_debris(repo)
+
+
 def test_a_cheap_suite_runs_once_per_candidate_as_its_validation(tmp_path: Path) -> None:
     """The default strategy on a suite whose start-up is most of its cost: each candidate's first
     and only test job is the whole suite, unsharded on its exact tree; the winner is validated and

@@ -61,7 +61,7 @@ async def run_tests(
     the whole suite is cheap (`goes_whole_first`): then it runs now, when its turn comes, as one job on
     the candidate's exact tree, and that is its validation and final confirmation. None: its turn
     never came, a validated candidate outranks it whatever its run would find (turns.py)."""
-    failing_now = sorted(config.yardstick.ids - config.current_passing)
+    failing_now = sorted(config.yardstick.ids - config.current_passing - config.current_xfailed)
     selection = _selection(config, result.files_changed, failing_now)
     if selection is not None and goes_whole_first(config, board, selection):
         return await _whole_in_turn(cid, path, config, board, result, files_dir)
@@ -72,7 +72,9 @@ async def run_tests(
         if first.status != JobStatus.ok:
             return first
         if not first.run.infra_error:
-            assumed = {i: TestOutcome(id=i, outcome="passed") for i in config.current_passing}
+            assumed = {i: TestOutcome(id=i, outcome="passed") for i in config.current_passing} | {
+                i: TestOutcome(id=i, outcome="xfailed") for i in config.current_xfailed
+            }
             ran = [
                 o
                 for o in first.run.outcomes.values()

@@ -193,6 +193,8 @@ def config(
         test_command=kit.test_command,
         yardstick=yardstick(run),
         current_passing=frozenset(tests.passing() - flaky),
+        current_xfailed=frozenset(i for i, o in tests.outcomes.items() if o.outcome == "xfailed")
+        & frozenset(run.baseline_xfailed),
         current_rate=run.current.pass_rate,
         test_patterns=options.test_patterns,
         allow_test_edits=options.allow_test_edits,
