@@ -1,6 +1,7 @@
 """The fix-generator seam: propose candidate plans once per iteration, then realise each plan
 inside its own worktree under the candidate's deadline; every optional capability (usage totals,
-the baseline's environment, test writing, closing) declared on `FixGenerator` with its default."""
+the baseline's environment, the warm-up, the baseline's rerun, test writing, closing) declared on
+`FixGenerator` with its default."""
 
 from __future__ import annotations
 
@@ -75,6 +76,24 @@ class WarmUpRequest:
 
 
 @dataclass
+class RerunRequest:
+    """The baseline's failing tests, to run once more on the unchanged tree, alone, in a fresh
+    process (the flaky rerun: a test that passes then is flaky, not a target)."""
+
+    failing: list[str]
+    """pytest node ids, in the order they run."""
+    commit: str
+    """The baseline's commit: the tree they failed in, unchanged since."""
+    test_timeout: float | None
+    """The per-test limit: a test that hangs is stopped there (outcome `timeout`), and the tests
+    after it still run."""
+    memory_limit: int | None
+    """Bytes the run's tests may use (None: no cap)."""
+    log_path: Path
+    """Where to write what ran and how each test ended, for a person to read."""
+
+
+@dataclass
 class CandidateContext:
     """One candidate's worktree and files, handed to `realise`."""
 
@@ -130,6 +149,14 @@ class FixGenerator(ABC):
         would start itself (mutate: its screening workers). The run cancels it when the
         baseline ends the run or fails, and `aclose` ends whatever it left running; it never
         raises (a warm-up that fails leaves `propose` to start afresh). Nothing by default."""
+        return None
+
+    async def rerun_failing(self, request: RerunRequest) -> dict[str, str] | None:
+        """The baseline's flaky rerun, served by what `warm_up` started when it is ready for it
+        (mutate: a fresh fork of a warm worker, pytest configured, runs the failing tests alone):
+        each test's outcome (`passed`, `failed`, `skipped` or `timeout`; a test with no outcome
+        did not run). None: not ready, or not for this commit: the run starts a pytest process
+        of its own, as it does for a generator without one. Never raises. None by default."""
         return None
 
     def test_writer(self) -> TestWriter | None:

@@ -18,7 +18,7 @@ from ..edges.gitrepo import GIT
 from ..model.candidates import CandidatePlan, Proposal, Realised
 from ..model.errors import BudgetExhausted, Escalation, Unavailable
 from ..model.usage import Usage
-from .base import CandidateContext, FixGenerator, ProposalRequest, TestWriter, WarmUpRequest
+from .base import CandidateContext, FixGenerator, ProposalRequest, RerunRequest, TestWriter, WarmUpRequest
 
 
 class ChainGenerator(FixGenerator):
@@ -105,6 +105,10 @@ class ChainGenerator(FixGenerator):
         """The head's warm-up: the member the first iteration asks first (a later one may never
         propose, and warming it would take the baseline's idle core for nothing)."""
         await self.members[0].warm_up(request)
+
+    async def rerun_failing(self, request: RerunRequest) -> dict[str, str] | None:
+        """The head's: the member the warm-up warmed."""
+        return await self.members[0].rerun_failing(request)
 
     async def aclose(self) -> None:
         """Every member's, even when one fails (each may keep something warm: mutate's workers)."""

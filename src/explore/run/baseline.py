@@ -92,7 +92,7 @@ async def measure(t: Tools, base_commit: str, checkout: Path | None = None) -> M
     env = {**_baseline_env(t, base_commit), **({OPENED_ENV: "1"} if command.is_pytest else {})}
     groups = await t.suite.first_plan(path)
     started = time.monotonic()
-    run, rerun_passed = await t.suite.baseline(path, base_commit, groups, env)
+    run, rerun_passed = await t.suite.baseline(path, base_commit, groups, env, t.generator)
     seconds = time.monotonic() - started
     if run.infra_error:
         raise Escalation(

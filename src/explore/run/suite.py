@@ -1,8 +1,10 @@
-"""Full-suite runs of the run's own commits — the baseline, its flaky reruns, the re-test on
-resume — through the executor, sharded over its free slots."""
+"""Full-suite runs of the run's own commits — the baseline, its flaky reruns (in the generator's
+warm worker when it has one ready), the re-test on resume — through the executor, sharded over
+its free slots."""
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -15,12 +17,16 @@ from ..edges.testing import TestCommand
 from ..edges.worktrees import run_setup
 from ..executors import shards
 from ..executors.jobs import Executor, JobResult, JobStatus, TestJob
+from ..generators.base import FixGenerator, RerunRequest
+from ..model.candidates import ExecutorName
 from ..model.config import Options
 from ..model.errors import Escalation
 from ..model.events import Note, Subscriber
 from ..model.runstate import EscalationCategory
 from ..model.testresults import PASSING, TestRun
 from . import durations
+
+log = logging.getLogger("explore.suite")
 
 GENERATOR_RUN_FACTOR = 10.0
 GENERATOR_RUN_FLOOR_S = 120.0
@@ -143,12 +149,18 @@ class Suite:
         return done.run
 
     async def baseline(
-        self, path: Path, commit: str, groups: list[list[str]], extra_env: dict[str, str]
+        self,
+        path: Path,
+        commit: str,
+        groups: list[list[str]],
+        extra_env: dict[str, str],
+        warm: FixGenerator | None = None,
     ) -> tuple[TestRun, set[str]]:
         """The baseline and its flaky reruns: a shard's failing tests run again (`flaky-reruns`
         times) in its slot as soon as that shard ends, while the other shards still run. Returns
         the run and the failing tests that passed when rerun (a hang is not rerun: it would cost
-        its whole limit again; nor a failure that escalates anyway)."""
+        its whole limit again; nor a failure that escalates anyway). warm: the generator whose
+        warm-up may serve the reruns (`FixGenerator.rerun_failing`)."""
         found: set[str] = set()
 
         async def rerun(shard: TestJob, part: JobResult) -> None:
@@ -159,35 +171,70 @@ class Suite:
                 [part.run.outcomes[i].longrepr or part.run.outcomes[i].message for i in failing]
             ):
                 return
-            found.update(
-                await self.flaky(shard.workdir, commit, failing, shard.id.replace("baseline", "baseline-rerun", 1))
-            )
+            name = shard.id.replace("baseline", "baseline-rerun", 1)
+            found.update(await self.flaky(shard.workdir, commit, failing, name, warm))
 
         run = await self.full_run(path, "baseline", commit, groups, extra_env, then=rerun)
         if self.command.is_pytest and not run.infra_error:  # what the next run's first baseline is planned from
             await anyio.to_thread.run_sync(durations.write, durations.path_for(self.run_dir), run, self.overhead_s)
         return run, found
 
-    async def flaky(self, path: Path | None, commit: str, failing: list[str], name: str) -> set[str]:
-        """Failing tests that pass when rerun (`flaky-reruns` times) in path (None: a free slot)."""
+    async def flaky(
+        self, path: Path | None, commit: str, failing: list[str], name: str, warm: FixGenerator | None = None
+    ) -> set[str]:
+        """Failing tests that pass when rerun (`flaky-reruns` times, each in a fresh process) in
+        path (None: a free slot): in a fork of the generator's warm worker when it has one ready
+        (warm, and `warm_rerun_fits`), else in a pytest process of their own."""
         found: set[str] = set()
+        served = warm if warm is not None and self.warm_rerun_fits() else None
         for attempt in range(self.options.flaky_reruns):
             stem = f"{name.replace('/', '.')}-{attempt + 1}"
-            rerun = await self.executor.run(
-                TestJob(
-                    id=f"{name}-{attempt + 1}",
-                    command=self.command,
-                    commit=commit,
-                    select=failing,
-                    workdir=path,
-                    timeout_s=self.timeout(),
-                    memory_limit=self.memory_limit,
-                    log_name=f"{stem}.log",
-                ),
-                self.run_dir,
+            outcomes = (
+                await served.rerun_failing(
+                    RerunRequest(
+                        failing,
+                        commit,
+                        self.command.test_timeout or self.timeout(),
+                        self.memory_limit,
+                        self.run_dir / f"{stem}.log",
+                    )
+                )
+                if served is not None
+                else None
             )
-            found |= {i for i in failing if i in rerun.run.outcomes and rerun.run.outcomes[i].outcome in PASSING}
+            if outcomes is not None:
+                log.debug(
+                    "%s: %d failing test(s) rerun in %s's warm worker", stem, len(failing), served and served.name
+                )
+            else:
+                served = None  # not ready now: a later attempt would wait for it again
+                rerun = await self.executor.run(
+                    TestJob(
+                        id=f"{name}-{attempt + 1}",
+                        command=self.command,
+                        commit=commit,
+                        select=failing,
+                        workdir=path,
+                        timeout_s=self.timeout(),
+                        memory_limit=self.memory_limit,
+                        log_name=f"{stem}.log",
+                    ),
+                    self.run_dir,
+                )
+                outcomes = {i: o.outcome for i, o in rerun.run.outcomes.items()}
+            found |= {i for i in failing if outcomes.get(i) in PASSING}
         return found
+
+    def warm_rerun_fits(self) -> bool:
+        """A generator's warm worker may stand in for the rerun's pytest process: the tests run
+        on this machine (not Ray), unsandboxed (mutate's workers are: never when the run requires
+        the sandbox), with nothing in their environment the worker lacks."""
+        return (
+            self.command.is_pytest
+            and self.options.sandbox != "require"
+            and self.executor.name == ExecutorName.local
+            and not self.command.extra_env
+        )
 
     async def setup_once(self, path: Path) -> None:
         if self.options.worktree_setup:

@@ -7,12 +7,19 @@ stop or repeat them, and says which), and the arguments every run of the worker'
 
 from __future__ import annotations
 
+import json
+import os
+
 import pytest
 
 
 class Recorder:
     """Runs phase-1 ids (the failing tests) before phase-2 ids (passing tests covering the
     mutated lines) and stops as soon as the verdict is known."""
+
+    progress_fd = None
+    """In a forked child whose parent bounds each test (a rerun): the pipe to the parent, which
+    gets a line as each test starts and ends, so a hang costs that test alone."""
 
     def __init__(self, phase1, phase2, giveup, stop=True):
         self.stop = stop
@@ -31,14 +38,25 @@ class Recorder:
         order = {nodeid: i for i, nodeid in enumerate(self.phase1 + self.phase2)}
         items.sort(key=lambda item: order.get(item.nodeid, len(order)))
 
+    def pytest_runtest_logstart(self, nodeid, location):
+        self._tell({"start": nodeid})
+
     def pytest_runtest_logreport(self, report):
         nodeid = report.nodeid
         if report.failed:
             self.outcomes[nodeid] = "failed"
         elif report.when == "call" and nodeid not in self.outcomes:
             self.outcomes[nodeid] = "passed" if report.passed or hasattr(report, "wasxfail") else "skipped"
-        if report.when == "teardown" and self.stop:
-            self._maybe_stop(nodeid)
+        if report.when == "teardown":
+            self._tell({"done": nodeid, "outcome": self.outcomes.get(nodeid)})
+            if self.stop:
+                self._maybe_stop(nodeid)
+
+    def _tell(self, event):
+        if self.progress_fd is not None:
+            data = (json.dumps(event) + "\n").encode()
+            while data:
+                data = data[os.write(self.progress_fd, data) :]
 
     def _maybe_stop(self, nodeid):
         fixed = sum(1 for t in self.phase1 if self.outcomes.get(t) == "passed")

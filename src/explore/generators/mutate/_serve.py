@@ -61,7 +61,10 @@ def _limit_memory(extra_mb):
 
 
 def fork_screen(request, devnull, prepared=None):
-    """Fork a child for one mutant; kill its process group when it overruns request['timeout']."""
+    """Fork a child for one mutant; kill its process group when it overruns request['timeout']
+    (with `per_test`: when one test does — the child tells as each test starts and ends, and the
+    answer to a hang holds the tests that ended before it and the one that hung, `stuck`)."""
+    per_test = bool(request.get("per_test"))
     if prepared is not None and prepared.session is not None:
         prepared.collect_here(list(request["phase1"]) + list(request["phase2"]), request["files"])
     read_fd, write_fd = os.pipe()
@@ -74,10 +77,12 @@ def fork_screen(request, devnull, prepared=None):
             os.close(read_fd)
             os.dup2(devnull, 0)
             _limit_memory(request.get("memory_mb", 1024))
+            if per_test:
+                Recorder.progress_fd = write_fd
             result = screen(request, prepared)
         except BaseException as exc:  # a mutant may raise anything, even SystemExit
             result = {"status": "crash", "error": f"{type(exc).__name__}: {exc}"[:500]}
-        data = json.dumps(result).encode()
+        data = json.dumps(result).encode() + (b"\n" if per_test else b"")
         view = memoryview(data)
         while view:
             view = view[os.write(write_fd, view) :]
@@ -88,8 +93,10 @@ def fork_screen(request, devnull, prepared=None):
         pass
     os.close(write_fd)
     slack = min(prepared.collect_s, MAX_SLACK_S) if prepared is not None else 0.0  # a child collecting afresh
-    deadline = time.monotonic() + float(request.get("timeout", 5.0)) + slack
+    timeout = float(request.get("timeout", 5.0))
+    deadline = time.monotonic() + timeout + slack
     chunks = []
+    pending, ended, stuck = b"", {}, None
     timed_out = False
     while True:
         left = deadline - time.monotonic()
@@ -102,7 +109,19 @@ def fork_screen(request, devnull, prepared=None):
         chunk = os.read(read_fd, 65536)
         if not chunk:
             break
-        chunks.append(chunk)
+        if not per_test:
+            chunks.append(chunk)
+            continue
+        *lines, pending = (pending + chunk).split(b"\n")
+        for line in lines:
+            event = _event(line)
+            if "start" in event:  # each test gets its own timeout
+                stuck, deadline = event["start"], time.monotonic() + timeout
+            elif "done" in event:
+                if event.get("outcome"):
+                    ended[event["done"]] = event["outcome"]
+            else:
+                chunks.append(line)  # the answer
     os.close(read_fd)
     if timed_out:
         for kill in (lambda: os.killpg(pid, signal.SIGKILL), lambda: os.kill(pid, signal.SIGKILL)):
@@ -112,7 +131,7 @@ def fork_screen(request, devnull, prepared=None):
                 pass
     _, status = os.waitpid(pid, 0)
     if timed_out:
-        return {"status": "timeout"}
+        return {"status": "timeout", "outcomes": ended, "stuck": stuck} if per_test else {"status": "timeout"}
     try:
         return json.loads(b"".join(chunks).decode() or "null") or {
             "status": "crash",
@@ -120,6 +139,14 @@ def fork_screen(request, devnull, prepared=None):
         }
     except ValueError:
         return {"status": "crash", "error": f"unreadable child report (status {status})"}
+
+
+def _event(line):
+    try:
+        event = json.loads(line.decode())
+    except ValueError:
+        return {"status": "crash", "error": "unreadable child report"}
+    return event if isinstance(event, dict) else {"status": "crash", "error": "unreadable child report"}
 
 
 def serve(root, preload, pycache):

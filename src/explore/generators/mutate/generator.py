@@ -21,12 +21,14 @@ from contextlib import AbstractAsyncContextManager, nullcontext
 from pathlib import Path
 from typing import Any
 
+import anyio
+
 from ...edges import gitrepo, procs
 from ...edges.testing import Hangs
 from ...model.candidates import CandidatePlan, PhaseTiming, Proposal, Realised
 from ...model.usage import MutateUsage, Usage
-from ..base import CandidateContext, FixGenerator, ProposalRequest, WarmUpRequest
-from . import localise, pairing, revert, shape
+from ..base import CandidateContext, FixGenerator, ProposalRequest, RerunRequest, WarmUpRequest
+from . import localise, pairing, rerun, revert, shape
 from .account import explain, hung_note, overrides_note, unmoved, write_log
 from .calibrate import ASIDE_FROM_S, MAX_MUTANT_TIMEOUT, calibrate, from_durations, widest_tests
 from .calibrate import aside as calibrate_aside
@@ -35,7 +37,7 @@ from .deepen import deepen, widen
 from .edits import Mutant
 from .options import MutateOptions
 from .prepared import Prepared
-from .screen import Job, Screener, Slot
+from .screen import ForkWorker, Job, Screener, Slot
 from .search import Budget, Search, screen_in_order
 
 
@@ -64,6 +66,10 @@ class MutateGenerator(FixGenerator):
         self._screener: Screener | None = None
         self._screener_at: tuple[tuple[str, str, str, int, int, int], str] | None = None
         """(what the screener was opened for, the commit its workers last saw)."""
+        self._warming: anyio.Event | None = None
+        """Set when the warm-up has ended (its workers ready, or not started): the baseline's
+        rerun waits for it."""
+        self._rerun_lock = anyio.Lock()
 
     def baseline_env(self, run_dir: Path, commit: str, test_patterns: list[str]) -> dict[str, str]:
         """Environment that makes the loop's baseline run record per-test coverage as well, so the
@@ -273,12 +279,36 @@ class MutateGenerator(FixGenerator):
             return
         python = request.test_command.python or sys.executable
         key = self._key(python, request.scratch, request.tracker)
+        self._warming = warming = anyio.Event()
         try:
             await self._open(
                 key, python, request.scratch, request.run_dir / "mutate", [], request.tracker, request.commit
             )
         except Exception:  # an optimisation only: propose starts them itself (and says why if it cannot)
             await self.aclose()
+        finally:
+            warming.set()
+
+    async def rerun_failing(self, request: RerunRequest) -> dict[str, str] | None:
+        """The baseline's flaky rerun in a fresh fork of a warm worker (rerun.py), once the
+        warm-up has its workers ready at the baseline's commit; None when there was no warm-up,
+        it failed, or its workers are not ready within the per-test limit."""
+        warming = self._warming
+        if warming is None:
+            return None
+        with anyio.move_on_after(request.test_timeout or 30.0):
+            await warming.wait()
+        screener, at = self._screener, self._screener_at
+        if not warming.is_set() or screener is None or at is None or at[1] != request.commit:
+            return None
+        worker = screener.slots[0]
+        if not isinstance(worker, ForkWorker):
+            return None
+        async with self._rerun_lock:  # one request at a time per worker (shards end together)
+            try:
+                return await rerun.in_worker(worker, request)
+            except Exception:  # the run reruns them in a process of its own
+                return None
 
     def _key(self, python: str, scratch: Path, tracker: object) -> tuple[str, str, str, int, int, int]:
         """What a screener is opened for: kept while it screens the same worktree the same way."""

@@ -40,6 +40,8 @@ class Verdict:
     """The worker swapped the mutant into its imported functions (no import, no collection)."""
     tests_s: float | None = None
     """The tests' own time inside the worker's child (no fork, import or collection), when told."""
+    stuck: str | None = None
+    """A `per_test` job that timed out: the test that overran its timeout (None: none had started)."""
 
     def fixed(self, phase1: list[str]) -> list[str]:
         return [t for t in phase1 if self.outcomes.get(t) == "passed"] if self.status == "ok" else []
@@ -59,6 +61,9 @@ class Job:
     memory_mb: int = 1024
     stop: bool = True
     """False to run every test whatever happens (calibrating the timeout)."""
+    per_test: bool = False
+    """The timeout bounds each test, not the job (the baseline's rerun): a verdict `timeout` keeps
+    the outcomes of the tests that ended before and names the one that overran (`stuck`)."""
 
     def request(self) -> dict[str, Any]:
         return {
@@ -69,7 +74,13 @@ class Job:
             "timeout": self.timeout,
             "giveup": self.giveup,
             "memory_mb": self.memory_mb,
+            **({"per_test": True} if self.per_test else {}),
         }
+
+    def limit_s(self) -> float:
+        """Seconds the worker may take to answer, past which explore ends it."""
+        tests = len(self.phase1) + len(self.phase2) if self.per_test else 1
+        return self.timeout * max(1, tests) + GUARD_S
 
 
 class Slot(Protocol):
@@ -101,6 +112,7 @@ def _verdict(answer: dict[str, Any], started: float) -> Verdict:
         answer.get("error"),
         bool(answer.get("swapped")),
         answer.get("duration") if isinstance(answer.get("duration"), (int, float)) else None,
+        answer.get("stuck") if isinstance(answer.get("stuck"), str) else None,
     )
 
 
@@ -165,7 +177,7 @@ class ForkWorker:
         assert self.process is not None and self.process.stdin is not None and self.reader is not None
         try:
             await self.process.stdin.send((json.dumps(job.request()) + "\n").encode())
-            with anyio.fail_after(job.timeout + GUARD_S):
+            with anyio.fail_after(job.limit_s()):
                 answer = json.loads(await self.reader.receive_until(b"\n", 2**26))
         except (
             TimeoutError,
