@@ -163,14 +163,14 @@ class Warming(MutateGenerator):
 
     async def warm_up(self, request: WarmUpRequest) -> None:
         self.scratch = request.scratch
-        await super().warm_up(request)
-        self.warmed = self._screener.pids() if self._screener else []
-        if self.hold:
-            try:
+        try:
+            await super().warm_up(request)
+            self.warmed = self._screener.pids() if self._screener else []
+            if self.hold:
                 await anyio.Event().wait()
-            except anyio.get_cancelled_exc_class():
-                self.cancelled = True
-                raise
+        except anyio.get_cancelled_exc_class():  # held, or still starting its workers
+            self.cancelled = True
+            raise
 
     async def propose(self, request: ProposalRequest) -> Proposal:
         assert request.scratch == self.scratch  # the worktree the baseline ran in
@@ -214,13 +214,24 @@ async def test_a_green_baseline_cancels_the_warm_up_and_leaves_no_worker(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     repo = make_repo(tmp_path / "repo", {"lib.py": LIB.replace("w + h", "w * h"), "tests/test_lib.py": TESTS})
+    spawned: list[int] = []  # every worker started, those cancelled half-way too
+    start = ForkWorker.start
+
+    async def noting(self: ForkWorker) -> None:
+        try:
+            await start(self)
+        finally:
+            if self.process is not None:
+                spawned.append(self.process.pid)
+
+    monkeypatch.setattr(ForkWorker, "start", noting)
     generator = Warming({"parallel": 2})
     generator.hold = True  # without the cancellation, the run would wait for it forever
     with anyio.fail_after(120):
         run = await repair(repo, generator, monkeypatch)
     assert run.status == "succeeded" and not run.iterations
     assert generator.cancelled and generator.proposed_on is None
-    assert len(generator.warmed) == 2 and not any(psutil.pid_exists(p) for p in generator.warmed)
+    assert spawned and not any(psutil.pid_exists(p) for p in spawned)
     folder = state.run_dir(repo, run.run_id)
     assert (folder / "warm-up" / "mutate").is_dir()
     assert not (folder / "iteration-1").exists()  # the run had no iteration: status and the gate read these names
