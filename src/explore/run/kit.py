@@ -11,7 +11,7 @@ import anyio
 
 from .. import executors, generators
 from ..decide.strategy import Strategy
-from ..edges import gitrepo, guard, procs, sandbox, strategy_io
+from ..edges import gitrepo, guard, homes, procs, sandbox, strategy_io
 from ..edges.testing import BASELINE_TEST_TIMEOUT, TestCommand, make_command
 from ..edges.worktrees import WorktreePool, default_root
 from ..executors.jobs import Executor
@@ -73,12 +73,13 @@ class Kit:
         """The cleanup, whatever happened: every process the run started (mutate's warm workers among
         them: nothing of theirs is needed any more, and ending them gracefully cost each one its
         interpreter's teardown, one after the other), the generator's and the executor's own
-        cleanup, and the worktrees. The caller shields it from cancellation."""
+        cleanup, the worktrees, and the test jobs' private homes. The caller shields it from cancellation."""
         self.tracker.kill_all(wait=False)  # reaped by their owners' own waits, in the acloses below
         await self.generator.aclose()
         await self.executor.close()
         self.tracker.kill_all()
         await anyio.to_thread.run_sync(self.pool.remove_all)
+        await anyio.to_thread.run_sync(homes.drain)  # the test jobs' private homes, removed as they ended
 
     @staticmethod
     def load_strategies(root: Path, options: Options) -> dict[str, Strategy]:
