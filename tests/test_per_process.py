@@ -1,14 +1,19 @@
-"""What each test process costs around it (issue 27): its private home removed on a thread of its own —
-still removed."""
+"""What each test process costs around it (issue 27): its private home removed on a thread of its own,
+and the user's global excludes file looked up once a run instead of three times per candidate —
+each still doing its job."""
 
 from __future__ import annotations
 
 import tempfile
 from pathlib import Path
 
+import git
 import pytest
 
-from explore.edges import homes
+from conftest import make_repo
+from explore.edges import gitrepo, homes
+from explore.edges.worktrees import WorktreePool
+from test_run_e2e import CALC
 
 
 def test_a_private_home_is_gone_once_its_removals_are_drained(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -22,3 +27,32 @@ def test_a_private_home_is_gone_once_its_removals_are_drained(tmp_path: Path, mo
     homes.drain()
     assert roots and not any(root.exists() for root in roots)
     assert not list(tmp_path.glob(f"{homes.PREFIX}*"))
+
+
+def test_the_global_excludes_are_looked_up_once_a_run_and_a_changed_ignores_file_is_written_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    repo = make_repo(tmp_path / "repo", CALC)
+    asked = []
+    real = gitrepo._global_excludes
+
+    def counted(r: git.Repo) -> str:
+        asked.append(1)
+        return real(r)
+
+    monkeypatch.setattr(gitrepo, "_global_excludes", counted)
+    pool = WorktreePool(git.Repo(repo), repo, tmp_path / "worktrees" / "run")
+    try:
+        path, _ = pool.acquire("a", pool.repo.head.commit.hexsha)
+        (path / "calc.py").write_text((path / "calc.py").read_text() + "\n# changed\n")
+        (path / ".coverage").write_text("generated\n")  # GENERATED_IGNORES: never part of a patch
+        first = pool.capture_patch(path, tmp_path / "a.patch")
+        ignores = Path(pool.repo.common_dir) / "explore-ignores"
+        written = ignores.read_text()
+        ignores.write_text("")  # tampered with between two uses
+        pool.scrub(path)
+        assert ignores.read_text() == written and not (path / ".coverage").exists()
+        assert pool.tree_of(path) == first.tree and first.files == ["calc.py"]
+        assert len(asked) == 1
+    finally:
+        pool.remove_all()

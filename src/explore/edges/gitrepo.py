@@ -119,14 +119,21 @@ def exclude_path(repo: git.Repo, entry: str) -> None:
             handle.write(("" if current.endswith("\n") or not current else "\n") + entry + "\n")
 
 
-def ignores_file(repo: git.Repo) -> Path:
+def ignores_file(repo: git.Repo, text: str | None = None) -> Path:
     """The excludes file a candidate's capture uses: the user's own global excludes file (it stays
-    in force: an `.env` ignored only there is never committed) followed by GENERATED_IGNORES."""
+    in force: an `.env` ignored only there is never committed) followed by GENERATED_IGNORES.
+    text: ignores_text(repo) as the caller read it before (a run reads it once); the file is
+    written again whenever it does not hold it."""
     path = Path(repo.common_dir) / "explore-ignores"
-    text = _global_excludes(repo) + "\n" + GENERATED_IGNORES
+    text = ignores_text(repo) if text is None else text
     if not path.exists() or path.read_text(errors="replace") != text:
         path.write_text(text)
     return path
+
+
+def ignores_text(repo: git.Repo) -> str:
+    """What ignores_file holds (asks git where the user's global excludes file is: a git process)."""
+    return _global_excludes(repo) + "\n" + GENERATED_IGNORES
 
 
 def _global_excludes(repo: git.Repo) -> str:

@@ -126,6 +126,8 @@ class WorktreePool:
     keep_ignored: bool = False
     """Set when a worktree_setup command ran: its ignored output survives resets."""
     _git_admin: threading.Lock = field(default_factory=threading.Lock)
+    _ignores: str | None = None
+    """gitrepo.ignores_text, read at the first use (_excluding)."""
     created: dict[str, Path] = field(default_factory=dict)
     links: dict[str, str] = field(default_factory=dict)
     """Slot → its `.git` file as git wrote it (`gitdir: <its folder in the git dir>`). explore's own
@@ -215,8 +217,12 @@ class WorktreePool:
 
     def _excluding(self) -> tuple[str, str]:
         """explore's ignore rules (the user's global excludes file and generated files): what they
-        ignore is never part of a patch, and is gone when a candidate's tests run."""
-        return "-c", f"core.excludesFile={gitrepo.ignores_file(self.repo)}"
+        ignore is never part of a patch, and is gone when a candidate's tests run. Where the user's
+        global excludes file is, git is asked once a run (it was asked three times per candidate);
+        the file explore writes them to is checked, and written again if changed, at every use."""
+        if self._ignores is None:
+            self._ignores = gitrepo.ignores_text(self.repo)
+        return "-c", f"core.excludesFile={gitrepo.ignores_file(self.repo, self._ignores)}"
 
     def ignored(self, path: Path) -> frozenset[str]:
         """The ignored entries of a worktree (an ignored folder as one entry)."""
