@@ -21,7 +21,7 @@ from explore.fanout.turns import Turns
 from explore.generators.base import CandidateContext
 from explore.model.candidates import CandidatePlan, CandidateStatus, Realised
 from explore.model.events import CandidateEvent, Phase, describe
-from test_core_fanout import FIX, FixedChanges, Iteration, assert_cleaned_up, fan, hang, iteration
+from test_core_fanout import FIX, WRONG, FixedChanges, Iteration, assert_cleaned_up, fan, hang, iteration
 
 pytestmark = pytest.mark.anyio
 
@@ -388,5 +388,58 @@ async def test_a_winner_rejected_after_its_turn_no_longer_outranks_the_candidate
         (e.candidate, e.phase.value, e.detail) for e in it.events
     ]
     assert b.progress == "full 3/3" and b.reason is None and outcome.ranking == ["b"], b
+    assert not (it.repo / "stray.txt").exists()
+    assert_cleaned_up(it)
+
+
+class ReplaysWorse(WritesOutside):
+    """WritesOutside whose third candidate writes WRONG instead of its change when it runs again."""
+
+    def __init__(self, repo: Path, *args: Any) -> None:
+        super().__init__(repo, *args)
+        self.realised: dict[int, int] = {}
+
+    async def realise(self, plan: CandidatePlan, context: CandidateContext) -> Realised:
+        index = plan.data["index"]
+        self.realised[index] = self.realised.get(index, 0) + 1
+        if index == 2 and self.realised[index] > 1:
+            self.changes[2] = WRONG
+        return await super().realise(plan, context)
+
+
+async def test_a_replay_is_not_refused_against_a_first_run_the_watch_discarded(tmp_path: Path) -> None:
+    """a (2 of 3 tests, confidence 0.9) writes into the user's tree while b (the fix, 0.5) and c
+    (another fix, 0.7) run beside it, each passing its whole-suite turn: the watch cannot tell which
+    of them wrote, so all three run again alone, and none of their first runs counts. a's replay
+    is rejected; b's replay takes its own turn — it used to be refused against c's discarded first
+    run ('not tested: candidate c outranks it', c not replayed yet) and ran only in validation
+    after the fan-out; c's replay (WRONG this time) passes 1 test of 3."""
+    partial = {"calc.py": "def add(a, b):\n    return abs(a) + b\n"}
+    x = {"calc.py": "def add(a, b):\n    return b + a\n"}
+    generator = ReplaysWorse(
+        tmp_path / "repo", [partial, FIX, x], [None, ("a", Phase.full), ("b", Phase.full)], [0.9, 0.5, 0.7]
+    )
+    it = cued(tmp_path, generator)
+    it.config = replace(
+        it.config,
+        watch=await guard.Watch.start(
+            guard.Guard(it.repo, it.repo / ".git", it.repo / ".git", tmp_path / "quarantine"), "iteration-1"
+        ),
+    )
+    outcome = await fan(it)
+
+    events = [(e.candidate, e.phase, e.detail) for e in it.events]
+    assert generator.realised == {0: 2, 1: 2, 2: 2}, events  # all three ran again
+    b_events = [(phase, detail) for cid, phase, detail in events if cid == "b"]
+    assert Phase.not_tested not in [phase for phase, _ in b_events] and Phase.validating not in [
+        phase for phase, _ in b_events
+    ], events  # b's replay took its turn: nothing refused it, no validation run after the fan-out
+    by_id = {c.id: c for c in outcome.candidates}
+    assert by_id["a"].status == CandidateStatus.rejected and "stray.txt" in (by_id["a"].reason or ""), by_id["a"]
+    b, c = by_id["b"], by_id["c"]
+    assert b.status == CandidateStatus.ok and b.tested and b.validated and b.pass_rate == 100.0, b
+    assert b.progress == "full 3/3" and b.reason is None, b
+    assert c.status == CandidateStatus.ok and round(c.pass_rate, 1) == 33.3, c
+    assert outcome.ranking[0] == "b", outcome.ranking
     assert not (it.repo / "stray.txt").exists()
     assert_cleaned_up(it)

@@ -98,13 +98,8 @@ async def fan_out(plans: list[CandidatePlan], config: FanOutConfig, parallel: in
             board.done[plan.id] = anyio.Event()
             group.start_soon(one, plan)
     if config.watch is not None:  # a change several candidates may have made: each runs again, alone
-        kept = [  # what the ones run again must beat: not their own first runs
-            r
-            for cid, r in results.items()
-            if cid not in config.watch.ambiguous and r.status == CandidateStatus.ok and r.validated
-        ]
-        board.turns.floor = max([config.current_rate] + [r.pass_rate for r in kept])
-        board.turns.best = max((scoring.ranked_result(r) for r in kept), key=scoring.Ranked.key, default=None)
+        for cid in config.watch.ambiguous:  # what the ones run again must beat: not any of their first runs
+            board.turns.withdraw(cid)
         for plan in plans:
             if plan.id in config.watch.ambiguous:
                 config.watch.forget(plan.id)

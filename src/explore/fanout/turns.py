@@ -47,8 +47,6 @@ class Turns:
         """How many candidates the fan-out has (what decide/first_run weighs the rounds by)."""
         self.floor = self.start = floor
         """The best pass rate a whole-suite first run has found (at least the current one)."""
-        self.best: Ranked | None = None
-        """The best-ranked validated result of a whole-suite first run."""
         self.scored: dict[str, Ranked] = {}
         """Each validated result of a whole-suite first run, until it is withdrawn."""
         self.waiting: dict[str, Ranked] = {}
@@ -57,6 +55,12 @@ class Turns:
         self.ended = 0
         """Whole-suite first runs over: until the first one is, it runs alone."""
         self._changed = anyio.Event()
+
+    @property
+    def best(self) -> Ranked | None:
+        """The best-ranked validated result of a whole-suite first run not withdrawn (the first
+        given back among equals)."""
+        return max(self.scored.values(), key=Ranked.key, default=None)
 
     def beaten(self, prospect: Ranked) -> bool:
         """The validated best outranks prospect even if prospect passes every test."""
@@ -105,19 +109,14 @@ class Turns:
         if scored is not None:
             self.scored[cid] = scored
             self.floor = max(self.floor, scored.pass_rate)
-            if self.best is None or scored.key() > self.best.key():
-                self.best = scored
         self._notify()
 
     def withdraw(self, cid: str) -> None:
         """cid's validated result no longer counts (it was rejected after its turn: it wrote outside
         its worktree; or it runs again): it outranks nobody any more."""
-        if self.scored.pop(cid, None) is None:
-            return
-        if self.best is not None and self.best.id == cid:
-            self.best = max(self.scored.values(), key=Ranked.key, default=None)
+        if self.scored.pop(cid, None) is not None:
             self.floor = max([self.start] + [r.pass_rate for r in self.scored.values()])
-        self._notify()
+            self._notify()
 
     def _notify(self) -> None:
         self._changed.set()
