@@ -61,7 +61,7 @@ def prospect(cid: str, confidence: float, pass_rate: float = 100.0) -> Ranked:
 
 
 async def test_turns_go_to_the_best_prospect_and_stop_at_what_cannot_be_outranked() -> None:
-    turns = Turns(slots=1, floor=50.0)
+    turns = Turns(slots=1)
     got: dict[str, bool] = {}
 
     async def wait_for(cid: str, confidence: float) -> None:
@@ -75,7 +75,7 @@ async def test_turns_go_to_the_best_prospect_and_stop_at_what_cannot_be_outranke
         assert got == {} and sorted(turns.waiting) == ["a", "b", "d"]
         turns.give_back("c", prospect("c", 0.2, pass_rate=75.0))  # c's whole suite: 75 %, validated
         await anyio.wait_all_tasks_blocked()
-        assert got == {"a": True} and turns.floor == 75.0  # a, the best prospect, goes next
+        assert got == {"a": True} and turns.best == prospect("c", 0.2, 75.0)  # a, the best prospect, goes next
         turns.give_back("a", prospect("a", 0.9))  # a passes every test: b and d could not outrank it
     assert got == {"a": True, "b": False, "d": False} and not turns.running and not turns.waiting
 
@@ -83,7 +83,7 @@ async def test_turns_go_to_the_best_prospect_and_stop_at_what_cannot_be_outranke
 async def test_a_perfect_score_does_not_stop_a_better_prospect() -> None:
     """b (confidence 0.3) got its turn first and passes every test; a (0.99) would outrank it at
     100 %: a still runs, as validation would have validated a first."""
-    turns = Turns(slots=1, floor=50.0)
+    turns = Turns(slots=1)
     assert await turns.take(prospect("b", 0.3))
     turns.give_back("b", prospect("b", 0.3))
     assert await turns.take(prospect("a", 0.99))
@@ -92,7 +92,7 @@ async def test_a_perfect_score_does_not_stop_a_better_prospect() -> None:
 
 
 async def test_the_first_run_goes_alone_then_the_free_slots_fill() -> None:
-    turns = Turns(slots=2, floor=50.0)
+    turns = Turns(slots=2)
     got: dict[str, bool] = {}
 
     async def wait_for(cid: str) -> None:
@@ -112,7 +112,7 @@ async def test_waiting_for_a_turn_is_not_counted_against_the_branch_timeout() ->
     """b waits behind a's whole suite for longer than b's whole --branch-timeout: its turn still
     comes, and its limit then runs on from where it stopped (it used to fire during the wait: b was
     a 'timeout' that never ran a test)."""
-    turns = Turns(slots=1, floor=50.0)
+    turns = Turns(slots=1)
     limit, got = 0.2, []
     assert await turns.take(prospect("a", 0.9))
 
@@ -135,7 +135,7 @@ async def test_waiting_for_a_turn_is_not_counted_against_the_branch_timeout() ->
 async def test_a_candidate_that_must_wait_for_its_turn_says_behind_whom_once() -> None:
     """b's turn does not come at once (a's whole suite runs alone): it is told once, with a, so the
     live view and the log show it waiting instead of nothing; a, whose turn came at once, is not."""
-    turns = Turns(slots=1, floor=50.0)
+    turns = Turns(slots=1)
     told: dict[str, list[list[str]]] = {"a": [], "b": []}
     assert await turns.take(prospect("a", 0.9), waits=told["a"].append)
 
@@ -150,24 +150,24 @@ async def test_a_candidate_that_must_wait_for_its_turn_says_behind_whom_once() -
 
 
 async def test_a_withdrawn_result_outranks_nobody() -> None:
-    """b (75 %) then a (100 %) validated in their turns; a is rejected afterwards: b is the best,
-    the floor falls back to b's; withdrawing one that gave back no result changes nothing."""
-    turns = Turns(slots=1, floor=50.0)
+    """b (75 %) then a (100 %) validated in their turns; a is rejected afterwards: b is the best;
+    withdrawing one that gave back no result changes nothing."""
+    turns = Turns(slots=1)
     for cid, confidence, rate in (("b", 0.5, 75.0), ("a", 0.9, 100.0)):
         assert await turns.take(prospect(cid, confidence))
         turns.give_back(cid, prospect(cid, confidence, rate))
     assert turns.best == prospect("a", 0.9) and not await turns.take(prospect("c", 0.5))
     turns.withdraw("c")
     turns.withdraw("a")
-    assert turns.best == prospect("b", 0.5, 75.0) and turns.floor == 75.0
+    assert turns.best == prospect("b", 0.5, 75.0)
     assert await turns.take(prospect("c", 0.5))
 
 
-async def test_a_failed_run_gives_its_turn_back_without_raising_the_floor() -> None:
-    turns = Turns(slots=1, floor=50.0)
+async def test_a_failed_run_gives_its_turn_back_without_a_result() -> None:
+    turns = Turns(slots=1)
     assert await turns.take(prospect("a", 0.9))
     turns.give_back("a", None)
-    assert turns.floor == 50.0 and turns.best is None and await turns.take(prospect("b", 0.5))
+    assert not turns.scored and turns.best is None and await turns.take(prospect("b", 0.5))
 
 
 async def test_a_cheap_suite_runs_once_per_candidate_and_the_others_wait_for_their_turn(tmp_path: Path) -> None:

@@ -31,7 +31,7 @@ class Board:
     estimates: set[str] = field(default_factory=set)
     skipped: set[str] = field(default_factory=set)
     """Candidates whose whole-suite first run never came: a validated one outranks them whatever it finds."""
-    turns: Turns = field(default_factory=lambda: Turns(1, 0.0))
+    turns: Turns = field(default_factory=lambda: Turns(1))
     """The whole-suite first runs' turns (turns.py); fan_out sets the slots and the candidates."""
     deadlines: dict[str, anyio.CancelScope] = field(default_factory=dict)
     """Each running candidate's --branch-timeout scope: waiting for a turn or for its twin's tests is not its own time."""

@@ -85,7 +85,7 @@ class FanOutResult:
 
 async def fan_out(plans: list[CandidatePlan], config: FanOutConfig, parallel: int) -> FanOutResult:
     limiter = anyio.CapacityLimiter(parallel)
-    board = Board(turns=Turns(shards.usable_slots(config.executor), config.current_rate))
+    board = Board(turns=Turns(shards.usable_slots(config.executor)))
     board.turns.candidates = len(plans)
     results: dict[str, CandidateResult] = {}
 

@@ -41,12 +41,10 @@ def off_the_clock(deadline: anyio.CancelScope | None) -> Iterator[None]:
 class Turns:
     """The turns of one fan-out's whole-suite first runs (never read outside the fan-out)."""
 
-    def __init__(self, slots: int, floor: float) -> None:
+    def __init__(self, slots: int) -> None:
         self.slots = max(1, slots)
         self.candidates = 0
         """How many candidates the fan-out has (what decide/first_run weighs the rounds by)."""
-        self.floor = self.start = floor
-        """The best pass rate a whole-suite first run has found (at least the current one)."""
         self.scored: dict[str, Ranked] = {}
         """Each validated result of a whole-suite first run, until it is withdrawn."""
         self.waiting: dict[str, Ranked] = {}
@@ -108,14 +106,12 @@ class Turns:
         self.ended += 1
         if scored is not None:
             self.scored[cid] = scored
-            self.floor = max(self.floor, scored.pass_rate)
         self._notify()
 
     def withdraw(self, cid: str) -> None:
         """cid's validated result no longer counts (it was rejected after its turn: it wrote outside
         its worktree; or it runs again): it outranks nobody any more."""
         if self.scored.pop(cid, None) is not None:
-            self.floor = max([self.start] + [r.pass_rate for r in self.scored.values()])
             self._notify()
 
     def _notify(self) -> None:
