@@ -99,8 +99,9 @@ def markdown(
         lines.append(f"None: {record.generator_note or 'the generator had no idea'}")
     for c in record.candidates:
         fate = c.reason or reports.why_not(record, c)
+        said = not c.tested and "not tested" in fate  # its reason says so already: no "not tested: not tested:"
         lines += [
-            f"### {c.id} — {c.status.value}, {reports.rate(c)}: {fate}",
+            f"### {c.id} — {c.status.value}, {fate if said else f'{reports.rate(c)}: {fate}'}",
             "",
             f"- Hypothesis: {(c.hypothesis or c.operator or '(none given)').strip()}",
             f"- Patch: {', '.join(c.files_changed) or 'no change'} ({c.diff_lines} changed line(s))"
