@@ -1,9 +1,11 @@
 """What each test process costs around it (issue 27): its private home removed on a thread of its own,
-and the user's global excludes file looked up once a run instead of three times per candidate —
-each still doing its job."""
+and the user's global excludes file looked up once a run instead of three times per candidate, the json report plugin
+found in the interpreter's venv without a process — each still doing its job."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
 import tempfile
 from pathlib import Path
 
@@ -11,7 +13,7 @@ import git
 import pytest
 
 from conftest import make_repo
-from explore.edges import gitrepo, homes
+from explore.edges import gitrepo, homes, testing
 from explore.edges.worktrees import WorktreePool
 from test_run_e2e import CALC
 
@@ -56,3 +58,30 @@ def test_the_global_excludes_are_looked_up_once_a_run_and_a_changed_ignores_file
         assert len(asked) == 1
     finally:
         pool.remove_all()
+
+
+def test_a_module_in_the_venv_of_the_interpreter_is_found_without_starting_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The pytest_jsonreport probe before every baseline: seen on disk in the interpreter's virtual
+    environment (no process), asked of the interpreter otherwise — as before, whatever the answer."""
+    venv = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True, timeout=120)
+    python = str(venv / "bin" / "python")
+    site_packages = next(venv.glob("lib/python3*/site-packages"))
+    (site_packages / "as_package").mkdir()
+    (site_packages / "as_package" / "__init__.py").write_text("")
+    (site_packages / "as_file.py").write_text("")
+    started: list[object] = []
+    real = subprocess.run
+
+    def counted(*args: object, **kwargs: object) -> object:
+        started.append(args)
+        return real(*args, **kwargs)  # type: ignore[call-overload]
+
+    monkeypatch.setattr(subprocess, "run", counted)
+    assert testing.has_module(python, "as_package") and testing.has_module(python, "as_file")
+    assert started == []
+    assert testing.has_module(python, "json")  # the standard library: the interpreter is asked
+    assert not testing.has_module(python, "no_such_module_here")
+    assert len(started) == 2
