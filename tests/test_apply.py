@@ -219,5 +219,6 @@ def test_the_demo_shows_its_change_and_leaves_nothing_behind(tmp_path: Path) -> 
     # and nothing says it stayed: no report path, no command to run in it
     assert summary["report"] is None and f"report: {temp}" not in done.stderr and "explore undo" not in done.stderr
     assert "report: none kept (the demo project is removed as explore ends" in done.stderr
+    assert done.stderr.count("the demo project is removed as explore ends") == 1, done.stderr  # said once
     worktrees = tmp_path / "worktrees"  # EXPLORE_WORKTREES_DIR (conftest): not even an empty folder per repository
     assert not worktrees.exists() or list(worktrees.iterdir()) == []

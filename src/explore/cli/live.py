@@ -294,10 +294,12 @@ class Display:
             )  # one line, wrapped by the terminal only
 
     def change(self, change: Change) -> None:
-        """The end of a run: what it changed (files and lines), the one command that undoes it, then
-        the patch itself — coloured in a terminal, shortened past a screen with the path of the full diff."""
+        """The end of a run: what it changed (files and lines), the one command that undoes it (none
+        for a project removed as explore ends), then the patch itself — coloured in a terminal,
+        shortened past a screen with the path of the full diff."""
         self.result(change.headline())
-        self.result(change.command)
+        if change.command:
+            self.result(change.command)
         lines = change.diff.rstrip("\n").splitlines()
         limit = max(10, self.console.size.height - 6) if self.mode == "live" else PLAIN_DIFF_LINES
         for line in lines[:limit]:

@@ -97,7 +97,7 @@ def execute(
         junit_out.parent.mkdir(parents=True, exist_ok=True)
         junit_out.write_text(reports.junit(result), encoding="utf-8")
     if temporary and change:
-        change = dataclasses.replace(change, command=f"{GONE}: `explore demo FOLDER` keeps it")
+        change = dataclasses.replace(change, command="")  # no command to run in it: the report line says why
     summary = reports.summary(result, None if temporary else report, change)
     if decision is None:
         for line in reports.help_needed(result):
