@@ -135,6 +135,27 @@ def test_rows_follow_the_schedulers_typed_events() -> None:
     assert display.view.spend == "$0.0250"
 
 
+def test_an_untested_row_validated_after_all_starts_its_tests_afresh() -> None:
+    """A candidate left untested (whole suite first) that validation runs after all: none of its
+    tests had run, so its row reads "full" while its suite runs, not "not tested: … → full"; a
+    candidate with affected tests behind it keeps them."""
+    why = "not tested: candidate a outranks it even if it passed every test"
+    row = Row("b")
+    row.apply(CandidateEvent("b", Phase.starting))
+    row.apply(CandidateEvent("b", Phase.not_tested, "candidate a outranks it even if it passed every test"))
+    untested = CandidateResult(id="b", status=CandidateStatus.ok, tested=False, progress=why, reason=why)
+    row.apply(CandidateEvent("b", Phase.finished, result=untested))
+    assert (row.phase, row.tests, row.pass_rate) == ("not tested", why, None)
+    row.apply(CandidateEvent("b", Phase.validating))
+    assert (row.phase, row.tests) == ("full suite", "full")
+    validated = CandidateResult(id="b", status=CandidateStatus.ok, pass_rate=100.0, progress="full 3/3")
+    row.apply(CandidateEvent("b", Phase.finished, result=validated))
+    assert (row.phase, row.tests, row.pass_rate) == ("ok", "full 3/3", 100.0)
+    estimated = Row("c", phase="ok", tests="affected 3/3", pass_rate=100.0)
+    estimated.apply(CandidateEvent("c", Phase.validating))
+    assert estimated.tests == "affected 3/3 → full"
+
+
 def test_library_logging_goes_through_the_display(capsys) -> None:
     display = Display("lines")
     with display:

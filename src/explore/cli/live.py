@@ -88,7 +88,8 @@ class Row:
         elif event.phase == Phase.affected:
             self.phase, self.tests = "affected tests", f"affected ({event.detail})"
         elif event.phase in (Phase.full, Phase.validating):
-            self.phase, self.tests = "full suite", (self.tests + " → full").lstrip(" →")
+            before = "" if self.phase == "not tested" else self.tests  # none of its tests ran: afresh
+            self.phase, self.tests = "full suite", (before + " → full").lstrip(" →")
         else:
             self.phase = describe(event)
 
