@@ -443,3 +443,64 @@ async def test_a_replay_is_not_refused_against_a_first_run_the_watch_discarded(t
     assert outcome.ranking[0] == "b", outcome.ranking
     assert not (it.repo / "stray.txt").exists()
     assert_cleaned_up(it)
+
+
+def test_the_best_prospect_alone_may_run_the_whole_suite_where_every_candidate_may_not() -> None:
+    """dateutil's figures (quiet): 1 s of start-up, 4.2 s of tests, 0.3 s affected, 3 candidates on
+    2 slots: the whole suite for every candidate is too dear (5.2 > 2 × 1.3), for the best prospect
+    alone it is worth it (it loses 3.9 s when it does not win, saves 1.95 s when it does); never on
+    a 20-minute suite with 10 s of affected tests."""
+    assert not first_run.whole_is_cheap(4.2, 0.3, 1.0, candidates=3, slots=2)
+    assert first_run.best_is_worth_whole(4.2, 0.3, 1.0, candidates=3, slots=2)
+    assert not first_run.best_is_worth_whole(1200.0, 10.0, 2.0, candidates=3, slots=2)
+    assert not first_run.best_is_worth_whole(5.0, 0.1, 0.3, candidates=1, slots=2)  # loses 5 s to save 0.4
+
+
+def best_first(tmp_path: Path, generator: Cued) -> Iteration:
+    """cued's fan-out on one slot, with a (missing) test file of 5 s beside test_calc.py: too dear
+    for every candidate to run the whole suite first (6 s against 1 s affected), worth it for the
+    best prospect (it risks 5 s against 3 × 3 s of affected runs)."""
+    it = cued(tmp_path, generator)
+    durations = {**it.config.durations, "tests/test_slow.py::test_slow": 5.0}
+    it.config = replace(it.config, durations=durations, overhead_s=1.0)
+    return it
+
+
+async def test_the_best_prospect_runs_the_whole_suite_alone_and_its_win_spares_the_others(tmp_path: Path) -> None:
+    """a asks first and runs the whole suite alone; it passes every test, so b and c (cued to
+    realise once a has finished) cannot outrank it and run nothing. One test run in all: a's, which
+    is its validation and its confirmation (affected-first ran a's affected tests, b's and c's, then
+    a's whole suite)."""
+    fixes = [
+        FIX,
+        {"calc.py": "def add(a, b):\n    return b + a\n"},
+        {"calc.py": "def add(a, b):\n    return a + b + 0\n"},
+    ]
+    generator = Cued(fixes, [None, ("a", Phase.finished), ("a", Phase.finished)], [0.9, 0.5, 0.5])
+    it = best_first(tmp_path, generator)
+    outcome = await fan(it)
+
+    by_id = {c.id: c for c in outcome.candidates}
+    assert outcome.ranking == ["a"] and by_id["a"].progress == "full 3/3", outcome.candidates
+    assert all(not by_id[c].tested and by_id[c].progress.startswith("not tested") for c in "bc"), outcome.candidates
+    assert outcome.confirmation_s == 0.0
+    logs = sorted(p.relative_to(it.config.iteration_dir).as_posix() for p in it.config.iteration_dir.glob("*/*.log"))
+    assert logs == ["candidate-a/tests.log"], logs
+    assert_cleaned_up(it)
+
+
+async def test_when_the_best_prospect_does_not_win_the_others_run_their_affected_tests(tmp_path: Path) -> None:
+    """a, the best prospect, runs the whole suite alone and fixes nothing; b (realised once a has
+    finished) is not outranked by it, and runs its affected tests, then its whole suite in
+    validation: only one whole run is at risk, never one per candidate."""
+    fixes = [{"calc.py": "def add(a, b):\n    return a * b\n"}, FIX]
+    generator = Cued(fixes, [None, ("a", Phase.finished)], [0.9, 0.5])
+    it = best_first(tmp_path, generator)
+    outcome = await fan(it)
+
+    by_id = {c.id: c for c in outcome.candidates}
+    assert outcome.ranking[0] == "b" and by_id["b"].progress == "affected 3/3 → full 3/3", outcome.candidates
+    assert by_id["a"].validated and by_id["a"].progress.startswith("full "), by_id["a"]
+    logs = sorted(p.relative_to(it.config.iteration_dir).as_posix() for p in it.config.iteration_dir.glob("*/*.log"))
+    assert logs == ["candidate-a/tests.log", "candidate-b/affected.log", "candidate-b/tests.log"], logs
+    assert_cleaned_up(it)

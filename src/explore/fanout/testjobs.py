@@ -59,12 +59,21 @@ async def run_tests(
     """Affected tests first (failing now + test files importing a changed module); the full suite
     runs now only when selection cannot tell, otherwise later in validation for the best — unless
     the whole suite is cheap (`goes_whole_first`): then it runs now, when its turn comes, as one job on
-    the candidate's exact tree, and that is its validation and final confirmation. None: its turn
-    never came, a validated candidate outranks it whatever its run would find (turns.py)."""
+    the candidate's exact tree, and that is its validation and final confirmation; or, when it is
+    worth it only for the best prospect (`best_goes_whole_first`), the first turn's candidate runs it
+    alone and the others their affected tests after it. None: its turn never came, a validated
+    candidate outranks it whatever its run would find (turns.py)."""
     failing_now = sorted(config.yardstick.ids - config.current_passing - config.current_xfailed)
     selection = _selection(config, result.files_changed, failing_now)
     if selection is not None and goes_whole_first(config, board, selection):
         return await _whole_in_turn(cid, path, config, board, result, files_dir)
+    if selection is not None and best_goes_whole_first(config, board, selection):
+        if not await _turn(cid, config, board, result):
+            return None
+        if not board.turns.ended:  # the first whole-suite run, alone: the best prospect's
+            config.emit(cid, Phase.full, "whole suite first: the best prospect; it validates the candidate")
+            return await full_suite(cid, path, config, board, result, files_dir, [])
+        board.turns.give_back(cid, None)  # the first did not outrank it: its affected tests, as before
     if selection is not None:
         config.emit(cid, Phase.affected, str(len(selection)))
         await anyio.to_thread.run_sync(config.pool.scrub, path, board.kept.get(cid, frozenset()))
@@ -137,16 +146,37 @@ def goes_whole_first(config: FanOutConfig, board: Board, selection: list[str]) -
     return cheap
 
 
-async def _whole_in_turn(
-    cid: str, path: Path, config: FanOutConfig, board: Board, result: CandidateResult, files_dir: Path
-) -> JobResult | None:
-    """The whole suite as cid's first test job, when its turn comes; the caller gives the turn back
-    once the run is scored. Its --branch-timeout is suspended while it waits (Turns.take)."""
+def best_goes_whole_first(config: FanOutConfig, board: Board, selection: list[str]) -> bool:
+    """Not every candidate's first run can be the whole suite (`goes_whole_first` said no), but the
+    best prospect's can (decide/first_run.best_is_worth_whole): the candidates take turns, the first
+    runs the whole suite alone, and those it does not outrank run their affected tests after it."""
+    if not config.whole_first_allowed or config.shards is not None or board.turns.candidates < 1:
+        return False
+    test_s, selected_s = sum(config.durations.values()), first_run.selected_seconds(selection, config.durations)
+    worth = first_run.best_is_worth_whole(
+        test_s, selected_s, config.overhead_s, board.turns.candidates, board.turns.slots
+    )
+    log.debug("whole suite first for the best prospect: %s", "yes" if worth else "no")
+    return worth
+
+
+async def _turn(cid: str, config: FanOutConfig, board: Board, result: CandidateResult) -> bool:
+    """cid's whole-suite turn (the caller gives it back once the run is scored); False: a validated
+    candidate outranks it whatever its run would find. Its --branch-timeout is suspended while it
+    waits (Turns.take)."""
 
     def waits(running: list[str]) -> None:  # the live view and the log say why nothing runs yet
         config.emit(cid, Phase.turn, ", ".join(running))
 
-    if not await board.turns.take(ranked(board, result, 100.0, 0), board.deadlines.get(cid), waits):
+    return await board.turns.take(ranked(board, result, 100.0, 0), board.deadlines.get(cid), waits)
+
+
+async def _whole_in_turn(
+    cid: str, path: Path, config: FanOutConfig, board: Board, result: CandidateResult, files_dir: Path
+) -> JobResult | None:
+    """The whole suite as cid's first test job, when its turn comes; the caller gives the turn back
+    once the run is scored."""
+    if not await _turn(cid, config, board, result):
         return None
     config.emit(cid, Phase.full, "whole suite first: it is cheap; it validates the candidate")
     return await full_suite(cid, path, config, board, result, files_dir, [])
