@@ -4,17 +4,21 @@ times account for it. A real run: real git repository, worktrees and pytest proc
 
 from __future__ import annotations
 
+import io
 import time
 from pathlib import Path
 
 import anyio
 import pytest
+from rich.console import Console
 
 from conftest import assert_no_debris, make_repo
 from explore import generators
+from explore.cli.live import Display, RunView
 from explore.edges import gitrepo
 from explore.generators.base import WarmUpRequest
 from explore.model.config import build_options
+from explore.model.events import BaselineFinished, BaselineStarted, Event, IterationStarted, WarmUpWait
 from explore.model.runstate import RunState
 from explore.run import baseline, loop, state
 from test_core_fanout import CALC, FIX, FixedChanges
@@ -54,6 +58,12 @@ async def test_the_wait_for_a_warm_up_that_outlasts_the_baseline_is_booked_on_th
         generator.baseline_over.set()
         return found
 
+    display, seen = Display("lines", "quiet"), []
+
+    def listen(event: Event) -> None:  # each event with the live view's header once it is handled
+        display.handle(event)
+        seen.append((event, header(display.view)))
+
     monkeypatch.setattr(baseline, "measure", measured)
     monkeypatch.setattr(generators, "create", lambda name, options: generator)
     options = build_options(repo, {"agent": "mutate", "parallel": 1, "flaky_reruns": 0})
@@ -63,7 +73,7 @@ async def test_the_wait_for_a_warm_up_that_outlasts_the_baseline_is_booked_on_th
     state.acquire_lock(info.root, run_id)
     started = time.monotonic()
     try:
-        run: RunState = await loop.run_repair(info, options, lambda event: None, run_id=run_id)
+        run: RunState = await loop.run_repair(info, options, listen, run_id=run_id)
     finally:
         state.release_lock(info.root, run_id)
     took = time.monotonic() - started
@@ -72,4 +82,23 @@ async def test_the_wait_for_a_warm_up_that_outlasts_the_baseline_is_booked_on_th
     timing = run.iterations[0].timing
     assert timing.propose >= WARM_S - 0.01, timing  # the proposal is at once: the rest is the wait
     assert timing.baseline > 0 and timing.total() <= took, (timing, took)
+    # the live view and the log say what the timing books: the wait is the warm-up's, not the baseline's
+    kinds = (BaselineStarted, WarmUpWait, BaselineFinished, IterationStarted)
+    told = [(type(e).__name__, getattr(e, "waited_s", None), head) for e, head in seen if isinstance(e, kinds)]
+    assert [(kind, waited is None) for kind, waited, _ in told] == [
+        ("BaselineStarted", True),
+        ("WarmUpWait", True),
+        ("WarmUpWait", False),
+        ("BaselineFinished", True),
+        ("IterationStarted", True),
+    ], told
+    assert told[0][2] == "explore baseline" and told[1][2] == "explore fixed's warm-up (the first proposal's time)"
+    assert told[3][2] == "explore baseline" and WARM_S - 0.01 <= (told[2][1] or 0) <= timing.propose, told
     assert_no_debris(repo)
+
+
+def header(view: RunView) -> str:
+    """The live view's first line, as a terminal shows it."""
+    console = Console(file=io.StringIO(), width=200, record=True)
+    console.print(view)
+    return console.export_text().splitlines()[0].strip()

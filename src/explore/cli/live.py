@@ -30,6 +30,7 @@ from ..model.events import (
     Phase,
     Step,
     UsageSpent,
+    WarmUpWait,
     describe,
     note_text,
 )
@@ -108,6 +109,8 @@ class RunView:
     why: str = ""
     pass_rate: float | None = None
     spend: str = ""
+    warming: str = ""
+    """The generator whose warm-up the run waits for once the baseline's run has ended."""
     rows: dict[str, Row] = field(default_factory=dict)
 
     def read(self, text: str) -> None:
@@ -123,7 +126,9 @@ class RunView:
         elapsed = time.monotonic() - self.started
         head = Text.assemble(
             ("explore ", "bold"),
-            f"iteration {self.iteration}" if self.iteration else "baseline",
+            f"iteration {self.iteration}"
+            if self.iteration
+            else (f"{self.warming}'s warm-up (the first proposal's time)" if self.warming else "baseline"),
             (f"  strategy {self.strategy}", "cyan") if self.strategy else "",
             f" — {self.why}" if self.why else "",
         )
@@ -236,8 +241,10 @@ class Display:
             self.candidates(list(event.candidates))
         elif isinstance(event, UsageSpent):
             self.usage(event.n, event.iteration, event.run)
-        elif isinstance(event, (IterationStarted, BaselineStarted, BaselineFinished, Step)):
-            if isinstance(event, IterationStarted):
+        elif isinstance(event, (IterationStarted, BaselineStarted, BaselineFinished, WarmUpWait, Step)):
+            if isinstance(event, WarmUpWait):
+                self.view.warming = event.generator if event.waited_s is None else ""
+            elif isinstance(event, IterationStarted):
                 self._flush_rows()
                 self.view.iteration, self.view.strategy, self.view.why = event.n, event.strategy, event.reason
             elif isinstance(event, BaselineFinished):

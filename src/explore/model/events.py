@@ -79,6 +79,16 @@ class BaselineFinished:
 
 
 @dataclass(frozen=True)
+class WarmUpWait:
+    """The baseline's run has ended and the generator's warm-up beside it has not (run/warming):
+    the run waits for it, the first proposal's time (booked on its `propose` phase)."""
+
+    generator: str
+    waited_s: float | None = None
+    """None as the wait begins; its seconds when it ends."""
+
+
+@dataclass(frozen=True)
 class IterationStarted:
     """The run header: which iteration, with which strategy and why."""
 
@@ -129,6 +139,7 @@ Event = (
     | Step
     | BaselineStarted
     | BaselineFinished
+    | WarmUpWait
     | IterationStarted
     | FanOutStarted
     | CandidateEvent
@@ -165,6 +176,10 @@ def note_text(event: Event) -> str | None:
         b = event.counts
         flaky = f", {len(event.flaky)} flaky: {', '.join(event.flaky)}" if event.flaky else ""
         return f"baseline: {b.passed}/{b.total} passed ({b.pass_rate:.1f}%){flaky}"
+    if isinstance(event, WarmUpWait):
+        if event.waited_s is None:
+            return f"baseline run over; waiting for {event.generator}'s warm-up beside it (the first proposal's time)"
+        return f"{event.generator}'s warm-up ready, {event.waited_s:.1f}s after the baseline's run"
     if isinstance(event, IterationStarted):
         return f"iteration {event.n}: strategy {event.strategy} — {event.reason}"
     if isinstance(event, UsageSpent):

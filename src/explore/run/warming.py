@@ -10,6 +10,7 @@ import anyio
 
 from ..generators.base import WarmUpRequest
 from ..model.config import Options
+from ..model.events import WarmUpWait
 from . import baseline
 from .kit import Kit
 
@@ -38,8 +39,16 @@ async def measure(kit: Kit, options: Options, commit: str) -> Warmed:
     warm = WarmUpRequest(scratch, commit, kit.test_command, kit.run_dir / "warm-up", kit.tracker)
     measured: list[baseline.Measured] = []
     failed: list[Exception] = []
+    warmed = anyio.Event()
+
+    async def warm_up() -> None:
+        try:
+            await kit.generator.warm_up(warm)
+        finally:
+            warmed.set()
+
     async with anyio.create_task_group() as group:
-        group.start_soon(kit.generator.warm_up, warm)
+        group.start_soon(warm_up)
         try:
             measured.append(await baseline.measure(tools, commit, scratch))
         except Exception as exc:  # raised below, as it is (not inside the task group's exception group)
@@ -47,6 +56,12 @@ async def measure(kit: Kit, options: Options, commit: str) -> Warmed:
         if failed or not measured[0].run.failing():
             group.cancel_scope.cancel()
         ended = time.monotonic()
+        waits = not group.cancel_scope.cancel_called and not warmed.is_set()
+        if waits:  # the live view and the log say what the run waits for, as the timing books it
+            kit.emit(WarmUpWait(kit.generator.name))
     if failed:
         raise failed[0]
-    return Warmed(measured[0], time.monotonic() - ended)
+    waited = time.monotonic() - ended
+    if waits:
+        kit.emit(WarmUpWait(kit.generator.name, round(waited, 3)))
+    return Warmed(measured[0], waited)
