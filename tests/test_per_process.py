@@ -4,6 +4,7 @@ found in the interpreter's venv without a process — each still doing its job."
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 import tempfile
@@ -85,3 +86,39 @@ def test_a_module_in_the_venv_of_the_interpreter_is_found_without_starting_it(
     assert testing.has_module(python, "json")  # the standard library: the interpreter is asked
     assert not testing.has_module(python, "no_such_module_here")
     assert len(started) == 2
+
+
+@pytest.mark.anyio
+async def test_a_report_is_read_once_for_its_seal_and_outcomes_and_again_only_when_scrubbed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The report of a pytest run is parsed once (its seal checked, its outcomes read from the same
+    bytes); a report the scrub changed (a test printed a credential) is read again, redacted."""
+    secret = "sk-ant-perproc-0123456789"
+    monkeypatch.setenv("ANTHROPIC_API_KEY", secret)
+    work = tmp_path / "w"
+    work.mkdir()
+    (work / "test_it.py").write_text(
+        "import os\n\n\ndef test_leaks():\n    assert os.environ['ANTHROPIC_API_KEY'] == 'other'\n\n\n"
+        "def test_fine():\n    assert True\n"
+    )
+    parsed: list[int] = []
+    real = json.loads
+
+    def counted(text: str | bytes, *args: object, **kwargs: object) -> object:
+        if isinstance(text, str) and '"tests"' in text:
+            parsed.append(1)
+        return real(text, *args, **kwargs)  # type: ignore[arg-type]
+
+    command = testing.make_command(None, None, sys.executable)
+    monkeypatch.setattr(json, "loads", counted)
+    leaked = await testing.run_tests(command, work, tmp_path / "logs" / "leak.log")
+    assert len(parsed) == 2 and leaked.infra_error is None  # the seal's read, then the scrubbed file's
+    assert leaked.outcomes["test_it.py::test_leaks"].outcome == "failed"
+    assert secret not in leaked.outcomes["test_it.py::test_leaks"].longrepr
+    assert "[redacted]" in leaked.outcomes["test_it.py::test_leaks"].longrepr
+
+    (work / "test_it.py").write_text("def test_fine():\n    assert True\n")
+    parsed.clear()
+    clean = await testing.run_tests(command, work, tmp_path / "logs" / "clean.log")
+    assert len(parsed) == 1 and clean.outcomes["test_it.py::test_fine"].outcome == "passed"

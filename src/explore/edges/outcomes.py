@@ -9,7 +9,7 @@ import linecache
 import re
 import xml.etree.ElementTree as ET
 from pathlib import Path
-from typing import cast
+from typing import Any, cast
 
 from ..model.testresults import PASSING, HungTest, Outcome, TestOutcome, TestRun
 
@@ -104,8 +104,10 @@ def stuck_stack(path: Path) -> str:
     return "\n".join(out) or text
 
 
-def read_json_report(path: Path, run: TestRun) -> None:
-    data = json.loads(path.read_text(encoding="utf-8", errors="replace"))
+def read_json_report(path: Path, run: TestRun, data: dict[str, Any] | None = None) -> None:
+    """The outcomes of the pytest-json-report at path into run; data: the file as already read."""
+    if data is None:
+        data = json.loads(path.read_text(encoding="utf-8", errors="replace"))
     for collector in data.get("collectors", []):
         if collector.get("outcome") == "failed" and collector.get("nodeid"):
             run.collection_errors.append(collector["nodeid"])

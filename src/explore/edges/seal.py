@@ -53,11 +53,22 @@ def signature(report: dict[str, Any], key: str) -> str:
     return hmac.new(key.encode(), body.encode(), hashlib.sha256).hexdigest()
 
 
-def verify(path: Path, key: str) -> bool:
-    """True when the report at `path` was signed with `key` by the plugin."""
+def read(path: Path) -> dict[str, Any] | None:
+    """The report at `path` as JSON (None: unreadable, or not a JSON object)."""
     try:
         report = json.loads(path.read_text(encoding="utf-8", errors="replace"))
     except (OSError, ValueError):
-        return False
-    claimed = report.get(FIELD) if isinstance(report, dict) else None
+        return None
+    return report if isinstance(report, dict) else None
+
+
+def verify(path: Path, key: str) -> bool:
+    """True when the report at `path` was signed with `key` by the plugin."""
+    report = read(path)
+    return report is not None and verified(report, key)
+
+
+def verified(report: dict[str, Any], key: str) -> bool:
+    """True when the report (as read) was signed with `key` by the plugin."""
+    claimed = report.get(FIELD)
     return isinstance(claimed, str) and hmac.compare_digest(claimed, signature(report, key))

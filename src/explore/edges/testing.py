@@ -362,13 +362,15 @@ async def _run_once(
     junit = (
         report if "{junit}" in (command.shell or "") else (workdir / command.junit_xml if command.junit_xml else None)
     )
-    forged = key is not None and report.exists() and not seal.verify(report, key)
+    # The report is read once: to check its seal, and for its outcomes unless the scrub changed it.
+    sealed = seal.read(report) if key is not None and report.exists() else None
+    forged = key is not None and report.exists() and not (sealed is not None and seal.verified(sealed, key))
     for written in (report, junit, record):
-        if written is not None:
-            scrub_file(written)  # a test may print the environment: outcomes carry no credential
+        if written is not None and scrub_file(written) and written == report:  # a test may print the
+            sealed = None  # environment: outcomes carry no credential (the scrubbed file is read again)
     if command.is_pytest:
         if command.json_report and report.exists():
-            outcomes.read_json_report(report, run)
+            outcomes.read_json_report(report, run, sealed)
         elif report.exists():
             outcomes.read_junit(report, run, workdir)
         if record.exists():
