@@ -10,9 +10,15 @@ import textwrap
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import psutil
 import pytest
+
+if TYPE_CHECKING:
+    from explore.model.config import Options
+    from explore.model.events import Subscriber
+    from explore.model.runstate import RunState
 
 GIT_ID = ["-c", "user.name=Test User", "-c", "user.email=test@example.com"]
 
@@ -98,6 +104,22 @@ def run_cli(args: list[str], cwd: Path | None = None) -> tuple[int, dict | None,
         except ValueError:
             payload = None
     return done.returncode, payload, done.stderr
+
+
+async def run_locked(repo: Path, options: Options, subscriber: Subscriber | None = None) -> RunState:
+    """A new run of the loop on repo as `explore run` starts it (cli/session), in this process: the
+    repository locked for it and released after; subscriber hears its events."""
+    from explore.edges import gitrepo
+    from explore.run import loop, state
+
+    info = gitrepo.open_repo(repo)
+    state.ensure_writable(info.root)
+    run_id = state.new_run_id()
+    state.acquire_lock(info.root, run_id)
+    try:
+        return await loop.run_repair(info, options, subscriber or (lambda event: None), run_id=run_id)
+    finally:
+        state.release_lock(info.root, run_id)
 
 
 def assert_no_debris(root: Path) -> None:

@@ -14,9 +14,9 @@ import anyio
 import psutil
 import pytest
 
-from conftest import assert_no_debris, git, make_repo
+from conftest import assert_no_debris, git, make_repo, run_locked
 from explore import generators
-from explore.edges import gitrepo, procs
+from explore.edges import procs
 from explore.edges.strategy_io import load_strategies
 from explore.edges.testing import TestCommand, run_tests
 from explore.generators.base import CandidateContext, FixGenerator, ProposalRequest, WarmUpRequest
@@ -26,7 +26,7 @@ from explore.generators.mutate.screen import ForkWorker
 from explore.model.candidates import CandidatePlan, Proposal, Realised
 from explore.model.config import build_options
 from explore.model.runstate import RunState
-from explore.run import loop, state
+from explore.run import state
 from test_safety_signals import Ready
 
 LIB = "def area(w, h):\n    return w + h\n"
@@ -181,15 +181,7 @@ class Warming(MutateGenerator):
 
 async def repair(repo: Path, generator: Warming, monkeypatch: pytest.MonkeyPatch) -> RunState:
     monkeypatch.setattr(generators, "create", lambda name, options: generator)
-    options = build_options(repo, {"agent": "mutate", "parallel": 2, "flaky_reruns": 0})
-    info = gitrepo.open_repo(repo)
-    state.ensure_writable(info.root)
-    run_id = state.new_run_id()
-    state.acquire_lock(info.root, run_id)
-    try:
-        return await loop.run_repair(info, options, lambda event: None, run_id=run_id)
-    finally:
-        state.release_lock(info.root, run_id)
+    return await run_locked(repo, build_options(repo, {"agent": "mutate", "parallel": 2, "flaky_reruns": 0}))
 
 
 @pytest.mark.anyio

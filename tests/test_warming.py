@@ -12,15 +12,13 @@ import anyio
 import pytest
 from rich.console import Console
 
-from conftest import assert_no_debris, make_repo
+from conftest import assert_no_debris, make_repo, run_locked
 from explore import generators
 from explore.cli.live import Display, RunView
-from explore.edges import gitrepo
 from explore.generators.base import WarmUpRequest
 from explore.model.config import build_options
 from explore.model.events import BaselineFinished, BaselineStarted, Event, IterationStarted, WarmUpWait
-from explore.model.runstate import RunState
-from explore.run import baseline, loop, state
+from explore.run import baseline
 from test_core_fanout import CALC, FIX, FixedChanges
 
 pytestmark = pytest.mark.anyio
@@ -66,16 +64,8 @@ async def test_the_wait_for_a_warm_up_that_outlasts_the_baseline_is_booked_on_th
 
     monkeypatch.setattr(baseline, "measure", measured)
     monkeypatch.setattr(generators, "create", lambda name, options: generator)
-    options = build_options(repo, {"agent": "mutate", "parallel": 1, "flaky_reruns": 0})
-    info = gitrepo.open_repo(repo)
-    state.ensure_writable(info.root)
-    run_id = state.new_run_id()
-    state.acquire_lock(info.root, run_id)
     started = time.monotonic()
-    try:
-        run: RunState = await loop.run_repair(info, options, listen, run_id=run_id)
-    finally:
-        state.release_lock(info.root, run_id)
+    run = await run_locked(repo, build_options(repo, {"agent": "mutate", "parallel": 1, "flaky_reruns": 0}), listen)
     took = time.monotonic() - started
 
     assert run.status == "succeeded" and generator.warmed and len(run.iterations) == 1, run

@@ -180,19 +180,7 @@ async def test_a_cheap_suite_runs_once_per_candidate_and_the_others_wait_for_the
         {"calc.py": "def add(a, b):\n    return b + a\n"},
         {"calc.py": "def add(a, b):\n    return a + b + 0\n"},
     ]
-    it = iteration(tmp_path, FixedChanges(list(fixes)))
-    ids = sorted(it.config.yardstick.ids)
-    config = it.config.__class__(
-        **{
-            **it.config.__dict__,
-            "executor": it.config.executor.__class__(pool=it.pool, tracker=it.tracker, parallel=1),
-            "progressive": True,
-            "import_map": ImportMap.build(it.repo, {"tests/test_calc.py"}),
-            "durations": {i: 0.001 for i in ids},
-            "whole_first_allowed": True,
-        }
-    )
-    it.config = config
+    it = cued(tmp_path, FixedChanges(list(fixes)))
     outcome = await fan(it)
 
     tested = [c for c in outcome.candidates if c.validated]
@@ -209,31 +197,9 @@ async def test_a_cheap_suite_runs_once_per_candidate_and_the_others_wait_for_the
         # refused against the validated best when it asked (a, or b if b ran first), as its reason says
         assert (Phase.not_tested, c.reason.removeprefix("not tested: ")) in turn, turn
         assert Phase.not_needed not in [phase for phase, _ in turn]  # nothing ran: no "full suite not needed"
-    logs = sorted(p.relative_to(config.iteration_dir).as_posix() for p in config.iteration_dir.glob("*/*.log"))
+    logs = sorted(p.relative_to(it.config.iteration_dir).as_posix() for p in it.config.iteration_dir.glob("*/*.log"))
     assert logs == [f"candidate-{c.id}/tests.log" for c in tested], logs  # once, whole, per candidate run
     assert_cleaned_up(it)
-
-
-class InOrder(FixedChanges):
-    """FixedChanges whose candidates finish generating in an order: each waits for a candidate's
-    end (an event), and reports its own confidence."""
-
-    def __init__(self, changes: list[dict[str, str]], after: list[str | None], confidences: list[float]) -> None:
-        super().__init__(list(changes))
-        self.after, self.confidences = after, confidences
-        self.ended: dict[str, anyio.Event] = {cid: anyio.Event() for cid in "abcd"}
-
-    def listen(self, event: CandidateEvent) -> None:
-        if event.phase == Phase.finished:
-            self.ended[event.candidate].set()
-
-    async def realise(self, plan: CandidatePlan, context: CandidateContext) -> Realised:
-        index = plan.data["index"]
-        if (after := self.after[index]) is not None:
-            await self.ended[after].wait()
-        realised = await super().realise(plan, context)
-        realised.confidence = self.confidences[index]
-        return realised
 
 
 async def test_twins_that_come_later_reopen_an_untested_candidate_they_make_outrank_the_winner(
@@ -244,25 +210,9 @@ async def test_twins_that_come_later_reopen_an_untested_candidate_they_make_outr
     3, b outranks a (DESIGN §1: agreement before confidence), so validation tests it after all and it
     wins, as affected-first would have had it. It used to stay untested, a merged."""
     x = {"calc.py": "def add(a, b):\n    return b + a\n"}
-    generator = InOrder([x, FIX, FIX, FIX], [None, "a", "b", "b"], [0.9, 0.5, 0.5, 0.5])
-    it = iteration(tmp_path, generator)
-    ids = sorted(it.config.yardstick.ids)
-
-    def listen(event: CandidateEvent) -> None:
-        it.events.append(event)
-        generator.listen(event)
-
-    it.config = it.config.__class__(
-        **{
-            **it.config.__dict__,
-            "executor": it.config.executor.__class__(pool=it.pool, tracker=it.tracker, parallel=1),
-            "progressive": True,
-            "import_map": ImportMap.build(it.repo, {"tests/test_calc.py"}),
-            "durations": {i: 0.001 for i in ids},
-            "whole_first_allowed": True,
-            "listener": listen,
-        }
-    )
+    after = [None, ("a", Phase.finished), ("b", Phase.finished), ("b", Phase.finished)]
+    generator = Cued([x, FIX, FIX, FIX], after, [0.9, 0.5, 0.5, 0.5])
+    it = cued(tmp_path, generator)
     outcome = await fan(it)
 
     by_id = {c.id: c for c in outcome.candidates}
@@ -301,26 +251,24 @@ class Cued(FixedChanges):
         return realised
 
 
-def cued(tmp_path: Path, generator: Cued, branch_timeout: float = 60.0) -> Iteration:
-    """The fan-out of generator's candidates on one slot, the whole suite first, its events heard by
-    the generator (its cues) and kept."""
+def cued(tmp_path: Path, generator: FixedChanges, branch_timeout: float = 60.0) -> Iteration:
+    """The fan-out of generator's candidates on one slot, the whole suite first, its events kept
+    (and heard by a Cued generator: its cues)."""
     it = iteration(tmp_path, generator, branch_timeout)
-    ids = sorted(it.config.yardstick.ids)
 
     def listen(event: CandidateEvent) -> None:
         it.events.append(event)
-        generator.listen(event)
+        if isinstance(generator, Cued):
+            generator.listen(event)
 
-    it.config = it.config.__class__(
-        **{
-            **it.config.__dict__,
-            "executor": it.config.executor.__class__(pool=it.pool, tracker=it.tracker, parallel=1),
-            "progressive": True,
-            "import_map": ImportMap.build(it.repo, {"tests/test_calc.py"}),
-            "durations": {i: 0.001 for i in ids},
-            "whole_first_allowed": True,
-            "listener": listen,
-        }
+    it.config = replace(
+        it.config,
+        executor=it.config.executor.__class__(pool=it.pool, tracker=it.tracker, parallel=1),
+        progressive=True,
+        import_map=ImportMap.build(it.repo, {"tests/test_calc.py"}),
+        durations={i: 0.001 for i in it.config.yardstick.ids},
+        whole_first_allowed=True,
+        listener=listen,
     )
     return it
 
@@ -363,6 +311,14 @@ class WritesOutside(Cued):
         return await super().realise(plan, context)
 
 
+async def watched(tmp_path: Path, generator: WritesOutside) -> Iteration:
+    """cued's fan-out with the watch on the user's tree (and git dir) that run/loop starts."""
+    it = cued(tmp_path, generator)
+    guarded = guard.Guard(it.repo, it.repo / ".git", it.repo / ".git", tmp_path / "quarantine")
+    it.config = replace(it.config, watch=await guard.Watch.start(guarded, "iteration-1"))
+    return it
+
+
 async def test_a_winner_rejected_after_its_turn_no_longer_outranks_the_candidates_after_it(tmp_path: Path) -> None:
     """a writes into the user's tree while b runs beside it: the watch cannot tell which of them
     did, so each runs again alone. a's replay passes every test in its whole-suite turn, then the
@@ -371,13 +327,7 @@ async def test_a_winner_rejected_after_its_turn_no_longer_outranks_the_candidate
     only in validation, after the fan-out."""
     x = {"calc.py": "def add(a, b):\n    return b + a\n"}
     generator = WritesOutside(tmp_path / "repo", [FIX, x], [None, ("a", Phase.finished)], [0.9, 0.5])
-    it = cued(tmp_path, generator)
-    it.config = replace(
-        it.config,
-        watch=await guard.Watch.start(
-            guard.Guard(it.repo, it.repo / ".git", it.repo / ".git", tmp_path / "quarantine"), "iteration-1"
-        ),
-    )
+    it = await watched(tmp_path, generator)
     outcome = await fan(it)
 
     by_id = {c.id: c for c in outcome.candidates}
@@ -419,13 +369,7 @@ async def test_a_replay_is_not_refused_against_a_first_run_the_watch_discarded(t
     generator = ReplaysWorse(
         tmp_path / "repo", [partial, FIX, x], [None, ("a", Phase.full), ("b", Phase.full)], [0.9, 0.5, 0.7]
     )
-    it = cued(tmp_path, generator)
-    it.config = replace(
-        it.config,
-        watch=await guard.Watch.start(
-            guard.Guard(it.repo, it.repo / ".git", it.repo / ".git", tmp_path / "quarantine"), "iteration-1"
-        ),
-    )
+    it = await watched(tmp_path, generator)
     outcome = await fan(it)
 
     events = [(e.candidate, e.phase, e.detail) for e in it.events]
