@@ -1,11 +1,15 @@
-"""The baseline's flaky rerun in mutate's warm worker: a fresh fork of the worker the warm-up
-started runs the baseline's failing tests alone, instead of a second pytest process — unless the
-run requires the sandbox (the workers are not sandboxed) or nothing was warmed (a setup command).
-A test that hangs in the rerun is stopped at the per-test limit and the tests after it still run.
-Real git repositories, real worktrees, real pytest, real fork workers."""
+"""The baseline's flaky rerun, screened in mutate's warm worker: a fresh fork of the worker the
+warm-up started runs the baseline's failing tests alone; those that fail there again stay failing,
+every other one is rerun in a pytest process of its own, and only a pass there makes it flaky. No
+fork when the baseline is sandboxed or sharded, or nothing was warmed (a setup command). A fork
+never calls flaky a test every pytest process fails (capture, the sandbox, a shard running in its
+worktree, an xfail: review R1-R4), and what its tests start dies with it. A test that hangs in the
+rerun is stopped at the per-test limit and the tests after it still run. Real git repositories,
+real worktrees, real pytest, real fork workers."""
 
 from __future__ import annotations
 
+import json
 import sys
 import time
 from pathlib import Path
@@ -85,16 +89,18 @@ async def test_the_baseline_reruns_its_failing_tests_in_a_fork_of_the_warm_worke
     generator = Noting({"parallel": 2})
     run = await repair(repo, generator, monkeypatch)
     assert run.status == "succeeded" and run.flaky == [FLAKY_ID]
-    assert len(counter.read_text()) >= 2  # the baseline, then the rerun
+    assert len(counter.read_text()) >= 3  # the baseline, the fork, the process that confirms it (and candidates)
     served = generator.served[0]
     assert served is not None and served[FLAKY_ID] == "passed"
     assert served["tests/test_lib.py::test_area"] == "failed"  # the bug is no flake
     folder = state.run_dir(repo, run.run_id)
-    rerun_log = (folder / "baseline-rerun-1.log").read_text()
-    assert "fresh fork of mutate's warm screening worker" in rerun_log
-    assert any(f"pid {pid}" in rerun_log for pid in generator.warmed)
-    assert f"passed    {FLAKY_ID}" in rerun_log and "failed    tests/test_lib.py::test_area" in rerun_log
-    assert not (folder / "baseline-rerun-1.report").exists()  # no pytest process of its own
+    fork_log = (folder / "baseline-rerun-1-fork.log").read_text()
+    assert "fresh fork of mutate's warm screening worker" in fork_log
+    assert any(f"pid {pid}" in fork_log for pid in generator.warmed)
+    assert f"passed    {FLAKY_ID}" in fork_log and "failed    tests/test_lib.py::test_area" in fork_log
+    assert "baseline-rerun-1.log" in fork_log  # where the process that confirms the pass writes
+    report = json.loads((folder / "baseline-rerun-1.report").read_text())
+    assert [t["nodeid"] for t in report["tests"]] == [FLAKY_ID]  # the fork's failures need no process
     records = history_io.load(repo / ".explore" / "history.jsonl")
     assert records and all(FLAKY_ID in r.flaky for r in records)
     assert not any(psutil.pid_exists(p) for p in generator.warmed)
@@ -118,6 +124,7 @@ async def test_the_rerun_runs_in_a_pytest_process_when_the_workers_cannot_serve_
     run = await repair(repo, generator, monkeypatch, **flags)
     assert run.status == "succeeded" and run.flaky == [FLAKY_ID], run.stop_reason
     assert generator.served == ([] if case == "sandbox required" else [None])  # not asked / not ready
+    assert not (state.run_dir(repo, run.run_id) / "baseline-rerun-1-fork.log").exists()
     folder = state.run_dir(repo, run.run_id)
     assert (folder / "baseline-rerun-1.report").is_file()  # pytest's own report of the rerun
     assert "warm screening worker" not in (folder / "baseline-rerun-1.log").read_text()
@@ -180,3 +187,122 @@ async def test_a_test_that_hangs_in_the_rerun_is_stopped_at_the_limit_and_the_ne
         tracker.kill_all()
         git(root, "worktree", "remove", "--force", str(work))
     assert not any(psutil.pid_exists(p) for p in pids)
+
+
+STDIN = {
+    "app/__init__.py": "",
+    "app/cli.py": "import sys\n\n\ndef count_lines(stream=None):\n"
+    "    stream = sys.stdin if stream is None else stream\n    return sum(1 for _ in stream)\n",
+    "tests/test_cli.py": "from app.cli import count_lines\n\n\ndef test_count_lines_of_empty_stdin():\n"
+    "    assert count_lines() == 0\n\n\ndef test_count_lines_of_a_list():\n"
+    "    assert count_lines(['a\\n', 'b\\n']) == 2\n",
+}
+WRITES_TMP = """\
+import json
+from pathlib import Path
+
+
+def test_settings_saved():
+    path = Path({path!r})
+    path.write_text(json.dumps({{"a": 1}}))
+    assert json.loads(path.read_text()) == {{"a": 1}}
+"""
+SHARDS = {
+    "tests/test_quick.py": "import time\nfrom pathlib import Path\n\n\ndef test_slow_writer():\n"
+    "    Path('job.lock').write_text('busy')\n    time.sleep(4)\n    Path('job.lock').unlink()\n",
+    "tests/test_slow.py": "from pathlib import Path\n\n\ndef test_needs_lock():\n"
+    "    assert Path('job.lock').exists()\n",
+}
+XFAILS = """\
+from pathlib import Path
+
+import pytest
+
+
+def test_fails_then_xfails():
+    counter = Path({counter!r})
+    runs = len(counter.read_text()) if counter.exists() else 0
+    counter.write_text("x" * (runs + 1))
+    if runs:
+        pytest.xfail("from its second run on")
+    assert False, "fails on its first run"
+"""
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("case", ["stdin", "sandboxed baseline", "sharded", "xfail"])
+async def test_a_test_every_pytest_process_fails_is_never_flaky(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, case: str, request: pytest.FixtureRequest
+) -> None:
+    """Review R1-R4: each passed in the fork (or was mapped to a pass) and the run ended
+    `succeeded`, the failure left out as flaky."""
+    flags: dict[str, Any] = {"max_iterations": 1}
+    monkeypatch.setenv("EXPLORE_SANDBOX", "off")
+    files: dict[str, str] = {"app/__init__.py": ""}
+    if case == "stdin":  # capture is off in the fork: its stdin is /dev/null, not pytest's
+        files = STDIN
+        failing = "tests/test_cli.py::test_count_lines_of_empty_stdin"
+    elif case == "sandboxed baseline":  # the sandbox's /tmp is read-only, not the fork's
+        request.getfixturevalue("bwrap")
+        monkeypatch.setenv("EXPLORE_SANDBOX", "auto")
+        target = Path("/tmp") / f"explore-rerunfix-{tmp_path.name}.json"
+        request.addfinalizer(lambda: target.unlink(missing_ok=True))
+        files = {**files, "tests/test_store.py": WRITES_TMP.format(path=str(target))}
+        failing = "tests/test_store.py::test_settings_saved"
+    elif case == "sharded":  # the fork would run in shard 1's worktree while shard 1 runs there
+        files = {**files, **SHARDS}
+        failing = "tests/test_slow.py::test_needs_lock"
+        flags["shards"] = 2
+    else:  # an xfail is no pass
+        counter = tmp_path / "xf-runs"
+        files = {**files, "tests/test_xf.py": XFAILS.format(counter=str(counter))}
+        failing = "tests/test_xf.py::test_fails_then_xfails"
+    repo = make_repo(tmp_path / "repo", files)
+    generator = Noting({"parallel": 2})
+    run = await repair(repo, generator, monkeypatch, **flags)
+    assert run.flaky == [] and run.status != "succeeded", (run.status, run.flaky, run.stop_reason)
+    assert failing in run.current_failing
+    if case in ("sandboxed baseline", "sharded"):
+        assert generator.served == []  # the fork is not asked
+    else:
+        assert generator.served and generator.served[0] is not None  # the fork ran, a process confirmed
+        assert generator.served[0][failing] == ("passed" if case == "stdin" else "xfailed")
+    assert_no_debris(repo)
+
+
+LEAVES_A_PROCESS = """\
+import subprocess
+
+
+def test_starts_a_server_and_fails():
+    server = subprocess.Popen(["sleep", "247"])
+    with open({pids!r}, "a") as handle:
+        handle.write(f"{{server.pid}}\\n")
+    assert False, "fails before it stops its server"
+"""
+
+
+@pytest.mark.anyio
+async def test_what_a_forked_test_starts_does_not_outlive_it(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Review R5: a fork child's process group was killed only on timeout."""
+    monkeypatch.setenv("EXPLORE_SANDBOX", "off")
+    pids = tmp_path / "started"
+    repo = make_repo(
+        tmp_path / "repo",
+        {
+            "geo/__init__.py": "",
+            "geo/lib.py": LIB,
+            "tests/test_lib.py": TESTS,
+            "tests/test_server.py": LEAVES_A_PROCESS.format(pids=str(pids)),
+        },
+    )
+    generator = Noting({"parallel": 2})
+    run = await repair(repo, generator, monkeypatch, max_iterations=1)
+    assert generator.served and generator.served[0] is not None  # the rerun ran in a fork
+    started = [int(line) for line in pids.read_text().split()]
+    assert len(started) >= 2  # the baseline and the fork, and any screening fork that ran it
+    alive = [p for p in started if psutil.pid_exists(p) and psutil.Process(p).status() != psutil.STATUS_ZOMBIE]
+    for pid in alive:  # no debris even when it fails
+        psutil.Process(pid).kill()
+    assert alive == [], run.stop_reason
+    assert_no_debris(repo)

@@ -28,6 +28,9 @@ from . import durations
 
 log = logging.getLogger("explore.suite")
 
+FAILED_IN_FORK = frozenset({"failed", "error", "timeout"})
+"""A fork's outcomes that keep a baseline failure failing without a process of its own."""
+
 GENERATOR_RUN_FACTOR = 10.0
 GENERATOR_RUN_FLOOR_S = 120.0
 
@@ -160,8 +163,11 @@ class Suite:
         times) in its slot as soon as that shard ends, while the other shards still run. Returns
         the run and the failing tests that passed when rerun (a hang is not rerun: it would cost
         its whole limit again; nor a failure that escalates anyway). warm: the generator whose
-        warm-up may serve the reruns (`FixGenerator.rerun_failing`)."""
+        warm-up may serve the reruns (`FixGenerator.rerun_failing`) — only for an unsharded
+        baseline: its worker runs in the first shard's worktree, where another shard's tests may
+        still be running."""
         found: set[str] = set()
+        served = warm if len(groups) < 2 else None
 
         async def rerun(shard: TestJob, part: JobResult) -> None:
             failing = [i for i in part.run.failing() if "::" in i and part.run.outcomes[i].outcome != "timeout"]
@@ -172,7 +178,7 @@ class Suite:
             ):
                 return
             name = shard.id.replace("baseline", "baseline-rerun", 1)
-            found.update(await self.flaky(shard.workdir, commit, failing, name, warm))
+            found.update(await self.flaky(shard.workdir, commit, failing, name, served))
 
         run = await self.full_run(path, "baseline", commit, groups, extra_env, then=rerun)
         if self.command.is_pytest and not run.infra_error:  # what the next run's first baseline is planned from
@@ -182,56 +188,68 @@ class Suite:
     async def flaky(
         self, path: Path | None, commit: str, failing: list[str], name: str, warm: FixGenerator | None = None
     ) -> set[str]:
-        """Failing tests that pass when rerun (`flaky-reruns` times, each in a fresh process) in
-        path (None: a free slot): in a fork of the generator's warm worker when it has one ready
-        (warm, and `warm_rerun_fits`), else in a pytest process of their own."""
+        """Failing tests that pass when rerun (`flaky-reruns` times, each in a fresh pytest process
+        with its own home, sandboxed as the baseline was) in path (None: a free slot). warm: a
+        generator whose warm worker (`warm_rerun_fits`) may screen each attempt first: a fresh
+        fork of it runs the failing tests, and those that fail there again (`failed`, `error`,
+        `timeout`) stay failing with no process. A fork is not a process (capture off, the
+        worker's home) and may pass a test every process fails, so the tests it reports anything
+        else for (passed, xfailed, skipped, not run) go on to the process, and only a pass there
+        makes a test flaky. A fork that fails a test a process would pass keeps a flake a
+        target, as a flake failing twice always did: never a green suite that is not."""
         found: set[str] = set()
         served = warm if warm is not None and self.warm_rerun_fits() else None
         for attempt in range(self.options.flaky_reruns):
             stem = f"{name.replace('/', '.')}-{attempt + 1}"
-            outcomes = (
-                await served.rerun_failing(
+            candidates = failing
+            if served is not None:
+                outcomes = await served.rerun_failing(
                     RerunRequest(
                         failing,
                         commit,
                         self.command.test_timeout or self.timeout(),
                         self.memory_limit,
-                        self.run_dir / f"{stem}.log",
+                        self.run_dir / f"{stem}-fork.log",
                     )
                 )
-                if served is not None
-                else None
+                if outcomes is None:
+                    served = None  # not ready now: a later attempt would wait for it again
+                else:
+                    candidates = [i for i in failing if outcomes.get(i) not in FAILED_IN_FORK]
+                    log.debug(
+                        "%s: %d failing test(s) rerun in %s's warm worker, %d to confirm in a process",
+                        stem,
+                        len(failing),
+                        served.name,
+                        len(candidates),
+                    )
+            if not candidates:
+                continue
+            rerun = await self.executor.run(
+                TestJob(
+                    id=f"{name}-{attempt + 1}",
+                    command=self.command,
+                    commit=commit,
+                    select=candidates,
+                    workdir=path,
+                    timeout_s=self.timeout(),
+                    memory_limit=self.memory_limit,
+                    log_name=f"{stem}.log",
+                ),
+                self.run_dir,
             )
-            if outcomes is not None:
-                log.debug(
-                    "%s: %d failing test(s) rerun in %s's warm worker", stem, len(failing), served and served.name
-                )
-            else:
-                served = None  # not ready now: a later attempt would wait for it again
-                rerun = await self.executor.run(
-                    TestJob(
-                        id=f"{name}-{attempt + 1}",
-                        command=self.command,
-                        commit=commit,
-                        select=failing,
-                        workdir=path,
-                        timeout_s=self.timeout(),
-                        memory_limit=self.memory_limit,
-                        log_name=f"{stem}.log",
-                    ),
-                    self.run_dir,
-                )
-                outcomes = {i: o.outcome for i, o in rerun.run.outcomes.items()}
-            found |= {i for i in failing if outcomes.get(i) in PASSING}
+            found |= {i for i in candidates if i in rerun.run.outcomes and rerun.run.outcomes[i].outcome in PASSING}
         return found
 
     def warm_rerun_fits(self) -> bool:
-        """A generator's warm worker may stand in for the rerun's pytest process: the tests run
-        on this machine (not Ray), unsandboxed (mutate's workers are: never when the run requires
-        the sandbox), with nothing in their environment the worker lacks."""
+        """A generator's warm worker may screen the rerun (`flaky`): the tests run on this machine
+        (not Ray), with nothing in their environment the worker lacks, and unsandboxed, the
+        baseline too — mutate's workers are not sandboxed, and a fork outside the sandbox does
+        not fail what fails only inside it."""
         return (
             self.command.is_pytest
             and self.options.sandbox != "require"
+            and (self.sandbox is None or self.sandbox.bwrap is None)
             and self.executor.name == ExecutorName.local
             and not self.command.extra_env
         )

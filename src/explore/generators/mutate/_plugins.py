@@ -21,6 +21,10 @@ class Recorder:
     """In a forked child whose parent bounds each test (a rerun): the pipe to the parent, which
     gets a line as each test starts and ends, so a hang costs that test alone."""
 
+    exact = False
+    """In a rerun's child: outcomes as pytest's own report names them (`xfailed`, `xpassed`, a
+    skip in setup `skipped`), not screening's (an xfail counts as `passed` there)."""
+
     def __init__(self, phase1, phase2, giveup, stop=True):
         self.stop = stop
         self.phase1 = list(phase1)
@@ -45,6 +49,12 @@ class Recorder:
         nodeid = report.nodeid
         if report.failed:
             self.outcomes[nodeid] = "failed"
+        elif self.exact and nodeid not in self.outcomes and (report.when == "call" or report.skipped):
+            xfail = hasattr(report, "wasxfail")
+            if report.passed:
+                self.outcomes[nodeid] = "xpassed" if xfail else "passed"
+            elif report.skipped:
+                self.outcomes[nodeid] = "xfailed" if xfail else "skipped"
         elif report.when == "call" and nodeid not in self.outcomes:
             self.outcomes[nodeid] = "passed" if report.passed or hasattr(report, "wasxfail") else "skipped"
         if report.when == "teardown":

@@ -1,7 +1,8 @@
 """The pre-imported worker's loop (`_worker.py serve`), in the *project's* interpreter (stdlib +
 pytest only, no explore import). Copied next to the worker as `_explore_mutate_serve`: one JSON
 request per line on stdin, each screened in a forked child (its process group killed when it
-overruns its timeout, its address space capped), one JSON answer per line out.
+overruns its timeout, and when it ends: what its tests started dies with it; its address space
+capped), one JSON answer per line out.
 """
 
 from __future__ import annotations
@@ -61,7 +62,8 @@ def _limit_memory(extra_mb):
 
 
 def fork_screen(request, devnull, prepared=None):
-    """Fork a child for one mutant; kill its process group when it overruns request['timeout']
+    """Fork a child for one mutant; kill its process group when it ends (what its tests left
+    running) or overruns request['timeout']
     (with `per_test`: when one test does — the child tells as each test starts and ends, and the
     answer to a hang holds the tests that ended before it and the one that hung, `stuck`)."""
     per_test = bool(request.get("per_test"))
@@ -79,6 +81,7 @@ def fork_screen(request, devnull, prepared=None):
             _limit_memory(request.get("memory_mb", 1024))
             if per_test:
                 Recorder.progress_fd = write_fd
+                Recorder.exact = True
             result = screen(request, prepared)
         except BaseException as exc:  # a mutant may raise anything, even SystemExit
             result = {"status": "crash", "error": f"{type(exc).__name__}: {exc}"[:500]}
@@ -124,11 +127,14 @@ def fork_screen(request, devnull, prepared=None):
                 chunks.append(line)  # the answer
     os.close(read_fd)
     if timed_out:
-        for kill in (lambda: os.killpg(pid, signal.SIGKILL), lambda: os.kill(pid, signal.SIGKILL)):
-            try:
-                kill()
-            except OSError:
-                pass
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except OSError:
+            pass
+    try:  # whatever its tests started and left running: the child is not reaped yet, its group id not reused
+        os.killpg(pid, signal.SIGKILL)
+    except OSError:
+        pass
     _, status = os.waitpid(pid, 0)
     if timed_out:
         return {"status": "timeout", "outcomes": ended, "stuck": stuck} if per_test else {"status": "timeout"}

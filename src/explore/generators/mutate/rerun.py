@@ -1,8 +1,11 @@
-"""The baseline's flaky rerun in a warm screening worker: a fresh fork of it runs the failing
-tests alone on the unchanged tree — what a new pytest process would do (pytest configured, the
-test files collected, no test run before), without paying for another interpreter, pytest's
-import and the project's collection. A test that overruns the per-test limit is stopped there
-and the tests after it run in a new fork."""
+"""The baseline's flaky rerun, screened in a warm screening worker: a fresh fork of it runs the
+failing tests alone on the unchanged tree (pytest configured, the test files collected, no test
+run before), without paying for another interpreter, pytest's import and the project's
+collection. It is not a pytest process: capture is off, `--reruns` is off, it shares the
+worker's home and is not sandboxed — so the run trusts only its failures (a test that fails
+again stays failing) and reruns every other test in a pytest process of its own (run/suite.py
+`Suite.flaky`). A test that overruns the per-test limit is stopped there and the tests after it
+run in a new fork."""
 
 from __future__ import annotations
 
@@ -52,11 +55,22 @@ def _write_log(
         "",
         *(f"{outcomes.get(i, 'not run'):<9} {i}" for i in request.failing),
         "",
-        f"{sum(o == 'passed' for o in outcomes.values())} passed when rerun (flaky), in {seconds:.2f}s and"
-        f" {forks} fork(s); a test that overran its limit ('timeout') was stopped and the tests after it ran"
-        " in a new fork. Outcomes only: each failure's traceback is in the baseline's log.",
+        f"in {seconds:.2f}s and {forks} fork(s); a test that overran its limit ('timeout') was stopped and the"
+        " tests after it ran in a new fork. Outcomes only: each failure's traceback is in the baseline's log.",
+        "The fork is not a pytest process (capture off, --reruns off, the worker's home, no sandbox): the tests"
+        " that failed here again (failed, error, timeout) stay failing; every other one is rerun in a pytest process"
+        f" of its own (its log: {_process_log(request)}), and only a pass there makes it flaky.",
     ]
     if lost:
-        lines.append(f"the worker was lost ({lost}): the run reruns these tests in a pytest process of its own")
+        lines.append(
+            f"the worker was lost ({lost}): the run reruns all these tests in a pytest process of its own"
+            f" ({_process_log(request)})"
+        )
     request.log_path.parent.mkdir(parents=True, exist_ok=True)
     request.log_path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+
+def _process_log(request: RerunRequest) -> str:
+    """The pytest process's log beside this one (`…-fork.log` → `….log`)."""
+    name = request.log_path.name
+    return name.removesuffix("-fork.log") + ".log" if name.endswith("-fork.log") else "the rerun's log"
