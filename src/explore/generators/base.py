@@ -154,9 +154,12 @@ class FixGenerator(ABC):
     async def rerun_failing(self, request: RerunRequest) -> dict[str, str] | None:
         """The baseline's flaky rerun, served by what `warm_up` started when it is ready for it
         (mutate: a fresh fork of a warm worker, pytest configured, runs the failing tests alone):
-        each test's outcome (`passed`, `failed`, `skipped` or `timeout`; a test with no outcome
-        did not run). None: not ready, or not for this commit: the run starts a pytest process
-        of its own, as it does for a generator without one. Never raises. None by default."""
+        each test's outcome as pytest's report names it (`passed`, `failed`, `skipped`,
+        `xfailed`, `xpassed`, or `timeout`; a test with no outcome did not run). The run trusts
+        only its failures (`failed`, `error`, `timeout`): every other test is rerun in a pytest
+        process of its own, which alone can make it flaky. None: not ready, or not for this
+        commit: the run starts a pytest process for them all, as it does for a generator without
+        one. Never raises. None by default."""
         return None
 
     def test_writer(self) -> TestWriter | None:
