@@ -146,7 +146,7 @@ async def test_a_candidate_that_must_wait_for_its_turn_says_behind_whom_once() -
         turns.give_back("a", None)
     assert told == {"a": [], "b": [["a"]]} and turns.running == {"b"}
     waiting = describe(CandidateEvent("b", Phase.turn, "a"))
-    assert waiting == "waiting for its turn to run the whole suite (behind a)"
+    assert waiting == "waiting for its turn: the whole suite runs first for a"
 
 
 async def test_a_withdrawn_result_outranks_nobody() -> None:

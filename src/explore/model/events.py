@@ -199,8 +199,9 @@ def describe(event: CandidateEvent) -> str:
         Phase.generating: "generating",
         Phase.shared: f"same patch as {event.detail}: reusing its tests",
         Phase.affected: f"affected tests ({event.detail} ids/files)",
-        Phase.turn: "waiting for its turn to run the whole suite"
-        + (f" (behind {event.detail})" if event.detail else ""),
+        Phase.turn: f"waiting for its turn: the whole suite runs first for {event.detail}"
+        if event.detail
+        else "waiting for its turn: a whole-suite run goes first",
         Phase.full: "full suite" + (f" ({event.detail})" if event.detail else ""),
         Phase.validating: "validating on the full suite" + (f" ({event.detail})" if event.detail else ""),
         Phase.not_needed: f"full suite not needed ({event.detail})",
