@@ -95,3 +95,63 @@ def test_regions_agree_with_the_whole_module_on_every_mutant() -> None:
     same = [(r1[0] == r2[0], a1[0] == a2[0]) for (r1, a1), (r2, a2) in itertools.combinations(valid, 2)]
     assert any(ref for ref, _ in same)  # there are duplicates to find
     assert all(ref == got for ref, got in same)
+
+
+SCOPES = '''
+@decorate(a)
+def outer(a, b, c, d=e, *args, f, **kw):
+    """a function whose parameters are read in every way a scope can hide them"""
+    x = [b for _ in range(3)]
+    del c
+
+    @decorate(d)
+    def inner(g=f, *, h):
+        return lambda: h
+
+    class Box:
+        size = args
+
+        def method(self, cls, m):
+            return m
+
+    return inner, Box, (lambda f: f)
+
+
+async def waits(self, p, q):
+    async def nested():
+        return q
+
+    return await nested()
+'''
+
+
+def read_by_scope(tree: ast.AST) -> dict[tuple[int, str], frozenset[str]]:
+    """The definition used_params keeps: each function's parameters its own body loads
+    (`ModuleInfo`'s scopes), functions in ast.walk's order."""
+    from explore.generators.mutate.module import _scope_of
+
+    out = {}
+    functions = [n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
+    for index, func in enumerate(functions):
+        scope = _scope_of(func)
+        out[(index, func.name)] = frozenset(p for p in scope.params if scope.loads.get(p) and p not in ("self", "cls"))
+    return out
+
+
+def test_the_parameters_each_function_reads_are_its_scopes_loads_in_one_pass() -> None:
+    """used_params runs for every mutant on the whole statement it touches, in one pass: it must
+    say what the scopes say, where nested functions, classes, lambdas, decorators and defaults
+    hide a read (c only deleted, d and f read only outside their function's body, h only in a
+    lambda)."""
+    tree = ast.parse(SCOPES)
+    found = used_params(tree)
+    assert found == read_by_scope(tree)
+    assert found == {
+        (0, "outer"): frozenset({"b", "c"}),
+        (1, "waits"): frozenset(),
+        (2, "inner"): frozenset(),
+        (3, "nested"): frozenset(),  # waits' q is read only in here
+        (4, "method"): frozenset({"m"}),
+    }
+    for statement in ast.parse(MODULE).body:
+        assert used_params(statement) == read_by_scope(statement)

@@ -6,6 +6,7 @@ Built once per file so that every operator is a small function of (node, module)
 from __future__ import annotations
 
 import ast
+from collections import deque
 from dataclasses import dataclass, field
 
 from .edits import Source
@@ -186,10 +187,32 @@ def _scope_of(func: FunctionNode) -> Scope:
 
 
 def used_params(tree: ast.AST) -> dict[tuple[int, str], frozenset[str]]:
-    """(index, function name) → the parameters it reads: a mutant must not drop the only use of one."""
+    """(index, function name) → the parameters it reads: a mutant must not drop the only use of one.
+    Functions are indexed in `ast.walk`'s order; a function reads what its body loads outside the
+    functions, lambdas and classes nested in it (`_scope_of`'s loads). One pass over the tree (it
+    runs for every mutant, on the whole top-level statement the mutant touches)."""
+    functions: list[tuple[ast.FunctionDef | ast.AsyncFunctionDef, set[str]]] = []
+    todo: deque[tuple[ast.AST, set[str] | None]] = deque([(tree, None)])
+    take, extend, children = todo.popleft, todo.extend, ast.iter_child_nodes
+    while todo:  # breadth first, as ast.walk: the same order of functions
+        node, reads = take()
+        if isinstance(node, ast.Name):  # its only child is its context
+            if reads is not None and not isinstance(node.ctx, ast.Store):
+                reads.add(node.id)
+        elif isinstance(node, ast.Constant):
+            pass
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            mine: set[str] = set()
+            functions.append((node, mine))
+            body = {id(statement) for statement in node.body}
+            extend((child, mine if id(child) in body else None) for child in children(node))
+        elif isinstance(node, (ast.ClassDef, ast.Lambda)):  # neither's body counts for the function around it
+            extend((child, None) for child in children(node))
+        else:
+            extend((child, reads) for child in children(node))
     out: dict[tuple[int, str], frozenset[str]] = {}
-    functions = [n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
-    for index, func in enumerate(functions):
-        scope = _scope_of(func)
-        out[(index, func.name)] = frozenset(p for p in scope.params if scope.loads.get(p) and p not in ("self", "cls"))
+    for index, (func, read) in enumerate(functions):
+        args = func.args
+        params = [a.arg for a in (*args.posonlyargs, *args.args, args.vararg, *args.kwonlyargs, args.kwarg) if a]
+        out[(index, func.name)] = frozenset(p for p in params if p in read and p not in ("self", "cls"))
     return out
