@@ -9,8 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from conftest import git, make_repo
+from conftest import assert_no_debris, git, make_repo, run_cli
 from explore import generators
+from explore.cli.demo import create_demo
 from explore.edges.strategy_io import load_strategies
 from explore.edges.testing import TestCommand
 from explore.generators.base import CandidateContext, FixGenerator, ProposalRequest, TestWriter
@@ -82,3 +83,18 @@ async def test_a_failing_agent_command_raises_generator_failed_with_its_last_wor
     assert str(caught.value) == "agent exited with 4: fatal: the model refused the task"
     assert isinstance(caught.value, ExploreError) and caught.value.exit_code == 1
     assert caught.value.usage == Usage()
+
+
+def test_a_chain_headed_by_mutate_localises_from_the_baseline_run(tmp_path: Path) -> None:
+    """`--agent mutate,command`: the baseline records the head's per-test coverage, and mutate's
+    first proposal reads it instead of running the suite again under its tracer."""
+    target = create_demo(tmp_path / "demo")
+    code, summary, err = run_cli(
+        ["run", str(target), "--agent", "mutate,command", "--agent-cmd", "exit 1", "--parallel", "2", "--json"]
+    )
+    assert code == 0 and summary is not None, err
+    assert {c["generator"] for c in summary["iterations"][0]["candidates"]} == {"mutate"}
+    folder = target / ".explore" / "runs" / summary["run_id"]
+    assert (folder / "mutate-baseline" / "coverage-run.json").is_file()  # written by the baseline's pytest
+    assert not (folder / "iteration-1" / "mutate" / "coverage-run.json").exists()  # no run of its own
+    assert_no_debris(target)

@@ -11,6 +11,7 @@ the candidate crashes and the next iteration's proposal passes the unavailable m
 from __future__ import annotations
 
 import subprocess
+from pathlib import Path
 
 import anyio
 
@@ -100,6 +101,11 @@ class ChainGenerator(FixGenerator):
             return realised.model_copy(
                 update={"generator": member.name, "fallbacks": fallbacks, "usage": spent + realised.usage}
             )
+
+    def baseline_env(self, run_dir: Path, commit: str, test_patterns: list[str]) -> dict[str, str]:
+        """The head's, as for the warm-up: mutate's per-test coverage rides on the baseline, so a
+        chain headed by mutate needs no second, traced run of the suite before its first proposal."""
+        return self.members[0].baseline_env(run_dir, commit, test_patterns)
 
     async def warm_up(self, request: WarmUpRequest) -> None:
         """The head's warm-up: the member the first iteration asks first (a later one may never
