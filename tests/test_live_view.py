@@ -3,6 +3,7 @@ rendered by a terminal emulator (pyte) into screenshots. Piped, the line log is 
 
 from __future__ import annotations
 
+import io
 import logging
 import os
 import re
@@ -11,6 +12,7 @@ from pathlib import Path
 
 import pexpect
 import pyte
+from rich.console import Console
 
 from conftest import assert_no_debris, git, run_cli
 from explore.cli.demo import create_demo
@@ -28,7 +30,7 @@ def screenshots(args: list[str], cwd: Path, columns: int = 140, lines: int = 40)
     A chunk read from the pty may hold several frames (a loaded machine reads less often), so it is
     fed in pieces, each ending where rich starts to erase the frame before it (a carriage return
     and erase-line): every frame the view drew is seen, not only each chunk's last."""
-    environ = {k: v for k, v in os.environ.items() if k != "CI"}
+    environ = {k: v for k, v in os.environ.items() if k not in ("CI", "COLUMNS", "LINES")}  # the pty's size counts
     child = pexpect.spawn(
         sys.executable, ["-m", "explore", *args], cwd=str(cwd), env=environ, dimensions=(lines, columns), timeout=300
     )
@@ -187,3 +189,24 @@ def test_quiet_prints_only_the_result_and_verbose_each_test_run(tmp_path: Path) 
     code, _, err = run_cli(["run", "--verbose"], cwd=repo)
     assert code == 0, err
     assert re.search(r"DEBUG explore\.testing: tests: .* -m pytest .*\(log .*baseline\.log\)", err), err
+
+
+def test_in_an_80_column_terminal_only_the_phase_gives_way() -> None:
+    """pytest-xdist's workers carry COLUMNS=80, and so do many terminals: the long phase of an
+    untested candidate squeezed every column alike, dropping the candidate ids ("  ok  full 7/7")."""
+    view = RunView(iteration=1, strategy="aggressive", why="the failures point at 3 distinct locations")
+    view.rows = {cid: Row(cid) for cid in "abc"}
+    view.rows["a"].phase, view.rows["a"].tests, view.rows["a"].pass_rate = "ok", "full 7/7", 100.0
+    for cid in "bc":
+        view.rows[cid].phase = "not tested: candidate a outranks it even if it passed every test"
+    console = Console(width=80, record=True, color_system=None, file=io.StringIO())
+    console.print(view)
+    lines = console.export_text().splitlines()
+    assert all(len(line) <= 80 for line in lines)
+    table = lines[lines.index(next(line for line in lines if line.startswith("cand "))) :]
+    assert table == [
+        "cand  phase                                     tests run  pass rate  time  cost",
+        "a     ok                                        full 7/7      100.0%    0s      ",
+        "b     not tested: candidate a outranks it eve…                          0s      ",
+        "c     not tested: candidate a outranks it eve…                          0s      ",
+    ], lines

@@ -147,11 +147,14 @@ class RunView:
             ("time", "right"),
             ("cost", "right"),
         ):
-            table.add_column(name, justify=justify, no_wrap=True, overflow="ellipsis")
+            # In a narrow terminal only the phase gives way (its cells end in an ellipsis, never wrap):
+            # rich shrinks every unwrappable column alike, and an 80-column terminal lost the candidate
+            # ids and read "100.…" for the pass rate.
+            table.add_column(name, justify=justify, no_wrap=name != "phase", overflow="ellipsis")
         for row in list(self.rows.values()):  # the refresh thread reads while the run writes
             table.add_row(
                 row.cid,
-                row.phase[:60],
+                Text(row.phase[:60], no_wrap=True, overflow="ellipsis"),
                 row.tests,
                 "" if row.pass_rate is None else f"{row.pass_rate:.1f}%",
                 f"{row.seconds:.0f}s",
