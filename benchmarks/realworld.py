@@ -7,7 +7,8 @@
 For every built case (CACHE/cases/NAME): a fresh copy of its repo; the suite timed as a user
 runs it (`python -m pytest -q` in the case's venv) just before and just after explore, in the
 same process, the mean of the two being "the suite's own time"; then
-`explore run --agent mutate --parallel N --json` with the case's venv active (VIRTUAL_ENV), timed.
+`explore run --agent mutate --parallel N --json` (or `--agent A --agent-cmd CMD`) with the case's venv
+active (VIRTUAL_ENV), timed.
 
 Judged here, not by explore's word: **repaired** = the tip of the branch explore moved passes
 every test the injected bug broke (run in a `git archive` export of it) and no file under the
@@ -138,7 +139,13 @@ def judge(case: dict, repo: Path, initial: str) -> tuple[bool, bool, list[str]]:
 
 
 def run_case(
-    folder: Path, parallel: int, timeout: float, keep: Path | None, floor: bool = False, explore: str | None = None
+    folder: Path,
+    parallel: int,
+    timeout: float,
+    keep: Path | None,
+    floor: bool = False,
+    explore: str | None = None,
+    agent_args: tuple[str, ...] = ("--agent", "mutate"),
 ) -> dict:
     case = json.loads((folder / "case.json").read_text())
     with tempfile.TemporaryDirectory(prefix=f"realworld-{case['name']}-") as scratch:
@@ -155,7 +162,7 @@ def run_case(
         agent = (
             ["--agent", "command", "--agent-cmd", f"git apply {folder / 'fix.patch'}", "--parallel", "1"]
             if floor
-            else ["--agent", "mutate", "--parallel", str(parallel)]
+            else [*agent_args, "--parallel", str(parallel)]
         )
         load = os.getloadavg()[0]
         cpu = children_cpu()
@@ -309,6 +316,12 @@ def main() -> int:
         help="the floor: an agent that applies the case's own fix at once (`--agent command`, one "
         "candidate), so the run is explore's fixed costs alone — baseline, one validation, merge",
     )
+    parser.add_argument(
+        "--agent",
+        default="mutate",
+        help="the generator (default mutate): a chain such as `mutate,command` measures what a chain headed by mutate costs",
+    )
+    parser.add_argument("--agent-cmd", help="with --agent command (or a chain holding it): the agent's command")
     parser.add_argument("--explore", help="the explore executable to run (default: the one beside this Python)")
     parser.add_argument("--render", type=Path, nargs="+", help="print the tables of saved results (--json files)")
     args = parser.parse_args()
@@ -326,7 +339,8 @@ def main() -> int:
         return 2
     results = []
     for folder in folders:
-        r = run_case(folder, args.parallel, args.timeout, args.keep, args.floor, args.explore)
+        agent_args = ("--agent", args.agent, *(("--agent-cmd", args.agent_cmd) if args.agent_cmd else ()))
+        r = run_case(folder, args.parallel, args.timeout, args.keep, args.floor, args.explore, agent_args)
         results.append(r)
         print(
             f"{r['case']}: {'repaired' if r['repaired'] else 'NOT repaired'} ({r['status']}), explore {r['explore_s']:.1f} s "
@@ -342,6 +356,7 @@ def main() -> int:
                         "load_average": os.getloadavg(),
                         "parallel": args.parallel,
                         "floor": args.floor,
+                        "agent": args.agent,
                         "results": results,
                     },
                     indent=2,
