@@ -1,12 +1,13 @@
 """Per-test executed lines, for mutate's worker (`_worker.py`), in the *project's* interpreter
 (stdlib only; coverage when the project has it). Copied next to the worker as
-`_explore_mutate_lines`: coverage.py's contexts by node id, or a settrace fallback with the same
-output shape."""
+`_explore_mutate_lines`: on Python 3.12+ a sys.monitoring collector (PEP 669), else coverage.py's
+contexts by node id, else a settrace fallback, all three with the same output shape."""
 
 from __future__ import annotations
 
 import fnmatch
 import os
+import sys
 
 
 def start_coverage(omit):
@@ -50,13 +51,19 @@ class LineTracer:
 
     def wanted(self, filename):
         if filename not in self.keep:
-            real = os.path.realpath(filename)
-            rel = real[len(self.root) :] if real.startswith(self.root) else None
+            real = os.path.realpath(filename)  # `<frozen abc>`, `<string>`: no file, as coverage.py measures none
+            rel = real[len(self.root) :] if real.startswith(self.root) and os.path.isfile(real) else None
             ok = rel is not None and not any(
                 fnmatch.fnmatch(rel, p) or fnmatch.fnmatch("/" + rel, p) for p in self.omit
             )
             self.keep[filename] = rel if ok else None
         return self.keep[filename]
+
+    def start(self):
+        sys.settrace(self.trace)
+
+    def stop(self):
+        sys.settrace(None)
 
     def trace(self, frame, event, arg):
         rel = self.wanted(frame.f_code.co_filename)
@@ -74,3 +81,78 @@ class LineTracer:
 
     def report(self):
         return {"files": {f: {"contexts": {str(n): sorted(c) for n, c in ls.items()}} for f, ls in self.lines.items()}}
+
+
+MONITOR_TOOLS = (3, 4)
+"""The sys.monitoring tool ids no one reserves (0 debugger, 1 coverage, 2 profiler, 5 optimizer),
+tried in turn: coverage.py, a debugger or a profiler under the tests keeps its own."""
+
+
+def start_monitor(root, omit):
+    """Per-test lines through sys.monitoring from now on: a LineMonitor, started; None before
+    Python 3.12 or when no tool id is free."""
+    monitoring = getattr(sys, "monitoring", None)
+    if monitoring is None:
+        return None
+    for tool in MONITOR_TOOLS:
+        if monitoring.get_tool(tool) is None:
+            monitor = LineMonitor(root, omit, monitoring, tool)
+            monitor.start()
+            return monitor
+    return None
+
+
+class LineMonitor(LineTracer):
+    """LineTracer's lines through sys.monitoring: each code object of a measured file reports each
+    of its lines once per test (LINE, then DISABLE until the next test's `restart_events`), and a
+    code object of any other file is dropped at its first start. Far cheaper than a trace
+    function, whose calls cost every frame of pytest and the libraries; coverage.py's own
+    sys.monitoring core has no dynamic contexts."""
+
+    def __init__(self, root, omit, monitoring, tool):
+        super().__init__(root, omit)
+        self.monitoring = monitoring
+        """sys.monitoring (named so here: the module has no such attribute before 3.12)."""
+        self.tool = tool
+        self._context = ""
+        self._watched = {}
+        """The code objects measured, by identity: a module imported again in a test (a lazy-import test)
+        is a new code object equal to the old one, and it reports its lines too."""
+
+    @property
+    def context(self):
+        return self._context
+
+    @context.setter
+    def context(self, value):
+        self._context = value
+        if getattr(self, "tool", None) is not None:
+            self.monitoring.restart_events()  # every line reports again, for this test
+
+    def start(self):
+        monitoring = self.monitoring
+        monitoring.use_tool_id(self.tool, "explore-mutate")
+        monitoring.register_callback(self.tool, monitoring.events.PY_START, self._started)
+        monitoring.register_callback(self.tool, monitoring.events.LINE, self._line)
+        monitoring.set_events(self.tool, monitoring.events.PY_START)
+
+    def stop(self):
+        monitoring = self.monitoring
+        monitoring.set_events(self.tool, 0)
+        for code in self._watched.values():
+            monitoring.set_local_events(self.tool, code, 0)
+        monitoring.register_callback(self.tool, monitoring.events.PY_START, None)
+        monitoring.register_callback(self.tool, monitoring.events.LINE, None)
+        monitoring.free_tool_id(self.tool)
+        self.tool = None
+
+    def _started(self, code, offset):
+        if id(code) not in self._watched and self.wanted(code.co_filename) is not None:
+            self._watched[id(code)] = code
+            self.monitoring.set_local_events(self.tool, code, self.monitoring.events.LINE)
+        return self.monitoring.DISABLE
+
+    def _line(self, code, line):
+        rel = self.wanted(code.co_filename)
+        self.lines.setdefault(rel, {}).setdefault(line, set()).add(self._context)
+        return self.monitoring.DISABLE

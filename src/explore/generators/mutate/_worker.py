@@ -71,7 +71,19 @@ if os.environ.get(REQUEST_ENV) and __name__ != "__main__":
 
 
 if _mode in ("coverage", "baseline") and _request is None:
-    _coverage = lines.start_coverage(json.loads(os.environ.get(OMIT_ENV, "[]")))
+    _omit = json.loads(os.environ.get(OMIT_ENV, "[]"))
+    _tracer = lines.start_monitor(os.getcwd(), _omit)  # Python 3.12+
+    _coverage = None if _tracer is not None else lines.start_coverage(_omit)
+
+
+def _stop_measuring():
+    global _coverage, _tracer
+    if _coverage is not None:
+        _coverage.stop()
+        _coverage = None
+    if _tracer is not None:
+        _tracer.stop()
+        _tracer = None
 
 
 def _switch(context):
@@ -85,13 +97,11 @@ def _switch(context):
 def pytest_load_initial_conftests(early_config, parser, args):
     """Before pytest-cov starts its Coverage: mutate's own runs keep it off; a baseline keeps the
     user's --cov and measures nothing itself (two tracers cannot share a thread)."""
-    global _coverage, _skipped
+    global _skipped
     if _request is not None or _mode == "coverage":
         keep_pytest_cov_off(early_config)
     elif _mode == "baseline" and measured_by_pytest_cov(early_config.known_args_namespace):
-        if _coverage is not None:
-            _coverage.stop()
-            _coverage = None
+        _stop_measuring()
         _skipped = "pytest-cov measured the baseline (--cov)"
     yield
 
@@ -107,15 +117,13 @@ def pytest_configure(config):
         config.pluginmanager.register(_recorder, "explore-mutate-recorder")
     elif _mode == "baseline" and (hasattr(config, "workerinput") or distributed(config)):
         # the user's run sends tests to other processes: this run measures nothing, mutate will
-        if _coverage is not None:
-            _coverage.stop()
-            _coverage = None
+        _stop_measuring()
         _skipped = _skipped or "the baseline ran its tests in other processes (xdist or --forked)"
     elif _mode == "coverage":
         _neutraliser.apply(config)
-        if _coverage is None:
+        if _coverage is None and _tracer is None:
             _tracer = lines.LineTracer(os.getcwd(), json.loads(os.environ.get(OMIT_ENV, "[]")))
-            sys.settrace(_tracer.trace)
+            _tracer.start()
 
 
 def pytest_runtest_logstart(nodeid, location):
@@ -128,7 +136,7 @@ def pytest_runtest_logfinish(nodeid, location):
 
 def pytest_unconfigure(config):
     if _tracer is not None:
-        sys.settrace(None)
+        _tracer.stop()
     if _coverage is not None:
         _coverage.stop()
     path = _result_path
@@ -146,8 +154,10 @@ def pytest_unconfigure(config):
             data["shard"] = _shard
         if _tracer is not None:
             data["trace"] = _tracer.report()
+            data["tracer"] = "sys.monitoring" if isinstance(_tracer, lines.LineMonitor) else "settrace"
         elif _coverage is not None:
             data["trace"] = lines.coverage_report(_coverage, os.getcwd())
+            data["tracer"] = "coverage"
     else:
         return
     with open(path, "w", encoding="utf-8") as handle:
