@@ -49,6 +49,13 @@ def script(api: ScriptedAPI, by_candidate: dict[str, Any]) -> None:
     api.on_reply = reply
 
 
+def private_tmp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A TMPDIR of the test's own for the CLIs: claude leaves `claude-0/fswatch-probe-*` folders and
+    gemini an error report per refused key in the machine's /tmp, one set per test run."""
+    (tmp_path / "tmp").mkdir(exist_ok=True)
+    monkeypatch.setenv("TMPDIR", str(tmp_path / "tmp"))
+
+
 @pytest.fixture
 def claude(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[ScriptedAPI, str]]:
     """The scripted model served on loopback, the real `claude`, and a HOME of the test's own."""
@@ -58,6 +65,7 @@ def claude(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[Sc
         monkeypatch.setenv("ANTHROPIC_BASE_URL", url)
         monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-test-not-a-real-key")
         monkeypatch.setenv("HOME", str(tmp_path / "home"))
+        private_tmp(tmp_path, monkeypatch)
         monkeypatch.setenv("NO_PROXY", "127.0.0.1")
         for name in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy"):
             monkeypatch.delenv(name, raising=False)
@@ -275,6 +283,7 @@ def test_gemini_cli_refused_key_escalates(tmp_path: Path, monkeypatch: pytest.Mo
     api = ScriptedAPI(failures=[Failure(401) for _ in range(20)])
     with serve(api) as url:
         monkeypatch.setenv("HOME", str(home))
+        private_tmp(tmp_path, monkeypatch)
         monkeypatch.setenv("GOOGLE_GEMINI_BASE_URL", url)
         monkeypatch.setenv("GEMINI_API_KEY", "not-a-real-key")
         root = make_repo(tmp_path / "repo", FILES, explore_config=f'\n[tool.explore.agents.gemini]\nbin = "{gemini}"\n')
@@ -294,6 +303,7 @@ def test_qwen_code_refused_key_escalates(tmp_path: Path, monkeypatch: pytest.Mon
     (tmp_path / "home").mkdir()
     with serve(api) as url:
         monkeypatch.setenv("HOME", str(tmp_path / "home"))
+        private_tmp(tmp_path, monkeypatch)
         args = ["--auth-type", "openai", "--openai-base-url", f"{url}/v1", "--openai-api-key", "not-a-real-key"]
         config = (
             f'\n[tool.explore.agents.qwen]\nbin = "{qwen}"\nmodel = "qwen3-coder-plus"\nargs = {json.dumps(args)}\n'
