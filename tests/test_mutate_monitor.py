@@ -128,6 +128,27 @@ def test_sys_monitoring_records_the_lines_coverage_py_records(tmp_path: Path, py
     assert "2" not in shop  # a blank line
 
 
+def test_a_generator_started_before_the_plugin_is_measured_when_a_test_resumes_it(tmp_path: Path, py312: str) -> None:
+    """An `addopts = -p` plugin loads before explore's: its generator only ever resumes under the
+    monitor (PY_RESUME), and its lines count for the test that resumes it, as with coverage.py."""
+    files = {
+        "lib.py": "def gen():\n    x = 1\n    yield x\n    x = 2\n    yield x\n",
+        "early_plugin.py": "import lib\n\nG = lib.gen()\nnext(G)\n",
+        "pytest.ini": "[pytest]\naddopts = -p early_plugin\n",
+        "tests/test_lib.py": "import early_plugin\n\n\ndef test_resume():\n    assert next(early_plugin.G) == 2\n",
+    }
+    repo = make_repo(tmp_path / "repo", files, python=py312)
+    monitored = per_test_lines(py312, repo, tmp_path / "monitor")
+    taken = tmp_path / "taken"
+    taken.mkdir()
+    (taken / "sitecustomize.py").write_text(TAKE_THE_TOOL_IDS)
+    covered = per_test_lines(py312, repo, tmp_path / "coverage", str(taken))
+    assert (monitored["tracer"], covered["tracer"]) == ("sys.monitoring", "coverage")
+    # coverage.py also lists early_plugin.py, measured with no line: it ran before coverage started
+    assert monitored["trace"]["files"] == {f: c for f, c in covered["trace"]["files"].items() if c["contexts"]}
+    assert monitored["trace"]["files"]["lib.py"]["contexts"]["4"] == ["tests/test_lib.py::test_resume"]
+
+
 def test_a_run_on_python_3_12_localises_from_sys_monitoring_and_repairs(tmp_path: Path, py312: str) -> None:
     broken = {**PROJECT, "shop.py": PROJECT["shop.py"].replace("sum(self.items) * RATE", "sum(self.items) + RATE")}
     repo = make_repo(tmp_path / "repo", broken, python=py312)

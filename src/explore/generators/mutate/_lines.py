@@ -80,12 +80,15 @@ class LineTracer:
         return local
 
     def report(self):
-        return {"files": {f: {"contexts": {str(n): sorted(c) for n, c in ls.items()}} for f, ls in self.lines.items()}}
+        files = list(self.lines.items())  # a thread the tests left running may still add lines
+        return {"files": {f: {"contexts": {str(n): sorted(c) for n, c in list(ls.items())}} for f, ls in files}}
 
 
-MONITOR_TOOLS = (3, 4)
-"""The sys.monitoring tool ids no one reserves (0 debugger, 1 coverage, 2 profiler, 5 optimizer),
-tried in turn: coverage.py, a debugger or a profiler under the tests keeps its own."""
+MONITOR_TOOLS = (5, 4, 3)
+"""sys.monitoring tool ids tried in turn: the optimizer's first (nothing under a test suite claims
+it), then the two no one reserves; coverage.py (1), a debugger (0) or a profiler (2) under the tests
+keeps its own. The id is held for the whole run: a test that claims the same one fails there,
+and only there — the baseline's flaky rerun runs without this plugin."""
 
 
 def start_monitor(root, omit):
@@ -132,21 +135,29 @@ class LineMonitor(LineTracer):
     def start(self):
         monitoring = self.monitoring
         monitoring.use_tool_id(self.tool, "explore-mutate")
-        monitoring.register_callback(self.tool, monitoring.events.PY_START, self._started)
-        monitoring.register_callback(self.tool, monitoring.events.LINE, self._line)
-        monitoring.set_events(self.tool, monitoring.events.PY_START)
+        events = monitoring.events
+        monitoring.register_callback(self.tool, events.PY_START, self._started)
+        monitoring.register_callback(self.tool, events.PY_RESUME, self._started)
+        monitoring.register_callback(self.tool, events.LINE, self._line)
+        # PY_RESUME too: a generator that started before this plugin loaded (an `addopts = -p`
+        # plugin, a .pth) only ever resumes, and coverage.py's tracer sees its lines
+        monitoring.set_events(self.tool, events.PY_START | events.PY_RESUME)
 
     def stop(self):
+        if self.tool is None:
+            return
         monitoring = self.monitoring
         monitoring.set_events(self.tool, 0)
-        for code in self._watched.values():
+        for code in list(self._watched.values()):  # a thread's callback may still be adding one
             monitoring.set_local_events(self.tool, code, 0)
-        monitoring.register_callback(self.tool, monitoring.events.PY_START, None)
-        monitoring.register_callback(self.tool, monitoring.events.LINE, None)
+        for event in (monitoring.events.PY_START, monitoring.events.PY_RESUME, monitoring.events.LINE):
+            monitoring.register_callback(self.tool, event, None)
         monitoring.free_tool_id(self.tool)
         self.tool = None
 
-    def _started(self, code, offset):
+    def _started(self, code, offset):  # PY_START and PY_RESUME
+        if self.tool is None:  # stopped while a thread was on its way here
+            return self.monitoring.DISABLE
         if id(code) not in self._watched and self.wanted(code.co_filename) is not None:
             self._watched[id(code)] = code
             self.monitoring.set_local_events(self.tool, code, self.monitoring.events.LINE)
