@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import glob
 import json
 import os
+import shutil
 import subprocess
 import sys
 import textwrap
@@ -120,6 +122,36 @@ async def run_locked(repo: Path, options: Options, subscriber: Subscriber | None
         return await loop.run_repair(info, options, subscriber or (lambda event: None), run_id=run_id)
     finally:
         state.release_lock(info.root, run_id)
+
+
+def venv_of(versions: tuple[str, ...], packages: tuple[str, ...], folder: Path) -> str:
+    """The python of a fresh venv in folder, made from the first of these Python versions the machine
+    has (on PATH or under pyenv) and holding these packages from the index; the test is skipped,
+    saying why, when there is no such Python or the packages do not install."""
+    base = None
+    for version in versions:
+        found = [
+            shutil.which(f"python{version}"),
+            *sorted(glob.glob(os.path.expanduser(f"~/.pyenv/versions/{version}.*/bin/python"))),
+        ]
+        # a pyenv shim of a version not selected fails: the next one
+        base = next(
+            (p for p in filter(None, found) if subprocess.run([p, "--version"], capture_output=True).returncode == 0),
+            None,
+        )
+        if base:
+            break
+    if base is None:
+        pytest.skip(f"no Python {' / '.join(versions)} on this machine")
+    venv = folder / "venv"
+    subprocess.run([base, "-m", "venv", str(venv)], check=True, timeout=120)
+    python = str(venv / "bin" / "python")
+    done = subprocess.run(
+        [python, "-m", "pip", "install", "-q", *packages], capture_output=True, text=True, timeout=600
+    )
+    if done.returncode != 0:
+        pytest.skip(f"{', '.join(packages)} could not be installed: {done.stderr[-300:]}")
+    return python
 
 
 def assert_no_debris(root: Path) -> None:

@@ -5,49 +5,24 @@ coverage and pytest-json-report from the package index."""
 
 from __future__ import annotations
 
-import glob
 import json
 import os
-import shutil
 import subprocess
 from pathlib import Path
 
 import pytest
 
-from conftest import assert_no_debris, make_repo, run_cli
+from conftest import assert_no_debris, make_repo, run_cli, venv_of
 from explore.generators.mutate import localise
 
 PYTHONS = ("3.12", "3.13", "3.14")
 PACKAGES = ("pytest==8.3.5", "coverage==7.6.1", "pytest-json-report==1.5.0")
 
 
-def _new_python() -> str | None:
-    for version in PYTHONS:
-        found = [
-            shutil.which(f"python{version}"),
-            *sorted(glob.glob(os.path.expanduser(f"~/.pyenv/versions/{version}.*/bin/python"))),
-        ]
-        for python in filter(None, found):  # a pyenv shim of a version not selected fails: the next one
-            if subprocess.run([python, "--version"], capture_output=True).returncode == 0:
-                return python
-    return None
-
-
 @pytest.fixture(scope="module")
 def py312(tmp_path_factory: pytest.TempPathFactory) -> str:
     """The python of a fresh Python 3.12+ venv holding pytest, coverage and pytest-json-report."""
-    base = _new_python()
-    if base is None:
-        pytest.skip(f"no Python {' / '.join(PYTHONS)} on this machine: sys.monitoring needs 3.12")
-    venv = tmp_path_factory.mktemp("py312") / "venv"
-    subprocess.run([base, "-m", "venv", str(venv)], check=True, timeout=120)
-    python = str(venv / "bin" / "python")
-    done = subprocess.run(
-        [python, "-m", "pip", "install", "-q", *PACKAGES], capture_output=True, text=True, timeout=600
-    )
-    if done.returncode != 0:
-        pytest.skip(f"{', '.join(PACKAGES)} could not be installed: {done.stderr[-300:]}")
-    return python
+    return venv_of(PYTHONS, PACKAGES, tmp_path_factory.mktemp("py312"))
 
 
 PROJECT = {
@@ -110,14 +85,20 @@ def per_test_lines(python: str, repo: Path, run_dir: Path, extra_path: str = "")
     return json.loads(result.read_text())
 
 
-def test_sys_monitoring_records_the_lines_coverage_py_records(tmp_path: Path, py312: str) -> None:
-    repo = make_repo(tmp_path / "repo", PROJECT, python=py312)
-    monitored = per_test_lines(py312, repo, tmp_path / "monitor")
+def both_ways(python: str, repo: Path, tmp_path: Path) -> tuple[dict, dict]:
+    """The plugin's results with sys.monitoring and, every tool id taken, with coverage.py."""
+    monitored = per_test_lines(python, repo, tmp_path / "monitor")
     taken = tmp_path / "taken"
     taken.mkdir()
     (taken / "sitecustomize.py").write_text(TAKE_THE_TOOL_IDS)
-    covered = per_test_lines(py312, repo, tmp_path / "coverage", str(taken))
+    covered = per_test_lines(python, repo, tmp_path / "coverage", str(taken))
     assert (monitored["tracer"], covered["tracer"]) == ("sys.monitoring", "coverage")
+    return monitored, covered
+
+
+def test_sys_monitoring_records_the_lines_coverage_py_records(tmp_path: Path, py312: str) -> None:
+    repo = make_repo(tmp_path / "repo", PROJECT, python=py312)
+    monitored, covered = both_ways(py312, repo, tmp_path)
     assert monitored["trace"] == covered["trace"]
     shop = monitored["trace"]["files"]["shop.py"]["contexts"]
     assert set(monitored["trace"]["files"]) == {"shop.py"}  # no test file, no `<frozen …>` module
@@ -138,12 +119,7 @@ def test_a_generator_started_before_the_plugin_is_measured_when_a_test_resumes_i
         "tests/test_lib.py": "import early_plugin\n\n\ndef test_resume():\n    assert next(early_plugin.G) == 2\n",
     }
     repo = make_repo(tmp_path / "repo", files, python=py312)
-    monitored = per_test_lines(py312, repo, tmp_path / "monitor")
-    taken = tmp_path / "taken"
-    taken.mkdir()
-    (taken / "sitecustomize.py").write_text(TAKE_THE_TOOL_IDS)
-    covered = per_test_lines(py312, repo, tmp_path / "coverage", str(taken))
-    assert (monitored["tracer"], covered["tracer"]) == ("sys.monitoring", "coverage")
+    monitored, covered = both_ways(py312, repo, tmp_path)
     # coverage.py also lists early_plugin.py, measured with no line: it ran before coverage started
     assert monitored["trace"]["files"] == {f: c for f, c in covered["trace"]["files"].items() if c["contexts"]}
     assert monitored["trace"]["files"]["lib.py"]["contexts"]["4"] == ["tests/test_lib.py::test_resume"]

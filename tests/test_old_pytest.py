@@ -6,15 +6,12 @@ package index."""
 
 from __future__ import annotations
 
-import glob
-import os
-import shutil
 import subprocess
 from pathlib import Path
 
 import pytest
 
-from conftest import assert_no_debris, make_repo, run_cli
+from conftest import assert_no_debris, make_repo, run_cli, venv_of
 from explore.edges.testing import TestCommand, run_tests
 
 OLD_PYTEST = "pytest==4.6.11"
@@ -22,32 +19,10 @@ PYTHONS = ("3.8", "3.9", "3.7")
 """pytest 4.6 imports on these; not on 3.10 and later (its assertion rewriting predates them)."""
 
 
-def _old_python() -> str | None:
-    for version in PYTHONS:
-        found = [
-            shutil.which(f"python{version}"),
-            *sorted(glob.glob(os.path.expanduser(f"~/.pyenv/versions/{version}.*/bin/python"))),
-        ]
-        for python in filter(None, found):  # a pyenv shim of a version not selected fails: the next one
-            if subprocess.run([python, "--version"], capture_output=True).returncode == 0:
-                return python
-    return None
-
-
 @pytest.fixture(scope="module")
 def old_pytest(tmp_path_factory: pytest.TempPathFactory) -> str:
     """The python of a fresh venv holding pytest 4.6 (and nothing else: no json report, no coverage)."""
-    base = _old_python()
-    if base is None:
-        pytest.skip(f"no Python {' / '.join(PYTHONS)} on this machine to run pytest 4.6 on")
-    venv = tmp_path_factory.mktemp("pytest46") / "venv"
-    subprocess.run([base, "-m", "venv", str(venv)], check=True, timeout=120)
-    python = str(venv / "bin" / "python")
-    done = subprocess.run(
-        [python, "-m", "pip", "install", "-q", OLD_PYTEST], capture_output=True, text=True, timeout=600
-    )
-    if done.returncode != 0:
-        pytest.skip(f"{OLD_PYTEST} could not be installed: {done.stderr[-300:]}")
+    python = venv_of(PYTHONS, (OLD_PYTEST,), tmp_path_factory.mktemp("pytest46"))
     version = subprocess.run([python, "-m", "pytest", "--version"], capture_output=True, text=True, timeout=60)
     assert "4.6.11" in version.stdout + version.stderr
     return python
