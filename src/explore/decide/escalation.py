@@ -184,6 +184,8 @@ def options_for(
         )
     if last_iteration > 0 and merged and category not in ENVIRONMENT:
         options.append(f"roll back: explore rollback {run_id} --to {last_iteration - 1}")
+    if last_iteration > 0 and merged:
+        options.append(f"take what was merged as it is: explore apply {run_id}")
     options += [
         "skip: leave this repository for now (the run branch keeps what was merged)",
         "abort: explore clean   (removes the run's worktrees, locks and leftovers)",
