@@ -178,6 +178,11 @@ def markdown(run: RunState, change: Change | None = None) -> str:
                 for c in record.candidates
                 if c.binary_files
             ]
+            lines += [
+                f"Candidate {c.id} removes a directory, not destructive: {removal}"
+                for c in record.candidates
+                for removal in c.removals
+            ]
         lines.append("")
         lines.append(
             f"After: {record.pass_rate:.1f}%"
