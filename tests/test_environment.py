@@ -183,26 +183,43 @@ NETWORK = {
 }
 
 
+BESIDE_A_BUG = {
+    **NETWORK,
+    "shop/__init__.py": "",
+    "shop/remote.py": (
+        "import urllib.request\n\n\ndef status(url):\n"
+        "    with urllib.request.urlopen(url, timeout=10) as reply:\n        return reply.status\n"
+    ),
+    "tests/test_remote.py": (
+        "from shop.remote import status\n\n\ndef test_status():\n    assert status('http://nonexistent.invalid/') == 200\n"
+    ),
+}
+NET_TESTS = ["tests/test_net.py::test_fetch", "tests/test_remote.py::test_status"]
+
+
 @pytest.mark.parametrize("targets", ["none", "bug", "bug-and-network"])
-def test_a_network_failure_beside_a_real_bug_is_set_aside(tmp_path: Path, targets: str) -> None:
-    """Issue 39 point 1 (issue 30 before it): a test failing on an unresolvable host beside a real
-    bug. Named targets or not, the network test leaves the repair and the bug is repaired; when it
-    was a test to repair (no targets, or named) the run ends external_service (exit 3) naming it,
-    the repair merged on the run's ref (the user's branch unmoved: exit 3 is below the gate); outside
-    the named targets it is left alone and the run succeeds."""
-    repo = make_repo(tmp_path / "repo", NETWORK)
+def test_network_failures_beside_a_real_bug_are_set_aside(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, targets: str
+) -> None:
+    """Issue 39 point 1 (issue 30 before it): two tests failing on an unresolvable host (one through
+    the package's own urllib call) beside a real bug. Named targets or not, they leave the repair and
+    the bug is repaired; when they were tests to repair (no targets, or named) the run ends
+    external_service (exit 3) naming them, the repair merged on the run's ref (the user's branch
+    unmoved: exit 3 is below the gate); outside the named targets they are left alone and the run
+    succeeds."""
+    for proxy in ("http_proxy", "HTTP_PROXY", "all_proxy", "ALL_PROXY"):
+        monkeypatch.delenv(proxy, raising=False)  # the host must be looked up here, not by a proxy
+    repo = make_repo(tmp_path / "repo", BESIDE_A_BUG)
     ids = {
         "none": [],
         "bug": ["--", "tests/test_calc.py::test_half"],
-        "bug-and-network": ["--", "tests/test_calc.py::test_half", "tests/test_net.py::test_fetch"],
+        "bug-and-network": ["--", "tests/test_calc.py::test_half", *NET_TESTS],
     }[targets]
     code, summary, err = run_cli(["run", str(repo), "--agent", "mutate", "--json", *ids])
     assert summary is not None, err
-    assert [(f["test"], f["kind"]) for f in summary["environment_failures"]] == [
-        ("tests/test_net.py::test_fetch", "dns")
-    ]
+    assert [(f["test"], f["kind"]) for f in summary["environment_failures"]] == [(t, "dns") for t in NET_TESTS]
     assert summary["iterations"] and summary["iterations"][0]["winner"], err  # the bug was repaired
-    assert "tests/test_net.py::test_fetch" not in summary["iterations"][0]["generator_note"]
+    assert "1 failing test" in summary["iterations"][0]["generator_note"]  # the bug's test alone was aimed at
     if targets == "bug":
         assert code == 0 and summary["applied"], err
         assert "x * 2" not in (repo / "calc.py").read_text()
@@ -210,15 +227,14 @@ def test_a_network_failure_beside_a_real_bug_is_set_aside(tmp_path: Path, target
         assert code == 3 and summary["status"] == "escalated", err
         escalation = summary["escalation"]
         assert escalation["category"] == "external_service"
-        assert (
-            "could not be resolved" in escalation["reason"] and "tests/test_net.py::test_fetch" in escalation["reason"]
-        )
+        assert "could not be resolved" in escalation["reason"] and "in 2 failing test(s)" in escalation["reason"]
+        assert all(t in escalation["reason"] for t in NET_TESTS)
         assert summary["merged_commit"] and not summary["applied"]
         assert "x * 2" in (repo / "calc.py").read_text()  # exit 3 is below the gate: the user's tree as it was
         assert f"explore apply {summary['run_id']}" in err and "HELP NEEDED (external_service)" in err
         report = Path(summary["report"]).read_text()
-        assert "## Environment failures (1" in report and "tests/test_net.py::test_fetch" in report
-        assert "escalated: 2/3 passed (66.7%)" in err  # the repair's real counts
+        assert "## Environment failures (2" in report and all(t in report for t in NET_TESTS)
+        assert "escalated: 2/4 passed (50.0%)" in err  # the repair's real counts
     assert_no_debris(repo)
 
 

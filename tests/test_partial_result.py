@@ -61,3 +61,21 @@ def test_apply_partial_moves_the_branch_to_a_result_below_the_gate(tmp_path: Pat
     assert "return a + b" in (repo / "calc.py").read_text()
     assert "## What the result fixes (applied to your branch)" in Path(summary["report"]).read_text()
     assert_no_debris(repo)
+
+
+def test_the_last_line_never_reads_zero_of_zero() -> None:
+    """Issue 39 point 8: a run stopped before its baseline finished says so; after it, the counts."""
+    from explore.model.runstate import RunState
+    from explore.model.testresults import Counts
+    from explore.run import reports
+
+    early = RunState(run_id="r", repo="/x", status="interrupted", stop_reason="interrupted by a signal")
+    assert (
+        reports.result_line(early)
+        == "interrupted: no test result: the baseline did not run to its end — interrupted by a signal"
+    )
+    measured = early.model_copy(
+        update={"baseline_ids": ["t::a", "t::b"], "current": Counts(passed=1, failed=1, total=2, pass_rate=50.0)}
+    )
+    assert reports.result_line(measured).startswith("interrupted: 1/2 passed (50.0%) — ")
+    assert "- **Baseline:** no test result" in reports.markdown(early)
