@@ -170,8 +170,30 @@ PARAM = "def export(out_dir, rows):\n    os.makedirs(out_dir, exist_ok=True)\n  
             "from shutil import rmtree\n\n\ndef wipe(path):\n    rmtree(path)\n    return path\n",
             "parameter",
         ),
+        (
+            PARAM,
+            PARAM.replace(
+                "    return rows",
+                "    home = os.path.expanduser('~')\n    os.makedirs(home, exist_ok=True)\n    shutil.rmtree(home)\n    return rows",
+            ),
+            "not created",
+        ),
+        (
+            PARAM,
+            "def mkdtemp():\n    return os.path.expanduser('~')\n\n\n"
+            + PARAM.replace("    return rows", "    work = mkdtemp()\n    shutil.rmtree(work)\n    return rows"),
+            "not created",
+        ),
     ],
-    ids=["parameter", "alias-of-a-parameter", "home-folder", "attribute-from-the-caller", "bare-rmtree"],
+    ids=[
+        "parameter",
+        "alias-of-a-parameter",
+        "home-folder",
+        "attribute-from-the-caller",
+        "bare-rmtree",
+        "made-if-missing-is-not-made",
+        "a-project-function-named-mkdtemp",
+    ],
 )
 def test_removing_what_the_program_was_given_is_destructive(tmp_path: Path, before: str, after: str, why: str) -> None:
     found = one_file(tmp_path, before, after)

@@ -9,8 +9,9 @@ that holds:
 
 - `created_here`: `x` (or the path it lies under: `os.path.join(x, …)`, `x / "sub"`, `abspath(x)`)
   is a local name of the same function (never one of its parameters, nor a plain alias of one)
-  bound from what creates a directory (`tempfile.mkdtemp()`, `TemporaryDirectory()`…) or passed to
-  a call that creates it (`os.makedirs(x)`, `x.mkdir()`, `shutil.copytree(src, x)`);
+  bound from what creates a directory (`tempfile.mkdtemp()`, `TemporaryDirectory()`…: the standard
+  library's, as the module imported it) or passed to a call that creates it (`os.makedirs(x)`,
+  `x.mkdir()`, `shutil.copytree(src, x)`; not with `exist_ok=True`: it may have been there);
 - `created_by_helper`: the same, where the creating call is a helper of the project's that the
   function calls — it returns a directory it created, or creates the one it is given
   (`make_sure_path_exists(x)`), followed through the project's own modules a few calls deep;
@@ -26,7 +27,7 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Literal
 
 Rule = Literal["created_here", "created_by_helper", "module_precedent", "not_created"]
@@ -41,10 +42,14 @@ Source = Callable[[str], str | None]
 
 REMOVERS = frozenset({"rmtree"})
 """Calls that delete a directory tree, by their last name (`shutil.rmtree`, `utils.rmtree`, `rmtree`)."""
-MAKES_PATH = frozenset({"mkdtemp", "mkstemp", "TemporaryDirectory", "NamedTemporaryFile"})
-"""Calls whose value is a path (or holder of one) they just created."""
-MAKES_ARG = {"makedirs": 0, "mkdir": 0, "copytree": 1}
-"""Calls that create the directory their argument names (which argument)."""
+MAKES_PATH = frozenset(
+    {"tempfile.mkdtemp", "tempfile.mkstemp", "tempfile.TemporaryDirectory", "tempfile.NamedTemporaryFile"}
+)
+"""Calls whose value is a path (or holder of one) they just created: the standard library's, as
+imported (a project function of the same name is judged by its body, as a helper)."""
+MAKES_ARG = {"os.makedirs": 0, "os.mkdir": 0, "shutil.copytree": 1}
+"""Calls that create the directory their argument names (which argument); with `exist_ok=True`
+(as `x.mkdir(exist_ok=True)`) they may find it there already, so they do not count."""
 SAME_PLACE = frozenset({"abspath", "normpath", "realpath", "Path", "PurePath", "str", "fspath", "resolve", "absolute"})
 """Calls whose value names the same place as their first argument (or, for a method, its object)."""
 DEPTH = 3
@@ -151,9 +156,36 @@ def _first_arg(call: ast.Call, keyword: str) -> ast.expr | None:
 
 
 def _exist_ok(call: ast.Call) -> bool:
+    """The call may find its directory there already (`exist_ok=` anything but a literal false)."""
     return any(
         k.arg == "exist_ok" and not (isinstance(k.value, ast.Constant) and not k.value.value) for k in call.keywords
     )
+
+
+def imports(tree: ast.Module) -> dict[tuple[str, bool], str]:
+    """What the module's imports bind: (name, is a module) → the dotted name it stands for
+    (`import tempfile as tf`: ("tf", True) → "tempfile"; `from tempfile import mkdtemp`:
+    ("mkdtemp", False) → "tempfile.mkdtemp")."""
+    bound: dict[tuple[str, bool], str] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                bound[(alias.asname or alias.name, True)] = alias.name
+        elif isinstance(node, ast.ImportFrom) and not node.level and node.module:
+            for alias in node.names:
+                bound[(alias.asname or alias.name, False)] = f"{node.module}.{alias.name}"
+    return bound
+
+
+def _qualified(func: ast.expr, bound: dict[tuple[str, bool], str]) -> str:
+    """The dotted name a call's function has through the module's imports; "" when it is not one a
+    module imported (a project function of the same name is no standard library call)."""
+    if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name):
+        module = bound.get((func.value.id, True))
+        return f"{module}.{func.attr}" if module else ""
+    if isinstance(func, ast.Name):
+        return bound.get((func.id, False), "")
+    return ""
 
 
 def root(expr: ast.expr | None) -> str | None:
@@ -171,7 +203,7 @@ def root(expr: ast.expr | None) -> str | None:
         return root(expr.left)
     if isinstance(expr, ast.Call):
         name = _last_name(expr.func)
-        if name in ("join",) or name in SAME_PLACE:
+        if name == "join" or name in SAME_PLACE:
             if isinstance(expr.func, ast.Attribute) and name in ("resolve", "absolute") and not expr.args:
                 return root(expr.func.value)
             return root(expr.args[0]) if expr.args else None
@@ -232,6 +264,11 @@ class _Reader:
     file: str
     tree: ast.Module
     source: Source
+    bound: dict[int, dict[tuple[str, bool], str]] = field(default_factory=dict)
+    """Each module's imports (imports()), by the id of its tree."""
+
+    def imports_of(self, tree: ast.Module) -> dict[tuple[str, bool], str]:
+        return self.bound.setdefault(id(tree), imports(tree))
 
     def verdict(self, target: ast.expr | None, scope: Scope, cls: ast.ClassDef | None) -> tuple[Rule, str]:
         name = root(target)
@@ -288,7 +325,7 @@ class _Reader:
         """value is a directory created right there, or returned by a helper that created it."""
         if not isinstance(value, ast.Call):
             return None
-        if _last_name(value.func) in MAKES_PATH:
+        if _qualified(value.func, self.imports_of(tree)) in MAKES_PATH:
             return False, f"`{ast.unparse(value)}` created it"
         if depth <= 0:
             return None
@@ -310,13 +347,15 @@ class _Reader:
         self, call: ast.Call, name: str, file: str, tree: ast.Module, cls: ast.ClassDef | None, depth: int
     ) -> tuple[bool, str] | None:
         """call creates the directory `name` names (a creating call, or a helper that creates its argument)."""
-        last = _last_name(call.func)
-        if last == "mkdir" and isinstance(call.func, ast.Attribute) and not call.args:
-            if root(call.func.value) == name:  # x.mkdir(), Path(x).mkdir()
+        qualified = _qualified(call.func, self.imports_of(tree))
+        if _last_name(call.func) == "mkdir" and isinstance(call.func, ast.Attribute) and not call.args:
+            if root(call.func.value) == name and not _exist_ok(call):  # x.mkdir(), Path(x).mkdir()
                 return False, f"`{ast.unparse(call)}` created it"
             return None
-        if last in MAKES_ARG:
-            index = MAKES_ARG[last]
+        if qualified in MAKES_ARG:
+            if _exist_ok(call):
+                return None
+            index = MAKES_ARG[qualified]
             arg = call.args[index] if len(call.args) > index else None
             if arg is not None and root(arg) == name and not _descends(arg):
                 return False, f"`{ast.unparse(call)}` created it"
@@ -351,8 +390,7 @@ class _Reader:
             if func.value.id == "self" and cls is not None:
                 method = _find_def(cls.body, func.attr)
                 return (method, file, tree) if method is not None else None
-            module = self._imported_module(func.value.id, file, tree)
-            return self._defined(module, func.attr) if module else None
+            return self._defined(self._imported_module(func.value.id, file, tree), func.attr)
         if not isinstance(func, ast.Name):
             return None
         local = _find_def(tree.body, func.id)
@@ -362,31 +400,29 @@ class _Reader:
             if isinstance(node, ast.ImportFrom):
                 for alias in node.names:
                     if (alias.asname or alias.name) == func.id:
-                        path = _module_path(file, node.module, node.level)
-                        return self._defined(path, alias.name) if path else None
+                        return self._defined(_module_paths(file, node.module, node.level), alias.name)
         return None
 
-    def _imported_module(self, name: str, file: str, tree: ast.Module) -> str | None:
+    def _imported_module(self, name: str, file: str, tree: ast.Module) -> tuple[str, ...]:
+        """Where the module a name was imported as may be (`import a.b as m`, `from . import m`)."""
         for node in tree.body:
             if isinstance(node, ast.ImportFrom):
                 for alias in node.names:
                     if (alias.asname or alias.name) == name:
-                        base = _module_path(file, node.module, node.level)
-                        return (
-                            _module_path(file, f"{node.module}.{alias.name}" if node.module else alias.name, node.level)
-                            or base
-                        )
+                        dotted = f"{node.module}.{alias.name}" if node.module else alias.name
+                        return _module_paths(file, dotted, node.level)
             elif isinstance(node, ast.Import):
                 for alias in node.names:
                     if (alias.asname or alias.name) == name:
-                        return _module_path(file, alias.name, 0)
-        return None
+                        return _module_paths(file, alias.name, 0)
+        return ()
 
     def _defined(
-        self, candidates: str | None, name: str
+        self, paths: tuple[str, ...], name: str
     ) -> tuple[ast.FunctionDef | ast.AsyncFunctionDef, str, ast.Module] | None:
-        for path in (candidates or "").split("|"):
-            text = self.source(path) if path else None
+        """The top-level function name of the first of paths that exists in the project."""
+        for path in paths:
+            text = self.source(path)
             if text is None:
                 continue
             try:
@@ -405,21 +441,18 @@ def _find_def(body: list[ast.stmt], name: str) -> ast.FunctionDef | ast.AsyncFun
     return None
 
 
-def _module_path(file: str, module: str | None, level: int) -> str | None:
-    """Where a module of the project may be, relative to the repository: `a/b.py|a/b/__init__.py`
-    (and under `src/` for an absolute import from a src layout)."""
+def _module_paths(file: str, module: str | None, level: int) -> tuple[str, ...]:
+    """Where a module imported by file may be in the repository (`a/b.py`, `a/b/__init__.py`, and
+    under `src/` for an absolute import); none outside it."""
     if level:
         parts = file.split("/")[:-1]
-        if level > 1:
-            parts = parts[: len(parts) - (level - 1)] if level - 1 <= len(parts) else []
+        if level - 1 > len(parts):
+            return ()
+        parts = parts[: len(parts) - (level - 1)]
         base = "/".join(parts + (module.split(".") if module else []))
-    elif module:
-        base = "/".join(module.split("."))
     else:
-        return None
+        base = "/".join(module.split(".")) if module else ""
     if not base:
-        return None
-    paths = [f"{base}.py", f"{base}/__init__.py"]
-    if not level:
-        paths += [f"src/{base}.py", f"src/{base}/__init__.py"]
-    return "|".join(paths)
+        return ()
+    paths = (f"{base}.py", f"{base}/__init__.py")
+    return paths if level else (*paths, f"src/{base}.py", f"src/{base}/__init__.py")
