@@ -205,9 +205,12 @@ def review_patch(patch: str, test_files: tuple[str, ...] = (), sources: Sources 
         text = "\n".join(lines.values())
         by_name = [p for p in PATTERNS if p.category == DESTRUCTIVE and p.regex.search(text)]
         judged = None
-        if sources is not None and file.endswith(".py"):
-            after = sources.after(file)
-            judged = removal.judge(file, sources.before(file), after, set(lines), sources.after) if after else None
+        after = sources.after(file) if sources is not None and file.endswith(".py") else None
+        if sources is not None and after is not None:
+            if not any(r in after for r in removal.REMOVERS):
+                judged = []  # no removal in the file: nothing to parse, no earlier version to read
+            else:
+                judged = removal.judge(file, sources.before(file), after, set(lines), sources.after)
         if judged is None:
             if by_name:
                 return PatchReview(by_name[0], allowed)

@@ -92,7 +92,7 @@ def kept_back(run: RunState, options: Options) -> str | None:
     if run.status in PAUSED and not (options.apply_partial and run.status == "escalated" and run.awaiting_service):
         return f"the run is {run.status}"
     if run.status not in REPAIRED and not options.apply_partial:
-        return f"the run ended below its gate ({run.status}); --apply-partial moves your branch to such a result"
+        return "the run ended below its gate: only a met gate moves your branch, unless --apply-partial"
     return None
 
 
