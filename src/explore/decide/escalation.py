@@ -204,7 +204,7 @@ def review_patch(patch: str, test_files: tuple[str, ...] = (), sources: Sources 
     for file, lines in added.items():
         text = "\n".join(lines.values())
         by_name = [p for p in PATTERNS if p.category == DESTRUCTIVE and p.regex.search(text)]
-        judged = None
+        judged: list[removal.Removal] | None = None
         after = sources.after(file) if sources is not None and file.endswith(".py") else None
         if sources is not None and after is not None:
             if not any(r in after for r in removal.REMOVERS):
