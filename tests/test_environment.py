@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import assert_no_debris, make_repo, run_cli
+from conftest import assert_no_debris, git, make_repo, run_cli
 from explore.decide import environment
 from explore.edges.testing import TestCommand, run_tests
 
@@ -248,4 +248,29 @@ def test_a_network_failure_alone_escalates_at_once_with_the_baseline_counts(tmp_
     assert summary["iterations"] == []
     assert summary["baseline"] == summary["final"] == {"passed": 2, "failed": 1, "total": 3, "pass_rate": 66.6667}
     assert "escalated: 2/3 passed (66.7%)" in err and "0/0 passed" not in err
+    assert_no_debris(repo)
+
+
+def test_once_the_service_is_back_resume_finishes_the_run_and_moves_the_branch(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 39 point 1: a test refused by a service on loopback beside a real bug: the bug is
+    repaired and the run ends external_service, the branch unmoved; once the service listens,
+    `explore resume` re-tests, the gate is met and the branch moves to the repair."""
+    monkeypatch.setenv("EXPLORE_SANDBOX", "off")  # the service listens on this machine's loopback
+    port = _closed_port()
+    service = f"import socket\n\n\ndef test_service():\n    socket.create_connection(('127.0.0.1', {port}), timeout=5).close()\n"
+    repo = make_repo(tmp_path / "repo", {**CALC, "tests/test_service.py": service})
+    start = git(repo, "rev-parse", "HEAD")
+    code, summary, err = run_cli(["run", str(repo), "--agent", "mutate", "--json"])
+    assert code == 3 and summary is not None and summary["escalation"]["category"] == "external_service", err
+    assert "tests/test_service.py::test_service" in summary["escalation"]["reason"] and summary["merged_commit"]
+    assert git(repo, "rev-parse", "HEAD") == start
+    with socket.socket() as listening:
+        listening.bind(("127.0.0.1", port))
+        listening.listen(8)
+        code, resumed, err = run_cli(["resume", summary["run_id"], "--json"], cwd=repo)
+    assert code == 0 and resumed is not None and resumed["status"] == "succeeded", err
+    assert resumed["applied"] is True and git(repo, "rev-parse", "HEAD") == summary["merged_commit"]
+    assert "x * 2" not in (repo / "calc.py").read_text()
     assert_no_debris(repo)
