@@ -248,6 +248,7 @@ def test_a_network_failure_alone_escalates_at_once_with_the_baseline_counts(tmp_
     assert summary["iterations"] == []
     assert summary["baseline"] == summary["final"] == {"passed": 2, "failed": 1, "total": 3, "pass_rate": 66.6667}
     assert "escalated: 2/3 passed (66.7%)" in err and "0/0 passed" not in err
+    assert "baseline: 2/3 passed (66.7%)" in err  # the line log (and the live view's header) too
     assert_no_debris(repo)
 
 
