@@ -48,7 +48,7 @@ RUN_GROUPS = {
         "search_budget",
     ],
     "How tests run": ["test_cmd", "junit_xml", "test_timeout", "branch_timeout", "branch_memory", "executor", "shards"],
-    "The result": ["no_apply", "json", "as_json", "junit_out", "reports_dir", "commit_reports"],
+    "The result": ["no_apply", "apply_partial", "json", "as_json", "junit_out", "reports_dir", "commit_reports"],
     "Talking to you": ["quiet", "verbose", "no_input"],
 }
 RUN_EXAMPLES = """

@@ -55,6 +55,12 @@ def run_options(func: Any) -> Any:
             help="Leave the result on explore/<run-id>; do not move your branch.",
         ),
         click.option(
+            "--apply-partial",
+            is_flag=True,
+            default=None,
+            help="Move your branch to what the run merged even when it ends below the gate (default: only a met gate does; `explore apply RUN` takes a partial result).",
+        ),
+        click.option(
             "--branch-memory",
             help="Memory cap per candidate's process tree, e.g. 512M (default: half the RAM / --parallel).",
         ),

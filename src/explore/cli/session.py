@@ -104,8 +104,7 @@ def execute(
             display.console.print(
                 line, style="bold red" if line.startswith("HELP") else "", markup=False, highlight=False
             )
-    f = result.current
-    display.result(f"{result.status}: {f.passed}/{f.total} passed ({f.pass_rate:.1f}%) — {result.stop_reason or ''}")
+    display.result(reports.result_line(result))
     display.result(f"report: none kept ({GONE}: `explore demo FOLDER` keeps it)" if temporary else f"report: {report}")
     if change:
         display.change(change)

@@ -9,6 +9,7 @@ import re
 from dataclasses import dataclass
 
 from ..model.runstate import EscalationCategory, EscalationInfo
+from . import removal
 
 EXTERNAL, DESTRUCTIVE, AMBIGUOUS = (
     EscalationCategory.external_service,
@@ -118,6 +119,8 @@ PATTERNS: tuple[Pattern, ...] = (
     ),
 )
 
+PATTERNS_BY_NAME = {p.name: p for p in PATTERNS}
+
 INFRASTRUCTURE_ACTION = "fix the test environment (command, interpreter, dependencies, collection errors), then resume"
 
 
@@ -144,8 +147,104 @@ def classify_failures(messages: list[str]) -> Pattern | None:
     return match("\n".join(messages), (EXTERNAL, AMBIGUOUS))
 
 
-def classify_patch(patch: str, test_files: tuple[str, ...] = ()) -> Pattern | None:
-    return match(added_lines(patch, test_files), (DESTRUCTIVE,))
+HUNK = re.compile(r"^@@ -\d+(?:,\d+)? \+(\d+)(?:,\d+)? @@")
+
+
+def added_by_file(patch: str, skip_files: tuple[str, ...] = ()) -> dict[str, dict[int, str]]:
+    """The lines a patch adds, by file and line number in the file after it, outside the given files."""
+    found: dict[str, dict[int, str]] = {}
+    current, line = "", 0
+    for text in patch.splitlines():
+        if text.startswith("+++ "):
+            current = text[6:] if text.startswith("+++ b/") else text[4:]
+            continue
+        if text.startswith("--- ") or text.startswith("diff --git"):
+            continue
+        hunk = HUNK.match(text)
+        if hunk:
+            line = int(hunk.group(1))
+            continue
+        if text.startswith("+"):
+            if current not in skip_files:
+                found.setdefault(current, {})[line] = text[1:]
+            line += 1
+        elif text.startswith(" "):
+            line += 1
+    return found
+
+
+@dataclass(frozen=True)
+class Sources:
+    """The texts a patch's removals are judged on: a file before the change, and as the change left it."""
+
+    before: removal.Source
+    after: removal.Source
+
+
+@dataclass(frozen=True)
+class PatchReview:
+    """What a patch's added lines say: destructive (the first row that decided, None: not), and
+    the removals it adds that were judged not destructive, each with the rule that decided."""
+
+    destructive: Pattern | None
+    allowed: list[removal.Removal]
+
+
+BY_EFFECT = "rmtree"
+"""The row judged by effect in Python files (removal.py); the others are destructive by name."""
+
+
+def review_patch(patch: str, test_files: tuple[str, ...] = (), sources: Sources | None = None) -> PatchReview:
+    """Destructive by effect, not by name: in the Python files of the change, every removal call it
+    adds is judged by who created what it removes (removal.py); a match of the `rmtree` row no call
+    explains (a comment, an alias), the other destructive rows, and every file explore cannot read
+    are destructive by name, as before. Without sources, everything is judged by name."""
+    added = added_by_file(patch, test_files)
+    allowed: list[removal.Removal] = []
+    for file, lines in added.items():
+        text = "\n".join(lines.values())
+        by_name = [p for p in PATTERNS if p.category == DESTRUCTIVE and p.regex.search(text)]
+        judged: list[removal.Removal] | None = None
+        after = sources.after(file) if sources is not None and file.endswith(".py") else None
+        if sources is not None and after is not None:
+            if not any(r in after for r in removal.REMOVERS):
+                judged = []  # no removal in the file: nothing to parse, no earlier version to read
+            else:
+                judged = removal.judge(file, sources.before(file), after, set(lines), sources.after)
+        if judged is None:
+            if by_name:
+                return PatchReview(by_name[0], allowed)
+            continue
+        for row in by_name:
+            if row.name != BY_EFFECT:
+                return PatchReview(row, allowed)
+        explained = {r.line for r in judged}
+        unexplained = [
+            n for n, t in lines.items() if PATTERNS_BY_NAME[BY_EFFECT].regex.search(t) and n not in explained
+        ]
+        bad = next((r for r in judged if r.destructive), None)
+        if bad is not None:
+            return PatchReview(_by_effect(bad), allowed)
+        if unexplained:
+            return PatchReview(PATTERNS_BY_NAME[BY_EFFECT], allowed)
+        allowed += judged
+    return PatchReview(None, allowed)
+
+
+def _by_effect(found: removal.Removal) -> Pattern:
+    """The row a destructive removal escalates as: its reason says which rule decided."""
+    row = PATTERNS_BY_NAME[BY_EFFECT]
+    return Pattern(
+        DESTRUCTIVE,
+        row.name,
+        row.regex,
+        f"the fix deletes a directory tree it did not create: {found.describe()}",
+        row.action,
+    )
+
+
+def classify_patch(patch: str, test_files: tuple[str, ...] = (), sources: Sources | None = None) -> Pattern | None:
+    return review_patch(patch, test_files, sources).destructive
 
 
 def classify_agent_output(text: str) -> Pattern | None:
@@ -184,6 +283,8 @@ def options_for(
         )
     if last_iteration > 0 and merged and category not in ENVIRONMENT:
         options.append(f"roll back: explore rollback {run_id} --to {last_iteration - 1}")
+    if last_iteration > 0 and merged:
+        options.append(f"take what was merged as it is: explore apply {run_id}")
     options += [
         "skip: leave this repository for now (the run branch keeps what was merged)",
         "abort: explore clean   (removes the run's worktrees, locks and leftovers)",

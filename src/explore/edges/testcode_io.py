@@ -8,6 +8,7 @@ import subprocess
 from collections.abc import Collection, Iterable
 from pathlib import Path, PurePosixPath
 
+from ..decide import escalation
 from ..decide.testcode import (
     CONFIG_FILES,
     collected_files,
@@ -69,3 +70,11 @@ def _git_files(workdir: Path, commit: str, name: str) -> list[str]:
         [*GIT, "ls-tree", "-r", "--name-only", commit], cwd=workdir, capture_output=True, text=True, timeout=60
     )
     return [p for p in done.stdout.splitlines() if PurePosixPath(p).name == name]
+
+
+def sources(workdir: Path, commit: str) -> escalation.Sources:
+    """A candidate's files as it left them (its worktree) and as they were at commit: what its
+    removals are judged on (decide/removal.py)."""
+    return escalation.Sources(
+        before=lambda path: git_show(workdir, commit, path), after=lambda path: read(workdir / path)
+    )

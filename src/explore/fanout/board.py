@@ -40,6 +40,8 @@ class Board:
     infra_error: str | None = None
     stop: Exception | None = None
     destructive: dict[str, escalation.Pattern] = field(default_factory=dict)
+    removals: dict[str, list[str]] = field(default_factory=dict)
+    """The removals each candidate adds that were judged not destructive, with the rule that decided."""
     agent_escalation: dict[str, escalation.Pattern] = field(default_factory=dict)
 
     def agreement(self, cid: str) -> int:

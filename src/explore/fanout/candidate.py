@@ -176,6 +176,7 @@ async def _attempt(
     if rejection:
         result.status, result.reason = CandidateStatus.rejected, rejection
         return
+    result.removals = board.removals.get(plan.id, [])
     key = scoring.patch_key({f: _read_or_none(path / f) for f in files})
     board.keys[plan.id] = key
     twin = board.first_by_key.setdefault(key, plan.id)

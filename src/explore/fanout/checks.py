@@ -34,10 +34,13 @@ async def patch_rejection(cid: str, path: Path, config: FanOutConfig, board: Boa
     if reach:
         return reach
     tests = tuple(f for f in files if is_test_file(f, config.test_patterns))
-    destructive = escalation.classify_patch(captured.review, tests)
-    if destructive:
-        board.destructive[cid] = destructive
-        return f"destructive: {destructive.reason}"
+    review = await anyio.to_thread.run_sync(
+        escalation.review_patch, captured.review, tests, testcode_io.sources(path, config.commit)
+    )
+    if review.destructive:
+        board.destructive[cid] = review.destructive
+        return f"destructive: {review.destructive.reason}"
+    board.removals[cid] = [r.describe() for r in review.allowed]
     frozen = [f for f in files if f in config.frozen]
     if frozen:
         return f"edits the reproduction tests of the issue: {', '.join(frozen)}"

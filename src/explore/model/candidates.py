@@ -135,6 +135,8 @@ class CandidateResult(BaseModel):
     executor: ExecutorName | None = None
     """Where its test jobs ran."""
     outside_writes: list[str] = Field(default_factory=list)
+    removals: list[str] = Field(default_factory=list)
+    """Directory removals its patch adds, judged not destructive, each with the rule that decided (decide/removal)."""
     """What it changed outside its worktree (the shared git dir, the user's files): put back, and the reason it is rejected."""
 
 

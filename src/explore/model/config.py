@@ -38,6 +38,8 @@ class Options(BaseModel):
     """Seconds per candidate, generator and tests together."""
     target_pass_rate: float = 100.0
     no_apply: bool = False
+    apply_partial: bool = False
+    """Move the user's branch to what a run merged even when it ended below its gate (by default only a met gate does)."""
     python: str | None = None
     """Interpreter for the default pytest command."""
     strategies_dir: str | None = None

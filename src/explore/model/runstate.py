@@ -187,6 +187,12 @@ class RunState(BaseModel):
     """Tests failing at the baseline that are not targets: left alone."""
     environment_failures: list[EnvironmentFailure] = Field(default_factory=list)
     """Failures at the baseline no code edit can fix (environment.py): left out like pre-existing ones."""
+    awaiting_service: list[str] = Field(default_factory=list)
+    """Tests to repair set aside at the baseline for a service or credential no edit can provide
+    (environment.SERVICE): the rest is repaired, and while they still fail the run ends
+    `external_service` naming them."""
+    baseline_failing: list[str] = Field(default_factory=list)
+    """The tests failing at the baseline: what a result fixed and did not fix is read against them."""
     baseline_timeouts: list[HungTest] = Field(default_factory=list)
     """Tests the per-test limit stopped at the baseline, each with where it was stuck."""
     reproduction: Reproduction | None = None

@@ -70,7 +70,9 @@ class Counts(BaseModel):
     pass_rate: float = 0.0
 
 
-EnvironmentKind = Literal["missing_metadata", "missing_module", "missing_env", "connection_refused", "dns"]
+EnvironmentKind = Literal[
+    "missing_metadata", "missing_module", "missing_env", "connection_refused", "dns", "unreachable"
+]
 
 
 class EnvironmentFailure(BaseModel):

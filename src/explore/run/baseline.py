@@ -13,7 +13,7 @@ import anyio
 import git
 
 from .. import generators
-from ..decide import escalation, history, targets, testcode
+from ..decide import environment, escalation, history, targets, testcode
 from ..edges import gitrepo, history_io, outcomes, procs
 from ..edges.sandbox import Sandbox
 from ..edges.testing import OPENED_ENV, derived_test_timeout, slowest_pass
@@ -161,6 +161,12 @@ def external(chosen: Targets, run: TestRun, failing: list[str]) -> Escalation | 
         hit = [i for i, text in texts.items() if found.regex.search(text)]
         return Escalation(
             found.category, f"{found.reason} (in {len(hit)} failing test(s), e.g. {hit[0]})", found.action
+        )
+    if chosen.needs_service:  # a credential or an unreachable network: no row of escalation.PATTERNS
+        return Escalation(
+            EscalationCategory.external_service,
+            environment.service_reason(chosen.needs_service),
+            environment.SERVICE_ACTION,
         )
     return None
 

@@ -160,7 +160,8 @@ class Runner:
             self.run.reproduction.kept if self.run.reproduction else None,
         )
         self.run = transitions.baselined(self.run, found)
-        if found.stop is not None:
+        if found.stop is not None:  # the baseline's counts are said before the escalation is
+            self.emit(BaselineFinished(self.run.baseline.model_copy(), tuple(self.run.flaky)))
             raise found.stop
         self.current_run = found.run
         self.run = transitions.measured(self.run, found)

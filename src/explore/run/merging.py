@@ -14,7 +14,7 @@ from ..edges.worktrees import Captured
 from ..model.candidates import CandidateResult, IterationRecord
 from ..model.config import Options
 from ..model.events import Note, Subscriber
-from ..model.runstate import PAUSED, Application, RunState
+from ..model.runstate import PAUSED, REPAIRED, Application, RunState
 from . import applying, state
 
 
@@ -81,6 +81,21 @@ class Ending:
     """Set when the user's branch was fast-forwarded to the result."""
 
 
+def kept_back(run: RunState, options: Options) -> str | None:
+    """Why the user's branch stays where it is at the end, or None: only a met gate moves it (a run
+    below its gate keeps what it merged on its own ref, unless `--apply-partial`; an interrupted or
+    escalated run is resumed first, whatever the flag)."""
+    if options.no_apply:
+        return "--no-apply"
+    if run.dirty:
+        return "the tree had uncommitted changes"
+    if run.status in PAUSED and not (options.apply_partial and run.status == "escalated" and run.awaiting_service):
+        return f"the run is {run.status}"
+    if run.status not in REPAIRED and not options.apply_partial:
+        return "the run ended below its gate: only a met gate moves your branch, unless --apply-partial"
+    return None
+
+
 def finish(
     info: gitrepo.RepoInfo, run: RunState, options: Options, emit: Subscriber, drift: list[str] | None = None
 ) -> Ending:
@@ -97,12 +112,8 @@ def finish(
             gitrepo.delete_ref(info.repo, gitrepo.run_ref(run.run_id))
         return Ending(None, branch)
     left = Ending(run.current_commit, run.branch)
-    if options.no_apply or run.dirty or run.status in PAUSED:
-        why = (
-            "--no-apply"
-            if options.no_apply
-            else ("the tree had uncommitted changes" if run.dirty else f"the run is {run.status}")
-        )
+    why = kept_back(run, options)
+    if why:
         emit(Note(f"result left on {run.branch} ({why}); take it with: explore apply {run.run_id}"))
         return left
     if drift:

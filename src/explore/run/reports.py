@@ -9,6 +9,7 @@ from ..edges.gitrepo import run_ref
 from ..model.candidates import CandidateResult, IterationRecord, PhaseTiming
 from ..model.runstate import PAUSED, EscalationCategory, RunState
 from ..model.summary import Summary
+from ..model.testresults import Counts
 from .applying import Change
 
 EXIT_CODES = {"succeeded": 0, "partial": 0, "failed": 1, "escalated": 3, "interrupted": 130, "running": 1}
@@ -92,6 +93,22 @@ def _why(category: EscalationCategory) -> str:
     }.get(category, "explore cannot decide this safely on its own")
 
 
+NO_COUNTS = "no test result: the baseline did not run to its end"
+
+
+def counts_text(run: RunState, counts: Counts) -> str:
+    """`3/4 passed (75.0%)`, or why there are no counts yet (never `0/0 passed (0.0%)` for a suite
+    that ran: an escalation or stop right after the baseline has its counts)."""
+    if not counts.total and not run.baseline_ids:
+        return NO_COUNTS
+    return f"{counts.passed}/{counts.total} passed ({counts.pass_rate:.1f}%)"
+
+
+def result_line(run: RunState) -> str:
+    """The run's last line: its status, the current counts, why it stopped."""
+    return f"{run.status}: {counts_text(run, run.current)} — {run.stop_reason or ''}"
+
+
 def markdown(run: RunState, change: Change | None = None) -> str:
     b, f = run.baseline, run.current
     lines = [
@@ -101,8 +118,8 @@ def markdown(run: RunState, change: Change | None = None) -> str:
         f"- **Repository:** `{run.repo}` (branch `{run.start_branch}`, started at `{run.start_commit[:10]}`"
         + (", uncommitted work snapshotted" if run.dirty else "")
         + ")",
-        f"- **Baseline:** {b.passed}/{b.total} passed ({b.pass_rate:.1f}%)",
-        f"- **Final:** {f.passed}/{f.total} passed ({f.pass_rate:.1f}%)",
+        f"- **Baseline:** {counts_text(run, b)}",
+        f"- **Final:** {counts_text(run, f)}",
         "- **Result:** "
         + (
             f"`{run.merged_commit[:10]}` on `{run.branch or run_ref(run.run_id)}`"
@@ -130,7 +147,7 @@ def markdown(run: RunState, change: Change | None = None) -> str:
             change.diff.rstrip("\n"),
             "```",
         ]
-    lines += reproduction_lines(run)
+    lines += fixed_lines(run) + reproduction_lines(run)
     for record in run.iterations:
         lines += [
             "",
@@ -160,6 +177,11 @@ def markdown(run: RunState, change: Change | None = None) -> str:
                 f"Binary files in candidate {c.id}'s change: {', '.join(f'`{f}`' for f in c.binary_files)}"
                 for c in record.candidates
                 if c.binary_files
+            ]
+            lines += [
+                f"Candidate {c.id} removes a directory, not destructive: {removal}"
+                for c in record.candidates
+                for removal in c.removals
             ]
         lines.append("")
         lines.append(
@@ -195,6 +217,26 @@ def markdown(run: RunState, change: Change | None = None) -> str:
             *[f"- `{t}` ({run.criticality.get(t, 'high')} criticality)" for t in run.current_failing],
         ]
     return "\n".join(lines) + "\n"
+
+
+def fixed_lines(run: RunState) -> list[str]:
+    """What the merged result fixed and did not fix, against the baseline's failures; for a result
+    left on the run's ref (a run below its gate), how to take it."""
+    if not run.merged_commit or run.merged_commit == run.base_commit:
+        return []
+    failing = set(run.current_failing)
+    fixed = [t for t in run.baseline_failing if t not in failing]
+    still = [t for t in run.baseline_failing if t in failing]
+    new = sorted(failing - set(run.baseline_failing))
+    where = (
+        "applied to your branch"
+        if run.applied
+        else f"not applied: your branch is as the run found it; take it with `explore apply {run.run_id}`"
+    )
+    lines = ["", f"## What the result fixes ({where})", ""]
+    lines += [f"- fixed: `{t}`" for t in fixed] or ["- fixed: none of the baseline's failures"]
+    lines += [f"- not fixed: `{t}`" for t in still] + [f"- failing since: `{t}`" for t in new]
+    return lines
 
 
 def gave_up_lines(run: RunState) -> list[str]:

@@ -7,7 +7,7 @@ decide/stop."""
 
 from __future__ import annotations
 
-from ..decide import criticality, escalation, targets
+from ..decide import criticality, environment, escalation, targets
 from ..decide import stop as giving_up
 from ..model.config import Options
 from ..model.runstate import EscalationCategory, RunState
@@ -33,6 +33,10 @@ def gate(run: RunState, outcomes: dict[str, TestOutcome], options: Options) -> R
     verdict = criticality.gate(run.current.pass_rate, {t: levels[t] for t in blocking}, options.target_pass_rate)
     if not verdict:
         return run
+    awaiting = [t for t in run.awaiting_service if t in run.current_failing]
+    if awaiting:  # the rest is repaired; what is left needs a person, not an edit
+        reason = environment.awaiting_reason(run.environment_failures, awaiting)
+        return escalated(run, EscalationCategory.external_service, reason, environment.SERVICE_ACTION, "")
     reason = "the quality gate is met" + (" (the whole suite is green)" if verdict == "succeeded" else "")
     if verdict == "succeeded" and run.current_failing:
         reason = (

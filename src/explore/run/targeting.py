@@ -28,6 +28,10 @@ class Targets:
     preexisting: list[str] = field(default_factory=list)
     known_failures: list[str] = field(default_factory=list)
     environment_failures: list[EnvironmentFailure] = field(default_factory=list)
+    awaiting_service: list[str] = field(default_factory=list)
+    """Tests to repair set aside for a service or credential (environment.SERVICE)."""
+    needs_service: list[EnvironmentFailure] = field(default_factory=list)
+    """Every failure to repair needs a service (not set aside): the run escalates at once (not kept in the state)."""
 
 
 async def choose(
@@ -84,24 +88,35 @@ def leave_out_known(chosen: Targets, failing: list[str], flaky: list[str], root:
 def leave_out_environment(
     chosen: Targets, baseline: TestRun, failing: list[str], flaky: list[str], files: list[str], emit: Subscriber
 ) -> Targets:
-    """Failures no code edit can fix (environment.py) are not targets: named with the line that
-    shows why, and left alone like pre-existing failures."""
+    """Failures no code edit can fix (environment.py) are not targets, named or not: named with the
+    line that shows why, and left alone like pre-existing failures. Those the run was to repair that
+    need a service are remembered: the run repairs the rest, then ends `external_service` naming them."""
     candidates = [baseline.outcomes[i] for i in failing if i not in flaky]
     modules = environment.local_modules(files)
     found = [f for f in (environment.classify(o, modules, files) for o in candidates) if f is not None]
-    left = environment.left_out(found, chosen.targets)
+    aside = environment.set_aside(found, [o.id for o in candidates], chosen.targets)
+    left = aside.left_out
     if not left:
-        return chosen
+        return replace(chosen, needs_service=aside.kept)
     ids = {f.test for f in left}
     named = chosen.targets if chosen.targets is not None else sorted(set(failing) - set(flaky))
     emit(Note(f"environment: {len(left)} failure(s) no code edit can fix, left out of the targets:"))
     for failure in left[:10]:
         emit(Note(f"  {environment.describe(failure)}"))
+    if aside.awaiting_service:
+        emit(
+            Note(
+                f"environment: {len(aside.awaiting_service)} of them need a service or credential: the run repairs "
+                "the rest, then ends external_service (exit 3) naming them"
+            )
+        )
     return replace(
         chosen,
         targets=[t for t in named if t not in ids],
         preexisting=sorted(set(chosen.preexisting) | ids),
         environment_failures=left,
+        awaiting_service=aside.awaiting_service,
+        needs_service=aside.kept,
     )
 
 

@@ -118,10 +118,12 @@ def baselined(run: RunState, found: Baseline) -> RunState:
         "preexisting_failures": chosen.preexisting,
         "known_failures": chosen.known_failures,
         "environment_failures": chosen.environment_failures,
+        "awaiting_service": chosen.awaiting_service,
     }
     if found.test_timeout is not None:
         update["test_timeout"] = found.test_timeout
-    return run.model_copy(update=update)
+    run = current(run.model_copy(update=update), found.run)  # true counts even when the baseline escalates
+    return run.model_copy(update={"baseline": run.current.model_copy(), "baseline_failing": list(run.current_failing)})
 
 
 def measured(run: RunState, found: Baseline) -> RunState:
