@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 import click
 
 from ..model.errors import ExploreError
+from ..model.testresults import percent
 from .exits import fail
 
 GONE = "the demo project is removed as explore ends"
@@ -105,7 +106,9 @@ def execute(
                 line, style="bold red" if line.startswith("HELP") else "", markup=False, highlight=False
             )
     f = result.current
-    display.result(f"{result.status}: {f.passed}/{f.total} passed ({f.pass_rate:.1f}%) — {result.stop_reason or ''}")
+    display.result(
+        f"{result.status}: {f.passed}/{f.total} passed ({percent(f.pass_rate)}) — {result.stop_reason or ''}"
+    )
     display.result(f"report: none kept ({GONE}: `explore demo FOLDER` keeps it)" if temporary else f"report: {report}")
     if change:
         display.change(change)

@@ -9,6 +9,7 @@ from ..edges.gitrepo import run_ref
 from ..model.candidates import CandidateResult, IterationRecord, PhaseTiming
 from ..model.runstate import PAUSED, EscalationCategory, RunState
 from ..model.summary import Summary
+from ..model.testresults import percent
 from .applying import Change
 
 EXIT_CODES = {"succeeded": 0, "partial": 0, "failed": 1, "escalated": 3, "interrupted": 130, "running": 1}
@@ -101,8 +102,8 @@ def markdown(run: RunState, change: Change | None = None) -> str:
         f"- **Repository:** `{run.repo}` (branch `{run.start_branch}`, started at `{run.start_commit[:10]}`"
         + (", uncommitted work snapshotted" if run.dirty else "")
         + ")",
-        f"- **Baseline:** {b.passed}/{b.total} passed ({b.pass_rate:.1f}%)",
-        f"- **Final:** {f.passed}/{f.total} passed ({f.pass_rate:.1f}%)",
+        f"- **Baseline:** {b.passed}/{b.total} passed ({percent(b.pass_rate)})",
+        f"- **Final:** {f.passed}/{f.total} passed ({percent(f.pass_rate)})",
         "- **Result:** "
         + (
             f"`{run.merged_commit[:10]}` on `{run.branch or run_ref(run.run_id)}`"
@@ -163,7 +164,7 @@ def markdown(run: RunState, change: Change | None = None) -> str:
             ]
         lines.append("")
         lines.append(
-            f"After: {record.pass_rate:.1f}%"
+            f"After: {percent(record.pass_rate)}"
             + (f", merged {record.winner} as `{record.commit[:10]}`" if record.commit else ", nothing merged")
         )
         if not record.usage.empty:
@@ -339,4 +340,4 @@ def write(root: Path, run: RunState, change: Change | None = None) -> Path:
 
 def rate(c: CandidateResult) -> str:
     """c's pass rate as the report shows it: "not tested" when none of its tests ran."""
-    return f"{c.pass_rate:.1f}%" if c.tested else "not tested"
+    return percent(c.pass_rate) if c.tested else "not tested"
