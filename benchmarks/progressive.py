@@ -108,18 +108,18 @@ def import_name(layout: str, m: int) -> str:
     return f"app.mod_{m:02d}" if layout == "package" else f"mod_{m:02d}"
 
 
-def generate(root: Path, modules: int, per_module: int, layout: str, python: str) -> int:
+def generate(root: Path, modules: int, per_module: int, layout: str, python: str, spin_ms: float = 5.0) -> int:
     """The project; returns the number of tests."""
     root.mkdir(parents=True)
     files: dict[str, str] = {
         ".gitignore": "__pycache__/\n",
         "pyproject.toml": f'[tool.pytest.ini_options]\npythonpath = ["."]\n\n[tool.explore]\npython = "{python}"\n',
         "tests/__init__.py": "",
-        "tests/helpers.py": textwrap.dedent("""\
+        "tests/helpers.py": textwrap.dedent(f"""\
             import time
 
 
-            def spin(seconds=0.005):
+            def spin(seconds={spin_ms / 1000!r}):
                 end = time.perf_counter() + seconds
                 while time.perf_counter() < end:
                     pass
@@ -192,8 +192,10 @@ def full_mode_strategies(repo: Path) -> list[str]:
     return names
 
 
-def run_explore(repo: Path, agent: str, worktrees: Path) -> tuple[int, dict, float, str]:
+def run_explore(repo: Path, agent: str, worktrees: Path, source: str | None = None) -> tuple[int, dict, float, str]:
     env = {**os.environ, "EXPLORE_WORKTREES_DIR": str(worktrees)}
+    if source:  # another checkout's explore (its src/ first on the path): the "before" of a comparison
+        env["PYTHONPATH"] = source
     env.pop("ANTHROPIC_API_KEY", None)
     started = time.monotonic()
     done = subprocess.run(
@@ -279,12 +281,75 @@ def iteration_figures(result: dict, iteration: str) -> dict:
     }
 
 
+def plain_suite(template: Path, work: Path, n: int) -> float:
+    """The suite's own wall time: one plain `pytest` on a fresh copy, as the user runs it."""
+    repo = work / f"plain-{n}"
+    shutil.copytree(template, repo, symlinks=True)
+    started = time.monotonic()
+    subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider"], cwd=repo, capture_output=True, check=False
+    )
+    wall = time.monotonic() - started
+    shutil.rmtree(repo, ignore_errors=True)
+    return wall
+
+
+def ratio_rounds(template: Path, work: Path, agent: str, rounds: int, before: str | None, after: str | None) -> None:
+    """Issue 40's figure: explore's whole run (the built-in strategies, three candidates, one right)
+    against the plain suite's wall time, interleaved round by round (the machine is shared: the
+    ratios of one round are what compare); with --before, another checkout's explore in the same
+    round, between the same two suite runs."""
+    sources = {"before": before, "after": after} if before else {"after": after}
+    ratios: dict[str, list[float]] = {name: [] for name in sources}
+    for n in range(rounds):
+        suite = plain_suite(template, work, n)
+        walls = {}
+        for name, source in sources.items():
+            repo = work / f"{name}-{n}" / "repo"
+            shutil.copytree(template, repo, symlinks=True)
+            load = os.getloadavg()[0]
+            code, summary, wall, _ = run_explore(repo, agent, work / f"{name}-{n}" / "worktrees", source)
+            walls[name] = wall
+            its = summary.get("iterations") or []
+            timing = its[0].get("timing", {}) if its else {}
+            phases = ", ".join(f"{k} {v:.1f}s" for k, v in timing.items() if isinstance(v, (int, float)) and v >= 0.05)
+            print(
+                f"round {n + 1} {name}: explore {wall:.1f}s, exit {code}, winners {[i.get('winner') for i in its]}, load {load:.1f}"
+            )
+            print(f"  phases: {phases}")
+            for it in its:
+                for c in it["candidates"]:
+                    print(f"    {it['n']}{c['id']}: {c['status']:<9} {c['pass_rate']:6.2f}%  {c.get('progress') or ''}")
+            shutil.rmtree(repo.parent, ignore_errors=True)
+        suite_after = plain_suite(template, work, n)
+        mean_suite = (suite + suite_after) / 2
+        for name, wall in walls.items():
+            ratios[name].append(wall / mean_suite)
+        print(
+            f"round {n + 1}: suite {suite:.1f}s / {suite_after:.1f}s (before/after the runs); "
+            + ", ".join(f"{name} {wall / mean_suite:.2f}x" for name, wall in walls.items())
+        )
+    for name, values in ratios.items():
+        values.sort()
+        print(
+            f"{name}: explore / suite median {values[len(values) // 2]:.2f}x (target <= 2.3x), all {[round(r, 2) for r in values]}"
+        )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--modules", type=int, default=60)
     parser.add_argument("--tests-per-module", type=int, default=35)
     parser.add_argument("--layout", choices=("flat", "package"), default="flat")
     parser.add_argument("--keep", action="store_true", help="keep the temporary folder")
+    parser.add_argument("--spin-ms", type=float, default=5.0, help="CPU each 5th test busy-waits (ms)")
+    parser.add_argument(
+        "--ratio", type=int, default=0, metavar="ROUNDS", help="measure explore / the plain suite instead (issue 40)"
+    )
+    parser.add_argument("--before", metavar="SRC", help="with --ratio: also run the explore of this src/ folder")
+    parser.add_argument(
+        "--after", metavar="SRC", help="with --ratio: the explore of this src/ folder, not this checkout's"
+    )
     args = parser.parse_args()
     if args.modules <= max(BUG_MODULE, NOOP_MODULE):
         sys.exit(f"--modules must be > {max(BUG_MODULE, NOOP_MODULE)}")
@@ -293,7 +358,7 @@ def main() -> None:
     try:
         template = work / "template"
         python_real = sys.executable
-        total = generate(template, args.modules, args.tests_per_module, args.layout, python_real)
+        total = generate(template, args.modules, args.tests_per_module, args.layout, python_real, args.spin_ms)
         bug, noop = module_path(args.layout, BUG_MODULE), module_path(args.layout, NOOP_MODULE)
         edits = {
             "a": [bug, "return x * 3", "return x * 2"],
@@ -307,7 +372,9 @@ def main() -> None:
             f"{total // 5:,} slow (~5 ms CPU each); bug in {bug}; 3 candidates (a real fix, "
             f"b fixes the failing tests but breaks another in the same module, c no-op edit in {noop})"
         )
-
+        if args.ratio:
+            ratio_rounds(template, work, agent, args.ratio, args.before, args.after)
+            return
         results = {}
         for name in ("selection", "full"):
             results[name] = one_mode(name, template, work, agent, python_real)

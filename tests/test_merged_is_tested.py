@@ -167,9 +167,13 @@ MONEY = {
 }
 
 
-def test_global_state_changed_at_import_is_caught_by_the_unsharded_confirmation(tmp_path: Path) -> None:
+def test_global_state_changed_at_import_is_caught_by_the_unsharded_validation(tmp_path: Path) -> None:
     """a fixes `add` and sets the `decimal` context at import: tests/test_money.py, which does not
-    import calc, passes in its own shard and fails in one pytest process, as the user runs it."""
+    import calc, passes in its own shard and fails in one pytest process, as the user runs it. With
+    --shards 2 the baseline shards, but a candidate's validation is one unsharded job on its tree
+    (issue 40: the winner's suite runs once): a's trick fails there when a runs it (b's affected
+    tests pass too, and whichever's end first runs its whole suite at once; when b's, a cannot
+    beat its 100 % and is not run again). Either way b, honest, is merged, with no confirmation."""
     repo = make_repo(tmp_path / "repo", MONEY)
     trick = {
         "replace": {
@@ -199,14 +203,11 @@ def test_global_state_changed_at_import_is_caught_by_the_unsharded_confirmation(
     )
     assert code == 0, err
     a, b = summary["iterations"][0]["candidates"]
-    assert (
-        a["status"] == "rejected"
-        and "final confirmation" in a["reason"]
-        and "tests/test_money.py::test_a_third passed when scored, fail" in a["reason"]
-    ), a
+    assert "baseline: the suite split into" in err, err
+    assert a["id"] == "a" and "decimal" not in b.get("hypothesis", "")
     assert b["status"] == "ok" and summary["iterations"][0]["winner"] == "b", summary
     assert summary["final"]["pass_rate"] == 100.0 and "decimal" not in (repo / "calc.py").read_text()
-    assert summary["iterations"][0]["timing"]["confirmation"] > 0
+    assert summary["iterations"][0]["timing"]["confirmation"] == 0
     assert_no_debris(repo)
 
 

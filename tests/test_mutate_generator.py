@@ -151,7 +151,7 @@ async def test_honest_failure_when_the_budget_finds_nothing(scratch: tuple[Path,
     )
     assert proposal.plans == []
     assert proposal.reason and proposal.reason.startswith("no plausible mutant: screened 0 mutants")
-    assert "(budget spent)" in proposal.reason
+    assert "(budget spent: 0s of screening (mutate's budget_seconds))" in proposal.reason  # which budget
 
 
 @pytest.mark.anyio

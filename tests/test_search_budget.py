@@ -82,7 +82,7 @@ def test_a_tiny_search_budget_stops_the_search_and_says_how_to_spend_more(tmp_pa
     assert gave["why"] == "search_budget" and gave["budget"] == "1s" and gave["budget_s"] == 1.0
     assert gave["search_s"] >= 1.0
     assert len(summary["iterations"]) == 1  # the first iteration always runs; none starts past the budget
-    assert "budget spent" in summary["iterations"][0]["generator_note"]  # mutate stopped at the deadline
+    assert "budget spent: the run's search budget" in summary["iterations"][0]["generator_note"]  # which one
     assert gave["spend_more"][:2] == ["explore run --search-budget 3s", 'search-budget = "3s" in [tool.explore]']
     reason = summary["stop_reason"]
     assert reason.startswith("gave up: no repair in sight after ")

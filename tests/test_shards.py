@@ -359,7 +359,8 @@ async def test_a_shard_collects_only_what_an_unsharded_run_collects(tmp_path: Pa
     commit = git.Repo(repo).head.commit.hexsha
     executor, pool = _executor(repo, tmp_path, 3)
     try:
-        groups = shard_plan.plan(shards.disk_weights(repo), 3)
+        assert sorted(shards.disk_weights(repo)) == ["tests/test_one.py", "tests/test_two.py"]  # the plan knows
+        groups = shard_plan.plan({**shards.disk_weights(repo), "examples/test_demo.py": 1.0}, 3)  # a shard is told
         assert sorted(f for g in groups for f in g) == [
             "examples/test_demo.py",
             "tests/test_one.py",
@@ -466,3 +467,54 @@ def test_the_first_baseline_is_planned_from_the_durations_the_last_one_recorded(
     code, summary, err = run_cli(args)
     assert code == 0 and "split into" not in err, err
     assert_no_debris(repo)
+
+
+def test_the_first_plan_collects_what_pytest_collects_testpaths_norecursedirs_python_files(tmp_path: Path) -> None:
+    """networkx's `testpaths` keeps 78 of its 258 tracked test files: a first plan that weighed them
+    all gave one shard half the suite's time idle. Both kinds of configuration file, and pytest's
+    order between them (pytest.ini first, even empty; pyproject only with its pytest table)."""
+    test = "def test_1():\n    pass\n"
+    files = {
+        "pkg/tests/test_a.py": test,
+        "pkg/tests/deep/test_b.py": test,
+        "pkg/tests/fixtures/test_data.py": test,  # norecursedirs
+        "pkg/tests/check_c.py": test,  # python_files
+        "tools/test_tool.py": test,  # outside testpaths
+        "doc/test_doc.py": test,  # outside testpaths
+        "pkg/.hidden/test_h.py": test,  # not under testpaths either
+        "setup.cfg": "[tool:pytest]\ntestpaths = pkg\nnorecursedirs = fixtures .*\npython_files = test_*.py check_*.py\n",
+        "pyproject.toml": f'[tool.explore]\npython = "{PY}"\n',
+    }
+    repo = make_repo(tmp_path / "repo", files)
+    assert sorted(shards.disk_weights(repo)) == [
+        "pkg/tests/check_c.py",
+        "pkg/tests/deep/test_b.py",
+        "pkg/tests/test_a.py",
+    ]
+    # pyproject.toml comes before setup.cfg when it has the pytest table
+    (repo / "pyproject.toml").write_text('[tool.pytest.ini_options]\ntestpaths = ["tools", "doc/*.py"]\n')
+    assert sorted(shards.disk_weights(repo)) == ["doc/test_doc.py", "tools/test_tool.py"]
+    # an empty pytest.ini wins over both: pytest's defaults (from the root; `.*` not recursed)
+    (repo / "pytest.ini").write_text("")
+    assert sorted(shards.disk_weights(repo)) == [
+        "doc/test_doc.py",
+        "pkg/tests/deep/test_b.py",
+        "pkg/tests/fixtures/test_data.py",
+        "pkg/tests/test_a.py",
+        "tools/test_tool.py",
+    ]
+
+
+def test_collect_rules_read_pytest_configuration_as_pytest_does() -> None:
+    rules = shard_plan.collect_rules({"tox.ini": "[pytest]\ntestpaths =\n    a\n    b/c\nnorecursedirs = x\n"})
+    assert rules == shard_plan.CollectRules(testpaths=("a", "b/c"), norecursedirs=("x",))
+    assert shard_plan.collect_rules({"pyproject.toml": "[tool.black]\n", "setup.cfg": "[metadata]\n"}) == (
+        shard_plan.CollectRules()
+    )
+    assert shard_plan.collects("a/test_x.py", rules) and shard_plan.collects("b/c/d/test_x.py", rules)
+    assert not shard_plan.collects("b/test_x.py", rules) and not shard_plan.collects("a/x/test_y.py", rules)
+    assert shard_plan.collects("a/build/test_x.py", rules)  # its own norecursedirs replace the defaults
+    assert not shard_plan.collects("a/build/test_x.py", shard_plan.CollectRules(testpaths=("a",)))
+    assert shard_plan.collects("a/x_test.py") and not shard_plan.collects("a/helper.py")
+    # a testpath naming a file collects it whatever its name
+    assert shard_plan.collects("a/check.py", shard_plan.CollectRules(testpaths=("a/check.py",)))

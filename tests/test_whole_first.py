@@ -448,3 +448,39 @@ async def test_when_the_best_prospect_does_not_win_the_others_run_their_affected
     logs = sorted(p.relative_to(it.config.iteration_dir).as_posix() for p in it.config.iteration_dir.glob("*/*.log"))
     assert logs == ["candidate-a/tests.log", "candidate-b/affected.log", "candidate-b/tests.log"], logs
     assert_cleaned_up(it)
+
+
+def test_of_equals_the_first_is_no_better_a_bet() -> None:
+    """Issue 40.1: the best prospect runs the whole suite first only when it stands above the
+    others; of three equals it wins one time in three, and dateutil's figures no longer pay."""
+    assert first_run.first_wins([0.9, 0.5, 0.5]) == first_run.FIRST_WINS
+    assert first_run.first_wins([0.5, 0.5, 0.5]) == pytest.approx(1 / 3)
+    assert first_run.first_wins([]) == first_run.FIRST_WINS
+    assert not first_run.best_is_worth_whole(4.2, 0.3, 1.0, candidates=3, slots=2, wins=1 / 3)
+
+
+async def test_of_equals_nobody_runs_the_whole_suite_first_and_the_prospect_runs_it_at_once(tmp_path: Path) -> None:
+    """Issue 40.1, progressive's case: three candidates of the same confidence, a suite too dear for
+    every first run (best_first's 5 s): nobody runs it first. a's affected tests all pass, which
+    makes it the best prospect: its whole run starts at once — before c (cued to realise once a has
+    finished) runs anything — instead of after every candidate's first run, and it is a's
+    validation and confirmation. c improves too, but cannot beat a: affected tests only."""
+    partial = {"calc.py": "def add(a, b):\n    return abs(a) + b\n"}  # test_negative still fails
+    generator = Cued([FIX, WRONG, partial], [None, None, ("a", Phase.finished)], [0.5, 0.5, 0.5])
+    it = best_first(tmp_path, generator)
+    outcome = await fan(it)
+
+    order = [(e.candidate, e.phase) for e in it.events]
+    assert ("a", Phase.turn) not in order and ("b", Phase.full) not in order and ("a", Phase.full) not in order
+    assert order.index(("a", Phase.validating)) < order.index(("c", Phase.affected)), order
+    by_id = {c.id: c for c in outcome.candidates}
+    assert outcome.ranking[0] == "a" and by_id["a"].progress == "affected 3/3 → full 3/3", outcome.candidates
+    assert outcome.confirmation_s == 0.0
+    logs = sorted(p.relative_to(it.config.iteration_dir).as_posix() for p in it.config.iteration_dir.glob("*/*.log"))
+    assert logs == [
+        "candidate-a/affected.log",
+        "candidate-a/tests.log",
+        "candidate-b/affected.log",
+        "candidate-c/affected.log",
+    ], logs
+    assert_cleaned_up(it)

@@ -29,17 +29,23 @@ from ..model.events import (
     Note,
     Phase,
     Step,
+    TestsProgress,
     UsageSpent,
     WarmUpWait,
     describe,
     note_text,
 )
+from ..model.testresults import percent
 from ..model.usage import Usage
 
 if TYPE_CHECKING:
     from ..run.applying import Change
 
 Mode = Literal["live", "lines"]
+PROGRESS_EVERY_S = 5.0
+"""In the line log, a running job's progress is printed at most this often."""
+PROGRESS_SHOWN_S = 6.0
+"""In the live view, a job's progress is shown while it is fresher than this."""
 PLAIN_DIFF_LINES = 400
 """Past this, a diff in a log (not a terminal) is shortened too; the full one is on disk."""
 Verbosity = Literal["quiet", "normal", "verbose"]
@@ -112,6 +118,8 @@ class RunView:
     warming: str = ""
     """The generator whose warm-up the run waits for once the baseline's run has ended."""
     rows: dict[str, Row] = field(default_factory=dict)
+    progress: dict[str, tuple[str, float]] = field(default_factory=dict)
+    """The running test jobs' progress (`baseline: 1,234/2,521 tests run`) by job, and when it came."""
 
     def read(self, text: str) -> None:
         head = re.match(r"iteration (\d+): strategy (\S+) — (.*)", text)
@@ -133,8 +141,14 @@ class RunView:
             f" — {self.why}" if self.why else "",
         )
         facts = Text(
-            f"pass rate {'-' if self.pass_rate is None else f'{self.pass_rate:.1f}%'}"
-            f"  ·  {elapsed:.0f}s elapsed" + (f"  ·  spent {self.spend}" if self.spend else ""),
+            f"pass rate {'-' if self.pass_rate is None else percent(self.pass_rate)}"
+            f"  ·  {elapsed:.0f}s elapsed"
+            + (f"  ·  spent {self.spend}" if self.spend else "")
+            + "".join(
+                f"  ·  {text}"
+                for text, when in list(self.progress.values())
+                if time.monotonic() - when < PROGRESS_SHOWN_S
+            ),
             style="dim",
         )
         table = Table(box=None, pad_edge=False, show_edge=False)
@@ -156,7 +170,7 @@ class RunView:
                 row.cid,
                 Text(row.phase[:60], no_wrap=True, overflow="ellipsis"),
                 row.tests,
-                "" if row.pass_rate is None else f"{row.pass_rate:.1f}%",
+                "" if row.pass_rate is None else percent(row.pass_rate),
                 f"{row.seconds:.0f}s",
                 "" if row.cost is None else f"${row.cost:.4f}",
             )
@@ -167,7 +181,7 @@ class RunView:
         if not self.rows:
             return None
         rows = ", ".join(
-            f"{r.cid} {r.phase.split(':')[0]}" + (f" {r.pass_rate:.1f}%" if r.pass_rate is not None else "")
+            f"{r.cid} {r.phase.split(':')[0]}" + (f" {percent(r.pass_rate)}" if r.pass_rate is not None else "")
             for r in list(self.rows.values())
         )
         return f"  iteration {self.iteration} candidates: {rows}"
@@ -185,6 +199,9 @@ class Display:
         self._live: Live | None = None
         self._handler: _DisplayHandler | None = None
         self._levels: dict[str, int] = {}
+        self._progress_printed: dict[str, float] = {}
+        self._said: dict[str, str] = {}
+        """Each candidate's last line: the same words are not printed twice in a row."""
 
     # ------------------------------------------------------------ lifecycle
 
@@ -253,6 +270,8 @@ class Display:
             elif isinstance(event, BaselineFinished):
                 self.view.pass_rate = round(event.counts.pass_rate, 1)
             self._print(f"[bold]{_escape(note_text(event) or '')}[/bold]")
+        elif isinstance(event, TestsProgress):
+            self.tests_progress(event)
         elif isinstance(event, (Note, Merged)):
             if isinstance(event, Merged):
                 self.view.pass_rate = round(event.after, 1)
@@ -284,8 +303,18 @@ class Display:
             self.view.spend = f"${run.llm.cost_usd:.4f}"
         self.note(f"usage: iteration {n} {iteration.text()}; run {run.text()}")
 
+    def tests_progress(self, event: TestsProgress) -> None:
+        """A running job's progress: in the live view's header; in the line log every few seconds."""
+        text, now = note_text(event) or "", time.monotonic()
+        printed = self._progress_printed.get(event.label)
+        self.view.progress[event.label] = (text, now)
+        if self.mode == "lines" and (printed is None or now - printed >= PROGRESS_EVERY_S):
+            self._progress_printed[event.label] = now
+            self._print(f"  {_escape(text)}")
+
     def candidates(self, ids: list[str]) -> None:
         self.view.rows = {cid: Row(cid) for cid in ids}
+        self._said = {}
         if self.mode == "lines":
             self._print(f"  fan out: {len(ids)} candidate(s) {', '.join(ids)}")
 
@@ -293,7 +322,11 @@ class Display:
         cid = event.candidate
         self.view.rows.setdefault(cid, Row(cid)).apply(event)
         if self.mode == "lines" or self.verbosity == "verbose":
-            self._print(f"  [{cid}] {_escape(describe(event))}".replace(f"[{cid}]", f"\\[{cid}]", 1))
+            text = describe(event)
+            if self._said.get(cid) == text:  # "not tested: …", then finished with the same words
+                return
+            self._said[cid] = text
+            self._print(f"  [{cid}] {_escape(text)}".replace(f"[{cid}]", f"\\[{cid}]", 1))
 
     def result(self, text: str) -> None:
         """The run's outcome: printed once, whatever the verbosity (timestamped like the rest of the line log)."""

@@ -8,13 +8,22 @@ it lists the tracked files (`disk_weights`), makes the shard jobs and merges the
 from __future__ import annotations
 
 import ast
+import configparser
 import fnmatch
 import heapq
 import re
+import sys
 from collections import defaultdict
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import PurePosixPath
 
 from ..model.testresults import TestRun
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # Python 3.10
+    import tomli as tomllib
 
 
 def file_of(test_id: str) -> str | None:
@@ -38,9 +47,102 @@ PYTEST_FILES = ("test_*.py", "*_test.py")
 TEST_DEF = re.compile(rb"^\s*(?:async\s+)?def\s+test|^\s*class\s+Test", re.MULTILINE)
 
 
-def is_pytest_file(path: str) -> bool:
-    """Whether pytest's default `python_files` match the file's name (a first plan weighs only those)."""
-    return any(fnmatch.fnmatch(path.rsplit("/", 1)[-1], pattern) for pattern in PYTEST_FILES)
+NORECURSEDIRS = ("*.egg", ".*", "_darcs", "build", "CVS", "dist", "node_modules", "venv", "{arch}")
+"""pytest's default `norecursedirs`."""
+CONFIG_FILES = ("pytest.ini", ".pytest.ini", "pytest.toml", ".pytest.toml", "pyproject.toml", "tox.ini", "setup.cfg")
+"""Where pytest reads its configuration at the root, in the order it looks (the first that holds a
+pytest section wins; pytest.ini and .pytest.ini win even empty; the TOML ones are pytest 9's)."""
+
+
+@dataclass(frozen=True)
+class CollectRules:
+    """What of pytest's configuration decides which files an argument-less `pytest` at the root
+    collects (a first plan weighs only those): `testpaths`, `norecursedirs`, `python_files`."""
+
+    testpaths: tuple[str, ...] = ()
+    """Globs from the root; () collects from the root itself."""
+    norecursedirs: tuple[str, ...] = NORECURSEDIRS
+    python_files: tuple[str, ...] = PYTEST_FILES
+
+
+def collect_rules(configs: Mapping[str, str]) -> CollectRules:
+    """The rules of the first configuration file, in pytest's order (CONFIG_FILES), that holds a
+    pytest section, from the root's files' texts by name; pytest's defaults when none does (or it
+    does not parse: pytest would stop at it, and the plan is only a plan)."""
+    for name in CONFIG_FILES:
+        if name not in configs:
+            continue
+        section = _pytest_section(name, configs[name])
+        if section is None:
+            continue
+        return CollectRules(
+            testpaths=_words(section.get("testpaths")) or (),
+            norecursedirs=_words(section.get("norecursedirs")) or NORECURSEDIRS,
+            python_files=_words(section.get("python_files")) or PYTEST_FILES,
+        )
+    return CollectRules()
+
+
+def _pytest_section(name: str, text: str) -> Mapping[str, object] | None:
+    """The pytest options of one configuration file; None when it holds none."""
+    if name.endswith(".toml"):
+        try:
+            data = tomllib.loads(text)
+        except tomllib.TOMLDecodeError:
+            return None
+        if name == "pyproject.toml":
+            table = data.get("tool", {}).get("pytest", {})
+            found = table.get("ini_options") if isinstance(table, dict) else None
+        else:
+            found = data.get("pytest", {})
+        return found if isinstance(found, dict) else None
+    parser = configparser.ConfigParser(interpolation=None)
+    try:
+        parser.read_string(text)
+    except configparser.Error:
+        return None
+    section = {"setup.cfg": "tool:pytest"}.get(name, "pytest")
+    if parser.has_section(section):
+        return dict(parser[section])
+    return {} if name in ("pytest.ini", ".pytest.ini") else None
+
+
+def _words(value: object) -> tuple[str, ...] | None:
+    """An ini option's list: a TOML list, or whitespace-separated words (one a line or not)."""
+    if isinstance(value, list):
+        return tuple(str(v) for v in value)
+    if isinstance(value, str):
+        return tuple(value.split()) or None
+    return None
+
+
+def _match(path: PurePosixPath, pattern: str) -> bool:
+    """pytest's fnmatch_ex: a pattern without a separator matches the name, else the path's end."""
+    if "/" not in pattern:
+        return fnmatch.fnmatch(path.name, pattern)
+    return fnmatch.fnmatch(str(path), pattern if pattern.startswith("/") else f"*/{pattern}") or fnmatch.fnmatch(
+        str(path), pattern
+    )
+
+
+def collects(path: str, rules: CollectRules = CollectRules()) -> bool:
+    """Whether an argument-less `pytest` at the root collects the test file path (relative, with
+    `/`) under rules: its name matches `python_files`, it lies under one of `testpaths` (any when
+    there are none; a testpath naming the file itself counts whatever its name), and no folder
+    between the starting point and the file matches `norecursedirs`."""
+    file = PurePosixPath(path)
+    for start in [str(PurePosixPath(p)) for p in rules.testpaths] or ["."]:
+        depth = 0 if start == "." else len(PurePosixPath(start).parts)
+        if depth > len(file.parts) or not fnmatch.fnmatchcase("/".join(file.parts[:depth]) or ".", start):
+            continue
+        if depth == len(file.parts):
+            return True
+        below = file.parts[depth:-1]
+        if any(_match(PurePosixPath(part), pattern) for part in below for pattern in rules.norecursedirs):
+            continue
+        if any(_match(file, pattern) for pattern in rules.python_files):
+            return True
+    return False
 
 
 def source_weight(source: bytes) -> float:

@@ -7,12 +7,12 @@ commit, with the patch applied. `slots` is --parallel: the cores the user gave t
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import anyio
 
-from ..edges import gitrepo, procs
+from ..edges import gitrepo, procs, progress
 from ..edges.sandbox import Sandbox
 from ..edges.worktrees import WorktreePool, run_setup
 from .execute import execute
@@ -40,6 +40,7 @@ class LocalExecutor:
 
     async def run(self, job: TestJob, log_dir: Path) -> JobResult:
         log_path = log_dir / job.log_name
+        job = with_progress(job, log_path)
         if job.workdir is not None:
             return await execute(
                 job, job.workdir, log_path, self.name, tracker=self.tracker, confine=self._confine(job.workdir, log_dir)
@@ -93,3 +94,12 @@ class LocalExecutor:
 
     async def close(self) -> None:
         """The pool's worktrees are removed with the run's (WorktreePool.remove_all)."""
+
+
+def with_progress(job: TestJob, log_path: Path) -> TestJob:
+    """job, its pytest asked to write how far it has gone beside its log (edges/progress), for the
+    run to show while it runs."""
+    if not job.command.is_pytest:
+        return job
+    env = {**job.command.extra_env, progress.PROGRESS_ENV: str(progress.path_for(log_path))}
+    return job.model_copy(update={"command": replace(job.command, extra_env=env)})

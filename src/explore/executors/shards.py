@@ -42,19 +42,44 @@ def usable_slots(executor: Executor) -> int:
 
 
 def disk_weights(workdir: Path) -> dict[str, float]:
-    """The tracked test files of a checkout, weighed by the tests they define (shard_plan.source_weight):
-    the first baseline's plan, with no test process run to make it."""
+    """The tracked test files of a checkout that an argument-less `pytest` at its root collects
+    (its configuration's `testpaths`, `norecursedirs` and `python_files`: `collect_rules`), weighed
+    by the tests they define (shard_plan.source_weight): the first baseline's plan, with no test
+    process run to make it."""
     listed = subprocess.run([*GIT, "ls-files", "-z"], cwd=workdir, capture_output=True, check=False).stdout.decode(
         errors="replace"
     )
+    rules = collect_rules(workdir)
     weights: dict[str, float] = {}
     for name in filter(None, listed.split("\0")):
-        if shard_plan.is_pytest_file(name):
+        if name.endswith(".py") and shard_plan.collects(name, rules):
             try:
                 weights[name] = shard_plan.source_weight((workdir / name).read_bytes())
             except OSError:
                 continue
     return weights
+
+
+def collect_rules(workdir: Path) -> shard_plan.CollectRules:
+    """pytest's collection rules from the configuration files at workdir (shard_plan.collect_rules);
+    `testpaths` none of which exists are dropped, as pytest then collects from the root."""
+    configs: dict[str, str] = {}
+    for name in shard_plan.CONFIG_FILES:
+        try:
+            configs[name] = (workdir / name).read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            continue
+    rules = shard_plan.collect_rules(configs)
+    if rules.testpaths and not any(_exists(workdir, p) for p in rules.testpaths):
+        return replace(rules, testpaths=())
+    return rules
+
+
+def _exists(workdir: Path, pattern: str) -> bool:
+    try:
+        return any(workdir.glob(pattern.strip("/")))
+    except (ValueError, NotImplementedError, OSError):  # a pattern pathlib refuses ("", "..")
+        return False
 
 
 SHARD_ENV = "EXPLORE_SHARD"

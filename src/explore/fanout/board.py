@@ -35,6 +35,8 @@ class Board:
     """The whole-suite first runs' turns (turns.py); fan_out sets the slots and the candidates."""
     deadlines: dict[str, anyio.CancelScope] = field(default_factory=dict)
     """Each running candidate's --branch-timeout scope: waiting for a turn or for its twin's tests is not its own time."""
+    prospect: str | None = None
+    """The candidate whose affected tests all passed and whose whole run is under way (testjobs.prospect)."""
     done: dict[str, anyio.Event] = field(default_factory=dict)
     running: int = 0
     infra_error: str | None = None

@@ -23,7 +23,7 @@ from ..model.candidates import CandidatePlan, CandidateResult, CandidateStatus
 from ..model.errors import Escalation
 from ..model.events import Phase
 from ..model.runstate import EscalationCategory
-from ..model.testresults import TestRun
+from ..model.testresults import TestRun, percent
 from . import confirmation
 from .board import Board
 from .candidate import run_candidate
@@ -87,6 +87,7 @@ async def fan_out(plans: list[CandidatePlan], config: FanOutConfig, parallel: in
     limiter = anyio.CapacityLimiter(parallel)
     board = Board(turns=Turns(shards.usable_slots(config.executor)))
     board.turns.candidates = len(plans)
+    board.turns.standing = {plan.id: plan.confidence for plan in plans}
     results: dict[str, CandidateResult] = {}
 
     async def one(plan: CandidatePlan) -> None:
@@ -190,10 +191,11 @@ async def confirm(result: CandidateResult, config: FanOutConfig, board: Board) -
 async def validate(results: list[CandidateResult], config: FanOutConfig, board: Board) -> None:
     """Full-suite validation of the candidates selection made look best, best first, until one
     holds up or none can still beat what is validated: a selection miss costs time, never a
-    wrong merge. Each one validated could be the winner, so unless --shards asks for shards its
-    full suite is one unsharded job on its exact tree: that run is also its final confirmation
-    (`board.whole`), where a sharded one (T/k + start-up) would be followed by the confirmation
-    (T + start-up) — on any number of slots, one job costs less while a confirmation follows.
+    wrong merge. Each one validated could be the winner, so its full suite is one unsharded job on
+    its exact tree, whatever --shards says (the baseline's runs shard): that run is also its final
+    confirmation (`board.whole`), where a sharded one (T/k + start-up) would be followed by the
+    confirmation (T + start-up) — on any number of slots, one job costs less while a confirmation
+    follows (issue 40: with --shards 2 on networkx the winner's suite ran twice, 25–44 s more).
     Candidates whose whole-suite first run never came (`board.skipped`: a validated one outranks
     them whatever theirs finds) come last, in plan order, should that one not be merged after all —
     or should they outrank it passing every test with their final agreement (`_outranks`: twins
@@ -215,19 +217,18 @@ async def validate(results: list[CandidateResult], config: FanOutConfig, board: 
         best_possible = 100.0 if result.id in board.skipped else result.pass_rate
         if not scoring.is_improvement(best_possible, floor) and not _outranks(result, best, board):
             if result.id not in board.skipped:  # an untested one said so when its turn did not come
-                result.progress = f"{result.progress} → full not needed (cannot beat {floor:.1f}%)"
-                config.emit(result.id, Phase.not_needed, f"cannot beat {floor:.1f}%")
+                result.progress = f"{result.progress} → full not needed (cannot beat {percent(floor)})"
+                config.emit(result.id, Phase.not_needed, f"cannot beat {percent(floor)}")
             continue
         files_dir = config.iteration_dir / f"candidate-{result.id}"
         if result.id in board.skipped:  # "not tested" no longer: its suite runs now
             result.reason, result.progress = None, None
         result.tested = True
-        groups = config.shard_groups(1) if config.shards is not None else []
-        config.emit(result.id, Phase.validating, f"{len(groups)} shards" if groups else "")
+        config.emit(result.id, Phase.validating)
         if config.watch is not None:
             config.watch.enter(result.id)
         with anyio.move_on_after(config.branch_timeout) as scope:
-            job = await full_suite(result.id, config.pool.path_for(result.id), config, board, result, files_dir, groups)
+            job = await full_suite(result.id, config.pool.path_for(result.id), config, board, result, files_dir, [])
         if scope.cancelled_caught:
             result.status, result.reason = (
                 CandidateStatus.timeout,

@@ -17,6 +17,7 @@ from ..model.events import Phase
 from ..model.testresults import PASSING, TestOutcome, TestRun
 from .board import Board
 from .config import FanOutConfig
+from .turns import off_the_clock
 
 log = logging.getLogger("explore.fanout")
 
@@ -67,6 +68,7 @@ async def run_tests(
     selection = _selection(config, result.files_changed, failing_now)
     if selection is not None and goes_whole_first(config, board, selection):
         return await _whole_in_turn(cid, path, config, board, result, files_dir)
+    board.turns.standing[cid] = result.confidence  # as realised
     if selection is not None and best_goes_whole_first(config, board, selection):
         if not await _turn(cid, config, board, result):
             return None
@@ -99,6 +101,8 @@ async def run_tests(
                 log_path=first.run.log_path,
                 unconfirmed=first.run.unconfirmed,
             )
+            if prospect(config, board, estimate):  # the best it can be: its whole run starts now
+                return await prospect_whole(cid, path, config, board, result, files_dir)
             return first.model_copy(update={"run": estimate})
     groups = config.shard_groups(board.running)
     config.emit(cid, Phase.full, f"{len(groups)} shards" if groups else "")
@@ -124,6 +128,35 @@ async def full_suite(
         counts = config.yardstick.counts(full.run)
         result.progress = f"{result.progress + ' → ' if result.progress else ''}full {counts.passed:,}/{counts.total:,}"
         result.validated = True
+    return full
+
+
+def prospect(config: FanOutConfig, board: Board, estimate: TestRun) -> bool:
+    """A candidate whose affected tests all pass, fixing what fails now, is the best prospect a
+    fan-out can have: its whole run (its validation and confirmation) need not wait for the others'
+    first runs — nor for a loser's whole run — unless another such prospect's is under way."""
+    counts = config.yardstick.counts(estimate)
+    improves = scoring.is_improvement(counts.pass_rate, config.current_rate)
+    return improves and counts.passed == counts.total and board.prospect is None and config.test_command.is_pytest
+
+
+async def prospect_whole(
+    cid: str, path: Path, config: FanOutConfig, board: Board, result: CandidateResult, files_dir: Path
+) -> JobResult:
+    """The best prospect's whole suite, at once and unsharded (its validation and, on its exact
+    tree, its final confirmation), under validation's own --branch-timeout."""
+    board.prospect = cid
+    config.emit(cid, Phase.validating, "the best prospect: its affected tests all pass")
+    try:
+        with off_the_clock(board.deadlines.get(cid)), anyio.move_on_after(config.branch_timeout) as scope:
+            full = await full_suite(cid, path, config, board, result, files_dir, [])
+    finally:
+        board.prospect = None
+    if scope.cancelled_caught:
+        reason = f"full-suite validation exceeded {config.branch_timeout:g}s"
+        return JobResult(job_id=f"{config.request.iteration}{cid}-full", status=JobStatus.timeout, reason=reason)
+    if full.status == JobStatus.ok:
+        board.estimates.discard(cid)
     return full
 
 
@@ -154,7 +187,7 @@ def best_goes_whole_first(config: FanOutConfig, board: Board, selection: list[st
         return False
     test_s, selected_s = sum(config.durations.values()), first_run.selected_seconds(selection, config.durations)
     worth = first_run.best_is_worth_whole(
-        test_s, selected_s, config.overhead_s, board.turns.candidates, board.turns.slots
+        test_s, selected_s, config.overhead_s, board.turns.candidates, board.turns.slots, board.turns.first_wins()
     )
     log.debug("whole suite first for the best prospect: %s", "yes" if worth else "no")
     return worth

@@ -19,6 +19,7 @@ from contextlib import contextmanager
 
 import anyio
 
+from ..decide import first_run
 from ..decide.scoring import Ranked
 
 
@@ -45,6 +46,9 @@ class Turns:
         self.slots = max(1, slots)
         self.candidates = 0
         """How many candidates the fan-out has (what decide/first_run weighs the rounds by)."""
+        self.standing: dict[str, float] = {}
+        """Each candidate's confidence, as planned until it is realised: whether the best prospect
+        stands above the others."""
         self.scored: dict[str, Ranked] = {}
         """Each validated result of a whole-suite first run, until it is withdrawn."""
         self.waiting: dict[str, Ranked] = {}
@@ -53,6 +57,10 @@ class Turns:
         self.ended = 0
         """Whole-suite first runs over: until the first one is, it runs alone."""
         self._changed = anyio.Event()
+
+    def first_wins(self) -> float:
+        """How often the best prospect is taken to win (decide/first_run.first_wins)."""
+        return first_run.first_wins(self.standing.values())
 
     @property
     def best(self) -> Ranked | None:

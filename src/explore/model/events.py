@@ -13,7 +13,7 @@ from enum import Enum
 
 from .candidates import CandidateResult, CandidateStatus
 from .runstate import EscalationInfo, RunState, RunStatus
-from .testresults import Counts
+from .testresults import Counts, percent
 from .usage import Usage
 
 
@@ -121,6 +121,17 @@ class Merged:
 
 
 @dataclass(frozen=True)
+class TestsProgress:
+    """How far a running test job has gone (run/progress): its tests done of those collected."""
+
+    __test__ = False
+    label: str
+    """`baseline`, or `[a] full suite`: the job."""
+    done: int
+    total: int
+
+
+@dataclass(frozen=True)
 class Escalated:
     info: EscalationInfo
 
@@ -147,6 +158,7 @@ Event = (
     | Merged
     | Escalated
     | RunFinished
+    | TestsProgress
 )
 Subscriber = Callable[[Event], None]
 
@@ -175,7 +187,7 @@ def note_text(event: Event) -> str | None:
     if isinstance(event, BaselineFinished):
         b = event.counts
         flaky = f", {len(event.flaky)} flaky: {', '.join(event.flaky)}" if event.flaky else ""
-        return f"baseline: {b.passed}/{b.total} passed ({b.pass_rate:.1f}%){flaky}"
+        return f"baseline: {b.passed}/{b.total} passed ({percent(b.pass_rate)}){flaky}"
     if isinstance(event, WarmUpWait):
         if event.waited_s is None:
             return f"baseline run over; waiting for {event.generator}'s warm-up beside it (the first proposal's time)"
@@ -184,8 +196,10 @@ def note_text(event: Event) -> str | None:
         return f"iteration {event.n}: strategy {event.strategy} — {event.reason}"
     if isinstance(event, UsageSpent):
         return f"usage: iteration {event.n} {event.iteration.text()}; run {event.run.text()}"
+    if isinstance(event, TestsProgress):
+        return f"{event.label}: {event.done:,}/{event.total:,} tests run"
     if isinstance(event, Merged):
-        return f"merged candidate {event.candidate}: {event.before:.1f}% → {event.after:.1f}% ({event.commit[:10]})"
+        return f"merged candidate {event.candidate}: {percent(event.before)} → {percent(event.after)} ({event.commit[:10]})"
     return None
 
 
@@ -215,5 +229,5 @@ def result_text(result: CandidateResult) -> str:
     if result.status == CandidateStatus.ok and not result.tested:
         return f"{result.reason or result.progress or 'not tested'}{cost}"
     if result.status == CandidateStatus.ok:
-        return f"ok {result.pass_rate:.1f}%" + (f" ({result.progress})" if result.progress else "") + cost
+        return f"ok {percent(result.pass_rate)}" + (f" ({result.progress})" if result.progress else "") + cost
     return f"{result.status.value}: {result.reason or ''}{cost}"

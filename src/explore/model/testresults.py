@@ -63,6 +63,16 @@ class TestRun(BaseModel):
         return {i for i, o in self.outcomes.items() if o.outcome in PASSING}
 
 
+def percent(rate: float) -> str:
+    """A pass rate as printed: one decimal, but never 100.0 % with a failure left nor 0.0 % with a
+    pass (issue 40: "2455/2456 passed (100.0%)" for a run with one failure left): 99.9 % and 0.1 %."""
+    if 99.95 <= rate < 100.0:
+        return "99.9%"
+    if 0.0 < rate < 0.05:
+        return "0.1%"
+    return f"{rate:.1f}%"
+
+
 class Counts(BaseModel):
     passed: int = 0
     failed: int = 0

@@ -42,6 +42,7 @@ from pathlib import Path
 from types import FrameType
 
 import pytest
+from _explore_progress import register as register_progress
 from _explore_test_limit import Limiter, Policy, parse_hangs
 
 PYTEST_VERSION = tuple(int(part) for part in pytest.__version__.split(".")[:2] if part.isdigit())
@@ -65,6 +66,7 @@ def pytest_addoption(parser):
 
 
 def pytest_configure(config):
+    register_progress(config)  # EXPLORE_PROGRESS: how far the run has gone, for explore to show
     record = config.getoption("--explore-record")
     if record:
         config.pluginmanager.register(_Subtests(record), "explore-subtests")

@@ -42,6 +42,7 @@ from ..model.runstate import RunState
 from ..model.testresults import TestOutcome, TestRun
 from . import adoption, applying, baseline, iteration, merging, signals, state, stops, targeting, transitions, warming
 from .kit import Kit
+from .progress import watch as watch_progress
 
 
 @dataclass
@@ -88,6 +89,7 @@ class Runner:
         with anyio.CancelScope() as scope:
             async with anyio.create_task_group() as group:
                 group.start_soon(signals.watch, scope, self._interrupt)
+                group.start_soon(watch_progress, self.kit.run_dir, self.emit)  # the running tests, every few seconds
                 try:
                     await self._main()
                 finally:

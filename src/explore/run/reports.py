@@ -9,7 +9,7 @@ from ..edges.gitrepo import run_ref
 from ..model.candidates import CandidateResult, IterationRecord, PhaseTiming
 from ..model.runstate import PAUSED, EscalationCategory, RunState
 from ..model.summary import Summary
-from ..model.testresults import Counts
+from ..model.testresults import Counts, percent
 from .applying import Change
 
 EXIT_CODES = {"succeeded": 0, "partial": 0, "failed": 1, "escalated": 3, "interrupted": 130, "running": 1}
@@ -101,7 +101,7 @@ def counts_text(run: RunState, counts: Counts) -> str:
     that ran: an escalation or stop right after the baseline has its counts)."""
     if not counts.total and not run.baseline_ids:
         return NO_COUNTS
-    return f"{counts.passed}/{counts.total} passed ({counts.pass_rate:.1f}%)"
+    return f"{counts.passed}/{counts.total} passed ({percent(counts.pass_rate)})"
 
 
 def result_line(run: RunState) -> str:
@@ -185,7 +185,7 @@ def markdown(run: RunState, change: Change | None = None) -> str:
             ]
         lines.append("")
         lines.append(
-            f"After: {record.pass_rate:.1f}%"
+            f"After: {percent(record.pass_rate)}"
             + (f", merged {record.winner} as `{record.commit[:10]}`" if record.commit else ", nothing merged")
         )
         if not record.usage.empty:
@@ -381,4 +381,4 @@ def write(root: Path, run: RunState, change: Change | None = None) -> Path:
 
 def rate(c: CandidateResult) -> str:
     """c's pass rate as the report shows it: "not tested" when none of its tests ran."""
-    return f"{c.pass_rate:.1f}%" if c.tested else "not tested"
+    return percent(c.pass_rate) if c.tested else "not tested"

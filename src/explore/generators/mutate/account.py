@@ -57,7 +57,7 @@ def explain(
     full = sum(1 for p in singles + combos if shape.is_full(p, failing))
     partial = sum(1 for p in singles + combos if p.plausible) - full
     stop = (
-        "budget spent"
+        budget.spent()
         if budget.exhausted()
         else "stopped early: enough for the strategy"
         if early

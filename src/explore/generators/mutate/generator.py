@@ -167,6 +167,7 @@ class MutateGenerator(FixGenerator):
         if request.deadline is not None:  # the run's search budget ends sooner
             seconds = max(0.0, min(seconds, request.deadline - time.monotonic()))
         budget = Budget(settings.budget_mutants, seconds)  # after ranking: preparation does not eat it
+        budget.by_run = seconds < settings.budget_seconds
 
         def settle(ranked: list[tuple[Mutant, float]]) -> Callable[[list[Prepared]], bool]:
             done = shape.statements_reached([m for m, _ in ranked], search.shared_lines())

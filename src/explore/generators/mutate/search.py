@@ -34,12 +34,22 @@ class Budget:
     seconds: float = 60.0
     started: float = field(default_factory=time.monotonic)
     screened: int = 0
+    by_run: bool = False
+    """The seconds are what was left of the run's search budget (shorter than mutate's own)."""
 
     def left_s(self) -> float:
         return self.seconds - (time.monotonic() - self.started)
 
     def exhausted(self) -> bool:
         return self.screened >= self.mutants or self.left_s() <= 0
+
+    def spent(self) -> str:
+        """Which budget ended the screening, in words (issue 40: "(budget spent)" said not which)."""
+        if self.screened >= self.mutants:
+            return f"budget spent: {self.mutants} mutants (mutate's budget_mutants)"
+        if self.by_run:
+            return "budget spent: the run's search budget (--search-budget)"
+        return f"budget spent: {self.seconds:g}s of screening (mutate's budget_seconds)"
 
 
 class Search:

@@ -1,0 +1,44 @@
+"""How far a pytest process has gone, for explore to show while it runs (issue 40: a 150-second
+suite printed nothing in between): with `EXPLORE_PROGRESS=PATH` in the environment, the plugin
+writes the number of tests collected as the file's first line, then one `.` per test finished,
+each appended and flushed at once (a reader counts them: explore.edges.progress). Only the
+process that reports (under xdist: the controller) writes. Standalone, like the plugin."""
+
+from __future__ import annotations
+
+import os
+
+PROGRESS_ENV = "EXPLORE_PROGRESS"
+
+
+class Progress:
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self.fd: int | None = None
+
+    def _write(self, data: bytes) -> None:
+        try:
+            if self.fd is None:
+                self.fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_TRUNC, 0o600)
+            os.write(self.fd, data)
+        except OSError:  # progress is a courtesy: never the run's failure
+            self.fd = -1 if self.fd is None else self.fd
+
+    def pytest_collection_finish(self, session) -> None:
+        self._write(f"{len(session.items)}\n".encode())
+
+    def pytest_runtest_logfinish(self, nodeid, location) -> None:
+        if self.fd is not None and self.fd >= 0:
+            self._write(b".")
+
+    def pytest_unconfigure(self, config) -> None:
+        if self.fd is not None and self.fd >= 0:
+            os.close(self.fd)
+            self.fd = None
+
+
+def register(config) -> None:
+    """The progress writer, when explore asked for one and this process reports."""
+    path = os.environ.get(PROGRESS_ENV)
+    if path and getattr(config, "workerinput", None) is None and getattr(config, "slaveinput", None) is None:
+        config.pluginmanager.register(Progress(path), "explore-progress")
