@@ -15,7 +15,7 @@ import pytest
 
 from conftest import assert_no_debris, make_repo, run_cli
 from explore.generators.agents import ADAPTERS
-from explore.generators.agents.base import Outcome, classify
+from explore.generators.agents.base import AgentSettings, Outcome, classify
 
 FILES = {
     "calc.py": "def add(a, b):\n    return a - b\n",
@@ -213,7 +213,8 @@ def test_an_agent_hanging_on_a_prompt_is_killed_at_the_branch_timeout_with_its_l
     hang = tmp_path / "bin" / "qwen"
     hang.parent.mkdir()
     hang.write_text(
-        f"#!{sys.executable}\nimport sys, time\nprint('Allow edit to calc.py? [y/N]', flush=True)\ntime.sleep(600)\n"
+        f"#!{sys.executable}\nimport sys, time\nif sys.argv[1:] in (['--version'], ['--help']):\n    sys.exit(1)\n"
+        "print('Allow edit to calc.py? [y/N]', flush=True)\ntime.sleep(600)\n"
     )
     hang.chmod(0o755)
     root = make_repo(tmp_path / "repo", FILES, explore_config=f'\n[tool.explore.agents.qwen]\nbin = "{hang}"\n')
@@ -303,4 +304,80 @@ def test_a_rate_limited_agent_before_mutate_hands_over_at_the_next_iteration(tmp
     )
     assert second["fallbacks"] and "gemini unavailable in the last iteration" in second["fallbacks"][0]
     assert second["candidates"][0]["generator"] == "mutate" and "return a + b" in (root / "calc.py").read_text()
+    assert_no_debris(root)
+
+
+def old_claude(bin_dir: Path, version: str, help_text: str) -> Path:
+    """A `claude` that says its version and help, and would fix calc.py if it were ever run."""
+    bin_dir.mkdir(exist_ok=True)
+    path = bin_dir / "claude"
+    path.write_text(
+        textwrap.dedent(f"""\
+        #!{sys.executable}
+        import pathlib, sys
+        if sys.argv[1:] == ["--version"]:
+            print({version!r} + " (Claude Code)")
+        elif sys.argv[1:] == ["--help"]:
+            print({help_text!r})
+        else:
+            pathlib.Path("ran").write_text(" ".join(sys.argv[1:]))
+        """)
+    )
+    path.chmod(0o755)
+    return path
+
+
+HELP = (
+    "Usage: claude [options]\n  -p, --print  Print\n  --output-format <f>\n  --permission-mode <m>\n  --tools <t...>\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("version", "help_text", "why"),
+    [("2.0.14", HELP, "older than 2.1.197"), ("2.1.200", HELP.replace("--tools", "--allowedTools"), "--tools")],
+)
+def test_a_claude_code_too_old_to_run_safely_stops_before_anything_with_exit_2(
+    tmp_path: Path, version: str, help_text: str, why: str
+) -> None:
+    binary = old_claude(tmp_path / "bin", version, help_text)
+    root = make_repo(
+        tmp_path / "repo", FILES, explore_config=f'\n[tool.explore.agents.claude-code]\nbin = "{binary}"\n'
+    )
+    code, summary, stderr = run_cli(["run", str(root), "--agent", "claude-code", "--parallel", "2", "--json"])
+    assert code == 2 and summary is not None and summary["status"] == "error", stderr
+    error = summary["error"]
+    assert "--agent claude-code" in error and version in error and "2.1.197 or newer" in error and why in error
+    assert not (root / "ran").exists() and not list((tmp_path / "repo").rglob("ran"))
+    assert not (root / ".explore" / "runs").exists() or not any((root / ".explore" / "runs").iterdir())
+
+
+def test_flags_a_release_does_not_know_are_left_out_with_their_values() -> None:
+    from explore.generators.agents.versions import Capabilities, fit
+
+    support = ADAPTERS["claude-code"].support
+    flags = ADAPTERS["claude-code"].argv(AgentSettings(), "coder", Path("p.md"), 0.5)
+    old = fit(flags, Capabilities("2.1.197", HELP + "  --verbose\n  --no-session-persistence\n"), support)
+    assert "--permission-prompts" not in old and "none" not in old and "--max-budget-usd" not in old
+    assert old[old.index("--tools") + 1] == "Read,Edit,Write,Glob,Grep" and "--no-session-persistence" in old
+    assert fit(flags, Capabilities(None, ""), support) == flags  # an unreadable help: every flag kept
+
+
+def test_every_candidate_crashing_alike_stops_the_run_at_once(tmp_path: Path) -> None:
+    """Two candidates, one message: exit 3 after the first iteration, not max iterations spent;
+    an agent refusing its own command line is exit 2."""
+    config = "\n[tool.explore.agents.broken]\ncmd = \"echo 'settings file missing: ~/.agentrc' >&2; exit 4\"\n"
+    root = make_repo(tmp_path / "repo", FILES, explore_config=config)
+    code, summary, stderr = run_cli(
+        ["run", str(root), "--agent", "broken", "--parallel", "2", "--max-iterations", "3", "--json"]
+    )
+    assert summary is not None and code == 3 and summary["status"] == "escalated", stderr
+    assert len(summary["iterations"]) <= 1 and "settings file missing" in summary["escalation"]["reason"]
+    config = (
+        '\n[tool.explore.agents.old]\ncmd = "echo \\"error: unknown option \'--permission-prompts\'\\" >&2; exit 1"\n'
+    )
+    root = make_repo(tmp_path / "repo2", FILES, explore_config=config)
+    code, summary, stderr = run_cli(
+        ["run", str(root), "--agent", "old", "--parallel", "1", "--max-iterations", "3", "--json"]
+    )
+    assert summary is not None and code == 2 and "unknown option '--permission-prompts'" in summary["error"], stderr
     assert_no_debris(root)

@@ -15,7 +15,7 @@ from typing import Any
 import psutil
 import pytest
 
-from agent_clis import real_cli
+from agent_clis import OLDER, real_cli
 from conftest import assert_no_debris, git, make_repo, run_cli
 from explore.generators.agents.scripted import USAGE, ScriptedResponses, apply_patch, message
 from explore.generators.anthropic.scripted import Failure, ScriptedAPI, Step, serve
@@ -59,7 +59,16 @@ def private_tmp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
 @pytest.fixture
 def claude(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[ScriptedAPI, str]]:
     """The scripted model served on loopback, the real `claude`, and a HOME of the test's own."""
-    binary = str(real_cli("claude"))
+    yield from served(str(real_cli("claude")), tmp_path, monkeypatch)
+
+
+@pytest.fixture
+def old_claude(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[ScriptedAPI, str]]:
+    """As `claude`, with an older release people still have (agent_clis.OLDER: no --permission-prompts)."""
+    yield from served(str(real_cli("claude", OLDER["claude"])), tmp_path, monkeypatch)
+
+
+def served(binary: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[ScriptedAPI, str]]:
     api = ScriptedAPI()
     with serve(api) as url:
         monkeypatch.setenv("ANTHROPIC_BASE_URL", url)
@@ -316,4 +325,37 @@ def test_qwen_code_refused_key_escalates(tmp_path: Path, monkeypatch: pytest.Mon
         api.requests[0]["body"]
     )  # the task arrived on stdin
     assert not ours(qwen, tmp_path / "home")
+    assert_no_debris(root)
+
+
+def test_an_older_claude_code_gets_only_the_flags_it_knows_and_repairs(
+    tmp_path: Path, old_claude: tuple[ScriptedAPI, str]
+) -> None:
+    """Claude Code 2.1.197 knows no --permission-prompts (every candidate crashed on it before):
+    explore reads its --help, leaves the flag out, and the run merges the fix."""
+    api, binary = old_claude
+    script(api, {"a": edit("a + b"), "*": edit(WRONG)})
+    root = repo(tmp_path, binary)
+    code, summary, stderr = run_cli(["run", str(root), "--agent", "claude-code", "--parallel", "2", "--json"])
+    assert summary is not None and code == 0 and summary["status"] == "succeeded", stderr
+    [iteration] = summary["iterations"]
+    assert iteration["winner"] == "a" and "return a + b" in (root / "calc.py").read_text()
+    assert all(c["generator"] == "claude-code" and c["usage"]["cost_usd"] > 0 for c in iteration["candidates"])
+    assert_no_debris(root)
+
+
+def test_an_option_the_older_claude_code_refuses_stops_the_run_at_once_with_its_message(
+    tmp_path: Path, old_claude: tuple[ScriptedAPI, str]
+) -> None:
+    """The flag forced through `args`: every candidate crashes on `unknown option` before any model
+    request, and the run stops there (exit 2, the CLI's message) instead of spending its iterations."""
+    api, binary = old_claude
+    script(api, {"*": edit("a + b")})
+    root = repo(tmp_path, binary, 'args = ["--permission-prompts", "none"]\n')
+    code, summary, stderr = run_cli(
+        ["run", str(root), "--agent", "claude-code", "--parallel", "2", "--max-iterations", "3", "--json"]
+    )
+    assert summary is not None and code == 2 and summary["status"] == "error", stderr
+    assert "claude-code" in summary["error"] and "unknown option '--permission-prompts'" in summary["error"]
+    assert not api.requests
     assert_no_debris(root)

@@ -15,7 +15,7 @@ from pathlib import Path
 import anyio
 
 from .. import generators
-from ..decide import escalation, history, redaction, shard_plan
+from ..decide import crashes, escalation, history, redaction, shard_plan
 from ..decide import stop as giving_up
 from ..edges import gitrepo, guard, history_io, homes, sandbox
 from ..fanout.scheduler import FanOutResult, fan_out
@@ -264,7 +264,7 @@ class Runner:
             timing.fanout = round(time.monotonic() - started - outcome.validation_s, 3)
             iteration.tally(record, outcome, self.emit)
             self.run = transitions.spent(self.run, *(c.usage for c in record.candidates))
-            stop = outcome.findings.escalation(len(plans))
+            stop = outcome.findings.escalation(len(plans)) or crashes.same_crash(record.candidates)
             if stop is not None:
                 raise stop
             self.run = transitions.recorded(self.run, record)  # before the merge's checkpoint, so a kill keeps it
