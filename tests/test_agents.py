@@ -381,3 +381,71 @@ def test_every_candidate_crashing_alike_stops_the_run_at_once(tmp_path: Path) ->
     )
     assert summary is not None and code == 2 and "unknown option '--permission-prompts'" in summary["error"], stderr
     assert_no_debris(root)
+
+
+def test_a_fleet_deals_candidates_to_its_slots_in_turn_and_tallies_each_agent(tmp_path: Path) -> None:
+    """`--agent idle --agent fixer --parallel 3`: a and c from idle, b from fixer, whose fix is merged;
+    the JSON names each candidate's agent and `agents` tallies them. A slot whose agent is rate-limited
+    hands its candidates to another slot's agent, and `fallbacks` says so."""
+    busy = stand_in(
+        tmp_path / "bin", "gemini", [], json.dumps({"error": {"message": "429 Too Many Requests"}}), False, 1
+    )
+    config = (
+        '\n[tool.explore.agents.idle]\ncmd = "true"\n'
+        "[tool.explore.agents.fixer]\ncmd = \"sed -i 's/a - b/a + b/' calc.py\"\n"
+        f'[tool.explore.agents.gemini]\nbin = "{busy}"\n'
+    )
+    root = make_repo(tmp_path / "repo", FILES, explore_config=config)
+    code, summary, stderr = run_cli(
+        ["run", str(root), "--agent", "idle", "--agent", "fixer", "--parallel", "3", "--json"]
+    )
+    assert summary is not None and code == 0 and summary["status"] == "succeeded", stderr
+    [iteration] = summary["iterations"]
+    assert [(c["id"], c["generator"]) for c in iteration["candidates"]] == [
+        ("a", "idle"),
+        ("b", "fixer"),
+        ("c", "idle"),
+    ]
+    assert iteration["winner"] == "b" and "return a + b" in (root / "calc.py").read_text()
+    assert summary["agents"]["idle"]["candidates"] == 2 and summary["agents"]["idle"]["wins"] == 0
+    assert {k: summary["agents"]["fixer"][k] for k in ("candidates", "ok", "wins")} == {
+        "candidates": 1,
+        "ok": 1,
+        "wins": 1,
+    }
+    assert "a fleet of 2 slots" in stderr
+    assert_no_debris(root)
+
+    (root / "calc.py").write_text(FILES["calc.py"])
+    subprocess_git(root)
+    code, summary, stderr = run_cli(
+        ["run", str(root), "--agent", "gemini", "--agent", "fixer", "--parallel", "2", "--json"]
+    )
+    assert summary is not None and code == 0, stderr
+    [iteration] = summary["iterations"]
+    assert {c["generator"] for c in iteration["candidates"]} == {"fixer"}
+    assert any(
+        "gemini" in why and "429" in why and "fixer took it over" in why
+        for why in iteration["candidates"][0]["fallbacks"]
+    )
+    assert_no_debris(root)
+
+
+def subprocess_git(root: Path) -> None:
+    import subprocess
+
+    subprocess.run(["git", "commit", "-qam", "break add again"], cwd=root, check=True, capture_output=True)
+
+
+def test_agent_slots_in_the_options_and_the_resolved_fleet() -> None:
+    from explore.generators import create, resolve_agent
+    from explore.generators.fleet import FleetGenerator
+    from explore.model.config import Options
+
+    assert Options.model_validate({"agent": ["mutate,command", "mutate"]}).agent == ["mutate,command", "mutate"]
+    assert Options.model_validate({"agent": ["mutate"]}).agent == "mutate"
+    resolved = resolve_agent(["mutate,command", "command"], "true")
+    assert resolved == "mutate,command + command"
+    fleet = create(resolved, {"agent_cmd": "true"})
+    assert isinstance(fleet, FleetGenerator) and [s.name for s in fleet.slots] == ["mutate,command", "command"]
+    assert fleet.dealt(3) == [0, 1, 0]

@@ -359,3 +359,44 @@ def test_an_option_the_older_claude_code_refuses_stops_the_run_at_once_with_its_
     assert "claude-code" in summary["error"] and "unknown option '--permission-prompts'" in summary["error"]
     assert not api.requests
     assert_no_debris(root)
+
+
+def test_a_fleet_of_claude_code_codex_and_mutate_merges_the_best_candidate(
+    tmp_path: Path, claude: tuple[ScriptedAPI, str]
+) -> None:
+    """Three slots, one candidate each (a: Claude Code, b: Codex, c: mutate): Claude Code's edit is
+    wrong, Codex's right; the tests choose, the fix is merged, and `agents` tallies each."""
+    api, binary = claude
+    script(api, {"*": edit(WRONG)})
+    patch = "*** Begin Patch\n*** Update File: calc.py\n@@\n def add(a, b):\n-    return a - b\n+    return a + b\n*** End Patch\n"
+    model = ScriptedResponses(lambda body, turn: apply_patch(patch) if turn == 0 else message("add adds now"))
+    with serve(model) as url:  # type: ignore[arg-type]
+        root = repo(tmp_path, binary, codex_config(tmp_path, url))
+        code, summary, stderr = run_cli(
+            [
+                "run",
+                str(root),
+                "--agent",
+                "claude-code",
+                "--agent",
+                "codex",
+                "--agent",
+                "mutate",
+                "--parallel",
+                "3",
+                "--json",
+            ]
+        )
+    assert summary is not None and code == 0 and summary["status"] == "succeeded", stderr
+    [iteration] = summary["iterations"]
+    by_id = {c["id"]: c for c in iteration["candidates"]}
+    assert [by_id[i]["generator"] for i in "abc"] == ["claude-code", "codex", "mutate"]
+    assert by_id["a"]["pass_rate"] < 100 and by_id["b"]["status"] == "ok"
+    assert (
+        by_id[iteration["winner"]]["generator"] in ("codex", "mutate")
+        and "return a + b" in (root / "calc.py").read_text()
+    )
+    assert set(summary["agents"]) == {"claude-code", "codex", "mutate"}
+    assert sum(a["wins"] for a in summary["agents"].values()) == 1 and summary["agents"]["claude-code"]["cost_usd"] > 0
+    assert model.requests and api.requests  # both real CLIs asked their model
+    assert_no_debris(root)

@@ -19,6 +19,9 @@ from ..model.candidates import CandidatePlan, IterationRecord, Proposal, Realise
 from ..model.testresults import TestOutcome
 from ..model.usage import Usage
 
+SEPARATOR = " + "
+"""Between the slots in a fleet's resolved name (`claude-code,mutate + codex`): generators/fleet.py."""
+
 
 @dataclass
 class ProposalRequest:
