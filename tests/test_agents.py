@@ -449,3 +449,32 @@ def test_agent_slots_in_the_options_and_the_resolved_fleet() -> None:
     fleet = create(resolved, {"agent_cmd": "true"})
     assert isinstance(fleet, FleetGenerator) and [s.name for s in fleet.slots] == ["mutate,command", "command"]
     assert fleet.dealt(3) == [0, 1, 0]
+
+
+def test_the_history_keeps_each_agents_tally_and_the_next_fleet_deals_by_it(tmp_path: Path) -> None:
+    """Run 1 (no history): in turn; each iteration's record in history.jsonl keeps its per-agent
+    tally; run 2 deals by what won (Thompson sampling, said in the header); --deal even rotates."""
+    config = (
+        '\n[tool.explore.agents.idle]\ncmd = "true"\n'
+        "[tool.explore.agents.fixer]\ncmd = \"sed -i 's/a - b/a + b/' calc.py\"\n"
+    )
+    root = make_repo(tmp_path / "repo", FILES, explore_config=config)
+    fleet = ["run", str(root), "--agent", "idle", "--agent", "fixer", "--parallel", "3", "--json"]
+    code, summary, stderr = run_cli(fleet)
+    assert summary is not None and code == 0, stderr
+    assert "deal: 3 candidates per iteration to 2 slots, in turn (no candidate of these agents" in stderr
+    records = [json.loads(line) for line in (root / ".explore" / "history.jsonl").read_text().splitlines()]
+    [agents] = [r["agents"] for r in records if r["n"] == 1]
+    assert (agents["idle"]["candidates"], agents["fixer"]["wins"]) == (2, 1)
+    (root / "calc.py").write_text(FILES["calc.py"])
+    subprocess_git(root)
+    code, summary, stderr = run_cli(fleet)
+    assert summary is not None and code == 0, stderr
+    assert "by what wins here (Thompson sampling" in stderr and "idle" in stderr and "(0/2 won)" in stderr
+    assert "fixer" in stderr and "(1/1 won)" in stderr
+    (root / "calc.py").write_text(FILES["calc.py"])
+    subprocess_git(root)
+    code, summary, stderr = run_cli([*fleet, "--deal", "even"])
+    assert summary is not None and code == 0 and "in turn (--deal even)" in stderr, stderr
+    assert [c["generator"] for c in summary["iterations"][0]["candidates"]] == ["idle", "fixer", "idle"]
+    assert_no_debris(root)

@@ -30,6 +30,11 @@ def run_options(func: Any) -> Any:
             multiple=True,
             help="auto | mutate | anthropic | command | claude-code | codex | gemini | qwen | aider | a [tool.explore.agents.NAME], or a fallback chain A,B,C (default auto: anthropic with ANTHROPIC_API_KEY, else mutate). Given several times: the fleet, one slot each, candidates dealt to the slots.",
         ),
+        click.option(
+            "--deal",
+            type=click.Choice(["auto", "even"]),
+            help="A fleet's candidates: dealt by what wins in this repository (auto, the default) or in turn (even).",
+        ),
         click.option("--agent-cmd", help="For --agent command: a shell command run in each candidate's worktree."),
         click.option(
             "--test-cmd", help="Shell command running the tests (default: pytest, auto-detected). May hold {junit}."

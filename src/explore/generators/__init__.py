@@ -17,6 +17,7 @@ command agents of `[tool.explore.agents.NAME]`."""
 
 __all__ = [
     "NAMES",
+    "SEPARATOR",
     "TEST_WRITERS",
     "CandidateContext",
     "FixGenerator",
@@ -97,7 +98,12 @@ def create(name: str, options: dict[str, Any]) -> FixGenerator:
     if SEPARATOR in name:
         from .fleet import FleetGenerator
 
-        return FleetGenerator([create(slot, options) for slot in name.split(SEPARATOR)])
+        return FleetGenerator(
+            [create(slot, options) for slot in name.split(SEPARATOR)],
+            mode=options.get("deal") or "auto",
+            history=options.get("history") or [],
+            parallel=int(options.get("parallel") or 3),
+        )
     if "," in name:
         from .chain import ChainGenerator
 

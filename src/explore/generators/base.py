@@ -165,6 +165,10 @@ class FixGenerator(ABC):
         one. Never raises. None by default."""
         return None
 
+    def header(self) -> str | None:
+        """A line for the run's header (a fleet: how its candidates are dealt, and why): none by default."""
+        return None
+
     def test_writer(self) -> TestWriter | None:
         """What writes the tests of `--issue`: the generator itself when it is a `TestWriter`
         (a chain: its first member that is), else None."""

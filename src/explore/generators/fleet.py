@@ -16,8 +16,11 @@ from pathlib import Path
 
 import anyio
 
+from ..decide import dealing
+from ..decide.dealing import DealMode
 from ..model.candidates import CandidatePlan, Proposal, Realised
 from ..model.errors import BudgetExhausted, Escalation, Unavailable
+from ..model.tally import AgentTally
 from ..model.usage import Usage
 from .base import SEPARATOR, CandidateContext, FixGenerator, ProposalRequest, RerunRequest, TestWriter, WarmUpRequest
 from .chain import ChainGenerator, Resting, _reset
@@ -26,30 +29,37 @@ SLOT = "fleet_slot"
 """The plan's `data` key naming the slot that proposed it."""
 
 
-def rotation(n: int, slots: int) -> list[int]:
-    """The plain deal: candidate i to slot i mod k."""
-    return [i % slots for i in range(n)]
-
-
 class FleetGenerator(FixGenerator):
-    def __init__(self, slots: list[FixGenerator]) -> None:
+    def __init__(
+        self,
+        slots: list[FixGenerator],
+        mode: DealMode = "even",
+        history: list[dict[str, AgentTally]] | None = None,
+        parallel: int = 3,
+    ) -> None:
         self.slots = slots
         self.name = SEPARATOR.join(slot.name for slot in slots)
-        self.deal: list[int] | None = None
-        """Which slot each candidate of the next iteration goes to (None: the rotation)."""
+        self.mode: DealMode = mode
+        self.tallies = dealing.history_tallies(history or [])
+        """Per agent, what this repository's history says it made and won (`--deal auto`)."""
+        self.parallel = parallel
         self._resting: dict[int, str] = {}
 
     @property
     def usage(self) -> Usage:
         return sum((slot.usage for slot in self.slots), Usage())
 
-    def dealt(self, n: int) -> list[int]:
-        deal = self.deal if self.deal is not None and len(self.deal) >= n else rotation(n, len(self.slots))
-        return deal[:n]
+    def dealt(self, n: int, seed: str = "") -> list[int]:
+        """Which slot each of n candidates goes to (decide/dealing.py)."""
+        return dealing.deal(n, [s.name for s in self.slots], self.tallies, self.mode, seed).slots
+
+    def header(self) -> str:
+        found = dealing.deal(self.parallel, [s.name for s in self.slots], self.tallies, self.mode, "header")
+        return f"deal: {self.parallel} candidates per iteration to {len(self.slots)} slots, {found.how}"
 
     async def propose(self, request: ProposalRequest) -> Proposal:
         """Each slot proposes its share; a slot that fails leaves its share to the others."""
-        deal = self.dealt(request.n)
+        deal = self.dealt(request.n, f"{request.run_dir.parent.name}/{request.iteration}")
         share = {i: deal.count(i) for i in range(len(self.slots))}
         got: dict[int, list[CandidatePlan]] = {}
         fallbacks: list[str] = []

@@ -32,6 +32,8 @@ class Options(BaseModel):
     strategy: str = "auto"
     agent: str | list[str] = "auto"
     """One generator or chain (`A,B`), or the fleet: one slot per `--agent` (generators/fleet.py)."""
+    deal: Literal["auto", "even"] = "auto"
+    """How a fleet's candidates are dealt to its slots: by what wins here (auto), or in turn (even)."""
     agent_cmd: str | None = None
     test_cmd: str | None = None
     junit_xml: str | None = None

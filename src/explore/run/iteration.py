@@ -21,6 +21,7 @@ from ..edges import gitrepo, guard, history_io
 from ..fanout.config import FanOutConfig
 from ..fanout.scheduler import FanOutResult
 from ..generators.base import FixGenerator
+from ..model import tally as agent_tally
 from ..model import usage
 from ..model.candidates import CandidatePlan, CandidateResult, CandidateStatus, IterationRecord, PhaseTiming, Proposal
 from ..model.config import parse_size
@@ -314,4 +315,5 @@ def history_record(run: RunState, n: int, record: IterationRecord, strategy_name
         commit=run.current_commit,
         green=not record.failed_tests,
         set_aside=list(run.set_aside),
+        agents=agent_tally.tally([record]),
     )

@@ -107,6 +107,8 @@ class Runner:
 
     async def _main(self) -> None:
         self.emit(Note(generators.why_agent(self.options.agent, self.options.agent_cmd, self.kit.agent)))
+        if header := self.kit.generator.header():
+            self.emit(Note(header))
         try:
             if not self.run.baseline_ids and self.run.phase.before_baseline:
                 await self.start()
