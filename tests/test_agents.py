@@ -413,7 +413,15 @@ def test_a_fleet_deals_candidates_to_its_slots_in_turn_and_tallies_each_agent(tm
         "ok": 1,
         "wins": 1,
     }
-    assert "a fleet of 2 slots" in stderr
+    assert "a fleet of 2 slots" in stderr and "candidates: a idle, b fixer, c idle" in stderr  # the live view
+    report = Path(summary["report"]).read_text()
+    rows = {
+        line.split(" | ")[0]: line
+        for line in report.splitlines()
+        if line.startswith("| a |") or line.startswith("| b |")
+    }
+    assert rows["| a"].endswith("| idle |") and rows["| b"].endswith("| fixer |")
+    assert "## Agents" in report and "| fixer | 1 | 1 | 1 |" in report and "| idle | 2 | 0 | 0 |" in report
     assert_no_debris(root)
 
     (root / "calc.py").write_text(FILES["calc.py"])

@@ -162,7 +162,9 @@ def note_chain(emit: Subscriber, proposal: Proposal, plans: list[CandidatePlan],
     """An `--agent A,B,C` chain: why it moved on, and which generator proposed."""
     for why in proposal.fallbacks:
         emit(Note(f"fallback: {why}"))
-    if plans and "," in generator:
+    if plans and generators.SEPARATOR in generator:  # a fleet: each candidate's agent
+        emit(Note("candidates: " + ", ".join(f"{p.id} {p.generator}" for p in plans)))
+    elif plans and "," in generator:
         emit(Note(f"candidates by {plans[0].generator}"))
 
 
