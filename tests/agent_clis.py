@@ -23,16 +23,19 @@ PINNED = {
 }
 """The CLI versions tested for real (README: Named agents)."""
 
+OLDER = {"claude": "@anthropic-ai/claude-code@2.1.197"}
+"""An older release people still have installed (issue 41: one that knows no `--permission-prompts`)."""
+
 
 def cache_dir() -> Path:
     return Path(os.environ.get("EXPLORE_AGENT_CLIS") or Path.home() / ".cache" / "explore" / "agent-clis")
 
 
-def real_cli(name: str) -> Path:
-    """The path of the real `name` executable, installed on first use."""
+def real_cli(name: str, package: str | None = None) -> Path:
+    """The path of the real `name` executable (of `package`, default the pinned release), installed on first use."""
     if os.environ.get("EXPLORE_SKIP_REAL_CLIS"):
         pytest.skip("EXPLORE_SKIP_REAL_CLIS is set: the tests against the real agent CLIs are skipped")
-    package = PINNED[name]
+    package = package or PINNED[name]
     prefix = cache_dir() / package.replace("/", "+")
     binary = prefix / "node_modules" / ".bin" / name
     if binary.exists():

@@ -15,7 +15,7 @@ import pytest
 
 from conftest import assert_no_debris, make_repo, run_cli
 from explore.generators.agents import ADAPTERS
-from explore.generators.agents.base import Outcome, classify
+from explore.generators.agents.base import AgentSettings, Outcome, classify
 
 FILES = {
     "calc.py": "def add(a, b):\n    return a - b\n",
@@ -213,7 +213,8 @@ def test_an_agent_hanging_on_a_prompt_is_killed_at_the_branch_timeout_with_its_l
     hang = tmp_path / "bin" / "qwen"
     hang.parent.mkdir()
     hang.write_text(
-        f"#!{sys.executable}\nimport sys, time\nprint('Allow edit to calc.py? [y/N]', flush=True)\ntime.sleep(600)\n"
+        f"#!{sys.executable}\nimport sys, time\nif sys.argv[1:] in (['--version'], ['--help']):\n    sys.exit(1)\n"
+        "print('Allow edit to calc.py? [y/N]', flush=True)\ntime.sleep(600)\n"
     )
     hang.chmod(0o755)
     root = make_repo(tmp_path / "repo", FILES, explore_config=f'\n[tool.explore.agents.qwen]\nbin = "{hang}"\n')
@@ -303,4 +304,185 @@ def test_a_rate_limited_agent_before_mutate_hands_over_at_the_next_iteration(tmp
     )
     assert second["fallbacks"] and "gemini unavailable in the last iteration" in second["fallbacks"][0]
     assert second["candidates"][0]["generator"] == "mutate" and "return a + b" in (root / "calc.py").read_text()
+    assert_no_debris(root)
+
+
+def old_claude(bin_dir: Path, version: str, help_text: str) -> Path:
+    """A `claude` that says its version and help, and would fix calc.py if it were ever run."""
+    bin_dir.mkdir(exist_ok=True)
+    path = bin_dir / "claude"
+    path.write_text(
+        textwrap.dedent(f"""\
+        #!{sys.executable}
+        import pathlib, sys
+        if sys.argv[1:] == ["--version"]:
+            print({version!r} + " (Claude Code)")
+        elif sys.argv[1:] == ["--help"]:
+            print({help_text!r})
+        else:
+            pathlib.Path("ran").write_text(" ".join(sys.argv[1:]))
+        """)
+    )
+    path.chmod(0o755)
+    return path
+
+
+HELP = (
+    "Usage: claude [options]\n  -p, --print  Print\n  --output-format <f>\n  --permission-mode <m>\n  --tools <t...>\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("version", "help_text", "why"),
+    [("2.0.14", HELP, "older than 2.1.197"), ("2.1.200", HELP.replace("--tools", "--allowedTools"), "--tools")],
+)
+def test_a_claude_code_too_old_to_run_safely_stops_before_anything_with_exit_2(
+    tmp_path: Path, version: str, help_text: str, why: str
+) -> None:
+    binary = old_claude(tmp_path / "bin", version, help_text)
+    root = make_repo(
+        tmp_path / "repo", FILES, explore_config=f'\n[tool.explore.agents.claude-code]\nbin = "{binary}"\n'
+    )
+    code, summary, stderr = run_cli(["run", str(root), "--agent", "claude-code", "--parallel", "2", "--json"])
+    assert code == 2 and summary is not None and summary["status"] == "error", stderr
+    error = summary["error"]
+    assert "--agent claude-code" in error and version in error and "2.1.197 or newer" in error and why in error
+    assert not (root / "ran").exists() and not list((tmp_path / "repo").rglob("ran"))
+    assert not (root / ".explore" / "runs").exists() or not any((root / ".explore" / "runs").iterdir())
+
+
+def test_flags_a_release_does_not_know_are_left_out_with_their_values() -> None:
+    from explore.generators.agents.versions import Capabilities, fit
+
+    support = ADAPTERS["claude-code"].support
+    flags = ADAPTERS["claude-code"].argv(AgentSettings(), "coder", Path("p.md"), 0.5)
+    old = fit(flags, Capabilities("2.1.197", HELP + "  --verbose\n  --no-session-persistence\n"), support)
+    assert "--permission-prompts" not in old and "none" not in old and "--max-budget-usd" not in old
+    assert old[old.index("--tools") + 1] == "Read,Edit,Write,Glob,Grep" and "--no-session-persistence" in old
+    assert fit(flags, Capabilities(None, ""), support) == flags  # an unreadable help: every flag kept
+
+
+def test_every_candidate_crashing_alike_stops_the_run_at_once(tmp_path: Path) -> None:
+    """Two candidates, one message: exit 3 after the first iteration, not max iterations spent;
+    an agent refusing its own command line is exit 2."""
+    config = "\n[tool.explore.agents.broken]\ncmd = \"echo 'settings file missing: ~/.agentrc' >&2; exit 4\"\n"
+    root = make_repo(tmp_path / "repo", FILES, explore_config=config)
+    code, summary, stderr = run_cli(
+        ["run", str(root), "--agent", "broken", "--parallel", "2", "--max-iterations", "3", "--json"]
+    )
+    assert summary is not None and code == 3 and summary["status"] == "escalated", stderr
+    assert len(summary["iterations"]) <= 1 and "settings file missing" in summary["escalation"]["reason"]
+    config = (
+        '\n[tool.explore.agents.old]\ncmd = "echo \\"error: unknown option \'--permission-prompts\'\\" >&2; exit 1"\n'
+    )
+    root = make_repo(tmp_path / "repo2", FILES, explore_config=config)
+    code, summary, stderr = run_cli(
+        ["run", str(root), "--agent", "old", "--parallel", "1", "--max-iterations", "3", "--json"]
+    )
+    assert summary is not None and code == 2 and "unknown option '--permission-prompts'" in summary["error"], stderr
+    assert_no_debris(root)
+
+
+def test_a_fleet_deals_candidates_to_its_slots_in_turn_and_tallies_each_agent(tmp_path: Path) -> None:
+    """`--agent idle --agent fixer --parallel 3`: a and c from idle, b from fixer, whose fix is merged;
+    the JSON names each candidate's agent and `agents` tallies them. A slot whose agent is rate-limited
+    hands its candidates to another slot's agent, and `fallbacks` says so."""
+    busy = stand_in(
+        tmp_path / "bin", "gemini", [], json.dumps({"error": {"message": "429 Too Many Requests"}}), False, 1
+    )
+    config = (
+        '\n[tool.explore.agents.idle]\ncmd = "true"\n'
+        "[tool.explore.agents.fixer]\ncmd = \"sed -i 's/a - b/a + b/' calc.py\"\n"
+        f'[tool.explore.agents.gemini]\nbin = "{busy}"\n'
+    )
+    root = make_repo(tmp_path / "repo", FILES, explore_config=config)
+    code, summary, stderr = run_cli(
+        ["run", str(root), "--agent", "idle", "--agent", "fixer", "--parallel", "3", "--json"]
+    )
+    assert summary is not None and code == 0 and summary["status"] == "succeeded", stderr
+    [iteration] = summary["iterations"]
+    assert [(c["id"], c["generator"]) for c in iteration["candidates"]] == [
+        ("a", "idle"),
+        ("b", "fixer"),
+        ("c", "idle"),
+    ]
+    assert iteration["winner"] == "b" and "return a + b" in (root / "calc.py").read_text()
+    assert summary["agents"]["idle"]["candidates"] == 2 and summary["agents"]["idle"]["wins"] == 0
+    assert {k: summary["agents"]["fixer"][k] for k in ("candidates", "ok", "wins")} == {
+        "candidates": 1,
+        "ok": 1,
+        "wins": 1,
+    }
+    assert "a fleet of 2 slots" in stderr and "candidates: a idle, b fixer, c idle" in stderr  # the live view
+    report = Path(summary["report"]).read_text()
+    rows = {
+        line.split(" | ")[0]: line
+        for line in report.splitlines()
+        if line.startswith("| a |") or line.startswith("| b |")
+    }
+    assert rows["| a"].endswith("| idle |") and rows["| b"].endswith("| fixer |")
+    assert "## Agents" in report and "| fixer | 1 | 1 | 1 |" in report and "| idle | 2 | 0 | 0 |" in report
+    assert_no_debris(root)
+
+    (root / "calc.py").write_text(FILES["calc.py"])
+    subprocess_git(root)
+    code, summary, stderr = run_cli(
+        ["run", str(root), "--agent", "gemini", "--agent", "fixer", "--parallel", "2", "--json"]
+    )
+    assert summary is not None and code == 0, stderr
+    [iteration] = summary["iterations"]
+    assert {c["generator"] for c in iteration["candidates"]} == {"fixer"}
+    assert any(
+        "gemini" in why and "429" in why and "fixer took it over" in why
+        for why in iteration["candidates"][0]["fallbacks"]
+    )
+    assert_no_debris(root)
+
+
+def subprocess_git(root: Path) -> None:
+    import subprocess
+
+    subprocess.run(["git", "commit", "-qam", "break add again"], cwd=root, check=True, capture_output=True)
+
+
+def test_agent_slots_in_the_options_and_the_resolved_fleet() -> None:
+    from explore.generators import create, resolve_agent
+    from explore.generators.fleet import FleetGenerator
+    from explore.model.config import Options
+
+    assert Options.model_validate({"agent": ["mutate,command", "mutate"]}).agent == ["mutate,command", "mutate"]
+    assert Options.model_validate({"agent": ["mutate"]}).agent == "mutate"
+    resolved = resolve_agent(["mutate,command", "command"], "true")
+    assert resolved == "mutate,command + command"
+    fleet = create(resolved, {"agent_cmd": "true"})
+    assert isinstance(fleet, FleetGenerator) and [s.name for s in fleet.slots] == ["mutate,command", "command"]
+    assert fleet.dealt(3) == [0, 1, 0]
+
+
+def test_the_history_keeps_each_agents_tally_and_the_next_fleet_deals_by_it(tmp_path: Path) -> None:
+    """Run 1 (no history): in turn; each iteration's record in history.jsonl keeps its per-agent
+    tally; run 2 deals by what won (Thompson sampling, said in the header); --deal even rotates."""
+    config = (
+        '\n[tool.explore.agents.idle]\ncmd = "true"\n'
+        "[tool.explore.agents.fixer]\ncmd = \"sed -i 's/a - b/a + b/' calc.py\"\n"
+    )
+    root = make_repo(tmp_path / "repo", FILES, explore_config=config)
+    fleet = ["run", str(root), "--agent", "idle", "--agent", "fixer", "--parallel", "3", "--json"]
+    code, summary, stderr = run_cli(fleet)
+    assert summary is not None and code == 0, stderr
+    assert "deal: 3 candidates per iteration to 2 slots, in turn (no candidate of these agents" in stderr
+    records = [json.loads(line) for line in (root / ".explore" / "history.jsonl").read_text().splitlines()]
+    [agents] = [r["agents"] for r in records if r["n"] == 1]
+    assert (agents["idle"]["candidates"], agents["fixer"]["wins"]) == (2, 1)
+    (root / "calc.py").write_text(FILES["calc.py"])
+    subprocess_git(root)
+    code, summary, stderr = run_cli(fleet)
+    assert summary is not None and code == 0, stderr
+    assert "by what wins here (Thompson sampling" in stderr and "idle" in stderr and "(0/2 won)" in stderr
+    assert "fixer" in stderr and "(1/1 won)" in stderr
+    (root / "calc.py").write_text(FILES["calc.py"])
+    subprocess_git(root)
+    code, summary, stderr = run_cli([*fleet, "--deal", "even"])
+    assert summary is not None and code == 0 and "in turn (--deal even)" in stderr, stderr
+    assert [c["generator"] for c in summary["iterations"][0]["candidates"]] == ["idle", "fixer", "idle"]
     assert_no_debris(root)

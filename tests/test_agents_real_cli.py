@@ -15,7 +15,7 @@ from typing import Any
 import psutil
 import pytest
 
-from agent_clis import real_cli
+from agent_clis import OLDER, real_cli
 from conftest import assert_no_debris, git, make_repo, run_cli
 from explore.generators.agents.scripted import USAGE, ScriptedResponses, apply_patch, message
 from explore.generators.anthropic.scripted import Failure, ScriptedAPI, Step, serve
@@ -59,7 +59,16 @@ def private_tmp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
 @pytest.fixture
 def claude(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[ScriptedAPI, str]]:
     """The scripted model served on loopback, the real `claude`, and a HOME of the test's own."""
-    binary = str(real_cli("claude"))
+    yield from served(str(real_cli("claude")), tmp_path, monkeypatch)
+
+
+@pytest.fixture
+def old_claude(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[ScriptedAPI, str]]:
+    """As `claude`, with an older release people still have (agent_clis.OLDER: no --permission-prompts)."""
+    yield from served(str(real_cli("claude", OLDER["claude"])), tmp_path, monkeypatch)
+
+
+def served(binary: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[ScriptedAPI, str]]:
     api = ScriptedAPI()
     with serve(api) as url:
         monkeypatch.setenv("ANTHROPIC_BASE_URL", url)
@@ -316,4 +325,78 @@ def test_qwen_code_refused_key_escalates(tmp_path: Path, monkeypatch: pytest.Mon
         api.requests[0]["body"]
     )  # the task arrived on stdin
     assert not ours(qwen, tmp_path / "home")
+    assert_no_debris(root)
+
+
+def test_an_older_claude_code_gets_only_the_flags_it_knows_and_repairs(
+    tmp_path: Path, old_claude: tuple[ScriptedAPI, str]
+) -> None:
+    """Claude Code 2.1.197 knows no --permission-prompts (every candidate crashed on it before):
+    explore reads its --help, leaves the flag out, and the run merges the fix."""
+    api, binary = old_claude
+    script(api, {"a": edit("a + b"), "*": edit(WRONG)})
+    root = repo(tmp_path, binary)
+    code, summary, stderr = run_cli(["run", str(root), "--agent", "claude-code", "--parallel", "2", "--json"])
+    assert summary is not None and code == 0 and summary["status"] == "succeeded", stderr
+    [iteration] = summary["iterations"]
+    assert iteration["winner"] == "a" and "return a + b" in (root / "calc.py").read_text()
+    assert all(c["generator"] == "claude-code" and c["usage"]["cost_usd"] > 0 for c in iteration["candidates"])
+    assert_no_debris(root)
+
+
+def test_an_option_the_older_claude_code_refuses_stops_the_run_at_once_with_its_message(
+    tmp_path: Path, old_claude: tuple[ScriptedAPI, str]
+) -> None:
+    """The flag forced through `args`: every candidate crashes on `unknown option` before any model
+    request, and the run stops there (exit 2, the CLI's message) instead of spending its iterations."""
+    api, binary = old_claude
+    script(api, {"*": edit("a + b")})
+    root = repo(tmp_path, binary, 'args = ["--permission-prompts", "none"]\n')
+    code, summary, stderr = run_cli(
+        ["run", str(root), "--agent", "claude-code", "--parallel", "2", "--max-iterations", "3", "--json"]
+    )
+    assert summary is not None and code == 2 and summary["status"] == "error", stderr
+    assert "claude-code" in summary["error"] and "unknown option '--permission-prompts'" in summary["error"]
+    assert not api.requests
+    assert_no_debris(root)
+
+
+def test_a_fleet_of_claude_code_codex_and_mutate_merges_the_best_candidate(
+    tmp_path: Path, claude: tuple[ScriptedAPI, str]
+) -> None:
+    """Three slots, one candidate each (a: Claude Code, b: Codex, c: mutate): Claude Code's edit is
+    wrong, Codex's right; the tests choose, the fix is merged, and `agents` tallies each."""
+    api, binary = claude
+    script(api, {"*": edit(WRONG)})
+    patch = "*** Begin Patch\n*** Update File: calc.py\n@@\n def add(a, b):\n-    return a - b\n+    return a + b\n*** End Patch\n"
+    model = ScriptedResponses(lambda body, turn: apply_patch(patch) if turn == 0 else message("add adds now"))
+    with serve(model) as url:  # type: ignore[arg-type]
+        root = repo(tmp_path, binary, codex_config(tmp_path, url))
+        code, summary, stderr = run_cli(
+            [
+                "run",
+                str(root),
+                "--agent",
+                "claude-code",
+                "--agent",
+                "codex",
+                "--agent",
+                "mutate",
+                "--parallel",
+                "3",
+                "--json",
+            ]
+        )
+    assert summary is not None and code == 0 and summary["status"] == "succeeded", stderr
+    [iteration] = summary["iterations"]
+    by_id = {c["id"]: c for c in iteration["candidates"]}
+    assert [by_id[i]["generator"] for i in "abc"] == ["claude-code", "codex", "mutate"]
+    assert by_id["a"]["pass_rate"] < 100 and by_id["b"]["status"] == "ok"
+    assert (
+        by_id[iteration["winner"]]["generator"] in ("codex", "mutate")
+        and "return a + b" in (root / "calc.py").read_text()
+    )
+    assert set(summary["agents"]) == {"claude-code", "codex", "mutate"}
+    assert sum(a["wins"] for a in summary["agents"].values()) == 1 and summary["agents"]["claude-code"]["cost_usd"] > 0
+    assert model.requests and api.requests  # both real CLIs asked their model
     assert_no_debris(root)

@@ -373,3 +373,26 @@ def test_two_runs_of_a_case_add_their_usage_and_keep_the_rate_derived() -> None:
     stats = aggregate([result], ["auto"])["auto"]
     assert stats.cost_usd == 0.75 and stats.tokens == 30
     assert json.loads(result.model_dump_json())["usage"]["mutants_per_s"] == 100.0
+
+
+def test_agents_measured_against_each_other(tmp_path: Path) -> None:
+    """`explore bench CASES --agent mutate --agent command`: the agents are the columns (each run with
+    the one strategy), per agent repaired / correct / median time / cost in bench.json and bench.md;
+    --compare keys the cases by agent."""
+    cases = tmp_path / "cases"
+    shutil.copytree(CORPUS / "luhn_checksum", cases / "luhn_checksum")
+    out, scratch = tmp_path / "out", tmp_path / "scratch"
+    scratch.mkdir()
+    args = [str(cases), "--agent", "mutate", "--agent", "command", "--agent-cmd", "true", "--strategy", "conservative"]
+    done = bench_cli([*args, "--json", "--out", str(out)], env={**os.environ, "TMPDIR": str(scratch)})
+    assert done.returncode == 0, done.stderr[-2000:]
+    bench = BenchResult.model_validate_json(done.stdout)
+    assert bench.measures == "agent" and bench.strategies == ["mutate", "command"]
+    assert {(r.agent, r.strategy) for r in bench.results} == {("mutate", "conservative"), ("command", "conservative")}
+    assert bench.summary["mutate"].correct == 1 and bench.summary["command"].repaired == 0
+    assert bench.summary["mutate"].median_s > 0 and bench.summary["command"].cost_usd == 0
+    md = (out / "bench.md").read_text()
+    assert "## Per agent" in md and "| agent |" in md
+    compared = bench_cli(["--compare", str(out / "bench.json"), str(out / "bench.json")])
+    assert compared.returncode == 0 and "mutate" in compared.stdout and "command" in compared.stdout
+    assert not list(scratch.iterdir())

@@ -31,8 +31,8 @@ def _describe(r: CaseResult | None) -> str:
 
 def compare(old: BenchResult, new: BenchResult) -> list[Change]:
     """Cases whose grade (unrepaired < claimed only < plausible < correct) changed, or that came or went."""
-    before = {(r.case, r.strategy): r for r in old.results}
-    after = {(r.case, r.strategy): r for r in new.results}
+    before = {(r.case, r.arm): r for r in old.results}
+    after = {(r.case, r.arm): r for r in new.results}
     changes: list[Change] = []
     for key in sorted(before.keys() | after.keys()):
         o, n = before.get(key), after.get(key)

@@ -38,6 +38,8 @@ class CaseResult(BaseModel):
     case: str
     defect_class: str
     strategy: str
+    agent: str = ""
+    """The agent of the run, when the bench measures agents (`--agent A --agent B`)."""
     family: str = ""
     status: RunStatus | Literal["error"]
     """explore's own status, or `error` when its output could not be read."""
@@ -59,6 +61,11 @@ class CaseResult(BaseModel):
     """Every run of the case together (a history case runs twice)."""
     verdict: Verdict = Field(default_factory=Verdict)
     error: str | None = None
+
+    @property
+    def arm(self) -> str:
+        """What was measured: the agent when agents are compared, else the strategy."""
+        return self.agent or self.strategy
 
     @property
     def agrees(self) -> bool:
@@ -114,7 +121,9 @@ class BenchResult(BaseModel):
     parallel: int
     jobs: int
     strategies: list[str]
+    """What was measured, each a column of the tables: strategies, or agents (`measures`)."""
     started_at: str
+    measures: Literal["strategy", "agent"] = "strategy"
     duration_s: float = 0.0
     results: list[CaseResult] = Field(default_factory=list)
     summary: dict[str, StrategyStats] = Field(default_factory=dict)
@@ -150,7 +159,7 @@ def aggregate(results: list[CaseResult], strategies: list[str]) -> dict[str, Str
     """Per strategy (in the order asked), each with its per-defect-class and per-family breakdown."""
     out: dict[str, StrategyStats] = {}
     for strategy in strategies:
-        mine = [r for r in results if r.strategy == strategy]
+        mine = [r for r in results if r.arm == strategy]
         stats = _stats(mine, StrategyStats())
         assert isinstance(stats, StrategyStats)
         for klass in sorted({r.defect_class for r in mine}):

@@ -29,6 +29,9 @@ BRANCH = "main"
 @dataclass
 class BenchConfig:
     agent: str = "mutate"
+    agents: bool = False
+    """The arms are agents (`--agent A --agent B`), each run with `strategy`; else strategies."""
+    strategy: str = "auto"
     parallel: int = 3
     jobs: int = 1
     case_timeout: float = 1800.0
@@ -56,7 +59,8 @@ def prepare(case: Case, scratch: Path) -> tuple[Path, str]:
     return repo, git(repo, "rev-parse", "HEAD")
 
 
-def explore_command(repo: Path, strategy: str, config: BenchConfig) -> list[str]:
+def explore_command(repo: Path, arm: str, config: BenchConfig) -> list[str]:
+    agent, strategy = (arm, config.strategy) if config.agents else (config.agent, arm)
     return [
         config.python,
         "-m",
@@ -64,7 +68,7 @@ def explore_command(repo: Path, strategy: str, config: BenchConfig) -> list[str]
         "run",
         str(repo),
         "--agent",
-        config.agent,
+        agent,
         "--strategy",
         strategy,
         "--parallel",
@@ -81,7 +85,8 @@ def run_case(case: Case, strategy: str, config: BenchConfig) -> CaseResult:
         case=case.name,
         defect_class=case.defect_class,
         family=case.family,
-        strategy=strategy,
+        strategy=config.strategy if config.agents else strategy,
+        agent=strategy if config.agents else "",
         status="error",
         exit_code=None,
         runs=case.runs,
@@ -182,7 +187,8 @@ def run_all(
                 res = CaseResult(
                     case=key[0],
                     defect_class=case.defect_class,
-                    strategy=key[1],
+                    strategy=config.strategy if config.agents else key[1],
+                    agent=key[1] if config.agents else "",
                     status="error",
                     exit_code=None,
                     verdict=Verdict(),

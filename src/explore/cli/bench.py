@@ -28,7 +28,11 @@ class _BenchCommand(GroupedCommand):
     help="Strategy to measure; repeat for several (default: auto and the four built-ins).",
 )
 @click.option(
-    "--agent", default="mutate", show_default=True, help="Fix generator: mutate | anthropic | command | auto."
+    "--agent",
+    "agents",
+    multiple=True,
+    help="Fix generator: mutate | anthropic | command | auto | a named agent (default mutate). Given several "
+    "times: the agents are measured against each other (each with --strategy, default auto).",
 )
 @click.option("--agent-cmd", default=None, help="For --agent command: the external agent's shell command.")
 @click.option("--parallel", type=int, default=3, show_default=True, help="Candidates per iteration in each run.")
@@ -53,7 +57,7 @@ class _BenchCommand(GroupedCommand):
 def bench(
     cases_dir: Path,
     strategies: tuple[str, ...],
-    agent: str,
+    agents: tuple[str, ...],
     agent_cmd: str | None,
     parallel: int,
     jobs: int | None,
@@ -78,6 +82,14 @@ def bench(
     from .live import make_console
 
     err = make_console(stderr=True)
+    arms = list(dict.fromkeys(agents)) if len(set(agents)) > 1 else []
+    """Several agents: they are what is measured (each with one strategy), not the strategies."""
+    agent = agents[0] if agents else "mutate"
+    if arms and len(set(strategies)) > 1:
+        _usage(
+            "measure several agents with one --strategy (or none: auto), or several strategies with one --agent",
+            as_json,
+        )
     if compare:
         try:
             old, new = (BenchResult.load(p) for p in compare)
@@ -88,11 +100,12 @@ def bench(
     if parallel < 1 or (jobs is not None and jobs < 1):
         _usage("--parallel and --jobs must be at least 1", as_json)
     try:
-        resolve_agent(agent, agent_cmd)  # a missing key or agent command: say so once, not once per case
+        for each in arms or [agent]:  # a missing key or agent command: say so once, not once per case
+            resolve_agent(each, agent_cmd)
         cases = load_corpus(cases_dir, list(only))
     except ExploreError as exc:
         _usage(str(exc), as_json)
-    names = list(dict.fromkeys(strategies)) or list(BUILT_IN)
+    names = arms or list(dict.fromkeys(strategies)) or list(BUILT_IN)
     cores = os.cpu_count() or 1
     fit = default_jobs(parallel, cores)
     if jobs is None:
@@ -101,7 +114,15 @@ def bench(
         err.print(f"--jobs {jobs} × --parallel {parallel} would oversubscribe {cores} cores; using --jobs {fit}")
         jobs = fit
     extra = ["--agent-cmd", agent_cmd] if agent_cmd else []
-    config = BenchConfig(agent=agent, parallel=parallel, jobs=jobs, case_timeout=case_timeout, extra_args=extra)
+    config = BenchConfig(
+        agent=agent,
+        agents=bool(arms),
+        strategy=strategies[0] if strategies else "auto",
+        parallel=parallel,
+        jobs=jobs,
+        case_timeout=case_timeout,
+        extra_args=extra,
+    )
     started, t0 = datetime.now(timezone.utc).isoformat(timespec="seconds"), time.monotonic()
     columns = (
         TextColumn("[bold]bench"),
@@ -114,15 +135,16 @@ def bench(
         task = progress.add_task("", total=len(cases) * len(names))
 
         def done(r: CaseResult) -> None:
-            progress.update(task, advance=1, description=f"{r.case} [{r.strategy}] {r.grade}")
+            progress.update(task, advance=1, description=f"{r.case} [{r.arm}] {r.grade}")
 
         results = run_all(cases, names, config, on_done=done)
     result = BenchResult(
         cases_dir=str(cases_dir),
-        agent=agent,
+        agent=", ".join(arms) if arms else agent,
         parallel=parallel,
         jobs=jobs,
         strategies=names,
+        measures="agent" if arms else "strategy",
         started_at=started,
         duration_s=round(time.monotonic() - t0, 1),
         results=results,

@@ -86,7 +86,7 @@ def table(bench: BenchResult, console: Console) -> None:
     )
     llm = any(s.tokens or s.cost_usd for s in bench.summary.values())
     keep = len(SHORT) if llm else len(SHORT) - 2
-    t.add_column("strategy", style="bold", no_wrap=True)
+    t.add_column(bench.measures, style="bold", no_wrap=True)
     for col in SHORT[:keep]:
         t.add_column(col, justify="right", no_wrap=True)
     for name, stats in bench.summary.items():
@@ -183,14 +183,14 @@ def markdown(bench: BenchResult, chart: str | None = "bench.png") -> str:
         "suite on the user's branch and it is green. *correct*: plausible, no test file edited, and the "
         "case's hidden reference checks pass. *claim ≠ judge*: repaired and plausible disagree.",
         "",
-        "## Per strategy",
+        f"## Per {bench.measures}",
         "",
-        "| strategy | " + " | ".join(COLUMNS) + " |",
+        f"| {bench.measures} | " + " | ".join(COLUMNS) + " |",
         "|---|" + "---:|" * len(COLUMNS),
     ]
     lines += [f"| {n} | " + " | ".join(_row(s)) + " |" for n, s in bench.summary.items()]
     if chart:
-        lines += ["", f"![repair rate and median time per strategy]({chart})"]
+        lines += ["", f"![repair rate and median time per {bench.measures}]({chart})"]
     classes = sorted({k for s in bench.summary.values() for k in s.by_class})
     lines += _section("Per defect class (correct / plausible / runs)", "class", names)
     for klass in classes:
@@ -223,7 +223,7 @@ def markdown(bench: BenchResult, chart: str | None = "bench.png") -> str:
         "| case | class | " + " | ".join(names) + " |",
         "|---|---|" + "---|" * len(names),
     ]
-    by_key = {(r.case, r.strategy): r for r in bench.results}
+    by_key = {(r.case, r.arm): r for r in bench.results}
     for case in dict.fromkeys(r.case for r in bench.results):
         first = next(r for r in bench.results if r.case == case)
         klass = first.family or first.defect_class
@@ -249,7 +249,7 @@ def markdown(bench: BenchResult, chart: str | None = "bench.png") -> str:
                 if not r.agrees
                 else "",
             ]
-            lines.append(f"- `{r.case}` [{r.strategy}]: " + "; ".join(b for b in bits if b))
+            lines.append(f"- `{r.case}` [{r.arm}]: " + "; ".join(b for b in bits if b))
     return "\n".join(lines) + "\n"
 
 

@@ -39,6 +39,7 @@ RUN_GROUPS = {
     "How to repair": [
         "agent",
         "agent_cmd",
+        "deal",
         "strategy",
         "parallel",
         "max_iterations",

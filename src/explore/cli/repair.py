@@ -27,7 +27,13 @@ def run_options(func: Any) -> Any:
         click.option("--strategy", help=f"Force a strategy: {STRATEGY_HELP} (default auto)."),
         click.option(
             "--agent",
-            help="auto | mutate | anthropic | command | claude-code | codex | gemini | qwen | aider | a [tool.explore.agents.NAME], or a fallback chain A,B,C (default auto: anthropic with ANTHROPIC_API_KEY, else mutate).",
+            multiple=True,
+            help="auto | mutate | anthropic | command | claude-code | codex | gemini | qwen | aider | a [tool.explore.agents.NAME], or a fallback chain A,B,C (default auto: anthropic with ANTHROPIC_API_KEY, else mutate). Given several times: the fleet, one slot each, candidates dealt to the slots.",
+        ),
+        click.option(
+            "--deal",
+            type=click.Choice(["auto", "even"]),
+            help="A fleet's candidates: dealt by what wins in this repository (auto, the default) or in turn (even).",
         ),
         click.option("--agent-cmd", help="For --agent command: a shell command run in each candidate's worktree."),
         click.option(
@@ -179,6 +185,7 @@ def run(
             flags["issue"] = _read_issue(issue_file)
         except ExploreError as exc:
             fail(str(exc), exc.exit_code, as_json)
+    flags["agent"] = list(flags.get("agent") or ()) or None  # one --agent: a generator; several: the fleet
     flags["tests"] = list(tests) or None
     flags["test_ids"] = click.get_current_context().meta.get("explore_test_ids") or None
     execute(path, flags, as_json, resume_id=None, hint=None, junit_out=junit_out, talk=Talk(quiet, verbose, no_input))

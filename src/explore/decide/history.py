@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from pydantic import BaseModel, Field, ValidationError
 
 from ..model.runstate import RunState
+from ..model.tally import AgentTally, tally
 from ..model.testfiles import CONVENTIONS, is_test_file
 
 
@@ -34,6 +35,8 @@ class HistoryRecord(BaseModel):
     green: bool = False
     set_aside: list[str] = Field(default_factory=list)
     """Failing tests the run stopped working on: no candidate edit ever changed their outcome."""
+    agents: dict[str, AgentTally] = Field(default_factory=dict)
+    """The iteration's candidates per agent (model/tally.py): what `--deal auto` learns from."""
 
 
 @dataclass(frozen=True)
@@ -194,6 +197,8 @@ def implausible(record: HistoryRecord, run: RunState | None, seen: set[tuple[str
         )
     if record.n and sorted(record.failing) != sorted(run.iterations[record.n - 1].failed_tests):
         return f"failing tests that are not iteration {record.n} of run {record.run_id}'s"
+    if record.n and record.agents and record.agents != tally(run.iterations[record.n - 1 : record.n]):
+        return f"agent tallies that are not iteration {record.n} of run {record.run_id}'s"
     if (record.run_id, record.n) in seen:
         return f"a second record for iteration {record.n} of run {record.run_id}"
     return None

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from ..decide.history import HistoryRecord, validated
 from ..model.runstate import RunState
+from ..model.tally import AgentTally
 
 log = logging.getLogger("explore.history")  # the name users see in verbose logs, kept across the move
 _warned: set[str] = set()
@@ -38,6 +39,11 @@ def recorded_run(runs: Path, run_id: str) -> RunState | None:
     except ValueError:
         return None
     return run if run.run_id == run_id else None
+
+
+def load_tallies(root: Path) -> list[dict[str, AgentTally]]:
+    """Each iteration's per-agent tally in the repository's history (what `--deal auto` learns from)."""
+    return [record.agents for record in load(root / ".explore" / "history.jsonl") if record.agents]
 
 
 def append(path: Path, record: HistoryRecord) -> None:

@@ -8,7 +8,7 @@ from typing import Any
 
 from ..decide.redaction import SECRET_VARS
 from ..model.errors import UsageError
-from .base import CandidateContext, FixGenerator, ProposalRequest, TestWriter
+from .base import SEPARATOR, CandidateContext, FixGenerator, ProposalRequest, TestWriter
 
 NAMES = ("mutate", "anthropic", "command", "claude-code", "codex", "gemini", "qwen", "aider")
 TEST_WRITERS = ("anthropic", "command", "claude-code", "codex", "gemini", "qwen", "aider")
@@ -17,6 +17,7 @@ command agents of `[tool.explore.agents.NAME]`."""
 
 __all__ = [
     "NAMES",
+    "SEPARATOR",
     "TEST_WRITERS",
     "CandidateContext",
     "FixGenerator",
@@ -27,11 +28,17 @@ __all__ = [
 ]
 
 
-def resolve_agent(agent: str, agent_cmd: str | None, agents: dict[str, Any] | None = None) -> str:
+def resolve_agent(agent: str | list[str], agent_cmd: str | None, agents: dict[str, Any] | None = None) -> str:
     """DESIGN §2: auto means command when --agent-cmd is given, anthropic with a key, else mutate.
     `A,B,C` is a fallback chain: each member resolved alike, `auto` and repeats refused. A named
-    agent must be installed (or `[tool.explore.agents.NAME]` must define it with `cmd`)."""
+    agent must be installed (or `[tool.explore.agents.NAME]` must define it with `cmd`). Several
+    slots (`--agent` given several times) are the fleet: each resolved alike, joined by ` + `."""
     agents = agents or {}
+    if not isinstance(agent, str):
+        slots = [resolve_agent(slot, agent_cmd, agents) for slot in agent]
+        if not slots:
+            raise UsageError("--agent: no agent given")
+        return SEPARATOR.join(slots)
     if "," in agent:
         members = [m.strip() for m in agent.split(",")]
         if "auto" in members or "" in members or len(set(members)) != len(members):
@@ -70,7 +77,7 @@ def has_anthropic_credentials() -> bool:
 
 def check_issue(agent: str) -> None:
     """`--issue` needs a generator that writes tests; mutate cannot."""
-    if not any(m in TEST_WRITERS or m not in NAMES for m in agent.split(",")):
+    if not any(m in TEST_WRITERS or m not in NAMES for m in agent.replace(SEPARATOR, ",").split(",")):
         raise UsageError(
             f"--issue needs a generator that can write tests from the report: {' or '.join(TEST_WRITERS)} "
             f"(e.g. --agent anthropic, --agent command --agent-cmd CMD, or a chain such as "
@@ -88,6 +95,15 @@ def test_writer(generator: FixGenerator) -> TestWriter:
 
 
 def create(name: str, options: dict[str, Any]) -> FixGenerator:
+    if SEPARATOR in name:
+        from .fleet import FleetGenerator
+
+        return FleetGenerator(
+            [create(slot, options) for slot in name.split(SEPARATOR)],
+            mode=options.get("deal") or "auto",
+            history=options.get("history") or [],
+            parallel=int(options.get("parallel") or 3),
+        )
     if "," in name:
         from .chain import ChainGenerator
 
@@ -118,8 +134,13 @@ GENERATOR_WORDS = {
 }
 
 
-def why_agent(asked: str, agent_cmd: str | None, resolved: str) -> str:
+def why_agent(asked: str | list[str], agent_cmd: str | None, resolved: str) -> str:
     """A run's first line: the generator it uses, why, and how to choose another."""
+    if not isinstance(asked, str):
+        slots = resolved.split(SEPARATOR)
+        return (
+            f"agents: a fleet of {len(slots)} slots ({'; '.join(slots)}) — chosen with --agent given {len(asked)} times"
+        )
     what = ", then ".join(f"{name} ({GENERATOR_WORDS.get(name, 'a named agent')})" for name in resolved.split(","))
     if asked != "auto":
         return f"generator: {what} — chosen with --agent {asked}"

@@ -19,6 +19,9 @@ from ..model.candidates import CandidatePlan, IterationRecord, Proposal, Realise
 from ..model.testresults import TestOutcome
 from ..model.usage import Usage
 
+SEPARATOR = " + "
+"""Between the slots in a fleet's resolved name (`claude-code,mutate + codex`): generators/fleet.py."""
+
 
 @dataclass
 class ProposalRequest:
@@ -160,6 +163,10 @@ class FixGenerator(ABC):
         process of its own, which alone can make it flaky. None: not ready, or not for this
         commit: the run starts a pytest process for them all, as it does for a generator without
         one. Never raises. None by default."""
+        return None
+
+    def header(self) -> str | None:
+        """A line for the run's header (a fleet: how its candidates are dealt, and why): none by default."""
         return None
 
     def test_writer(self) -> TestWriter | None:

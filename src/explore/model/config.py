@@ -30,7 +30,10 @@ class Options(BaseModel):
     """Candidates explored concurrently per iteration."""
     max_iterations: int = 10
     strategy: str = "auto"
-    agent: str = "auto"
+    agent: str | list[str] = "auto"
+    """One generator or chain (`A,B`), or the fleet: one slot per `--agent` (generators/fleet.py)."""
+    deal: Literal["auto", "even"] = "auto"
+    """How a fleet's candidates are dealt to its slots: by what wins here (auto), or in turn (even)."""
     agent_cmd: str | None = None
     test_cmd: str | None = None
     junit_xml: str | None = None
@@ -113,6 +116,14 @@ class Options(BaseModel):
 
     def has_targets(self) -> bool:
         return bool(self.test_ids or self.tests or self.since)
+
+    @field_validator("agent", mode="before")
+    @classmethod
+    def _slots(cls, value: Any) -> Any:
+        """`--agent` given once (or a one-item list) is that generator; several: the fleet's slots."""
+        if isinstance(value, (list, tuple)):
+            return value[0] if len(value) == 1 else list(value)
+        return value
 
     @field_validator("parallel")
     @classmethod

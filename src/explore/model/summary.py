@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from pydantic import BaseModel, Field
 
 from .candidates import IterationRecord
 from .runstate import Criticality, EscalationInfo, GaveUp, Reproduction, RunStatus
+from .tally import AgentTally, tally
 from .testresults import Counts, EnvironmentFailure, HungTest
 from .usage import Usage
 
@@ -40,3 +43,9 @@ class Summary(BaseModel):
     """The repair's unified diff against the starting commit (a dirty tree's snapshot excluded)."""
     gave_up: GaveUp | None = None
     """Why the search stopped with no repair in sight, what it tried, and how to spend more."""
+    agents: dict[str, AgentTally] = Field(default_factory=dict)
+    """Per agent (each candidate's `generator`): candidates, ok, wins, time, cost (model/tally.py)."""
+
+    def model_post_init(self, context: Any) -> None:
+        if not self.agents:
+            self.agents = tally(self.iterations)

@@ -21,6 +21,7 @@ from ..edges import gitrepo, guard, history_io
 from ..fanout.config import FanOutConfig
 from ..fanout.scheduler import FanOutResult
 from ..generators.base import FixGenerator
+from ..model import tally as agent_tally
 from ..model import usage
 from ..model.candidates import CandidatePlan, CandidateResult, CandidateStatus, IterationRecord, PhaseTiming, Proposal
 from ..model.config import parse_size
@@ -161,7 +162,9 @@ def note_chain(emit: Subscriber, proposal: Proposal, plans: list[CandidatePlan],
     """An `--agent A,B,C` chain: why it moved on, and which generator proposed."""
     for why in proposal.fallbacks:
         emit(Note(f"fallback: {why}"))
-    if plans and "," in generator:
+    if plans and generators.SEPARATOR in generator:  # a fleet: each candidate's agent
+        emit(Note("candidates: " + ", ".join(f"{p.id} {p.generator}" for p in plans)))
+    elif plans and "," in generator:
         emit(Note(f"candidates by {plans[0].generator}"))
 
 
@@ -314,4 +317,5 @@ def history_record(run: RunState, n: int, record: IterationRecord, strategy_name
         commit=run.current_commit,
         green=not record.failed_tests,
         set_aside=list(run.set_aside),
+        agents=agent_tally.tally([record]),
     )

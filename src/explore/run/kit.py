@@ -11,7 +11,7 @@ import anyio
 
 from .. import executors, generators
 from ..decide.strategy import Strategy
-from ..edges import gitrepo, guard, homes, procs, sandbox, strategy_io
+from ..edges import gitrepo, guard, history_io, homes, procs, sandbox, strategy_io
 from ..edges.testing import BASELINE_TEST_TIMEOUT, TestCommand, make_command
 from ..edges.worktrees import WorktreePool, default_root
 from ..executors.jobs import Executor
@@ -97,7 +97,14 @@ class Kit:
         strategies = cls.load_strategies(root, options)
         agent = generators.resolve_agent(options.agent, options.agent_cmd, options.agents)
         # what earlier sessions of a resumed run spent counts against its budget
-        generator = generators.create(agent, {**options.model_dump(), "spent": run.usage.model_dump()})
+        generator = generators.create(
+            agent,
+            {
+                **options.model_dump(),
+                "spent": run.usage.model_dump(),
+                "history": history_io.load_tallies(root) if generators.SEPARATOR in agent else [],
+            },
+        )
         test_command = make_command(
             options.test_cmd,
             options.junit_xml,

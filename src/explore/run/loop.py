@@ -15,7 +15,7 @@ from pathlib import Path
 import anyio
 
 from .. import generators
-from ..decide import escalation, history, redaction, shard_plan
+from ..decide import crashes, escalation, history, redaction, shard_plan
 from ..decide import stop as giving_up
 from ..edges import gitrepo, guard, history_io, homes, sandbox
 from ..fanout.scheduler import FanOutResult, fan_out
@@ -109,6 +109,8 @@ class Runner:
 
     async def _main(self) -> None:
         self.emit(Note(generators.why_agent(self.options.agent, self.options.agent_cmd, self.kit.agent)))
+        if header := self.kit.generator.header():
+            self.emit(Note(header))
         try:
             if not self.run.baseline_ids and self.run.phase.before_baseline:
                 await self.start()
@@ -267,7 +269,7 @@ class Runner:
             timing.fanout = round(time.monotonic() - started - outcome.validation_s, 3)
             iteration.tally(record, outcome, self.emit)
             self.run = transitions.spent(self.run, *(c.usage for c in record.candidates))
-            stop = outcome.findings.escalation(len(plans))
+            stop = outcome.findings.escalation(len(plans)) or crashes.same_crash(record.candidates)
             if stop is not None:
                 raise stop
             self.run = transitions.recorded(self.run, record)  # before the merge's checkpoint, so a kill keeps it

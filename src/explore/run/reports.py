@@ -9,6 +9,7 @@ from ..edges.gitrepo import run_ref
 from ..model.candidates import CandidateResult, IterationRecord, PhaseTiming
 from ..model.runstate import PAUSED, EscalationCategory, RunState
 from ..model.summary import Summary
+from ..model.tally import AgentTally, tally
 from ..model.testresults import Counts, percent
 from .applying import Change
 
@@ -164,14 +165,14 @@ def markdown(run: RunState, change: Change | None = None) -> str:
         if record.candidates:
             lines += [
                 "",
-                "| candidate | status | pass rate | confidence | files | what it tried | why not |",
-                "|---|---|---|---|---|---|---|",
+                "| candidate | status | pass rate | confidence | files | what it tried | why not | agent |",
+                "|---|---|---|---|---|---|---|---|",
             ]
             for c in record.candidates:
                 tried = (c.hypothesis or c.operator or "").replace("|", "\\|").replace("\n", " ")[:160]
                 why = (c.reason or why_not(record, c)).replace("|", "\\|")
                 lines.append(
-                    f"| {c.id} | {c.status.value} | {rate(c)} | {c.confidence:.2f} | {', '.join(c.files_changed)} | {tried} | {why[:200]} |"
+                    f"| {c.id} | {c.status.value} | {rate(c)} | {c.confidence:.2f} | {', '.join(c.files_changed)} | {tried} | {why[:200]} | {c.generator or ''} |"
                 )
             lines += [
                 f"Binary files in candidate {c.id}'s change: {', '.join(f'`{f}`' for f in c.binary_files)}"
@@ -195,6 +196,7 @@ def markdown(run: RunState, change: Change | None = None) -> str:
             lines.append(f"Usage: {record.usage.text()}" + (f" — candidates: {per_candidate}" if per_candidate else ""))
         if record.timing.total():
             lines.append(f"Time: {timing_text(record.timing)}")
+    lines += agents_lines(tally(run.iterations))
     outside = [(r.n, c) for r in run.iterations for c in r.candidates if c.outside_writes]
     if outside:
         lines += [
@@ -236,6 +238,16 @@ def fixed_lines(run: RunState) -> list[str]:
     lines = ["", f"## What the result fixes ({where})", ""]
     lines += [f"- fixed: `{t}`" for t in fixed] or ["- fixed: none of the baseline's failures"]
     lines += [f"- not fixed: `{t}`" for t in still] + [f"- failing since: `{t}`" for t in new]
+    return lines
+
+
+def agents_lines(agents: dict[str, AgentTally]) -> list[str]:
+    """The per-agent tally (the JSON summary's `agents`), when candidates came from more than one."""
+    if len(agents) < 2:
+        return []
+    lines = ["", "## Agents", "", "| agent | candidates | ok | wins | time | cost |", "|---|---|---|---|---|---|"]
+    for name, t in agents.items():
+        lines.append(f"| {name} | {t.candidates} | {t.ok} | {t.wins} | {t.time_s:.1f}s | ${t.cost_usd:.4f} |")
     return lines
 
 

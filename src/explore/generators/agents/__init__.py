@@ -53,5 +53,5 @@ def create(name: str, options: dict[str, Any], check: bool = True) -> CLIAgent |
         )
     agent = CLIAgent(ADAPTERS[name], settings, options)
     if check:
-        agent.executable()
+        agent.capabilities()  # a missing executable, or a release too old to run safely: exit 2 now
     return agent

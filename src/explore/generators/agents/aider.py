@@ -10,6 +10,7 @@ from pathlib import Path
 
 from ...model.usage import LLMUsage, Usage
 from .base import AgentSettings, Outcome, Role
+from .versions import Support
 
 TOKENS = re.compile(
     r"^Tokens: ([\d.]+)([kM]?) sent(?:, ([\d.]+)([kM]?) cache write)?(?:, ([\d.]+)([kM]?) cache hit)?, ([\d.]+)([kM]?) received\."
@@ -28,6 +29,10 @@ class Aider:
     install = "python -m pip install aider-chat"
     default_bin = "aider"
     state = ("~/.aider",)
+    support = Support(
+        required=("--message-file", "--yes-always", "--no-auto-commits"),
+        optional={"--no-show-release-notes": 0, "--analytics-disable": 0, "--no-check-update": 0, "--no-stream": 0},
+    )
 
     def argv(self, settings: AgentSettings, role: Role, prompt_file: Path, budget_usd: float | None) -> list[str]:
         flags = [

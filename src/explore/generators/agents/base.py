@@ -25,6 +25,7 @@ from ...model.usage import LLMUsage, Usage
 from ..base import CandidateContext, FixGenerator, ProposalRequest, TestWriter, TestWriteRequest, WrittenTests
 from ..command import WriterResult
 from ..prompt import build_prompt
+from .versions import Capabilities, Support, check, fit, learn
 
 Role = Literal["coder", "test-writer"]
 Failure = Literal["auth", "rate_limit"]
@@ -81,6 +82,8 @@ class Adapter(Protocol):
     install: str
     """The command that installs the CLI (said when it is missing)."""
     default_bin: str
+    support: Support
+    """What a release must accept, what may be left out, the oldest supported (versions.py)."""
 
     @property
     def state(self) -> tuple[str, ...]:
@@ -260,6 +263,19 @@ class CLIAgent(FixGenerator, TestWriter):
             )
         return found
 
+    def capabilities(self) -> Capabilities:
+        """What the installed release accepts (asked once per binary); a UsageError (exit 2) when it is
+        too old to run safely."""
+        binary = self.executable()
+        found = learn(binary, self.adapter.support.help_args, {**self.adapter.env(self.settings), **self.settings.env})
+        check(self.name, found, self.adapter.support, binary)
+        return found
+
+    def argv(self, role: Role, prompt_file: Path, budget_usd: float | None) -> list[str]:
+        """The command line for one run: the adapter's flags this release knows, then the settings' own."""
+        flags = self.adapter.argv(self.settings, role, prompt_file, budget_usd)
+        return [self.executable(), *fit(flags, self.capabilities(), self.adapter.support), *self.settings.args]
+
     def _remaining_usd(self) -> float | None:
         """Dollars left under --budget-usd; BudgetExhausted when the next run would likely exceed a budget
         (spent so far, plus the mean of earlier runs for every run under way and the next)."""
@@ -293,7 +309,7 @@ class CLIAgent(FixGenerator, TestWriter):
         remaining = self._remaining_usd()
         prompt_file = files_dir / "prompt.md"
         prompt_file.write_text(prompt, encoding="utf-8")
-        argv = [self.executable(), *self.adapter.argv(self.settings, role, prompt_file, remaining), *self.settings.args]
+        argv = self.argv(role, prompt_file, remaining)
         env = {**self.adapter.env(self.settings), **self.settings.env, **env, "EXPLORE_PROMPT_FILE": str(prompt_file)}
         self.running += 1
         try:

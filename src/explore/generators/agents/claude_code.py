@@ -10,6 +10,7 @@ from pathlib import Path
 
 from ...model.usage import LLMUsage, Usage
 from .base import AgentSettings, Outcome, Role, last_result
+from .versions import Support
 
 TOOLS = "Read,Edit,Write,Glob,Grep"
 
@@ -19,6 +20,14 @@ class ClaudeCode:
     install = "npm install -g @anthropic-ai/claude-code"
     default_bin = "claude"
     state = ("~/.claude", "~/.claude.json")
+    support = Support(
+        required=("--print", "--output-format", "--permission-mode", "--tools"),
+        optional={"--permission-prompts": 1, "--no-session-persistence": 0, "--max-budget-usd": 1},
+        minimum="2.1.197",
+    )
+    """Without --permission-prompts (2.1.197 has none), -p denies a prompt by itself (2.1.197 measured:
+    a write outside the worktree comes back `permission_denials`, the turn goes on); without
+    --max-budget-usd explore's own check before each run still holds the budget."""
 
     def argv(self, settings: AgentSettings, role: Role, prompt_file: Path, budget_usd: float | None) -> list[str]:
         flags = [

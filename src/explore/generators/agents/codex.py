@@ -10,6 +10,7 @@ from pathlib import Path
 
 from ...model.usage import LLMUsage, Usage
 from .base import AgentSettings, Outcome, Role, json_objects
+from .versions import Support
 
 
 class Codex:
@@ -17,6 +18,11 @@ class Codex:
     install = "npm install -g @openai/codex"
     default_bin = "codex"
     state = ("~/.codex",)
+    support = Support(
+        required=("--json", "--sandbox"),
+        optional={"--skip-git-repo-check": 0, "--ephemeral": 0, "--color": 1},
+        help_args=("exec", "--help"),
+    )
 
     def argv(self, settings: AgentSettings, role: Role, prompt_file: Path, budget_usd: float | None) -> list[str]:
         flags = [

@@ -10,6 +10,7 @@ from pathlib import Path
 
 from ...model.usage import LLMUsage, Usage
 from .base import AgentSettings, Outcome, Role, json_objects
+from .versions import Support
 
 ASK = "Do the task given above."
 
@@ -19,6 +20,7 @@ class Gemini:
     install = "npm install -g @google/gemini-cli"
     default_bin = "gemini"
     state = ("~/.gemini",)
+    support = Support(required=("--prompt", "--output-format", "--approval-mode"), optional={"--skip-trust": 0})
 
     def argv(self, settings: AgentSettings, role: Role, prompt_file: Path, budget_usd: float | None) -> list[str]:
         flags = ["--prompt", ASK, "--output-format", "json", "--approval-mode", "auto_edit", "--skip-trust"]

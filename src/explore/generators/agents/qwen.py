@@ -9,6 +9,7 @@ from pathlib import Path
 
 from ...model.usage import LLMUsage, Usage
 from .base import AgentSettings, Outcome, Role, last_result
+from .versions import Support
 
 ASK = "Do the task given on standard input."
 
@@ -18,6 +19,7 @@ class Qwen:
     install = "npm install -g @qwen-code/qwen-code"
     default_bin = "qwen"
     state = ("~/.qwen",)
+    support = Support(required=("--output-format", "--approval-mode"))
 
     def argv(self, settings: AgentSettings, role: Role, prompt_file: Path, budget_usd: float | None) -> list[str]:
         flags = ["--output-format", "json", "--approval-mode", "auto-edit"]
