@@ -224,3 +224,54 @@ def test_a_lock_left_by_a_dead_process_is_taken_over(tmp_path: Path) -> None:
     assert code == 0, err
     assert summary["status"] == "succeeded"
     assert not (repo / ".explore" / "lock").exists()
+
+
+# ---------------------------------------------------------------------------- issue 38's three cases
+
+
+def once_blocking_test(ready: Ready) -> str:
+    """A test that, while the readiness FIFO exists, reports its pid and blocks until the gate opens;
+    once the test (the harness) has removed the FIFO, it passes at once."""
+    return (
+        "import os\n\n"
+        "def test_block():\n"
+        f"    if not os.path.exists({str(ready.path)!r}):\n"
+        "        return\n"
+        f"    fd = os.open({str(ready.path)!r}, os.O_WRONLY)\n"
+        "    os.write(fd, f'test {os.getpid()}\\n'.encode())\n"
+        f"    open({str(ready.gate)!r}).read()\n"
+    )
+
+
+def test_ctrl_c_in_the_baseline_then_resume_measures_the_baseline_and_merges_the_fix(tmp_path: Path) -> None:
+    """Issue 38, case 1: Ctrl-C while the baseline runs left a run with no yardstick, and the resumed
+    run scored every candidate against nothing (the fixes 0 %, a syntax error 100 %). The resumed run
+    measures the baseline first, as a fresh run does, and merges the two fixes."""
+    ready = Ready(tmp_path)
+    repo = make_repo(tmp_path / "repo", {**CALC, "tests/test_block.py": once_blocking_test(ready)})
+    worktrees = tmp_path / "worktrees"
+    broken = {"write": {"calc.py": "def add(:\n"}}
+    agent = scripted_agent(tmp_path, {"a": {"replace": FIX_ADD}, "b": {"replace": FIX_MUL}, "c": broken})
+    try:
+        with explore_process(["run", str(repo), "--parallel", "3", "--agent-cmd", agent, "--json"], tmp_path) as proc:
+            ready.wait(1)
+            ready.path.unlink()  # from now on the test passes at once
+            proc.send_signal(signal.SIGINT)
+            code = proc.wait(timeout=30)
+        assert code == 130, (tmp_path / "first.err").read_text()
+        (state_file,) = (repo / ".explore" / "runs").glob("*/state.json")
+        state = json.loads(state_file.read_text())
+        assert state["status"] == "interrupted" and not state.get("baselined") and state["baseline_ids"] == []
+
+        code, summary, err = run_cli(["resume", "--json"], cwd=repo)
+        assert code == 0, err[-3000:]
+        assert summary["status"] == "succeeded" and summary["run_id"] == state_file.parent.name
+        assert summary["baseline"]["total"] == 4 and summary["baseline"]["failed"] == 2, summary["baseline"]
+        rates = {c["id"]: c for i in summary["iterations"] for c in i["candidates"] if i["n"] == 1}
+        assert rates["c"]["status"] == "rejected" and rates["c"]["score"] == 0.0, rates["c"]
+        assert rates["a"]["pass_rate"] == 75.0 and rates["b"]["pass_rate"] == 75.0, rates
+        assert "return a + b" in (repo / "calc.py").read_text() and "return a * b" in (repo / "calc.py").read_text()
+        assert_nothing_left(repo, worktrees, keep_branches=(f"explore/{summary['run_id']}",))
+    finally:
+        ready.close()
+        kill_everything_under(worktrees, repo)

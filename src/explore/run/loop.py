@@ -108,7 +108,7 @@ class Runner:
     async def _main(self) -> None:
         self.emit(Note(generators.why_agent(self.options.agent, self.options.agent_cmd, self.kit.agent)))
         try:
-            if not self.run.baseline_ids and self.run.phase.before_baseline:
+            if not self.run.baselined:  # a new run, or one interrupted before its baseline ended
                 await self.start()
             else:
                 await self.retest()
