@@ -6,6 +6,8 @@ they return. The stop checks (run/stops) are transitions of the same kind."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from ..decide import history, scoring
 from ..model.candidates import IterationRecord
 from ..model.errors import InternalError
@@ -70,6 +72,28 @@ def spent(run: RunState, *costs: Usage) -> RunState:
 def ended(run: RunState, status: RunStatus, reason: str) -> RunState:
     """The run stops: how, and why."""
     return run.model_copy(update={"status": status, "stop_reason": reason})
+
+
+def put_back(run: RunState, paths: list[str], kept: Path | None) -> RunState:
+    """What a candidate wrote outside its worktree, put back as the run stopped short."""
+    return run.model_copy(
+        update={
+            "restored": sorted(set(run.restored) | set(paths)),
+            "restored_kept": str(kept) if kept else run.restored_kept,
+        }
+    )
+
+
+def interrupted_reason(run: RunState) -> str:
+    """The stop reason of a run a signal stopped: what it put back, and how it goes on."""
+    if not run.restored:
+        return "interrupted by a signal; `explore resume` continues"
+    shown = ", ".join(run.restored[:8]) + (f" (+{len(run.restored) - 8} more)" if len(run.restored) > 8 else "")
+    kept = f" (what was there is kept in {run.restored_kept})" if run.restored_kept else ""
+    return (
+        f"interrupted by a signal; restored what a candidate had written outside its worktree: {shown}{kept}; "
+        "`explore resume` continues"
+    )
 
 
 # ------------------------------------------------------------------ the run's start and end
