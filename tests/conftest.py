@@ -157,7 +157,9 @@ def venv_of(versions: tuple[str, ...], packages: tuple[str, ...], folder: Path) 
 def assert_no_debris(root: Path) -> None:
     worktrees = git(root, "worktree", "list", "--porcelain").count("worktree ")
     assert worktrees == 1, git(root, "worktree", "list")
-    assert not (root / ".explore" / "lock").exists()
+    from explore.run.state import lock_path
+
+    assert not lock_path(root).exists()
 
 
 RAY_HEADS: dict[str, int] = {}

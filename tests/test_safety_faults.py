@@ -8,12 +8,15 @@ import os
 import signal
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import psutil
 import pytest
 
 from conftest import git, make_repo
+from explore.edges import homes
+from explore.run.state import lock_path
 from test_run_e2e import CALC, FIX_ADD, FIX_MUL
 
 # A scripted agent, as an external coding agent's varying answers would be: what it does is chosen
@@ -102,7 +105,7 @@ def assert_nothing_left(
 ) -> None:
     """No worktree but the main one, no lock, no process of the run, no explore/* branch without merged work."""
     assert git(repo, "worktree", "list", "--porcelain").count("worktree ") == 1, git(repo, "worktree", "list")
-    assert not (repo / ".explore" / "lock").exists(), (repo / ".explore" / "lock").read_text()
+    assert not lock_path(repo).exists(), lock_path(repo).read_text()
     assert not worktrees.exists() or not any(p.is_file() for p in worktrees.rglob("*")), sorted(worktrees.rglob("*"))[
         :10
     ]
@@ -150,6 +153,9 @@ FAULT_POINTS = [
     "saved:iteration-2-scored-b",
     "saved:iteration-2-merged",
     pytest.param("saved:iteration-2-done"),
+    "baseline-rerun",  # the baseline's failing tests rerun alone (flaky?)
+    "candidate-full",  # a candidate's whole-suite run: its validation
+    "apply",  # the run is over, the user's branch not yet moved
 ]
 
 
@@ -192,7 +198,7 @@ def test_sigkill_then_clean_then_resume_ends_like_an_uninterrupted_run(
         before = (
             git(repo, "worktree", "list"),
             git(repo, "branch", "--list", "explore/*"),
-            (repo / ".explore" / "lock").exists(),
+            lock_path(repo).exists(),
         )
         dry = cli(["clean", "--dry-run"], cwd=repo)
         assert dry.returncode == 0, dry.stderr
@@ -200,7 +206,7 @@ def test_sigkill_then_clean_then_resume_ends_like_an_uninterrupted_run(
         assert (
             git(repo, "worktree", "list"),
             git(repo, "branch", "--list", "explore/*"),
-            (repo / ".explore" / "lock").exists(),
+            lock_path(repo).exists(),
         ) == before
 
         cleaned = cli(["clean"], cwd=repo)
@@ -313,3 +319,63 @@ def test_a_kill_right_after_a_merge_keeps_that_iterations_record(
         assert "## Iteration 2" in Path(summary["report"]).read_text()
     finally:
         kill_everything_under(tmp_path / "worktrees", repo)
+
+
+# ---------------------------------------------------------------------------- each phase, each signal
+
+# Where each phase of a run is reached: the run's own step (a checkpoint, a candidate's event, the
+# rerun, the apply), where EXPLORE_FAULT_SIGNAL makes it signal itself. SIGKILL at each is in
+# FAULT_POINTS above (saved:baseline, baseline-rerun, saved:iteration-1-propose,
+# saved:iteration-1-scored-c, candidate-full, merged-before-save, apply).
+PHASES = {
+    "baseline": "saved:baseline",
+    "flaky-rerun": "baseline-rerun",
+    "propose": "saved:iteration-1-propose",
+    "fan-out": "saved:iteration-1-scored-c",  # a and b still testing
+    "validation": "candidate-full",
+    "merge": "merged-before-save",
+    "apply": "apply",
+}
+
+
+@pytest.mark.parametrize("signame", ["SIGINT", "SIGTERM"])
+@pytest.mark.parametrize("phase", list(PHASES))
+def test_a_signal_in_each_phase_exits_130_leaves_nothing_and_resume_ends_like_an_uninterrupted_run(
+    tmp_path: Path, phase: str, signame: str, reference_tree: dict
+) -> None:
+    repo = make_repo(tmp_path / "repo", CALC)
+    worktrees = tmp_path / "worktrees"
+    pidlog = tmp_path / "agents.pids"
+    agent = scripted_agent(tmp_path, {**EDITS, "pidlog": str(pidlog)})
+    start, refs = git(repo, "rev-parse", "main"), git(repo, "for-each-ref", "refs/heads/main", "refs/tags/")
+    try:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "explore", "run", str(repo), *RUN_ARGS, "--agent-cmd", agent, "--json"],
+            cwd=tmp_path,
+            env={**os.environ, "EXPLORE_FAULT_AT": PHASES[phase], "EXPLORE_FAULT_SIGNAL": signame},
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        out, err = proc.communicate(timeout=300)
+        assert proc.returncode == 130, err[-3000:]
+        assert "Traceback" not in err
+        assert json.loads(out.strip().splitlines()[-1])["status"] == "interrupted"
+        (state_file,) = (repo / ".explore" / "runs").glob("*/state.json")
+        state = json.loads(state_file.read_text())
+        assert state["status"] == "interrupted" and state["worktrees"] == [] and state["pids"] == []
+        # the user's tree and refs as they were; nothing of the run's left but its branch
+        assert git(repo, "rev-parse", "main") == start and git(repo, "status", "--porcelain") == ""
+        assert git(repo, "for-each-ref", "refs/heads/main", "refs/tags/") == refs
+        assert_nothing_left(repo, worktrees, pidlog, keep_branches=(state["branch"],))
+        assert not list(Path(tempfile.gettempdir()).glob(f"{homes.PREFIX}{proc.pid}-*"))
+
+        resumed = cli(["resume", "--json"], cwd=repo)
+        assert resumed.returncode == 0, resumed.stderr[-3000:]
+        summary = json.loads(resumed.stdout.strip().splitlines()[-1])
+        assert summary["run_id"] == state_file.parent.name and summary["status"] == "succeeded"
+        assert git(repo, "rev-parse", "main^{tree}") == reference_tree["tree"]
+        assert int(git(repo, "rev-list", "--count", "main")) == reference_tree["commits"]
+        assert_nothing_left(repo, worktrees, pidlog, keep_branches=(f"explore/{state_file.parent.name}",))
+    finally:
+        kill_everything_under(worktrees, repo)

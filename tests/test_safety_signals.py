@@ -19,6 +19,7 @@ import psutil
 import pytest
 
 from conftest import git, make_repo, run_cli
+from explore.run.state import lock_path
 from test_run_e2e import CALC, FIX_ADD, FIX_MUL
 from test_safety_faults import assert_nothing_left, kill_everything_under, scripted_agent, write_edits
 
@@ -169,7 +170,7 @@ def test_second_concurrent_run_exits_2_and_the_first_is_unharmed(tmp_path: Path)
     try:
         with explore_process(["run", str(repo), "--parallel", "1", "--agent-cmd", agent], tmp_path) as first:
             ready.wait(1)
-            lock = json.loads((repo / ".explore" / "lock").read_text())
+            lock = json.loads(lock_path(repo).read_text())
             assert lock["pid"] == first.pid
             code, summary, err = run_cli(["run", str(repo), "--parallel", "1", "--agent-cmd", agent, "--json"])
             assert code == 2, err
@@ -217,10 +218,147 @@ def test_a_lock_left_by_a_dead_process_is_taken_over(tmp_path: Path) -> None:
     dead = subprocess.Popen([sys.executable, "-c", "pass"])
     dead.wait()
     (repo / ".explore").mkdir()
-    (repo / ".explore" / "lock").write_text(
-        json.dumps({"pid": dead.pid, "run_id": "20200101-000000-dead", "started": 0.0})
-    )
+    lock_path(repo).write_text(json.dumps({"pid": dead.pid, "run_id": "20200101-000000-dead", "started": 0.0}))
     code, summary, err = run_cli(["run", str(repo), "--agent-cmd", "true", "--json"])
     assert code == 0, err
     assert summary["status"] == "succeeded"
-    assert not (repo / ".explore" / "lock").exists()
+    assert not lock_path(repo).exists()
+
+
+# ---------------------------------------------------------------------------- issue 38's three cases
+
+
+def once_blocking_test(ready: Ready) -> str:
+    """A test that, while the readiness FIFO exists, reports its pid and blocks until the gate opens;
+    once the test (the harness) has removed the FIFO, it passes at once."""
+    return (
+        "import os\n\n"
+        "def test_block():\n"
+        f"    if not os.path.exists({str(ready.path)!r}):\n"
+        "        return\n"
+        f"    fd = os.open({str(ready.path)!r}, os.O_WRONLY)\n"
+        "    os.write(fd, f'test {os.getpid()}\\n'.encode())\n"
+        f"    open({str(ready.gate)!r}).read()\n"
+    )
+
+
+def test_ctrl_c_in_the_baseline_then_resume_measures_the_baseline_and_merges_the_fix(tmp_path: Path) -> None:
+    """Issue 38, case 1: Ctrl-C while the baseline runs left a run with no yardstick, and the resumed
+    run scored every candidate against nothing (the fixes 0 %, a syntax error 100 %). The resumed run
+    measures the baseline first, as a fresh run does, and merges the two fixes."""
+    ready = Ready(tmp_path)
+    repo = make_repo(tmp_path / "repo", {**CALC, "tests/test_block.py": once_blocking_test(ready)})
+    worktrees = tmp_path / "worktrees"
+    broken = {"write": {"calc.py": "def add(:\n"}}
+    agent = scripted_agent(tmp_path, {"a": {"replace": FIX_ADD}, "b": {"replace": FIX_MUL}, "c": broken})
+    try:
+        with explore_process(["run", str(repo), "--parallel", "3", "--agent-cmd", agent, "--json"], tmp_path) as proc:
+            ready.wait(1)
+            ready.path.unlink()  # from now on the test passes at once
+            proc.send_signal(signal.SIGINT)
+            code = proc.wait(timeout=30)
+        assert code == 130, (tmp_path / "first.err").read_text()
+        (state_file,) = (repo / ".explore" / "runs").glob("*/state.json")
+        state = json.loads(state_file.read_text())
+        assert state["status"] == "interrupted" and not state.get("baselined") and state["baseline_ids"] == []
+
+        code, summary, err = run_cli(["resume", "--json"], cwd=repo)
+        assert code == 0, err[-3000:]
+        assert summary["status"] == "succeeded" and summary["run_id"] == state_file.parent.name
+        assert summary["baseline"]["total"] == 4 and summary["baseline"]["failed"] == 2, summary["baseline"]
+        rates = {c["id"]: c for i in summary["iterations"] for c in i["candidates"] if i["n"] == 1}
+        assert rates["c"]["status"] == "rejected" and rates["c"]["score"] == 0.0, rates["c"]
+        assert rates["a"]["pass_rate"] == 75.0 and rates["b"]["pass_rate"] == 75.0, rates
+        assert "return a + b" in (repo / "calc.py").read_text() and "return a * b" in (repo / "calc.py").read_text()
+        assert_nothing_left(repo, worktrees, keep_branches=(f"explore/{summary['run_id']}",))
+    finally:
+        ready.close()
+        kill_everything_under(worktrees, repo)
+
+
+def test_sigterm_mid_fan_out_puts_back_what_a_candidate_wrote_into_the_users_checkout(tmp_path: Path) -> None:
+    """Issue 38, case 2: a CI job cancelled (SIGTERM) while candidates run unsandboxed, one of them having
+    written into the user's checkout: the file is as it was when explore exits, and the state and the
+    report say it was put back."""
+    repo = make_repo(tmp_path / "repo", CALC)
+    original = (repo / "calc.py").read_text()
+    worktrees = tmp_path / "worktrees"
+    ready = Ready(tmp_path)
+    block = [str(ready.path), str(ready.gate)]
+    agent = scripted_agent(
+        tmp_path,
+        {
+            "a": {"write": {str(repo / "calc.py"): "def add(a, b):\n    return 5\n"}, "block": block},
+            "b": {"block": block},
+            "c": {"block": block},
+        },
+    )
+    try:
+        with explore_process(["run", str(repo), "--parallel", "3", "--agent-cmd", agent, "--json"], tmp_path) as proc:
+            ready.wait(3)
+            assert (repo / "calc.py").read_text() != original  # a's write landed in the user's checkout
+            proc.send_signal(signal.SIGTERM)
+            code = proc.wait(timeout=30)
+        err = (tmp_path / "first.err").read_text()
+        assert code == 130, err
+        assert (repo / "calc.py").read_text() == original
+        assert git(repo, "status", "--porcelain") == ""
+        summary = json.loads((tmp_path / "first.out").read_text().strip().splitlines()[-1])
+        (state_file,) = (repo / ".explore" / "runs").glob("*/state.json")
+        state = json.loads(state_file.read_text())
+        assert state["status"] == "interrupted" and state["restored"] == ["calc.py"], state.get("restored")
+        report = Path(summary["report"]).read_text()
+        assert "restored what a candidate had written outside its worktree: calc.py" in report, report[:2000]
+        assert_nothing_left(repo, worktrees, keep_branches=(state["branch"],))
+    finally:
+        ready.close()
+        kill_everything_under(worktrees, repo)
+
+
+def test_two_checkouts_of_one_repository_share_one_lock_and_the_other_checkouts_commit_stays(tmp_path: Path) -> None:
+    """Issue 38, case 3: a run in one checkout, a second checkout of the repository (`git worktree
+    add`): a run there is refused, naming the first run and its checkout; a commit the user makes
+    there while the first run's candidate works is neither reverted nor blamed on the candidate."""
+    repo = make_repo(tmp_path / "repo", CALC)
+    second = tmp_path / "second"
+    git(repo, "worktree", "add", "-q", "-b", "feature", str(second))
+    worktrees = tmp_path / "worktrees"
+    ready = Ready(tmp_path)
+    agent = scripted_agent(
+        tmp_path,
+        {
+            "a": {"replace": FIX_ADD, "block": [str(ready.path), str(ready.gate)]},
+            "2a": {"replace": FIX_MUL},
+            "3a": {"replace": FIX_MUL},
+        },
+    )
+    try:
+        with explore_process(["run", str(repo), "--parallel", "1", "--agent-cmd", agent, "--json"], tmp_path) as first:
+            ready.wait(1)
+            (run_dir,) = (repo / ".explore" / "runs").iterdir()
+            code, summary, err = run_cli(["run", str(second), "--parallel", "1", "--agent-cmd", agent, "--json"])
+            assert code == 2 and summary is not None and summary["status"] == "error", err
+            assert run_dir.name in err and str(repo) in err and f"pid {first.pid}" in err, err
+            assert not (second / ".explore" / "runs").exists() or not any((second / ".explore" / "runs").iterdir())
+
+            (second / "notes.txt").write_text("mine\n")
+            git(second, "add", "notes.txt")
+            git(second, "-c", "user.name=U", "-c", "user.email=u@example.com", "commit", "-q", "-m", "user commit")
+            mine = git(second, "rev-parse", "HEAD")
+            gate = os.open(ready.gate, os.O_WRONLY)  # the candidate goes on
+            os.close(gate)
+            code = first.wait(timeout=300)
+        err = (tmp_path / "first.err").read_text()
+        assert code == 0, err[-3000:]
+        out = json.loads((tmp_path / "first.out").read_text().strip().splitlines()[-1])
+        assert out["status"] == "succeeded" and out["applied"], out
+        first_iteration = {c["id"]: c for c in out["iterations"][0]["candidates"]}
+        assert first_iteration["a"]["status"] == "ok", first_iteration["a"]
+        assert git(repo, "rev-parse", "feature") == mine  # the user's commit stays
+        assert git(second, "status", "--porcelain") == ""
+        assert (second / "notes.txt").read_text() == "mine\n"
+        assert "return a * b" in (repo / "calc.py").read_text()
+    finally:
+        ready.close()
+        kill_everything_under(worktrees, repo, second)
+        git(repo, "worktree", "remove", "--force", str(second))

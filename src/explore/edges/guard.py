@@ -27,6 +27,7 @@ from pathlib import Path
 
 import anyio
 
+from explore.edges import checkouts
 from explore.edges.gitrepo import GIT
 
 EXPLORE_REFS = ("refs/heads/explore/", "refs/explore/")
@@ -97,10 +98,11 @@ class Guard:
 
     def compare(self, before: Fingerprint, after: Fingerprint) -> list[str]:
         shown = self._shown_git_dir()
+        theirs = checkouts.others(self.root, self.common_dir, self.git_dir)  # another checkout's doing
         paths = sorted(
             f"{shown}/{p}"
             for p in before.git_files.keys() | after.git_files.keys()
-            if _comparable(p, before.git_files.get(p)) != _comparable(p, after.git_files.get(p))
+            if p not in theirs and _comparable(p, before.git_files.get(p)) != _comparable(p, after.git_files.get(p))
         )
         if before.tree != after.tree:
             paths += sorted(rel for _, _, rel in self._tree_entries(before.tree, after.tree))
@@ -125,9 +127,10 @@ class Guard:
             if not folder.exists():
                 break
             folder = folder.with_name(f"{label}-{time.strftime('%H%M%S')}-{n}")
+        theirs = checkouts.others(self.root, self.common_dir, self.git_dir)
         for rel in sorted(before.git_files.keys() | after.git_files.keys()):
             old, new = before.git_files.get(rel), after.git_files.get(rel)
-            if _comparable(rel, old) != _comparable(rel, new):
+            if rel not in theirs and _comparable(rel, old) != _comparable(rel, new):
                 self._put_back(self.common_dir / rel, old, folder / ".git" / rel)
         if before.tree != after.tree:
             for mode, sha, rel in self._tree_entries(before.tree, after.tree):

@@ -7,6 +7,7 @@
     │   └── Unavailable     a service past its retries (a chain falls back)
     │   └── SetupFailed     the environment cannot be provided (worktree_setup, disk, Ray cluster)
     ├── BudgetExhausted     the LLM budget is spent: the run ends `failed`, exit 1
+    ├── InternalError       a state explore must never reach (scoring with no baseline): a bug, exit 1
     └── GeneratorFailed     a generator's agent or command failed on one candidate or sample: that
                             candidate is `crashed` (the run goes on; it never reaches the CLI)
 
@@ -70,6 +71,13 @@ class SetupFailed(Escalation):
         super().__init__(
             EscalationCategory.infrastructure, reason, "fix the environment (see the reason), then `explore resume`"
         )
+
+
+class InternalError(ExploreError):
+    """A state explore must never reach, checked where it would do harm (scoring against a baseline
+    that was never measured): a bug to report, never a result."""
+
+    exit_code = 1
 
 
 class GeneratorFailed(ExploreError):

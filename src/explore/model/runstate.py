@@ -7,7 +7,7 @@ from __future__ import annotations
 from enum import Enum
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, model_validator
 
 from .candidates import IterationRecord
 from .phase import RunPhase, Stage
@@ -138,6 +138,9 @@ class RunState(BaseModel):
     dirty: bool = False
     current_commit: str = ""
     branch: str | None = None
+    baselined: bool = False
+    """The baseline was measured to its end (its flaky reruns included): the yardstick exists. A run
+    interrupted before that measures it again on resume; nothing is scored without it."""
     baseline_ids: list[str] = Field(default_factory=list)
     baseline_skipped: list[str] = Field(default_factory=list)
     baseline_xfailed: list[str] = Field(default_factory=list)
@@ -199,3 +202,16 @@ class RunState(BaseModel):
     """`--issue`: the reproduction tests of iteration 0."""
     gave_up: GaveUp | None = None
     """Set when the search stopped with no repair in sight (the search budget, or nothing left to try)."""
+    restored: list[str] = Field(default_factory=list)
+    """What a candidate had written outside its worktree and the run put back on its way out (an
+    interruption, an error): paths as a person finds them."""
+    restored_kept: str | None = None
+    """Where what that restore replaced was copied."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _older_state(cls, data: Any) -> Any:
+        """A state file written before `baselined` existed: measured when it holds any baseline test."""
+        if isinstance(data, dict) and "baselined" not in data:
+            data = {**data, "baselined": bool(data.get("baseline_ids") or data.get("baseline_skipped"))}
+        return data

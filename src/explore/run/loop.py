@@ -90,6 +90,8 @@ class Runner:
             async with anyio.create_task_group() as group:
                 group.start_soon(signals.watch, scope, self._interrupt)
                 group.start_soon(watch_progress, self.kit.run_dir, self.emit)  # the running tests, every few seconds
+                if self.interrupted:  # a signal held before the scope existed
+                    scope.cancel()
                 try:
                     await self._main()
                 finally:
@@ -97,7 +99,7 @@ class Runner:
         if self.refused:
             raise self.refused
         if self.interrupted:
-            self.run = transitions.ended(self.run, "interrupted", "interrupted by a signal; `explore resume` continues")
+            self.run = transitions.ended(self.run, "interrupted", transitions.interrupted_reason(self.run))
         return self.run
 
     def _interrupt(self, again: bool) -> None:
@@ -112,7 +114,7 @@ class Runner:
         if header := self.kit.generator.header():
             self.emit(Note(header))
         try:
-            if not self.run.baseline_ids and self.run.phase.before_baseline:
+            if not self.run.baselined:  # a new run, or one interrupted before its baseline ended
                 await self.start()
             else:
                 await self.retest()
@@ -264,7 +266,14 @@ class Runner:
                 self.kit, self.run, asked, self.current_run, flaky, self._candidate_events(n), chosen.progressive, watch
             )
             started = time.monotonic()
-            outcome = await fan_out(plans, config, self.options.parallel)
+            try:
+                outcome = await fan_out(plans, config, self.options.parallel)
+            except (
+                BaseException
+            ):  # a signal, an error, a generator lost mid-way: its candidates' leave() may not have run
+                with anyio.CancelScope(shield=True):
+                    await self._put_back(watch)
+                raise
             timing.validation, timing.confirmation = round(outcome.validation_s, 3), round(outcome.confirmation_s, 3)
             timing.fanout = round(time.monotonic() - started - outcome.validation_s, 3)
             iteration.tally(record, outcome, self.emit)
@@ -291,6 +300,23 @@ class Runner:
         )
         self.save(RunPhase.at(Stage.done, n))
 
+    async def _put_back(self, watch: guard.Watch) -> None:
+        """The fan-out was cut short: what candidates wrote outside their worktrees and no check has
+        put back yet is put back now, before the process goes, and the run's state names it."""
+        try:
+            after = await anyio.to_thread.run_sync(self.kit.guard.fingerprint)
+            if not self.kit.guard.compare(watch.baseline, after):
+                return
+            change = await anyio.to_thread.run_sync(self.kit.guard.restore, watch.baseline, after, f"{watch.label}-cut")
+        except (OSError, RuntimeError) as exc:
+            self.emit(Note(f"could not check what the candidates changed outside their worktrees: {exc}"))
+            return
+        self.run = transitions.put_back(self.run, change.paths, change.quarantine)
+        held = "put back" if change.restored else "put back, but changed again since (a process still writing?)"
+        kept = f"; what was there is kept in {change.quarantine}" if change.quarantine else ""
+        self.emit(Note(f"{held}: {', '.join(change.paths[:8])}, written outside a candidate's worktree{kept}"))
+        self.save()
+
     def _debug_report(self, record: IterationRecord, failing: list[TestOutcome]) -> None:
         """--reports-dir: the iteration's report by topic; with --commit-reports, in the run branch's commit."""
         written = iteration.debug_report(self.kit, self.run, record, failing)
@@ -316,6 +342,7 @@ class Runner:
     def _candidate_events(self, n: int) -> Listener:
         def report(event: CandidateEvent) -> None:
             self.emit(event)
+            state.fault_point(f"candidate-{event.phase.value}")
             if event.phase == Phase.finished:
                 self.save(RunPhase.at(Stage.scored, n, event.candidate))
 
@@ -369,17 +396,19 @@ async def run_repair(
         run = transitions.resumed(run, os.getpid())
     if hint:
         run = transitions.hinted(run, hint)
-    runner = Runner(info=info, options=options, run=run, emit=emit)
-    if hint and not escalation.uses_hints(runner.kit.agent):
-        emit(
-            Note(
-                f"{runner.kit.agent} cannot use a hint: it is kept in the report; a generator that reads it: --agent anthropic or --agent-cmd"
+    with signals.held() as early:  # a signal before the run's scope exists: the run stops at its start
+        runner = Runner(info=info, options=options, run=run, emit=emit)
+        if hint and not escalation.uses_hints(runner.kit.agent):
+            emit(
+                Note(
+                    f"{runner.kit.agent} cannot use a hint: it is kept in the report; a generator that reads it: --agent anthropic or --agent-cmd"
+                )
             )
-        )
-    runner.save()  # before any ref: a run killed from here on is found by `resume` and `clean`
-    if not resume:
-        applying.move_run(info.repo, runner.run, runner.run.base_commit)
-        state.fault_point("branch-created")
+        runner.save()  # before any ref: a run killed from here on is found by `resume` and `clean`
+        if not resume:
+            applying.move_run(info.repo, runner.run, runner.run.base_commit)
+            state.fault_point("branch-created")
+        runner.interrupted = bool(early.seen)
     try:
         await runner.execute()
     except UsageError:
@@ -388,10 +417,16 @@ async def run_repair(
     finally:
         runner.run = transitions.unrecorded(runner.run, usage.unrecorded(runner.kit.generator.usage, runner.run.usage))
         redaction.scrub_tree(state.run_dir(info.root, runner.run.run_id))
-    drift = runner.kit.guard.drift(runner.fence) if runner.fence is not None else []
-    ending = merging.finish(info, runner.run, options, emit, drift)
-    runner.run = transitions.finished(runner.run, ending)
-    runner.save(RunPhase.at(runner.run.status))
+    with signals.held() as late:  # the end: a signal before the user's branch moves leaves it where it is
+        drift = runner.kit.guard.drift(runner.fence) if runner.fence is not None else []
+        state.fault_point("apply")
+        if late.seen and runner.run.status != "interrupted":
+            runner.interrupted = True
+            runner.run = transitions.ended(runner.run, "interrupted", transitions.interrupted_reason(runner.run))
+            emit(Note("interrupted: the result stays on the run's branch; `explore resume` finishes the run"))
+        ending = merging.finish(info, runner.run, options, emit, drift)
+        runner.run = transitions.finished(runner.run, ending)
+        runner.save(RunPhase.at(runner.run.status))
     run = runner.run
     emit(RunFinished(run.status, run.stop_reason, run))
     return run

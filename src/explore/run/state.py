@@ -6,6 +6,7 @@ import json
 import os
 import secrets
 import signal
+import subprocess
 import tempfile
 import time
 from pathlib import Path
@@ -13,6 +14,7 @@ from typing import Any
 
 import psutil
 
+from ..edges.gitrepo import GIT
 from ..model.errors import LockedError, UsageError
 from ..model.runstate import RunState
 
@@ -48,11 +50,21 @@ def atomic_write(path: Path, text: str) -> None:
         raise
 
 
+_FIRED: set[str] = set()
+
+
 def fault_point(name: str) -> None:
     """Fault injection for the crash-safety tests: `EXPLORE_FAULT_AT=name` makes the process
-    SIGKILL itself here, the way a power cut or the OOM killer would."""
-    if os.environ.get("EXPLORE_FAULT_AT") == name:
-        os.kill(os.getpid(), signal.SIGKILL)
+    SIGKILL itself here, the way a power cut or the OOM killer would; with
+    `EXPLORE_FAULT_SIGNAL=SIGINT|SIGTERM|SIGHUP` it sends itself that signal instead (once), the way
+    Ctrl-C, a cancelled CI job or a closed terminal would reach it in that phase."""
+    if os.environ.get("EXPLORE_FAULT_AT") != name or name in _FIRED:
+        return
+    _FIRED.add(name)
+    chosen = os.environ.get("EXPLORE_FAULT_SIGNAL", "SIGKILL")
+    if chosen not in ("SIGKILL", "SIGINT", "SIGTERM", "SIGHUP"):
+        raise ValueError(f"EXPLORE_FAULT_SIGNAL={chosen}: SIGKILL, SIGINT, SIGTERM or SIGHUP")
+    os.kill(os.getpid(), getattr(signal, chosen))
 
 
 def save(root: Path, state: RunState) -> None:
@@ -90,8 +102,28 @@ def ensure_writable(root: Path) -> None:
         raise UsageError(f"cannot write {folder}: {exc.strerror}; make it writable or run where you can write") from exc
 
 
+LOCK_NAME = "explore-lock"
+
+
 def lock_path(root: Path) -> Path:
-    return explore_dir(root) / "lock"
+    """The repository's one lock, in its common git dir: every checkout of the repository
+    (`git worktree add`) shares it, so two runs in two checkouts queue like two runs in one."""
+    return common_git_dir(root) / LOCK_NAME
+
+
+def common_git_dir(root: Path) -> Path:
+    """`git rev-parse --git-common-dir` of the checkout at root (its own `.git` when it is no
+    linked worktree); root's `.explore/` when root is no git checkout at all."""
+    done = subprocess.run(
+        [*GIT, "rev-parse", "--path-format=absolute", "--git-common-dir"],
+        cwd=root,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    if done.returncode != 0 or not done.stdout.strip():
+        return explore_dir(root)
+    return Path(done.stdout.strip())
 
 
 def pid_alive(pid: int, started: float | None = None) -> bool:
@@ -105,18 +137,21 @@ def pid_alive(pid: int, started: float | None = None) -> bool:
 
 
 def acquire_lock(root: Path, run_id: str) -> None:
-    """One run per repository; a lock left by a dead process is taken over."""
+    """One run per repository, whichever of its checkouts it runs in; a lock left by a dead process
+    is taken over."""
     path = lock_path(root)
-    me = {"pid": os.getpid(), "run_id": run_id, "started": psutil.Process().create_time()}
+    me = {"pid": os.getpid(), "run_id": run_id, "started": psutil.Process().create_time(), "checkout": str(root)}
     for _ in range(3):
         try:
             fd = os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)
         except FileExistsError:
             holder = read_lock(root)
             if holder and pid_alive(holder.get("pid", -1), holder.get("started")):
+                where = holder.get("checkout") or str(root)
+                other = "" if where == str(root) else ", another checkout of this repository"
                 raise LockedError(
-                    f"another explore run ({holder.get('run_id')}, pid {holder.get('pid')}) is working on {root}; "
-                    "wait for it, or stop it and run `explore clean`"
+                    f"another explore run ({holder.get('run_id')}, pid {holder.get('pid')}) is working on {where}{other}; "
+                    f"wait for it, or stop it and run `explore clean` in {where}"
                 ) from None
             path.unlink(missing_ok=True)
             continue

@@ -24,7 +24,7 @@ from ..model.errors import Escalation
 from ..model.events import Note, Subscriber
 from ..model.runstate import EscalationCategory
 from ..model.testresults import PASSING, TestRun
-from . import durations
+from . import durations, state
 
 log = logging.getLogger("explore.suite")
 
@@ -178,6 +178,7 @@ class Suite:
             ):
                 return
             name = shard.id.replace("baseline", "baseline-rerun", 1)
+            state.fault_point("baseline-rerun")
             found.update(await self.flaky(shard.workdir, commit, failing, name, served))
 
         run = await self.full_run(path, "baseline", commit, groups, extra_env, then=rerun)

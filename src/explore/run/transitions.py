@@ -6,8 +6,11 @@ they return. The stop checks (run/stops) are transitions of the same kind."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from ..decide import history, scoring
 from ..model.candidates import IterationRecord
+from ..model.errors import InternalError
 from ..model.phase import RunPhase
 from ..model.runstate import Reproduction, RunState, RunStatus
 from ..model.testresults import TestRun
@@ -18,7 +21,14 @@ from .merging import Ending
 
 
 def yardstick(run: RunState) -> scoring.Yardstick:
-    """What counts as passing and failing against the run's baseline."""
+    """What counts as passing and failing against the run's baseline: only a measured one (a run
+    interrupted in its baseline measures it again on resume). Without it every pass rate would be
+    0 % or 100 % of nothing: InternalError, never a score."""
+    if not run.baselined:
+        raise InternalError(
+            f"run {run.run_id}: asked to score against a baseline that was never measured (phase {run.phase}); "
+            "this is a bug in explore: `explore resume` measures the baseline again"
+        )
     flaky = frozenset(run.flaky)  # counted neither way: never a reason to merge or reject
     return scoring.Yardstick(
         frozenset(run.baseline_ids) - flaky,
@@ -64,6 +74,28 @@ def ended(run: RunState, status: RunStatus, reason: str) -> RunState:
     return run.model_copy(update={"status": status, "stop_reason": reason})
 
 
+def put_back(run: RunState, paths: list[str], kept: Path | None) -> RunState:
+    """What a candidate wrote outside its worktree, put back as the run stopped short."""
+    return run.model_copy(
+        update={
+            "restored": sorted(set(run.restored) | set(paths)),
+            "restored_kept": str(kept) if kept else run.restored_kept,
+        }
+    )
+
+
+def interrupted_reason(run: RunState) -> str:
+    """The stop reason of a run a signal stopped: what it put back, and how it goes on."""
+    if not run.restored:
+        return "interrupted by a signal; `explore resume` continues"
+    shown = ", ".join(run.restored[:8]) + (f" (+{len(run.restored) - 8} more)" if len(run.restored) > 8 else "")
+    kept = f" (what was there is kept in {run.restored_kept})" if run.restored_kept else ""
+    return (
+        f"interrupted by a signal; restored what a candidate had written outside its worktree: {shown}{kept}; "
+        "`explore resume` continues"
+    )
+
+
 # ------------------------------------------------------------------ the run's start and end
 
 
@@ -107,6 +139,7 @@ def baselined(run: RunState, found: Baseline) -> RunState:
     """What the baseline tells about the tests (written before its escalation, if any, is raised)."""
     chosen = found.targets
     update: dict[str, object] = {
+        "baselined": True,
         "baseline_skipped": found.skipped,
         "baseline_ids": found.ids,
         "baseline_xfailed": found.xfailed,
@@ -148,7 +181,10 @@ def reproduction_tried(run: RunState, result: Reproduction) -> RunState:
 def not_reproduced(run: RunState, tests: TestRun) -> RunState:
     """No sample kept: the suite on the base commit is the baseline the escalation reports."""
     run = run.model_copy(
-        update={"baseline_ids": sorted(i for i, o in tests.outcomes.items() if o.outcome != "skipped")}
+        update={
+            "baselined": True,
+            "baseline_ids": sorted(i for i, o in tests.outcomes.items() if o.outcome != "skipped"),
+        }
     )
     run = current(run, tests)
     return run.model_copy(update={"baseline": run.current.model_copy()})
