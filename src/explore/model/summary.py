@@ -5,7 +5,7 @@ from __future__ import annotations
 from pydantic import BaseModel, Field
 
 from .candidates import IterationRecord
-from .runstate import Criticality, EscalationInfo, GaveUp, Reproduction, RunStatus
+from .runstate import Criticality, EscalationInfo, GaveUp, Reproduction, RunStatus, SandboxUsed
 from .testresults import Counts, EnvironmentFailure, HungTest
 from .usage import Usage
 
@@ -40,3 +40,5 @@ class Summary(BaseModel):
     """The repair's unified diff against the starting commit (a dirty tree's snapshot excluded)."""
     gave_up: GaveUp | None = None
     """Why the search stopped with no repair in sight, what it tried, and how to spend more."""
+    sandbox: SandboxUsed | None = None
+    """The confinement candidates ran in: bubblewrap, landlock or none, and why."""
