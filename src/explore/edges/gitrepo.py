@@ -65,13 +65,14 @@ def worktree_git(common_dir: Path, worktree: Path, *args: str) -> list[str]:
     return [*GIT, *WORKTREE_READING, f"--git-dir={common_dir}", f"--work-tree={worktree}", *args]
 
 
-def worktree_env(index: Path) -> dict[str, str]:
-    """The environment of worktree_git: explore's index, no system or global config (a candidate
-    outside a sandbox can write the home), no system attributes, no prompt, no optional lock."""
+def worktree_env(index: Path | None = None) -> dict[str, str]:
+    """The environment of explore's git in a candidate's worktree: explore's index (when given),
+    no system or global config (a candidate outside a sandbox can write the home), no system
+    attributes, no prompt, no optional lock; none of the user's GIT_* variables."""
     keep = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
     return {
         **keep,
-        "GIT_INDEX_FILE": str(index),
+        **({"GIT_INDEX_FILE": str(index)} if index is not None else {}),
         "GIT_CONFIG_NOSYSTEM": "1",
         "GIT_CONFIG_GLOBAL": os.devnull,
         "GIT_ATTR_NOSYSTEM": "1",

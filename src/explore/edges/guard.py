@@ -3,7 +3,7 @@
 Guarded (`guarded_git_paths`, the one list): in the repository's shared git dir, `hooks/`,
 `info/`, `config`, `config.worktree`, `HEAD` and every ref outside explore's own namespace (loose
 files under `refs/` and the lines of `packed-refs`); every submodule's `config`, `config.worktree`,
-`hooks/` and `info/` under `modules/`; the user's own index (compared entry by entry, flags
+`hooks/` and `info/` under `modules/`; each linked worktree's `config.worktree`; the user's own index (compared entry by entry, flags
 included: git rewrites its stat data at will) and `config.worktree`; the object store (each loose
 object and pack by inode, size and change time: one whose file changed is hashed against its id);
 and the user's working tree — tracked and untracked, not ignored, files, as the dirty-tree snapshot
@@ -103,6 +103,7 @@ class Guard:
                     found += [here / name for name in MODULE_FILES]
                     found += [f for folder in MODULE_FOLDERS for f in _files_under(here / folder)]
                     dirs[:] = [d for d in dirs if d == "modules"]
+        found += sorted((self.common_dir / "worktrees").glob("*/config.worktree"))  # linked worktrees' own config
         found.append(self.git_dir / INDEX)
         if self.git_dir.resolve() != self.common_dir.resolve():
             found += [self.git_dir / name for name in OWN_FILES]
@@ -111,7 +112,9 @@ class Guard:
     def _elsewhere(self) -> dict[str, tuple[int, int, int]]:
         home = Path(os.path.expanduser("~"))
         found = {}
-        for folder in dict.fromkeys([home, home / ".ssh", home / ".config", self.root.parent]):
+        for folder in dict.fromkeys(
+            [home, home / ".ssh", home / ".config", home / ".config" / "git", self.root.parent]
+        ):
             try:
                 entries = list(os.scandir(folder))
             except OSError:

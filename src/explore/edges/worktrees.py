@@ -248,7 +248,7 @@ class WorktreePool:
     def git_in(self, path: Path, *args: str) -> bytes:
         """git in the worktree at path, through explore's record of its git dir (never its `.git` file)."""
         argv = self._argv(path, *args)
-        done = subprocess.run(argv, cwd=path, capture_output=True, timeout=600)
+        done = subprocess.run(argv, cwd=path, capture_output=True, timeout=600, env=gitrepo.worktree_env())
         if done.returncode != 0:
             raise git.GitCommandError(argv, done.returncode, done.stderr)
         return done.stdout
