@@ -12,6 +12,8 @@ from pathlib import Path
 import pytest
 
 from conftest import git, make_repo, run_cli
+from explore.edges import landlock, sandbox
+from explore.model.errors import UsageError
 from test_bad_input import ONE_BUG
 from test_safety_faults import assert_nothing_left, kill_everything_under, live_processes_in
 
@@ -201,7 +203,11 @@ def test_writes_to_home_and_other_folders(
         kill_everything_under(tmp_path / "worktrees", tmp_path / "agent")
 
 
-def test_require_without_bubblewrap_is_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_require_without_bubblewrap_is_met_by_landlock_or_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Without bubblewrap, `require` runs candidates under Landlock where the kernel offers it;
+    without either it is refused, naming the install command."""
     repo = make_repo(tmp_path / "repo", ONE_BUG, explore_config='sandbox = "require"\n')
     bin_dir = tmp_path / "bin"  # a PATH with git and no bwrap
     bin_dir.mkdir()
@@ -210,5 +216,21 @@ def test_require_without_bubblewrap_is_refused(tmp_path: Path, monkeypatch: pyte
     )
     monkeypatch.setenv("PATH", str(bin_dir))
     code, summary, err = run_cli(["run", str(repo), "--agent-cmd", "true", "--json"])
-    assert code == 2 and summary is not None and summary["exit_code"] == 2, err
-    assert "apt-get install bubblewrap" in summary["error"] and 'sandbox = "require"' in summary["error"]
+    assert summary is not None, err
+    if landlock.abi() > 0:
+        assert "candidates are sandboxed (Landlock" in err and summary["sandbox"]["mechanism"] == "landlock", err
+        assert summary["sandbox"]["why"] == "bubblewrap is not installed"
+    else:
+        assert code == 2 and summary["exit_code"] == 2, err
+        assert "apt-get install bubblewrap" in summary["error"] and 'sandbox = "require"' in summary["error"]
+
+
+def test_require_without_bubblewrap_or_landlock_is_refused() -> None:
+    with pytest.raises(UsageError) as refused:
+        sandbox.choose("require", "bubblewrap is not installed", 0, "the kernel offers no Landlock")
+    assert "apt-get install bubblewrap" in str(refused.value) and 'sandbox = "require"' in str(refused.value)
+    assert "the kernel offers no Landlock" in str(refused.value)
+    unconfined = sandbox.choose("auto", "bubblewrap is not installed", 0, "the kernel offers no Landlock")
+    assert unconfined.mechanism == "none" and "candidates are not sandboxed" in unconfined.note
+    confined = sandbox.choose("auto", "bubblewrap is not installed", 7, "")
+    assert confined.mechanism == "landlock" and confined.note.startswith("candidates are sandboxed (Landlock ABI 7")

@@ -4,6 +4,12 @@ user's index or files, the run branch and the final fast-forward.
 Every git command explore runs is inert (`GIT`, `inert`): no hook and no fsmonitor runs, so
 nothing a candidate planted in the shared git dir runs under explore's name. Diffs explore reads
 (`DIFF`) show the bytes git commits, whatever `.gitattributes` (`-diff`, textconv) says.
+
+explore's git reading a candidate's worktree (`worktree_git`, `worktree_env`: the one policy, used
+by edges/worktrees) trusts nothing a candidate could have written: it names the shared git dir
+(never the worktree's admin folder, its `config.worktree`, `commondir` or index), uses explore's
+own index of the worktree, reads no system or global config and no attributes but the
+repository's own, and turns off hooks, fsmonitor, sparse checkout, automatic gc and maintenance.
 """
 
 from __future__ import annotations
@@ -24,6 +30,19 @@ FALLBACK_EMAIL = "explore@localhost"
 INERT = ("-c", "core.hooksPath=/dev/null", "-c", "core.fsmonitor=false")
 GIT = ("git", *INERT)
 """The start of every git command line explore runs."""
+WORKTREE_READING = (
+    "-c",
+    "core.attributesFile=/dev/null",
+    "-c",
+    "core.sparseCheckout=false",
+    "-c",
+    "core.untrackedCache=false",
+    "-c",
+    "gc.auto=0",
+    "-c",
+    "maintenance.auto=false",
+)
+"""Beyond INERT, for explore's git in a candidate's worktree (worktree_git)."""
 DIFF_ARGS = ("-c", "core.attributesFile=/dev/null", "diff", "--no-color", "--no-textconv", "--no-ext-diff")
 DIFF = (*GIT, *DIFF_ARGS)
 """A diff explore reads: no textconv, no external diff, no global attributes (add `--text` to see
@@ -38,6 +57,28 @@ class RepoInfo:
     root: Path
     branch: str
     head: str
+
+
+def worktree_git(common_dir: Path, worktree: Path, *args: str) -> list[str]:
+    """The argv of explore's git reading the candidate's worktree at worktree (see the module's
+    docstring): run it with worktree_env."""
+    return [*GIT, *WORKTREE_READING, f"--git-dir={common_dir}", f"--work-tree={worktree}", *args]
+
+
+def worktree_env(index: Path | None = None) -> dict[str, str]:
+    """The environment of explore's git in a candidate's worktree: explore's index (when given),
+    no system or global config (a candidate outside a sandbox can write the home), no system
+    attributes, no prompt, no optional lock; none of the user's GIT_* variables."""
+    keep = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
+    return {
+        **keep,
+        **({"GIT_INDEX_FILE": str(index)} if index is not None else {}),
+        "GIT_CONFIG_NOSYSTEM": "1",
+        "GIT_CONFIG_GLOBAL": os.devnull,
+        "GIT_ATTR_NOSYSTEM": "1",
+        "GIT_TERMINAL_PROMPT": "0",
+        "GIT_OPTIONAL_LOCKS": "0",
+    }
 
 
 def inert(repo: git.Repo) -> git.Repo:

@@ -1,12 +1,18 @@
 """What a candidate must never change, fingerprinted before and after it runs, and put back.
 
-Guarded: in the repository's shared git dir, `hooks/`, `info/`, `config`, `HEAD` and every ref
-outside explore's own namespace (loose files under `refs/` and the lines of `packed-refs`); and the
-user's working tree — tracked and untracked, not ignored, files, as the dirty-tree snapshot records
-them (a tree made from a copy of the user's index, so the user's index is never written).
+Guarded (`guarded_git_paths`, the one list): in the repository's shared git dir, `hooks/`,
+`info/`, `config`, `config.worktree`, `HEAD` and every ref outside explore's own namespace (loose
+files under `refs/` and the lines of `packed-refs`); every submodule's `config`, `config.worktree`,
+`hooks/` and `info/` under `modules/`; each linked worktree's `config.worktree`; the user's own index (compared entry by entry, flags
+included: git rewrites its stat data at will) and `config.worktree`; the object store (each loose
+object and pack by inode, size and change time: one whose file changed is hashed against its id);
+and the user's working tree — tracked and untracked, not ignored, files, as the dirty-tree snapshot
+records them (a tree made from a copy of the user's index, so the user's index is never written).
 
 A change is put back byte for byte: git-dir files from the copies kept at the fingerprint, the
-working tree from the blobs of the fingerprint's tree. What the restore overwrites or deletes is
+working tree from the blobs of the fingerprint's tree (each blob hashed against its id as it is
+read), a loose object rewritten under its own id moved to the quarantine and written again from the
+user's file that holds its content, when one does. What the restore overwrites or deletes is
 first copied to a quarantine folder, so a change the user made themselves is never lost.
 
 `Watch` attributes a change to candidates: every candidate that ran since the last clean check
@@ -27,13 +33,19 @@ from pathlib import Path
 
 import anyio
 
-from explore.edges import checkouts
+from explore.edges import checkouts, objects
 from explore.edges.gitrepo import GIT
 
 EXPLORE_REFS = ("refs/heads/explore/", "refs/explore/")
 """explore's own ref namespace: its run branches, which it writes while candidates run."""
-GIT_FILES = ("config", "HEAD", "packed-refs")
+GIT_FILES = ("config", "config.worktree", "HEAD", "packed-refs")
 GIT_FOLDERS = ("hooks", "info", "refs")
+MODULE_FILES = ("config", "config.worktree")
+MODULE_FOLDERS = ("hooks", "info")
+"""What is guarded in every submodule's git dir under `modules/` (at any depth)."""
+OWN_FILES = ("index", "config.worktree")
+"""What is guarded in the user's own git dir when it is not the shared one (a linked worktree)."""
+INDEX = "index"
 
 
 @dataclass(frozen=True)
@@ -45,6 +57,11 @@ class Fingerprint:
     elsewhere: dict[str, tuple[int, int, int]] = field(default_factory=dict)
     """Files directly in the user's home, ~/.ssh, ~/.config and the repository's parent folder →
     (size, mtime_ns, inode): named when they change, never put back (explore keeps no copy)."""
+    objects: dict[str, tuple[int, int, int]] = field(default_factory=dict, compare=False)
+    """The object store's files (loose objects, packs and their indexes), relative to the common
+    git dir → (inode, size, ctime_ns): a file changed in place or replaced is hashed against its id
+    (`Guard.compare`); new objects change nothing that exists, so two fingerprints are equal
+    whatever objects were added between them."""
 
 
 @dataclass(frozen=True)
@@ -70,12 +87,34 @@ class Guard:
     quarantine_root: Path
 
     def fingerprint(self) -> Fingerprint:
-        return Fingerprint(self._git_files(), self._tree(), self._elsewhere())
+        return Fingerprint(self._git_files(), self._tree(), self._elsewhere(), objects.files(self.common_dir))
+
+    def guarded_git_paths(self) -> list[Path]:
+        """Every git-dir file a candidate must not change (see the module's docstring): decided here."""
+        found = [self.common_dir / name for name in GIT_FILES]
+        for folder in GIT_FOLDERS:
+            found += _files_under(self.common_dir / folder)
+        modules = self.common_dir / "modules"
+        if modules.is_dir():
+            for parent, dirs, names in os.walk(modules):
+                here = Path(parent)
+                dirs[:] = [d for d in dirs if d != "objects" and d != "refs" and d != "logs"]
+                if "HEAD" in names or "config" in names:  # a submodule's git dir
+                    found += [here / name for name in MODULE_FILES]
+                    found += [f for folder in MODULE_FOLDERS for f in _files_under(here / folder)]
+                    dirs[:] = [d for d in dirs if d == "modules"]
+        found += sorted((self.common_dir / "worktrees").glob("*/config.worktree"))  # linked worktrees' own config
+        found.append(self.git_dir / INDEX)
+        if self.git_dir.resolve() != self.common_dir.resolve():
+            found += [self.git_dir / name for name in OWN_FILES]
+        return list(dict.fromkeys(found))
 
     def _elsewhere(self) -> dict[str, tuple[int, int, int]]:
         home = Path(os.path.expanduser("~"))
         found = {}
-        for folder in dict.fromkeys([home, home / ".ssh", home / ".config", self.root.parent]):
+        for folder in dict.fromkeys(
+            [home, home / ".ssh", home / ".config", home / ".config" / "git", self.root.parent]
+        ):
             try:
                 entries = list(os.scandir(folder))
             except OSError:
@@ -102,8 +141,9 @@ class Guard:
         paths = sorted(
             f"{shown}/{p}"
             for p in before.git_files.keys() | after.git_files.keys()
-            if p not in theirs and _comparable(p, before.git_files.get(p)) != _comparable(p, after.git_files.get(p))
+            if p not in theirs and self._differs(p, before.git_files.get(p), after.git_files.get(p))
         )
+        paths += [f"{shown}/{rel}" for rel in objects.rewritten(self.common_dir, before.objects, after.objects)]
         if before.tree != after.tree:
             paths += sorted(rel for _, _, rel in self._tree_entries(before.tree, after.tree))
         return paths
@@ -130,13 +170,31 @@ class Guard:
         theirs = checkouts.others(self.root, self.common_dir, self.git_dir)
         for rel in sorted(before.git_files.keys() | after.git_files.keys()):
             old, new = before.git_files.get(rel), after.git_files.get(rel)
-            if rel not in theirs and _comparable(rel, old) != _comparable(rel, new):
+            if rel not in theirs and self._differs(rel, old, new):
                 self._put_back(self.common_dir / rel, old, folder / ".git" / rel)
+        for rel in objects.rewritten(self.common_dir, before.objects, after.objects):
+            if not rel.startswith("objects/pack/"):  # a pack is named, never moved
+                objects.recover(self.common_dir, self.root, rel, before.tree, folder / ".git" / rel)
         if before.tree != after.tree:
             for mode, sha, rel in self._tree_entries(before.tree, after.tree):
                 self._put_back(self.root / rel, (mode, _blob(self.root, sha)) if sha else None, folder / rel)
         held = not self.compare(before, self.fingerprint())
         return Change(paths, held, folder if folder.exists() else None)
+
+    def _differs(self, rel: str, old: tuple[int, bytes] | None, new: tuple[int, bytes] | None) -> bool:
+        """A change that counts: the index by its entries and their flags (git rewrites its stat
+        data whenever it likes), packed-refs without explore's own refs, anything else byte for byte."""
+        if old == new:
+            return False
+        if old is not None and new is not None and Path(rel).name == INDEX:
+            return self._entries(old[1]) != self._entries(new[1])
+        return _comparable(rel, old) != _comparable(rel, new)
+
+    def _entries(self, index: bytes) -> bytes:
+        with tempfile.TemporaryDirectory(prefix="explore-guard-") as folder:
+            copy = Path(folder) / "index"
+            copy.write_bytes(index)
+            return _git(self.root, ["ls-files", "-z", "-s", "-v"], {"GIT_INDEX_FILE": str(copy)})
 
     # ------------------------------------------------------------------ reading
 
@@ -148,13 +206,8 @@ class Guard:
 
     def _git_files(self) -> dict[str, tuple[int, bytes]]:
         found: dict[str, tuple[int, bytes]] = {}
-        candidates = [self.common_dir / name for name in GIT_FILES]
-        for folder in GIT_FOLDERS:
-            base = self.common_dir / folder
-            if base.is_dir():
-                candidates += [Path(d) / f for d, _, files in os.walk(base) for f in files]
-        for path in candidates:
-            rel = path.relative_to(self.common_dir).as_posix()
+        for path in self.guarded_git_paths():
+            rel = Path(os.path.relpath(path, self.common_dir)).as_posix()
             if rel.startswith(EXPLORE_REFS) or rel.endswith(".lock"):
                 continue
             try:
@@ -223,7 +276,18 @@ def _comparable(rel: str, entry: tuple[int, bytes] | None) -> tuple[int, bytes] 
 
 
 def _blob(root: Path, sha: str) -> bytes:
-    return _git(root, ["cat-file", "blob", sha])
+    """The blob sha, refused (RuntimeError) unless its content hashes to sha: `git cat-file` does
+    not check, and a loose object can be rewritten in place."""
+    data = _git(root, ["cat-file", "blob", sha])
+    if objects.object_id(b"blob", data) != sha:
+        raise RuntimeError(f"object {sha} in the repository's store does not hold what its id says (rewritten?)")
+    return data
+
+
+def _files_under(folder: Path) -> list[Path]:
+    if not folder.is_dir():
+        return []
+    return [Path(d) / f for d, _, files in os.walk(folder) for f in files]
 
 
 def _git(root: Path, args: list[str], env: dict[str, str] | None = None) -> bytes:
@@ -272,7 +336,9 @@ class Watch:
                     self.named.setdefault(suspect, []).extend(
                         p for p in elsewhere if p not in self.named.get(suspect, [])
                     )
-                self.baseline = Fingerprint(self.baseline.git_files, self.baseline.tree, after.elsewhere)
+                self.baseline = Fingerprint(
+                    self.baseline.git_files, self.baseline.tree, after.elsewhere, self.baseline.objects
+                )
             if self.guard.compare(self.baseline, after):
                 change = await anyio.to_thread.run_sync(
                     self.guard.restore, self.baseline, after, f"{self.label}-{'-'.join(suspects)}"

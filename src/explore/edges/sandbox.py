@@ -1,16 +1,18 @@
-"""Where a candidate's processes run: a bubblewrap sandbox that writes only the candidate's own
-worktree, or — without one — the plain machine, with a marker in their environment that lets
-explore find the daemons they leave behind.
+"""Where a candidate's processes run: a sandbox that writes only the candidate's own worktree —
+bubblewrap where it works, else Landlock (landlock.py: Linux ≥ 5.13, unprivileged, nothing to
+install) — or, without either, the plain machine. Outside bubblewrap's PID namespace a marker in
+their environment lets explore find the daemons they leave behind.
 
     probe(mode) once per run ──► Sandbox ──confine(worktree, files)──► Confinement ──wrap(cmd, env)──► argv, env
 
 Inside the sandbox the whole file system is read-only except: the worktree; the candidate's files
 folder (prompt, result file, test reports); its private temp and cache folders, and whatever
-private HOME, TMPDIR or XDG folders the job's own environment names; the worktree's git admin dir
-(its HEAD and index) and the shared object store (content-addressed: a new object changes nothing
-that exists) — so `git add` and `git commit` work inside the worktree while the shared hooks,
-config and refs stay read-only. The network stays. `--unshare-pid --die-with-parent`: every
-process of the candidate dies with it, daemons included.
+private HOME, TMPDIR or XDG folders the job's own environment names. The worktree's git admin dir
+(its HEAD, index, `config.worktree`) and the shared git dir with its object store are read-only:
+git in the worktree reads (status, diff, log) but a candidate writes no object, ref, index or
+config that explore's own git or the user's would later trust (issue 37). The network stays.
+bubblewrap: `--unshare-pid --die-with-parent`, every process of the candidate dies with it,
+daemons included; Landlock: the marker finds them.
 """
 
 from __future__ import annotations
@@ -26,8 +28,10 @@ from pathlib import Path
 from typing import Literal
 
 from ..model.errors import UsageError
+from . import landlock
 
 Mode = Literal["auto", "require", "off"]
+Mechanism = Literal["bubblewrap", "landlock", "none"]
 INSTALL = "apt-get install bubblewrap (Debian, Ubuntu) or dnf install bubblewrap (Fedora)"
 MARKER = "EXPLORE_CONFINED"
 """Set in every confined process's environment (a value per process tree): how its daemons are found."""
@@ -48,24 +52,27 @@ _BASE = ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--unshare-p
 
 @dataclass(frozen=True)
 class Sandbox:
-    """The run's choice, made once: bubblewrap at `bwrap`, or none (and why)."""
+    """The run's choice, made once: bubblewrap at `bwrap`, Landlock, or none (and why)."""
 
     bwrap: str | None
     note: str
-    """The run header's line: whether candidates are sandboxed."""
+    """The run header's line: whether candidates are sandboxed, and how."""
     extra: tuple[Path, ...] = ()
     """`sandbox-writable`: more paths a confined process may write."""
+    mechanism: Mechanism = "none"
+    why: str = ""
+    """Why this mechanism and not a stronger one (bubblewrap missing, Landlock refused, `off`)."""
+
+    @property
+    def confined(self) -> bool:
+        return self.mechanism != "none"
 
     def confine(self, workdir: Path, *files: Path) -> Confinement:
         """A process of the candidate whose worktree is workdir; files: its own folders outside
         the worktree (prompt and result files, logs and reports)."""
-        writable, readonly = [workdir, *files, *self.extra], []
-        if self.bwrap:
-            admin, common = _git_dirs(workdir)
-            if admin is not None and common is not None:
-                writable += [admin, common / "objects"]
-                readonly += [admin / "commondir", admin / "gitdir", common / "objects" / "info"]
-        return Confinement(self.bwrap, tuple(writable), tuple(readonly), workdir.parent / f"{workdir.name}.private")
+        return Confinement(
+            self.bwrap, (workdir, *files, *self.extra), (), workdir.parent / f"{workdir.name}.private", self.mechanism
+        )
 
 
 @dataclass(frozen=True)
@@ -73,9 +80,10 @@ class Confinement:
     bwrap: str | None
     writable: tuple[Path, ...]
     readonly: tuple[Path, ...]
-    """Read-only again inside a writable folder (the admin dir's pointers, the object store's alternates)."""
+    """Read-only again inside a writable folder (bubblewrap only)."""
     private: Path
     """Its private temp and cache folders live here (in the sandbox: outside it, /tmp and ~/.cache are read-only)."""
+    mechanism: Mechanism = "none"
 
     def with_writable(self, *paths: str) -> Confinement:
         """The same, with more paths writable (a named agent's own state, e.g. ~/.claude)."""
@@ -84,10 +92,10 @@ class Confinement:
     def wrap(
         self, cmd: Sequence[str] | str, env: Mapping[str, str] | None
     ) -> tuple[Sequence[str] | str, dict[str, str], str | None]:
-        """(the command to start, its environment, the marker its daemons are found by — None in the
-        sandbox, whose PID namespace takes every process down with it)."""
+        """(the command to start, its environment, the marker its daemons are found by — None in
+        bubblewrap, whose PID namespace takes every process down with it)."""
         env = dict(env or {})
-        if not self.bwrap:
+        if self.mechanism == "none" or (self.mechanism == "bubblewrap" and not self.bwrap):
             marker = uuid.uuid4().hex
             return cmd, {**env, MARKER: marker}, marker
         for key, sub in (("TMPDIR", "tmp"), ("XDG_CACHE_HOME", "cache")):  # /tmp and ~/.cache are read-only in here
@@ -95,15 +103,19 @@ class Confinement:
         own = [Path(env[key]) for key in PRIVATE_ENV if key in env and _private(Path(env[key]))]
         for folder in own:
             folder.mkdir(parents=True, exist_ok=True)
-        argv = [self.bwrap, *_BASE]
-        for path in dict.fromkeys([*self.writable, *own]):
-            if path.exists():
-                argv += ["--bind", str(path), str(path)]
+        argv = ["/bin/sh", "-c", cmd] if isinstance(cmd, str) else list(cmd)
+        writable = [path for path in dict.fromkeys([*self.writable, *own]) if path.exists()]
+        if self.mechanism == "landlock":
+            marker = uuid.uuid4().hex
+            return landlock.argv([str(path) for path in writable], argv), {**env, MARKER: marker}, marker
+        assert self.bwrap is not None
+        wrapped = [self.bwrap, *_BASE]
+        for path in writable:
+            wrapped += ["--bind", str(path), str(path)]
         for path in self.readonly:
             if path.exists():
-                argv += ["--ro-bind", str(path), str(path)]
-        argv += ["--", *(["/bin/sh", "-c", cmd] if isinstance(cmd, str) else cmd)]
-        return argv, env, None
+                wrapped += ["--ro-bind", str(path), str(path)]
+        return [*wrapped, "--", *argv], env, None
 
 
 def _private(path: Path) -> bool:
@@ -113,54 +125,88 @@ def _private(path: Path) -> bool:
     return resolved != Path("/") and resolved != home and not home.is_relative_to(resolved)
 
 
-def _git_dirs(workdir: Path) -> tuple[Path | None, Path | None]:
-    """A linked worktree's admin dir (.git/worktrees/NAME) and the common git dir it points to."""
-    dotgit = workdir / ".git"
-    try:
-        text = dotgit.read_text(encoding="utf-8") if dotgit.is_file() else ""
-    except OSError:
-        return None, None
-    if not text.startswith("gitdir:"):
-        return None, None
-    admin = (workdir / text.removeprefix("gitdir:").strip()).resolve()
-    try:
-        common = (admin / (admin / "commondir").read_text(encoding="utf-8").strip()).resolve()
-    except OSError:
-        return admin, None
-    return admin, common
-
-
 @functools.cache
 def probe(mode: Mode, extra: tuple[str, ...] = ()) -> Sandbox:
-    """Whether bubblewrap works here (once per run: cached); `require` without it is a usage error
-    that names the install command."""
+    """The sandbox this machine offers (once per run: cached): bubblewrap when it works, else
+    Landlock; `require` without either is a usage error that names the install command."""
     writable = tuple(Path(p).expanduser() for p in extra)
     if mode == "off":
+        why = 'sandbox = "off"'
         return Sandbox(
             None,
-            'candidates are not sandboxed (sandbox = "off"): writes outside their worktree are detected and undone',
+            f"candidates are not sandboxed ({why}): writes outside their worktree are detected and undone",
+            mechanism="none",
+            why=why,
         )
-    found = shutil.which("bwrap") if sys.platform.startswith("linux") else None
-    why = None
-    if found is None:
-        why = (
-            f"bubblewrap is not installed ({INSTALL})"
-            if sys.platform.startswith("linux")
-            else f"no sandbox for {sys.platform} yet"
-        )
-    else:
-        try:
-            done = subprocess.run([found, *_BASE, "--", "true"], capture_output=True, text=True, timeout=30)
-            if done.returncode != 0:
-                why = f"bwrap does not work here: {done.stderr.strip()[-300:] or f'exit {done.returncode}'}"
-        except (OSError, subprocess.TimeoutExpired) as exc:
-            why = f"bwrap does not work here: {exc}"
-    if why is None:
+    found, why_not_bwrap = _bubblewrap()
+    if found is not None:
         return Sandbox(
-            found, f"candidates are sandboxed (bubblewrap: read-only but for their worktree; {found})", writable
+            found,
+            f"candidates are sandboxed (bubblewrap: read-only but for their worktree; {found})",
+            writable,
+            "bubblewrap",
         )
+    version, why_not_landlock = _landlock()
+    return choose(mode, why_not_bwrap, version, why_not_landlock, writable)
+
+
+def choose(
+    mode: Mode, why_not_bwrap: str, landlock_abi: int, why_not_landlock: str, writable: tuple[Path, ...] = ()
+) -> Sandbox:
+    """Without a working bubblewrap: Landlock when it works (landlock_abi > 0), else none — or, for
+    `require`, the usage error."""
+    if landlock_abi > 0:
+        return Sandbox(
+            None,
+            f"candidates are sandboxed (Landlock ABI {landlock_abi}: read-only but for their worktree, "
+            f"home and temp folder; {why_not_bwrap})",
+            writable,
+            "landlock",
+            why_not_bwrap,
+        )
+    why = f"{why_not_bwrap}, and {why_not_landlock}"
     if mode == "require":
         raise UsageError(
-            f'sandbox = "require", but {why}; install it, or set sandbox = "auto" or "off" in [tool.explore]'
+            f'sandbox = "require", but {why}; install bubblewrap ({INSTALL}), or set sandbox = "auto" or "off" '
+            "in [tool.explore]"
         )
-    return Sandbox(None, f"candidates are not sandboxed: {why}; writes outside their worktree are detected and undone")
+    return Sandbox(
+        None,
+        f"candidates are not sandboxed: {why}; writes outside their worktree are detected and undone",
+        mechanism="none",
+        why=why,
+    )
+
+
+def _bubblewrap() -> tuple[str | None, str]:
+    """bwrap when it is installed and works, else (None, why not)."""
+    if not sys.platform.startswith("linux"):
+        return None, f"no sandbox for {sys.platform} yet"
+    found = shutil.which("bwrap")
+    if found is None:
+        return None, "bubblewrap is not installed"
+    try:
+        done = subprocess.run([found, *_BASE, "--", "true"], capture_output=True, text=True, timeout=30)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return None, f"bwrap does not work here: {exc}"
+    if done.returncode != 0:
+        return None, f"bwrap does not work here: {done.stderr.strip()[-300:] or f'exit {done.returncode}'}"
+    return found, ""
+
+
+def _landlock() -> tuple[int, str]:
+    """The Landlock ABI when a process restricted by it runs here (the launcher, tried once), else
+    (0, why not)."""
+    try:
+        version = landlock.abi()
+    except (OSError, AttributeError) as exc:
+        return 0, f"Landlock cannot be asked here: {exc}"
+    if version < 1:
+        return 0, "the kernel offers no Landlock (Linux 5.13 or later, landlock in the lsm= boot list)"
+    try:
+        done = subprocess.run(landlock.argv([], ["/bin/sh", "-c", ":"]), capture_output=True, text=True, timeout=30)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return 0, f"Landlock does not work here: {exc}"
+    if done.returncode != 0:
+        return 0, f"Landlock does not work here: {done.stderr.strip()[-300:] or f'exit {done.returncode}'}"
+    return version, ""

@@ -7,6 +7,7 @@ run's current commit before every use: never a stale base.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import os
 import shutil
@@ -19,7 +20,7 @@ from typing import NamedTuple
 import git
 
 from ..model.errors import SetupFailed
-from . import gitrepo, procs
+from . import gitrepo, procs, staging
 from .sandbox import Confinement
 
 
@@ -32,11 +33,23 @@ def default_root(repo_root: Path) -> Path:
     return Path(base) / f"{repo_root.name}-{digest}"
 
 
-def _read_capped(argv: list[str], cwd: Path, limit: int | None) -> bytes | None:
+ADMIN_FILES = ("commondir", "gitdir", "config.worktree", "info/sparse-checkout")
+"""The files of a worktree's admin folder that say where the repository is and how git reads the
+worktree: explore puts them back as git wrote them (WorktreePool._restore_admin)."""
+
+
+def _read(path: Path) -> bytes | None:
+    try:
+        return path.read_bytes() if path.is_file() and not path.is_symlink() else None
+    except OSError:
+        return None
+
+
+def _read_capped(argv: list[str], cwd: Path, limit: int | None, env: dict[str, str] | None = None) -> bytes | None:
     """A command's stdout in chunks; None (the command killed) once it passes limit bytes."""
     chunks: list[bytes] = []
     size = 0
-    with subprocess.Popen(argv, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL) as proc:
+    with subprocess.Popen(argv, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env) as proc:
         assert proc.stdout is not None
         while chunk := proc.stdout.read(1 << 16):
             size += len(chunk)
@@ -113,6 +126,10 @@ class Captured(NamedTuple):
     """The git tree of the change: what its tests ran on."""
     binary: tuple[str, ...] = ()
     """The files whose change git sees as binary (named in the report)."""
+    nested: tuple[str, ...] = ()
+    """Folders of the change that hold a git repository of their own (a `.git` folder or file): git
+    would record each as a bare gitlink; their files are captured as the files they are (listed in
+    `files` and `added`, in the patch and the tree), and the folders are named here."""
 
 
 @dataclass
@@ -133,6 +150,11 @@ class WorktreePool:
     """Slot → its `.git` file as git wrote it (`gitdir: <its folder in the git dir>`). explore's own
     git commands in a worktree name that folder (`--git-dir`) and never read the `.git` file, which
     a candidate can rewrite; `intact` tells whether it did."""
+    admin_files: dict[str, dict[str, bytes | None]] = field(default_factory=dict)
+    """Slot → the files of its admin folder that tell git where and how to work (ADMIN_FILES), as
+    git wrote them: put back before explore's git touches the worktree again."""
+    bases: dict[str, str] = field(default_factory=dict)
+    """Slot → the commit explore checked out there: what a change is read against (never its HEAD)."""
 
     def path_for(self, slot: str) -> Path:
         return self.root / slot
@@ -156,16 +178,24 @@ class WorktreePool:
                 self.repo.git.worktree("add", "--detach", "--force", str(path), commit)
             self.created[slot] = path
             self.links[slot] = (path / ".git").read_text(encoding="utf-8")
+            self.admin_files[slot] = {name: _read(self._admin(path) / name) for name in ADMIN_FILES}
         else:
             self._restore_link(slot)
+            self._restore_admin(slot)
             self.git_in(
                 path, "update-ref", "--no-deref", "HEAD", commit
             )  # detached again, whatever a candidate wrote there
+            # its index as the candidate left it is not trusted (flags that hide a file, stat data
+            # that lies): read afresh from the commit, every file written again
+            (self._admin(path) / "index").unlink(missing_ok=True)
             self.git_in(path, "reset", "--hard", "--quiet", commit)
             # -x: no candidate's ignored output (bytecode, builds) leaks into the next one —
             # unless worktree_setup made ignored files the project needs.
-            self.git_in(path, "clean", "-fdq" if self.keep_ignored else "-fdxq")
+            # -ff: a repository a candidate made inside its worktree goes too
+            self.git_in(path, "clean", "-ffdq" if self.keep_ignored else "-ffdxq")
         self._copy_includes(path)
+        self.bases[slot] = commit
+        shutil.copyfile(self._admin(path) / "index", self._index(path))  # explore's own, outside its reach
         return path, fresh
 
     def intact(self, path: Path) -> bool:
@@ -188,6 +218,26 @@ class WorktreePool:
             shutil.rmtree(link) if link.is_dir() and not link.is_symlink() else link.unlink()
         link.write_text(self.links[slot], encoding="utf-8")
 
+    def _restore_admin(self, slot: str) -> None:
+        """The slot's admin folder's pointers and configuration as git wrote them (a candidate
+        outside a sandbox may have rewritten `commondir`, or planted a `config.worktree` that
+        defines a filter or an fsmonitor)."""
+        admin = self._admin(self.path_for(slot))
+        for name, data in self.admin_files.get(slot, {}).items():
+            target = admin / name
+            if target.is_symlink() or target.is_dir():
+                shutil.rmtree(target) if target.is_dir() and not target.is_symlink() else target.unlink()
+            if data is None:
+                target.unlink(missing_ok=True)
+            elif _read(target) != data:
+                target.parent.mkdir(parents=True, exist_ok=True)
+                target.write_bytes(data)
+
+    def _index(self, path: Path) -> Path:
+        """explore's own index of the worktree at path: in the pool's folder, which no candidate
+        may write (sandbox.py), never the admin folder's, which its git writes."""
+        return self.root / f".{path.name}.index"
+
     def _admin(self, path: Path) -> Path:
         """The worktree's own folder in the git dir, as git named it when explore created it."""
         return Path(self.links[path.name].removeprefix("gitdir:").strip())
@@ -198,10 +248,31 @@ class WorktreePool:
     def git_in(self, path: Path, *args: str) -> bytes:
         """git in the worktree at path, through explore's record of its git dir (never its `.git` file)."""
         argv = self._argv(path, *args)
-        done = subprocess.run(argv, cwd=path, capture_output=True, timeout=600)
+        done = subprocess.run(argv, cwd=path, capture_output=True, timeout=600, env=gitrepo.worktree_env())
         if done.returncode != 0:
             raise git.GitCommandError(argv, done.returncode, done.stderr)
         return done.stdout
+
+    def _read_argv(self, path: Path, *args: str) -> list[str]:
+        """explore's git reading what a candidate left at path (gitrepo.worktree_git): the shared
+        git dir (never the worktree's admin folder, its `config.worktree` or its index), explore's
+        own index of the worktree."""
+        return gitrepo.worktree_git(Path(self.repo.common_dir).resolve(), path, *args)
+
+    def _reading(self, path: Path, *args: str, stdin: bytes | None = None) -> bytes:
+        argv = self._read_argv(path, *args)
+        done = subprocess.run(
+            argv, cwd=path, input=stdin, capture_output=True, timeout=600, env=self._reading_env(path)
+        )
+        if done.returncode != 0:
+            raise git.GitCommandError(argv, done.returncode, done.stderr)
+        return done.stdout
+
+    def _reading_env(self, path: Path) -> dict[str, str]:
+        index = self._index(path)
+        if not index.exists():  # a worktree the pool did not check out (reproduce's own)
+            shutil.copyfile(self._admin(path) / "index", index)
+        return gitrepo.worktree_env(index)
 
     def _copy_includes(self, path: Path) -> None:
         for pattern in self.include:
@@ -226,7 +297,7 @@ class WorktreePool:
 
     def ignored(self, path: Path) -> frozenset[str]:
         """The ignored entries of a worktree (an ignored folder as one entry)."""
-        listed = self.git_in(
+        listed = self._reading(
             path, *self._excluding(), "ls-files", "-z", "--others", "--ignored", "--exclude-standard", "--directory"
         )
         return frozenset(filter(None, listed.decode(errors="surrogateescape").split("\0")))
@@ -245,48 +316,46 @@ class WorktreePool:
                 else:
                     target.unlink(missing_ok=True)
         else:
-            self.git_in(path, *self._excluding(), "clean", "-fdXq")
+            self._reading(path, *self._excluding(), "clean", "-fdXq")
         self._copy_includes(path)
 
     def tree_of(self, path: Path) -> str:
         """The git tree the worktree holds now, as capture_patch would see it."""
-        self.git_in(path, *self._excluding(), "add", "-A")
-        try:
-            return self.git_in(path, "write-tree").decode().strip()
-        finally:
-            self.git_in(path, "reset", "--quiet")
+        self._stage(path)
+        return self._reading(path, "write-tree").decode().strip()
+
+    def _stage(self, path: Path) -> tuple[str, ...]:
+        """explore's index of path made what is on disk (staging.stage); the nested repositories."""
+        self._restore_admin(path.name)
+        reading = functools.partial(self._reading, path)
+        return staging.stage(reading, path, self.bases.get(path.name, "HEAD"), self._excluding())
 
     def capture_patch(self, path: Path, patch_file: Path, max_bytes: int | None = None) -> Captured:
         """The candidate's change as a binary-safe patch (ignored and generated files left out, the
         user's global excludes file kept in force), held in memory from now on (patch_file is a
-        copy for people), and its tree id: what is tested and, for a winner, committed. Binary
-        files are named first (numstat); the patch and its text review are read in chunks and
-        given up past max_bytes (patch None), never loaded whole."""
-        self.git_in(path, *self._excluding(), "add", "-A")
-        try:
-            tree = self.git_in(path, "write-tree").decode().strip()
-            raw = self.git_in(
-                path, "-c", "core.quotePath=false", "diff", "--cached", "--no-renames", "--raw", "-z", "HEAD"
-            ).decode(errors="surrogateescape")
-            numstat = self.git_in(
-                path,
-                "-c",
-                "core.quotePath=false",
-                *gitrepo.DIFF_ARGS,
-                "--cached",
-                "--no-renames",
-                "--numstat",
-                "-z",
-                "HEAD",
-            )
-            patch = _read_capped(self._argv(path, *gitrepo.DIFF_ARGS, "--cached", "--binary", "HEAD"), path, max_bytes)
-            review = (
-                _read_capped(self._argv(path, *gitrepo.DIFF_ARGS, "--cached", "--text", "HEAD"), path, max_bytes)
-                if patch is not None
-                else None
-            )
-        finally:
-            self.git_in(path, "reset", "--quiet")
+        copy for people), and its tree id: what is tested and, for a winner, committed. Read from
+        the files on disk through explore's own index of the worktree, against the commit explore
+        checked out there: nothing the candidate's git says (its index and its flags, its HEAD, its
+        admin folder) hides a file. Binary files are named first (numstat); the patch and its text
+        review are read in chunks and given up past max_bytes (patch None), never loaded whole."""
+        nested = self._stage(path)
+        base = self.bases.get(path.name, "HEAD")
+        tree = self._reading(path, "write-tree").decode().strip()
+        raw = self._reading(
+            path, "-c", "core.quotePath=false", "diff", "--cached", "--no-renames", "--raw", "-z", base
+        ).decode(errors="surrogateescape")
+        numstat = self._reading(
+            path, "-c", "core.quotePath=false", *gitrepo.DIFF_ARGS, "--cached", "--no-renames", "--numstat", "-z", base
+        )
+        env = self._reading_env(path)
+        patch = _read_capped(
+            self._read_argv(path, *gitrepo.DIFF_ARGS, "--cached", "--binary", base), path, max_bytes, env
+        )
+        review = (
+            _read_capped(self._read_argv(path, *gitrepo.DIFF_ARGS, "--cached", "--text", base), path, max_bytes, env)
+            if patch is not None
+            else None
+        )
         binary = tuple(
             line.split("\t", 2)[2]
             for line in numstat.decode(errors="surrogateescape").split("\0")
@@ -302,11 +371,11 @@ class WorktreePool:
             if status == "A":
                 added.append(name)
         if patch is None or review is None:
-            return Captured(files, "", links, added, None, tree, binary)
+            return Captured(files, "", links, added, None, tree, binary, nested)
         patch = patch if not patch or patch.endswith(b"\n") else patch + b"\n"
         patch_file.parent.mkdir(parents=True, exist_ok=True)
         patch_file.write_bytes(patch)
-        return Captured(files, review.decode("utf-8", errors="replace"), links, added, patch, tree, binary)
+        return Captured(files, review.decode("utf-8", errors="replace"), links, added, patch, tree, binary, nested)
 
     def remove_all(self) -> None:
         """Remove every worktree of the run, whatever state it is in: their folders, then git's record

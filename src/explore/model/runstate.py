@@ -121,6 +121,14 @@ class Application(BaseModel):
     """working_tree: the patch applied to the files (reversed by undo)."""
 
 
+class SandboxUsed(BaseModel):
+    """The confinement candidates ran in (DESIGN §2 `sandbox`)."""
+
+    mechanism: Literal["bubblewrap", "landlock", "none"]
+    why: str = ""
+    """Why not a stronger one (bubblewrap missing, Landlock refused, `sandbox = "off"`)."""
+
+
 class RunState(BaseModel):
     """Everything `explore resume` needs; written atomically after every step that matters."""
 
@@ -141,6 +149,7 @@ class RunState(BaseModel):
     baselined: bool = False
     """The baseline was measured to its end (its flaky reruns included): the yardstick exists. A run
     interrupted before that measures it again on resume; nothing is scored without it."""
+    sandbox: SandboxUsed | None = None
     baseline_ids: list[str] = Field(default_factory=list)
     baseline_skipped: list[str] = Field(default_factory=list)
     baseline_xfailed: list[str] = Field(default_factory=list)

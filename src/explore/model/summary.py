@@ -7,7 +7,7 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from .candidates import IterationRecord
-from .runstate import Criticality, EscalationInfo, GaveUp, Reproduction, RunStatus
+from .runstate import Criticality, EscalationInfo, GaveUp, Reproduction, RunStatus, SandboxUsed
 from .tally import AgentTally, tally
 from .testresults import Counts, EnvironmentFailure, HungTest
 from .usage import Usage
@@ -45,6 +45,9 @@ class Summary(BaseModel):
     """Why the search stopped with no repair in sight, what it tried, and how to spend more."""
     agents: dict[str, AgentTally] = Field(default_factory=dict)
     """Per agent (each candidate's `generator`): candidates, ok, wins, time, cost (model/tally.py)."""
+
+    sandbox: SandboxUsed | None = None
+    """The confinement candidates ran in: bubblewrap, landlock or none, and why."""
 
     def model_post_init(self, context: Any) -> None:
         if not self.agents:

@@ -38,7 +38,7 @@ from ..model.events import (
     UsageSpent,
 )
 from ..model.phase import RunPhase, Stage
-from ..model.runstate import RunState
+from ..model.runstate import RunState, SandboxUsed
 from ..model.testresults import TestOutcome, TestRun
 from . import adoption, applying, baseline, iteration, merging, signals, state, stops, targeting, transitions, warming
 from .kit import Kit
@@ -67,6 +67,9 @@ class Runner:
 
     def __post_init__(self) -> None:
         self.kit = Kit.build(self.info, self.options, self.run, self.emit)
+        self.run = self.run.model_copy(
+            update={"sandbox": SandboxUsed(mechanism=self.kit.sandbox.mechanism, why=self.kit.sandbox.why)}
+        )
         self.fence: guard.Fingerprint | None = None
         """The user's tree and git dir as the last fan-out found (and left) them."""
 

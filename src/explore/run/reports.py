@@ -45,6 +45,7 @@ def summary(run: RunState, report_path: Path | None, change: Change | None = Non
         reproduction=run.reproduction,
         diff=change.diff if change else None,
         gave_up=run.gave_up,
+        sandbox=run.sandbox,
     )
 
 

@@ -250,7 +250,7 @@ class Suite:
         return (
             self.command.is_pytest
             and self.options.sandbox != "require"
-            and (self.sandbox is None or self.sandbox.bwrap is None)
+            and (self.sandbox is None or not self.sandbox.confined)
             and self.executor.name == ExecutorName.local
             and not self.command.extra_env
         )

@@ -1,0 +1,261 @@
+"""Issue 37, points 4, 5 and 8: what is captured is what is on disk, whatever the candidate's git
+says; the user's repository is the same afterwards, object for object; a sandbox on a machine
+without bubblewrap (Landlock). One real `explore run` per attack: candidate a plays it beside the
+honest fix at confidence 0.99, b is the honest fix at 0.3; the attack fails and b wins — with the
+sandbox on (`require`: Landlock where bubblewrap is missing) and off."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import textwrap
+import zlib
+from pathlib import Path
+
+import pytest
+
+from conftest import git, make_repo, run_cli
+from explore.edges import landlock
+from test_protected_set import assert_honest_won, run
+from test_tamper import FILES, HONEST, pyproject
+
+MODES = ["off", "require"]
+WEAK_TEST = ["assert add(2, 3) == 5", "assert add(2, 3) == add(2, 3)"]
+
+needs_landlock = pytest.mark.skipif(landlock.abi() < 1, reason="the kernel offers no Landlock")
+
+
+@pytest.fixture(params=MODES)
+def mode(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    if request.param == "require" and landlock.abi() < 1:
+        pytest.skip("the kernel offers no Landlock")
+    monkeypatch.setenv("EXPLORE_SANDBOX", request.param)
+    return str(request.param)
+
+
+def common_dir(repo: Path) -> Path:
+    return repo / ".git"
+
+
+def snippet(code: str) -> str:
+    """Python the agent runs in its worktree (os, pathlib, json imported); each attempt's outcome
+    lands in tried.json next to the agent."""
+    return "import subprocess\n" + textwrap.dedent(code)
+
+
+def test_skip_worktree_and_assume_unchanged_do_not_hide_a_test_edit(tmp_path: Path, mode: str) -> None:
+    repo = make_repo(tmp_path / "repo", {**FILES, "pyproject.toml": pyproject()})
+    hide = snippet("""\
+        for flag in ("--skip-worktree", "--assume-unchanged"):
+            subprocess.run(["git", "update-index", flag, "tests/test_calc.py"], capture_output=True)
+        """)
+    trick = {"replace": {**HONEST["replace"], "tests/test_calc.py": WEAK_TEST}, "exec": hide}
+    code, summary, err = run(repo, tmp_path, trick, HONEST)
+    assert_honest_won(code, summary, err, "tests/test_calc.py")
+    assert "assert add(2, 3) == 5" in (repo / "tests" / "test_calc.py").read_text()
+
+
+def test_a_nested_repository_is_captured_as_its_files(tmp_path: Path, mode: str) -> None:
+    repo = make_repo(tmp_path / "repo", {**FILES, "pyproject.toml": pyproject()})
+    nest = snippet("""\
+        pathlib.Path("extra").mkdir()
+        subprocess.run(["git", "init", "-q", "extra"], check=True)
+        pathlib.Path("extra/conftest.py").write_text("collect_ignore = ['../tests']\\n")
+        ident = ["-c", "user.name=a", "-c", "user.email=a@b"]
+        subprocess.run(["git", *ident, "-C", "extra", "commit", "-q", "--allow-empty", "-m", "x"], check=True)
+        """)
+    code, summary, err = run(repo, tmp_path, {**HONEST, "exec": nest}, HONEST)
+    assert_honest_won(code, summary, err, "extra/conftest.py")
+    assert not (repo / "extra").exists()
+
+
+def test_a_loose_object_rewritten_under_its_own_id_is_caught_and_put_back(tmp_path: Path, mode: str) -> None:
+    repo = make_repo(tmp_path / "repo", {**FILES, "pyproject.toml": pyproject()})
+    blob = git(repo, "rev-parse", "HEAD:tests/test_calc.py")
+    loose = common_dir(repo) / "objects" / blob[:2] / blob[2:]
+    original = loose.read_bytes()
+    weak = (repo / "tests" / "test_calc.py").read_text().replace(*WEAK_TEST).encode()
+    forged = zlib.compress(b"blob %d\0" % len(weak) + weak)
+    rewrite = snippet(f"""\
+        target = pathlib.Path({str(loose)!r})
+        try:
+            os.chmod(target, 0o644)
+            target.write_bytes({forged!r})
+        except OSError:
+            pass
+        """)
+    code, summary, err = run(repo, tmp_path, {**HONEST, "exec": rewrite}, HONEST)
+    assert code == 0, err
+    a, b = summary["iterations"][0]["candidates"]
+    if mode == "off":  # the guard saw it, rejected a and wrote the object again from the user's file
+        assert a["status"] == "rejected" and f"objects/{blob[:2]}/{blob[2:]}" in a["reason"], a
+        assert summary["iterations"][0]["winner"] == "b"
+    else:  # the kernel said no: a is the honest fix whose attack failed
+        assert a["outside_writes"] == [] and summary["iterations"][0]["winner"] in ("a", "b")
+    assert zlib.decompress(loose.read_bytes()) == zlib.decompress(original)
+    subprocess.run(["git", "fsck", "--no-dangling", "--strict"], cwd=repo, check=True, capture_output=True)
+    assert git(repo, "show", "HEAD:tests/test_calc.py").count("assert add(2, 3) == 5") == 1
+
+
+def test_a_change_staged_in_the_users_index_is_put_back(tmp_path: Path, mode: str) -> None:
+    repo = make_repo(tmp_path / "repo", {**FILES, "pyproject.toml": pyproject()})
+    index = common_dir(repo) / "index"
+    stage = snippet(f"""\
+        env = {{**os.environ, "GIT_INDEX_FILE": {str(index)!r}}}
+        sha = subprocess.run(["git", "hash-object", "-w", "--stdin"], input=b"planted\\n", capture_output=True, env=env).stdout.decode().strip()
+        subprocess.run(["git", "update-index", "--add", "--cacheinfo", f"100644,{{sha}},planted.py"], env=env, capture_output=True)
+        subprocess.run(["git", "update-index", "--skip-worktree", "calc.py"], env=env, capture_output=True)
+        """)
+    code, summary, err = run(repo, tmp_path, {**HONEST, "exec": stage}, HONEST)
+    assert code == 0, err
+    a = summary["iterations"][0]["candidates"][0]
+    if mode == "off":
+        assert a["status"] == "rejected" and ".git/index" in a["reason"], a
+        assert summary["iterations"][0]["winner"] == "b"
+    assert git(repo, "diff", "--cached", "--name-only") == ""
+    assert git(repo, "ls-files", "-t", "calc.py") == "H calc.py"
+    assert summary["applied"] is True and "return " in (repo / "calc.py").read_text()
+
+
+def submodule_repo(tmp_path: Path) -> Path:
+    lib = make_repo(tmp_path / "lib", {"lib.py": "X = 1\n"})
+    repo = make_repo(tmp_path / "repo", {**FILES, "pyproject.toml": pyproject()})
+    git(repo, "-c", "protocol.file.allow=always", "submodule", "add", "-q", str(lib), "lib")
+    git(repo, "commit", "-q", "-m", "lib as a submodule")
+    return repo
+
+
+def test_an_fsmonitor_planted_in_a_submodule_config_and_config_worktree_is_put_back(tmp_path: Path, mode: str) -> None:
+    repo = submodule_repo(tmp_path)
+    marker = tmp_path / "monitor-ran"
+    monitor = tmp_path / "monitor.sh"
+    monitor.write_text(f"#!/bin/sh\ntouch {marker}\n")
+    monitor.chmod(0o755)
+    modules_config = common_dir(repo) / "modules" / "lib" / "config"
+    before = modules_config.read_bytes()
+    plant = snippet(f"""\
+        for path in ({str(modules_config)!r}, {str(common_dir(repo) / "config.worktree")!r}):
+            subprocess.run(["git", "config", "--file", path, "core.fsmonitor", {str(monitor)!r}], capture_output=True)
+        """)
+    code, summary, err = run(repo, tmp_path, {**HONEST, "exec": plant}, HONEST)
+    assert code == 0, err
+    a = summary["iterations"][0]["candidates"][0]
+    if mode == "off":
+        assert a["status"] == "rejected" and ".git/modules/lib/config" in a["reason"], a
+        assert ".git/config.worktree" in a["reason"], a
+    assert modules_config.read_bytes() == before and not (common_dir(repo) / "config.worktree").exists()
+    subprocess.run(["git", "status"], cwd=repo, check=True, capture_output=True)
+    subprocess.run(["git", "status"], cwd=repo / "lib", check=True, capture_output=True)
+    assert not marker.exists()
+
+
+def test_a_clean_filter_in_the_candidates_own_config_worktree_never_runs(tmp_path: Path, mode: str) -> None:
+    repo = make_repo(tmp_path / "repo", {**FILES, "pyproject.toml": pyproject()})
+    marker = tmp_path / "filter-ran"
+    plant = snippet(f"""\
+        admin = pathlib.Path(subprocess.run(["git", "rev-parse", "--absolute-git-dir"], capture_output=True, text=True).stdout.strip())
+        try:
+            (admin / "config.worktree").write_text('[filter "evil"]\\n\\tclean = sh -c "touch {marker}; cat"\\n')
+        except OSError:
+            pass
+        subprocess.run(["git", "config", "extensions.worktreeConfig", "true"], capture_output=True)
+        pathlib.Path(".gitattributes").write_text("*.py filter=evil\\n")
+        """)
+    code, summary, err = run(repo, tmp_path, {**HONEST, "exec": plant}, HONEST)
+    assert code == 0, err
+    assert not marker.exists()
+    assert summary["iterations"][0]["winner"] == "b" or mode == "require"
+    assert "worktreeConfig" not in (common_dir(repo) / "config").read_text()
+
+
+def test_a_dirty_trees_file_deleted_without_the_sandbox_is_restored(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("EXPLORE_SANDBOX", "off")
+    repo = make_repo(tmp_path / "repo", {**FILES, "pyproject.toml": pyproject()})
+    (repo / "notes.txt").write_text("the user's notes, not committed\n")
+    delete = snippet(f"""\
+        pathlib.Path({str(repo / "notes.txt")!r}).unlink()
+        """)
+    code, summary, err = run(repo, tmp_path, {**HONEST, "exec": delete}, HONEST)
+    assert_honest_won(code, summary, err, "notes.txt")
+    assert (repo / "notes.txt").read_text() == "the user's notes, not committed\n"
+
+
+@needs_landlock
+def test_without_bubblewrap_landlock_keeps_a_hostile_candidate_out(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from test_bad_input import ONE_BUG
+    from test_outside_writes import agent as hostile_agent
+    from test_outside_writes import assert_untouched, guarded
+    from test_safety_faults import kill_everything_under
+
+    bin_dir = tmp_path / "bin"  # a PATH without bwrap
+    bin_dir.mkdir()
+    for tool in ("git", "sh"):
+        found = subprocess.run(["which", tool], capture_output=True, text=True, check=True).stdout.strip()
+        (bin_dir / tool).symlink_to(found)
+    monkeypatch.setenv("PATH", str(bin_dir))
+    monkeypatch.setenv("EXPLORE_SANDBOX", "auto")
+    repo = make_repo(tmp_path / "repo", ONE_BUG)
+    start = guarded(repo)
+    try:
+        code, summary, err = run_cli(
+            [
+                "run",
+                str(repo),
+                "--parallel",
+                "2",
+                "--max-iterations",
+                "1",
+                "--agent-cmd",
+                hostile_agent(tmp_path, hostile="yes"),
+                "--json",
+            ]
+        )
+        assert code == 0 and summary is not None, err[-3000:]
+        assert "candidates are sandboxed (Landlock" in err
+        a, b = summary["iterations"][0]["candidates"]
+        tries = json.loads(a["hypothesis"])
+        assert set(tries) == {"hook", "alias", "calc", "planted"} and "done" not in tries.values(), tries
+        assert a["outside_writes"] == [] and b["outside_writes"] == []
+        assert summary["iterations"][0]["winner"] == "a" and summary["applied"] is True
+        assert summary["sandbox"]["mechanism"] == "landlock", summary.get("sandbox")
+        assert_untouched(repo, start, summary)
+    finally:
+        kill_everything_under(tmp_path / "worktrees", tmp_path / "agent")
+
+
+@needs_landlock
+def test_a_daemon_dies_with_its_candidate_under_landlock(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Outside bubblewrap's PID namespace, the marker in a Landlock-confined candidate's environment
+    finds its double-forked, setsid daemon: dead before the run ends."""
+    from test_bad_input import ONE_BUG
+    from test_outside_writes import agent as hostile_agent
+    from test_outside_writes import assert_untouched, guarded
+    from test_safety_faults import kill_everything_under, live_processes_in
+
+    monkeypatch.setenv("EXPLORE_SANDBOX", "auto")
+    repo = make_repo(tmp_path / "repo", ONE_BUG)
+    start = guarded(repo)
+    try:
+        code, summary, err = run_cli(
+            [
+                "run",
+                str(repo),
+                "--parallel",
+                "2",
+                "--max-iterations",
+                "1",
+                "--agent-cmd",
+                hostile_agent(tmp_path, daemon="daemon.pid"),
+                "--json",
+            ]
+        )
+        assert code == 0 and summary is not None, err[-3000:]
+        assert summary["sandbox"]["mechanism"] in ("landlock", "bubblewrap"), summary["sandbox"]
+        assert not live_processes_in(tmp_path / "agent")
+        assert_untouched(repo, start, summary)
+    finally:
+        kill_everything_under(tmp_path / "worktrees", tmp_path / "agent")
