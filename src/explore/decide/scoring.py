@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from ..model.candidates import CandidateResult
 from ..model.testfiles import is_test_file
 from ..model.testresults import PASSING, Counts, TestRun
-from . import witness
+from . import parsing, witness
 
 
 @dataclass(frozen=True)
@@ -223,7 +223,7 @@ def normalise_source(path: str, data: bytes) -> bytes:
     since a test may well compare them as text."""
     if path.endswith(".py"):
         try:
-            return b"ast:" + ast.dump(ast.parse(data)).encode()
+            return b"ast:" + ast.dump(parsing.parse(data)).encode()
         except (SyntaxError, ValueError):
             pass
     return b"bytes:" + data

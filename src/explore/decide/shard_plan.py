@@ -15,6 +15,7 @@ from collections import defaultdict
 from collections.abc import Iterable, Mapping
 
 from ..model.testresults import TestRun
+from . import parsing
 
 
 def file_of(test_id: str) -> str | None:
@@ -51,7 +52,7 @@ def source_weight(source: bytes) -> float:
     `tuple()`/`list()`/`sorted()`…, or a comprehension over one; another expression counts 1. A file
     that does not parse: its `def test…` / `class Test…` lines."""
     try:
-        tree = ast.parse(source)
+        tree = parsing.parse(source)
     except (SyntaxError, ValueError, RecursionError):
         return float(max(1, len(TEST_DEF.findall(source))))
     return float(max(1, _tests_in(tree.body, {})))
