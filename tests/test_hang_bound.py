@@ -89,7 +89,7 @@ async def test_hard_hangs_carry_the_lowered_limit_and_none_goes_missing(tmp_path
         assert lowered and 0.5 <= float(lowered.group(1)) < 1.5, hung.message
         assert hung.duration_s < 1.5 + 1.0  # the lowered limit and its grace (1 s), not the first's (1.5 s + 2 s)
     for n, hung in enumerate(loops):
-        assert "in test_loop_" in hung.longrepr and "while True" in hung.longrepr
+        assert "in test_loop_" in hung.longrepr  # where it was stuck: `while True:` or `pass`, as below
         assert re.fullmatch(
             rf"/.+/tests/test_loops\.py:\d+ in test_loop_{n} `(while True:|pass)`", stuck_at(hung.longrepr)
         )

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..model.testfiles import is_test_file
+from . import parsing
 
 
 def module_names(path: str) -> set[str]:
@@ -43,7 +44,7 @@ def own_names(path: str) -> set[str]:
 
 def imports_of(source: str) -> set[str]:
     try:
-        tree = ast.parse(source)
+        tree = parsing.parse(source)
     except (SyntaxError, ValueError):
         return set()
     found: set[str] = set()

@@ -5,12 +5,12 @@ from __future__ import annotations
 import ast
 import hashlib
 from collections.abc import Collection
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from ..model.candidates import CandidateResult
 from ..model.testfiles import is_test_file
 from ..model.testresults import PASSING, Counts, TestRun
-from . import witness
+from . import parsing, witness
 
 
 @dataclass(frozen=True)
@@ -99,6 +99,16 @@ def yardstick_of(baseline: TestRun) -> Yardstick:
     return Yardstick(ids=frozenset(baseline.outcomes) - skipped, skipped=skipped, xfailed=xfailed)
 
 
+def excusing(yardstick: Yardstick, machine_skips: Collection[str]) -> Yardstick:
+    """The yardstick a candidate is held to when some tests that ran at the baseline skip on the
+    baseline's tree too, rerun beside the candidate's (fanout/testjobs.confirm_skips): they count as
+    skipped at the baseline, neither tamper nor a pass."""
+    if not machine_skips:
+        return yardstick
+    excused = frozenset(machine_skips) & yardstick.ids
+    return replace(yardstick, ids=yardstick.ids - excused, skipped=yardstick.skipped | excused)
+
+
 def tamper_reason(
     files_changed: list[str],
     run: TestRun,
@@ -123,7 +133,7 @@ def tamper_reason(
     if vanished and run.per_test:
         return f"makes {len(vanished)} test(s) vanish or deselects them, e.g. {vanished[0]}"
     skipped = sorted(i for i in yardstick.ids if i in run.outcomes and run.outcomes[i].outcome == "skipped")
-    if skipped:
+    if skipped:  # reproduced: a skip that the baseline's tree shows too has left the yardstick (excusing)
         return f"skips {len(skipped)} test(s) that ran at baseline, e.g. {skipped[0]}"
     return xfail_reason(run, yardstick)
 
@@ -223,7 +233,7 @@ def normalise_source(path: str, data: bytes) -> bytes:
     since a test may well compare them as text."""
     if path.endswith(".py"):
         try:
-            return b"ast:" + ast.dump(ast.parse(data)).encode()
+            return b"ast:" + ast.dump(parsing.parse(data)).encode()
         except (SyntaxError, ValueError):
             pass
     return b"bytes:" + data

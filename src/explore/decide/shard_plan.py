@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import PurePosixPath
 
 from ..model.testresults import TestRun
+from . import parsing
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -153,7 +154,7 @@ def source_weight(source: bytes) -> float:
     `tuple()`/`list()`/`sorted()`…, or a comprehension over one; another expression counts 1. A file
     that does not parse: its `def test…` / `class Test…` lines."""
     try:
-        tree = ast.parse(source)
+        tree = parsing.parse(source)
     except (SyntaxError, ValueError, RecursionError):
         return float(max(1, len(TEST_DEF.findall(source))))
     return float(max(1, _tests_in(tree.body, {})))

@@ -19,6 +19,7 @@ from collections.abc import Callable, Collection, Iterable
 from pathlib import PurePosixPath
 
 from ..model.testfiles import is_test_file
+from . import parsing
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -128,7 +129,7 @@ def plugin_names(config_texts: dict[str, str], conftest_texts: Iterable[str]) ->
         names |= _addopts_plugins(_addopts(path, text))
     for text in conftest_texts:
         try:
-            tree = ast.parse(text)
+            tree = parsing.parse(text)
         except (SyntaxError, ValueError):
             continue
         for node in tree.body:
@@ -242,7 +243,7 @@ def doctests(path: str, text: str | None) -> dict[str, list[tuple[str, str, str]
         found = examples(text)
         return {path: found} if found else {}
     try:
-        tree = ast.parse(text)
+        tree = parsing.parse(text)
     except (SyntaxError, ValueError):
         return {"<unparseable>": [(text, "", "")]} if ">>>" in text else {}
     out: dict[str, list[tuple[str, str, str]]] = {}

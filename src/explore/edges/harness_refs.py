@@ -24,7 +24,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
-from ..decide import testcode
+from ..decide import parsing, testcode
 from ..model.testfiles import is_test_file
 from . import testcode_io
 from .gitrepo import GIT
@@ -85,7 +85,7 @@ def references(text: str, own: frozenset[str] = frozenset()) -> list[Reference]:
     """Every reference to the test machinery in a module's source; [] when it does not parse.
     own: the project's top-level modules (a plugin package `pytest_foo` importing itself is not harness)."""
     try:
-        tree = ast.parse(text)
+        tree = parsing.parse(text)
     except (SyntaxError, ValueError):
         return []
     return _Finder(tree, own).found

@@ -83,13 +83,13 @@ def fold_record(path: Path, run: TestRun) -> None:
 
 def stuck_stack(path: Path) -> str:
     """The stack faulthandler wrote when the plugin's watchdog ended a test's process, read here
-    (outside the dying process): the watchdog's own thread left out, each frame's source line
-    added, innermost call last as in a traceback."""
+    (outside the dying process): each frame's source line added, innermost call last as in a
+    traceback. (The watchdog is a process of its own: every thread in the file is the test's.)"""
     try:
         text = path.read_text(encoding="utf-8", errors="replace")
     except OSError:
         return "(no stack: the process ended before faulthandler wrote it)"
-    blocks = [b for b in text.split("\n\n") if b.strip() and not b.lstrip().startswith("Current thread")]
+    blocks = [b.strip().replace("Current thread", "Thread", 1) for b in text.split("\n\n") if b.strip()]
     out = []
     for block in blocks:
         header, *frames = block.strip().splitlines()

@@ -267,6 +267,14 @@ class _Limits:
     """The job's private HOME, TMPDIR and XDG folders (homes.py); empty for a custom command."""
 
 
+def _killed_by_watchdog(exit_code: int | None, record: Path) -> bool:
+    """Whether a pytest process that died of a signal was ended by the plugin's watchdog (outside
+    the process, it records the stuck test before it kills)."""
+    if exit_code is None or 0 <= exit_code <= 128 or not record.exists():
+        return False
+    return '"kind": "hard_timeout"' in record.read_text(encoding="utf-8", errors="replace")
+
+
 def carried_hangs(log_path: Path, before: Hangs) -> Hangs:
     """The hangs' state the plugin wrote with the hard timeout that ended the run logged at
     log_path (its record beside the log), else before."""
@@ -358,6 +366,8 @@ async def _run_once(
         run.oom = True
         run.infra_error = f"the test run exceeded its memory cap (peak {result.peak_rss // 2**20} MiB)"
         return run
+    if command.is_pytest and _killed_by_watchdog(run.exit_code, record):
+        run.exit_code = HARD_EXIT  # a test stuck in C code: the plugin's watchdog had to SIGKILL it
 
     junit = (
         report if "{junit}" in (command.shell or "") else (workdir / command.junit_xml if command.junit_xml else None)

@@ -26,7 +26,7 @@ from ..model.usage import Usage
 from .board import Board
 from .checks import LINK_REWRITTEN, outside, patch_rejection, score
 from .config import FanOutConfig
-from .testjobs import confirm_newly_failing, job_failure, ranked, run_tests
+from .testjobs import confirm_reruns, job_failure, ranked, run_tests
 from .turns import off_the_clock
 
 
@@ -223,8 +223,8 @@ async def _tested(
         result.status, result.reason = job_failure(job)
         return
     board.runs[cid] = job.run
-    result.rerun_passed = await confirm_newly_failing(cid, path, config, board, job.run, files_dir)
-    if result.rerun_passed and not config.pool.intact(path):  # the rerun ran its code too
+    await confirm_reruns(cid, path, config, board, result, job.run, files_dir)
+    if not config.pool.intact(path):  # the reruns ran its code too
         result.status, result.reason = CandidateStatus.rejected, LINK_REWRITTEN
         return
     score(result, job.run, config, result.files_changed)

@@ -87,12 +87,13 @@ def outside(result: CandidateResult, change: guard.Change | None) -> None:
 def score(result: CandidateResult, run: TestRun, config: FanOutConfig, files: list[str]) -> None:
     """The candidate's pass rate and failures in run; `ok` with that score unless run shows tampering
     or breaks a test it must not (then rejected)."""
-    reason = scoring.tamper_reason(files, run, config.yardstick, config.test_patterns, config.allow_test_edits)
+    yardstick = scoring.excusing(config.yardstick, result.machine_skips)  # skips on the baseline's tree too
+    reason = scoring.tamper_reason(files, run, yardstick, config.test_patterns, config.allow_test_edits)
     reason = reason or scoring.outside_targets_reason(run, config.protected)
-    counts = config.yardstick.counts(run)
+    counts = yardstick.counts(run)
     result.pass_rate = counts.pass_rate
-    result.failed_tests = config.yardstick.failing(run)
-    result.newly_failing = scoring.newly_failing(set(config.current_passing), run, config.yardstick)
+    result.failed_tests = yardstick.failing(run)
+    result.newly_failing = scoring.newly_failing(set(config.current_passing), run, yardstick)
     if reason:
         result.status, result.reason = CandidateStatus.rejected, reason
         return

@@ -29,7 +29,7 @@ from .board import Board
 from .candidate import run_candidate
 from .checks import LINK_REWRITTEN, outside, score
 from .config import FanOutConfig
-from .testjobs import confirm_newly_failing, failed_status, full_suite
+from .testjobs import confirm_reruns, failed_status, full_suite
 from .turns import Turns
 
 __all__ = ["FanOutConfig", "FanOutResult", "Findings", "fan_out"]
@@ -165,7 +165,7 @@ def _confirmed(cid: str, board: Board) -> bool:
 async def confirm(result: CandidateResult, config: FanOutConfig, board: Board) -> str | None:
     """The final confirmation of result's tree; tests found flaky in its run (rerun_passed) are
     held to it neither way, as they join the run's flaky ones when it is merged."""
-    cid, flaky = result.id, frozenset(result.rerun_passed)
+    cid, flaky = result.id, frozenset(result.rerun_passed) | frozenset(result.machine_skips)
     tested = board.tested[cid]
     yardstick = replace(config.yardstick, ids=config.yardstick.ids - flaky, skipped=config.yardstick.skipped | flaky)
     commit = await anyio.to_thread.run_sync(
@@ -241,14 +241,7 @@ async def validate(results: list[CandidateResult], config: FanOutConfig, board: 
             board.runs[result.id] = job.run
             board.estimates.discard(result.id)
             board.skipped.discard(result.id)
-            result.rerun_passed = sorted(
-                set(result.rerun_passed)
-                | set(
-                    await confirm_newly_failing(
-                        result.id, config.pool.path_for(result.id), config, board, job.run, files_dir
-                    )
-                )
-            )
+            await confirm_reruns(result.id, config.pool.path_for(result.id), config, board, result, job.run, files_dir)
             score(result, job.run, config, result.files_changed)
             if not config.pool.intact(config.pool.path_for(result.id)):
                 result.status, result.reason = CandidateStatus.rejected, LINK_REWRITTEN

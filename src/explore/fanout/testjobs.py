@@ -49,7 +49,7 @@ def candidate_job(
         select=select,
         timeout_s=config.branch_timeout,
         memory_limit=config.memory_limit,
-        log_name={"affected": "affected.log", "rerun": "rerun.log"}.get(kind, "tests.log"),
+        log_name="tests.log" if kind == "full" else f"{kind}.log",
         workdir=path,
     )
 
@@ -234,24 +234,129 @@ def _selection(config: FanOutConfig, changed: list[str], failing_now: list[str])
 
 MAX_RERUN = 20
 """More tests newly failing than this is a breakage, not a flake: no rerun."""
+MAX_SKIP_RERUN = 50
+"""More tests newly skipping than this is not the machine: no rerun, the skips stand."""
+
+
+async def confirm_reruns(
+    cid: str, path: Path, config: FanOutConfig, board: Board, result: CandidateResult, run: TestRun, files_dir: Path
+) -> None:
+    """Condemn and excuse only on reproduction, in the order it happened: the newly failing tests
+    of run (confirm_newly_failing) and the tests it skips that ran at the baseline (confirm_skips).
+    What they find goes into result (rerun_passed, order_dependent, machine_skips) and run."""
+    flaky, ordered = await confirm_newly_failing(cid, path, config, board, run, files_dir)
+    result.rerun_passed = sorted(set(result.rerun_passed) | set(flaky))
+    result.order_dependent = sorted((set(result.order_dependent) | set(ordered)) - set(result.rerun_passed))
+    result.machine_skips = sorted(
+        set(result.machine_skips) | set(await confirm_skips(cid, path, config, board, run, files_dir))
+    )
 
 
 async def confirm_newly_failing(
     cid: str, path: Path, config: FanOutConfig, board: Board, run: TestRun, files_dir: Path
-) -> list[str]:
-    """No candidate condemned by a flake: the tests that passed before and fail in run are rerun
-    alone (in one job, in the candidate's tree) before they can reject or outrank it; those that
-    pass then take the rerun's outcome in run. Returns them."""
+) -> tuple[list[str], list[str]]:
+    """No candidate condemned by a flake, none excused by one: the tests that passed before and fail
+    in run are rerun alone (in one job, in the candidate's tree); those that pass there are rerun
+    again after the tests that ran before them in run, in run's order (one job: its prefix up to the
+    last of them), in the candidate's tree and on the baseline's side by side. A pass there in the
+    candidate's tree excuses a test (flaky: it takes that outcome in run), and so does a failure on
+    the baseline's tree too (the order breaks it whatever the change: not the candidate's doing; it
+    takes its pass alone). One that fails after its predecessors in the candidate's tree only is
+    order-dependent — a candidate that sets process-wide state at import
+    (`decimal.getcontext().prec`) breaks a test of another file that passes alone — and counts as
+    failing. Returns (excused, order-dependent)."""
     newly = [
         i
         for i in scoring.newly_failing(set(config.current_passing), run, config.yardstick)
         if "::" in i and i in run.outcomes and run.outcomes[i].outcome != "timeout"
     ]  # a hang would cost its whole limit again
     if not newly or len(newly) > MAX_RERUN or not config.test_command.is_pytest:
-        return []
+        return [], []
     rerun = await config.executor.run(candidate_job(config, board, cid, path, "rerun", newly), files_dir)
     if rerun.status != JobStatus.ok:
+        return [], []
+    alone = [i for i in newly if i in rerun.run.outcomes and rerun.run.outcomes[i].outcome in PASSING]
+    if not alone:
+        return [], []
+    select = in_order(list(run.outcomes), alone)
+    mine, base = await side_by_side(config, board, cid, path, "rerun-in-order", select, files_dir)
+    if mine.status != JobStatus.ok:
+        return [], alone
+    flaky = [i for i in alone if i in mine.run.outcomes and mine.run.outcomes[i].outcome in PASSING]
+    before = base.run.outcomes if base.status == JobStatus.ok else {}
+    also_before = [i for i in alone if i not in flaky and i in before and before[i].outcome not in PASSING]
+    run.outcomes.update({i: mine.run.outcomes[i] for i in flaky})
+    run.outcomes.update({i: rerun.run.outcomes[i] for i in also_before})  # its pass alone, in its tree
+    ordered = [i for i in alone if i not in flaky and i not in also_before]
+    if also_before:
+        log.info("candidate %s: fail after the tests before them on the baseline's tree too: %s", cid, also_before)
+    if ordered:
+        log.info("candidate %s: order-dependent (pass alone, fail after the tests before them): %s", cid, ordered)
+    return flaky + also_before, ordered
+
+
+async def side_by_side(
+    config: FanOutConfig, board: Board, cid: str, path: Path, kind: str, select: list[str], files_dir: Path
+) -> tuple[JobResult, JobResult]:
+    """The same tests in the candidate's tree and on the baseline's (the run's current commit), at
+    the same time: what the machine does to both shows on both."""
+    theirs = candidate_job(config, board, cid, path, kind, select)
+    base = theirs.model_copy(
+        update={"id": f"{theirs.id}-baseline", "patch": "", "workdir": None, "log_name": f"{kind}-baseline.log"}
+    )
+    found: dict[str, JobResult] = {}
+
+    async def one(key: str, job: TestJob) -> None:
+        found[key] = await config.executor.run(job, files_dir)
+
+    async with anyio.create_task_group() as group:
+        group.start_soon(one, "candidate", theirs)
+        group.start_soon(one, "baseline", base)
+    return found["candidate"], found["baseline"]
+
+
+def in_order(ran: list[str], last: list[str]) -> list[str]:
+    """The pytest arguments that run ran's tests in ran's order up to the last of `last`: whole
+    files where every test of a file that ran is in the prefix (a short command line), ids else."""
+    wanted = set(last)
+    end = max(n for n, i in enumerate(ran) if i in wanted) + 1
+    prefix = [i for i in ran[:end] if "::" in i]
+    files_in_run: dict[str, int] = {}
+    for test in ran:
+        files_in_run[test.split("::", 1)[0]] = files_in_run.get(test.split("::", 1)[0], 0) + 1
+    in_prefix: dict[str, int] = {}
+    for test in prefix:
+        in_prefix[test.split("::", 1)[0]] = in_prefix.get(test.split("::", 1)[0], 0) + 1
+    out: list[str] = []
+    for test in prefix:
+        file = test.split("::", 1)[0]
+        whole = in_prefix[file] == files_in_run[file]
+        item = file if whole else test
+        if not out or out[-1] != item:
+            out.append(item)
+    return out
+
+
+async def confirm_skips(
+    cid: str, path: Path, config: FanOutConfig, board: Board, run: TestRun, files_dir: Path
+) -> list[str]:
+    """A test that skips in run but ran at the baseline is a candidate's doing only if it still
+    skips when rerun in the candidate's tree and runs when rerun on the baseline's tree, side by
+    side (two jobs at once). One that skips on both is the machine (tqdm's performance tests skip
+    when a sleep costs CPU): returned, held to nothing either way. The rest stay skipped in run,
+    and scoring's skip rule rejects the candidate."""
+    skipped = [i for i in sorted(config.yardstick.ids) if i in run.outcomes and run.outcomes[i].outcome == "skipped"]
+    if not skipped or len(skipped) > MAX_SKIP_RERUN or not config.test_command.is_pytest:
         return []
-    passed = [i for i in newly if i in rerun.run.outcomes and rerun.run.outcomes[i].outcome in PASSING]
-    run.outcomes.update({i: rerun.run.outcomes[i] for i in passed})
-    return passed
+    if not all("::" in i for i in skipped):
+        return []
+    theirs, base = await side_by_side(config, board, cid, path, "rerun-skips", skipped, files_dir)
+    if theirs.status != JobStatus.ok or base.status != JobStatus.ok:
+        return []
+    mine, baseline = theirs.run.outcomes, base.run.outcomes
+    machine = [i for i in skipped if i in mine and i in baseline and baseline[i].outcome == "skipped"]
+    ran_now = [i for i in skipped if i in mine and mine[i].outcome != "skipped"]
+    run.outcomes.update({i: mine[i] for i in ran_now})  # it skips no more: what it does now counts
+    if machine:
+        log.info("candidate %s: skips on the baseline's tree too (the machine, not the change): %s", cid, machine)
+    return machine

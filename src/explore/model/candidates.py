@@ -112,8 +112,15 @@ class CandidateResult(BaseModel):
     location: str | None = None
     newly_failing: list[str] = Field(default_factory=list)
     rerun_passed: list[str] = Field(default_factory=list)
-    """Tests passing before that failed in this candidate's run and passed when rerun alone: a
-    flake, not a breakage (their rerun's outcome counts; the run records them as flaky)."""
+    """Tests passing before that failed in this candidate's run and passed when rerun alone and again
+    after the tests that ran before them: a flake, not a breakage (their rerun's outcome counts; the
+    run records them as flaky)."""
+    order_dependent: list[str] = Field(default_factory=list)
+    """Tests passing before that failed in this candidate's run, passed alone and failed again
+    after the tests that ran before them: a breakage that shows in order (never excused)."""
+    machine_skips: list[str] = Field(default_factory=list)
+    """Tests that ran at the baseline, skipped in this candidate's run and skip on the baseline's
+    tree too when rerun beside it: the machine's condition, held to nothing either way."""
     failed_tests: list[str] = Field(default_factory=list)
     agreement: int = 1
     diff_lines: int = 0

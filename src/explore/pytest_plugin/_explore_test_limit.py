@@ -2,16 +2,19 @@
 does once a test has hung. Imported by explore_pytest_plugin from the same folder; standalone
 like it (stdlib and pytest only, any pytest from 4.6 on, any Python pytest 4.6 runs on).
 
-- soft limit: SIGALRM in the test's own thread raises `ExploreTestTimeout` (a BaseException, so
-  `except Exception` in the test does not swallow it); the test fails with the stack of where it
-  was stuck and the session goes on. Skipped while another timer owns SIGALRM (pytest-timeout).
-- hard limit: a watchdog thread, for a test that ignores the signal (C code, `except
-  BaseException`): past the limit plus a grace it records the test's id, has faulthandler write
-  every thread's stack to `<record>.stack` and ends the process with HARD_EXIT; explore then runs
-  the rest of the suite without that test. Nothing there may run the project's code: the garbage
-  collector is switched off first (a collection would run `__del__` methods, which may wait on a
-  lock the stuck test holds), the stack is written by C code, and the watchdog polls with sleeps
-  rather than waiting on a condition (whose wait allocates).
+- nothing of explore runs in the test process while a test runs, so a suite that counts its threads
+  or measures its own CPU time around a sleep (tqdm's performance tests) reads what it reads under
+  plain pytest, and no limit reads a clock the tests can patch (freezegun, time-machine).
+- soft limit: a kernel timer (setitimer, SIGALRM) armed for each phase of a test and disarmed at its
+  end raises `ExploreTestTimeout` in the test's own thread (a BaseException, so `except Exception` in
+  the test does not swallow it); the test fails with the stack of where it was stuck and the session
+  goes on. Skipped while another timer owns SIGALRM (pytest-timeout, the test's own).
+- hard limit: a watchdog process outside (_explore_watchdog, started with the session, told of each
+  test's start and end through a pipe), for a test that ignores the signal (C code, `except
+  BaseException`, SIGALRM ignored): past the limit plus a grace it records the test's id, has
+  faulthandler (registered here on a real-time signal) write every thread's stack to
+  `<record>.stack` and ends the process: HARD_EXIT from a signal handler that does nothing else, or
+  SIGKILL if that cannot run; explore then runs the rest of the suite without that test.
 - after a hang (with `--explore-hang-floor SEC`): each further test gets a lowered limit, 5× the
   slowest passing test so far (or the one explore seeds from the baseline), at least the floor, at
   most the limit. Once the hung tests together have taken `--explore-hang-budget SEC`, the floor
@@ -28,6 +31,8 @@ import gc
 import json
 import os
 import signal
+import subprocess
+import sys
 import threading
 import time
 
@@ -40,6 +45,16 @@ FACTOR = 5.0
 """The lowered limit: this many times the slowest passing test."""
 SPENT_DIVISOR = 8.0
 """Past the hang budget, the floor is this many times smaller."""
+WATCHDOG = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_explore_watchdog.py")
+_RT = getattr(signal, "SIGRTMIN", None)  # real-time signals, which no test suite uses
+DUMP_SIGNAL = _RT + 3 if _RT is not None else getattr(signal, "SIGUSR2", None)
+EXIT_SIGNAL = _RT + 4 if _RT is not None else getattr(signal, "SIGUSR1", None)
+"""The watchdog's signals: on the first faulthandler writes every thread's stack (C code, whatever the
+test does); on the second the process ends with HARD_EXIT (the watchdog sends SIGKILL if it cannot)."""
+_CLOCK = (time.perf_counter,)
+"""How long a test took, for the lowered limit: taken at import, before any test code runs, and
+kept where a clock-freezing library does not look (freezegun replaces module attributes equal to
+the real functions; time-machine patches time.time, monotonic and clock_gettime, not perf_counter)."""
 
 
 class ExploreTestTimeout(BaseException):
@@ -105,37 +120,80 @@ def _seconds(value):
 
 
 class Limiter:
-    POLL = 0.1
-    """Seconds between the watchdog's looks at the clock (a sleep allocates nothing)."""
+    """Nothing of explore runs in the test process while a test runs: the soft limit is a kernel
+    timer armed for each phase of a test (setup, call, teardown) and disarmed at its end, the hard
+    limit a watchdog process outside (_explore_watchdog), told of each test's start and end through a
+    pipe. A suite that counts its threads or measures its own CPU time around a sleep reads what it
+    reads under plain pytest, and the limits read no clock the tests can patch (the soft one is the
+    kernel's timer, the watchdog reads its own process's clock)."""
 
     def __init__(self, policy, record):
         self.policy = policy
         self.record = record
         self.stack_path = f"{record}.stack" if record else None
-        self.current: tuple[str, float, float, float] | None = None
-        """(node id, soft deadline, hard deadline, limit) of the running test; replaced whole, read without a lock."""
+        self.current: tuple[str, float, float] | None = None
+        """(node id, the soft limit's seconds left, limit) of the running test."""
         self.fired = False
         self.failed = False
         self.main = threading.main_thread().ident
-        threading.Thread(target=self._watch, name="explore-test-timeout", daemon=True).start()
+        self.took = 0.0
+        self.watchdog = None
+        self._start_watchdog()
+
+    def _start_watchdog(self):
+        if DUMP_SIGNAL is None or EXIT_SIGNAL is None or threading.get_ident() != self.main:
+            return  # no signals to send (Windows), or not the main thread: the soft limit alone
+        stack = os.open(self.stack_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644) if self.stack_path else 2
+        faulthandler.register(DUMP_SIGNAL, file=stack, all_threads=True, chain=False)
+        signal.signal(EXIT_SIGNAL, _hard_exit)  # a process without it dies of the signal all the same
+        command = [sys.executable, "-I", "-S", WATCHDOG, str(os.getpid()), self.stack_path or "", self.record or ""]
+        command += [str(int(DUMP_SIGNAL)), str(int(EXIT_SIGNAL))]
+        try:
+            self.watchdog = subprocess.Popen(
+                command, stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, bufsize=0
+            )
+        except OSError as error:  # no hard limit then; the soft one and explore's job limit remain
+            os.write(2, f"explore: the per-test watchdog did not start ({error})\n".encode())
+
+    def _tell(self, line):
+        if self.watchdog is None:
+            return
+        try:
+            os.write(self.watchdog.stdin.fileno(), line.encode() + b"\n")
+        except OSError:  # the watchdog is gone: the soft limit remains
+            self.watchdog = None
+
+    def pytest_unconfigure(self, config):
+        if self.watchdog is not None:
+            self.watchdog.stdin.close()  # end of input: the watchdog exits
+            try:
+                self.watchdog.wait(5)
+            except subprocess.TimeoutExpired:
+                self.watchdog.kill()
+            self.watchdog = None
 
     # -- per test ---------------------------------------------------------------------------
     @pytest.hookimpl(hookwrapper=True, tryfirst=True)
     def pytest_runtest_protocol(self, item, nextitem):
         self.fired = self.failed = False
         limit = self.policy.next_limit()
-        started = time.monotonic()
-        hard = started + limit + grace(limit, self.policy.lowered)
-        self.current = (item.nodeid, started + limit, hard, limit)
+        after = limit + grace(limit, self.policy.lowered)
+        hung = Policy(**vars(self.policy))
+        hung.timed_out(after)
+        message = f"{MARK}: {self.policy.describe(limit)} and ignored the signal; its process was ended"
+        entry = {"nodeid": item.nodeid, "after": after, "message": message, "duration": after, "hangs": hung.state()}
+        self._tell(json.dumps(entry))
+        self.current = (item.nodeid, limit, limit)
+        self.took = 0.0
         try:
             yield
         finally:
+            self._tell("-")
             self.current = None
-            took = time.monotonic() - started
             if self.fired:
-                self.policy.timed_out(took)
+                self.policy.timed_out(self.took)
             elif not self.failed:
-                self.policy.passed(took)
+                self.policy.passed(self.took)
 
     def pytest_runtest_logreport(self, report):
         if report.failed or report.skipped:
@@ -156,13 +214,14 @@ class Limiter:
     def _phase(self):
         armed = False
         current = self.current
-        remaining = (current[1] if current else 0) - time.monotonic()
+        remaining = current[1] if current else 0.0
         usable = (
             hasattr(signal, "setitimer")
             and threading.get_ident() == self.main
             and signal.getitimer(signal.ITIMER_REAL)[0] == 0
             and not self.fired
         )
+        started = _CLOCK[0]()
         if usable:
             previous = signal.signal(signal.SIGALRM, self._alarm)
             signal.setitimer(signal.ITIMER_REAL, max(remaining, 0.001))
@@ -170,50 +229,26 @@ class Limiter:
         try:
             yield
         finally:
+            took = _CLOCK[0]() - started
             if armed:
                 signal.setitimer(signal.ITIMER_REAL, 0)
                 signal.signal(
                     signal.SIGALRM, signal.SIG_DFL if previous is None else previous
                 )  # None: set outside Python
+            self.took += took
+            if current is not None and self.current is current:
+                self.current = (current[0], current[1] - took, current[2])
 
     def _alarm(self, signum, frame):
         __tracebackhide__ = True  # the stack ends where the test was stuck, not in this handler
         self.fired = True
         current = self.current
-        raise ExploreTestTimeout(self.policy.describe(current[3] if current else self.policy.limit))
+        raise ExploreTestTimeout(self.policy.describe(current[2] if current else self.policy.limit))
 
-    # -- the watchdog ------------------------------------------------------------------------
-    def _watch(self):
-        while True:
-            current = self.current
-            if current is None:
-                time.sleep(self.POLL)
-                continue
-            left = current[2] - time.monotonic()
-            if left > 0:
-                time.sleep(min(left, self.POLL))
-                continue
-            if self.current is current:
-                self._give_up(current)
 
-    def _give_up(self, current):
-        gc.disable()  # before anything allocates: no collection, so no project __del__, runs from here on
-        nodeid, soft, hard, limit = current
-        fd = os.open(self.stack_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644) if self.stack_path else 2
-        faulthandler.dump_traceback(file=fd, all_threads=True)
-        message = f"{MARK}: {self.policy.describe(limit)} and ignored the signal; its process was ended"
-        took = hard - soft + limit  # the limit, then the grace the watchdog gave it
-        self.policy.timed_out(took)
-        if self.record:
-            entry = {
-                "kind": "hard_timeout",
-                "nodeid": nodeid,
-                "message": message,
-                "stack": self.stack_path,
-                "duration": took,
-                "hangs": self.policy.state(),
-            }
-            fd = os.open(self.record, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
-            os.write(fd, (json.dumps(entry) + "\n").encode())
-        os.write(2, f"\n{message}: {nodeid}\n".encode())
-        os._exit(HARD_EXIT)
+def _hard_exit(signum, frame):
+    """The watchdog's EXIT_SIGNAL, after faulthandler wrote the stacks: end the process now. Nothing
+    may run the project's code from here: no collection (a `__del__` may wait on a lock the stuck
+    test holds), no atexit, no finally."""
+    gc.disable()
+    os._exit(HARD_EXIT)

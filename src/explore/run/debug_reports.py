@@ -107,7 +107,18 @@ def markdown(
             f"- Patch: {', '.join(c.files_changed) or 'no change'} ({c.diff_lines} changed line(s))"
             + (f", operator `{c.operator}`" if c.operator else ""),
             f"- Tests: {c.progress or '-'}"
-            + (f"; newly failing: {', '.join(c.newly_failing)}" if c.newly_failing else ""),
+            + (f"; newly failing: {', '.join(c.newly_failing)}" if c.newly_failing else "")
+            + (f"; flaky (passed rerun alone and in order): {', '.join(c.rerun_passed)}" if c.rerun_passed else "")
+            + (
+                f"; order-dependent (passed alone, failed again after the tests before it): {', '.join(c.order_dependent)}"
+                if c.order_dependent
+                else ""
+            )
+            + (
+                f"; skips on the baseline's tree too (the machine): {', '.join(c.machine_skips)}"
+                if c.machine_skips
+                else ""
+            ),
             "",
         ]
     lines += ["## Why the winner won", "", _why_won(record), "", "## Earlier attempts on these tests", ""]

@@ -11,6 +11,8 @@ import difflib
 import re
 from dataclasses import dataclass, field
 
+from ...decide import parsing
+
 
 @dataclass(frozen=True, order=True)
 class Edit:
@@ -58,7 +60,7 @@ class Source:
     def __init__(self, path: str, text: str) -> None:
         self.path = path
         self.text = text
-        self.tree = ast.parse(text)
+        self.tree = parsing.parse(text)
         self.lines = text.splitlines(keepends=True)
         self.starts = [0]
         for line in self.lines:

@@ -23,6 +23,7 @@ from typing import Any
 
 import anyio
 
+from ...decide import parsing
 from ...edges import gitrepo, procs
 from ...edges.testing import Hangs
 from ...model.candidates import CandidatePlan, PhaseTiming, Proposal, Realised
@@ -377,7 +378,7 @@ def third_party_imports(root: Path, files: list[str]) -> list[str]:
     names: set[str] = set()
     for rel in files:
         try:
-            tree = ast.parse((root / rel).read_text(encoding="utf-8"))
+            tree = parsing.parse((root / rel).read_text(encoding="utf-8"))
         except (OSError, SyntaxError, UnicodeDecodeError):
             continue
         for node in ast.walk(tree):

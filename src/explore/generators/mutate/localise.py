@@ -24,6 +24,7 @@ from typing import Any
 
 import anyio
 
+from ...decide import parsing
 from ...edges import homes, procs
 from ...edges.testing import HARD_EXIT, Hangs, carried_hangs, deselect_listing, isolation_env, plugin_args
 from ...model import testfiles
@@ -137,7 +138,7 @@ def asserted_values(longreprs: Iterable[str]) -> frozenset[str]:
         ):
             value = match.group(1) or match.group(2)
             try:
-                node = ast.parse(value.strip(), mode="eval").body
+                node = parsing.parse_expression(value.strip())
             except (SyntaxError, ValueError, RecursionError):
                 continue
             if _literal(node):
@@ -164,7 +165,7 @@ def without_contrast(suspects: list[Suspect], spectrum: Spectrum, sources: dict[
     valued: set[tuple[str, int]] = set()
     for file, text in sources.items():
         try:
-            tree = ast.parse(text)
+            tree = parsing.parse(text)
         except (SyntaxError, ValueError, RecursionError):
             continue
         for node in ast.walk(tree):

@@ -10,6 +10,7 @@ import weakref
 from collections.abc import Callable, Iterator
 from typing import Any, TypeVar, cast
 
+from ...decide import parsing
 from .edits import Change, Edit, Source, replace
 from .module import FunctionNode, ModuleInfo
 
@@ -281,7 +282,7 @@ def insert_statement(node: ast.AST, module: ModuleInfo) -> Iterator[Change]:
 
 
 def _loaded_names(text: str) -> set[str]:
-    return {n.id for n in ast.walk(ast.parse(text)) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+    return {n.id for n in ast.walk(parsing.parse(text)) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
 
 
 def _next_statement(node: ast.stmt, module: ModuleInfo) -> str | None:

@@ -9,6 +9,7 @@ import ast
 import bisect
 from collections.abc import Sequence
 
+from ...decide import parsing
 from .edits import Edit, apply_edits
 from .module import used_params
 
@@ -27,7 +28,7 @@ class Regions:
 
     def __init__(self, text: str) -> None:
         self.text = text
-        body = ast.parse(text).body
+        body = parsing.parse(text).body
         line_starts = [0]
         for line in text.splitlines(keepends=True):
             line_starts.append(line_starts[-1] + len(line))
@@ -57,15 +58,15 @@ class Regions:
         start, end = self.bounds[lo], self.bounds[hi + 1]
         new_text = apply_edits(self.text[start:end], [Edit(e.start - start, e.end - start, e.text) for e in edits])
         if end < len(self.text) and not new_text.endswith("\n"):  # the next statement would join its last line
-            ast.parse(apply_edits(self.text, list(edits)))
-        tree = ast.parse(new_text)
+            parsing.parse(apply_edits(self.text, list(edits)))
+        tree = parsing.parse(new_text)
         first, last = self.stmts[lo][0], self.stmts[hi][1]
         key = self._key(first, last, [ast.dump(s) for s in tree.body])
         if key == SAME:
             return key, False
         before = self._params.get((lo, hi))
         if before is None:
-            before = self._params[(lo, hi)] = used_params(ast.parse(self.text[start:end]))
+            before = self._params[(lo, hi)] = used_params(parsing.parse(self.text[start:end]))
         after = used_params(tree)
         return key, any(not used <= after.get(k, frozenset()) for k, used in before.items())
 
