@@ -28,7 +28,7 @@ from ...edges.testing import Hangs
 from ...model.candidates import CandidatePlan, PhaseTiming, Proposal, Realised
 from ...model.usage import MutateUsage, Usage
 from ..base import CandidateContext, FixGenerator, ProposalRequest, RerunRequest, WarmUpRequest
-from . import localise, pairing, rerun, revert, shape
+from . import localise, pairing, rerun, revert, shape, ties
 from .account import explain, hung_note, overrides_note, unmoved, write_log
 from .calibrate import ASIDE_FROM_S, MAX_MUTANT_TIMEOUT, calibrate, from_durations, widest_tests
 from .calibrate import aside as calibrate_aside
@@ -70,6 +70,8 @@ class MutateGenerator(FixGenerator):
         """Set when the warm-up has ended (its workers ready, or not started): the baseline's
         rerun waits for it."""
         self._rerun_lock = anyio.Lock()
+        self._searched = ties.Searched()
+        """The lines earlier proposals searched: a tie at the cut starts with the others (ties.py)."""
 
     def baseline_env(self, run_dir: Path, commit: str, test_patterns: list[str]) -> dict[str, str]:
         """Environment that makes the loop's baseline run record per-test coverage as well, so the
@@ -141,7 +143,7 @@ class MutateGenerator(FixGenerator):
                 exhausted=True,
             )
         sources = {s.file: (request.scratch / s.file).read_text(encoding="utf-8") for s in suspects}
-        suspects = localise.without_contrast(suspects, spectrum, sources)
+        suspects = ties.order(localise.without_contrast(suspects, spectrum, sources), spectrum, sources, self._searched)
         policy = request.strategy.mutation
         hunks = await regressing_hunks(request) if request.strategy.shape == "minimal" else []
         for hunk in hunks:
@@ -239,6 +241,7 @@ class MutateGenerator(FixGenerator):
         screening_s = (
             time.monotonic() - screen_started - (search.prepare_s - prepared_before)
         )  # preparation has its own line
+        self._searched.add(searched_lines(search, ranked, reverts + singles + combos), sources)
         chosen = shape.choose(request.strategy.shape, request.n, singles, combos, first=reverts)
         top_score = max((p.score for p in singles), default=0.0)
         plans = [shape.to_plan(item, failing, top_score) for item in chosen]
@@ -266,7 +269,8 @@ class MutateGenerator(FixGenerator):
                 coverage=round(coverage_s, 3), screening=round(screening_s, 3), prepare=round(search.prepare_s, 3)
             ),
             unmoved=unmoved(reverts + singles + combos),
-            exhausted=not chosen and not budget.exhausted() and not early,  # explain's "search complete"
+            # explain's "search complete": every suspicious line reached, nothing found
+            exhausted=not chosen and not budget.exhausted() and not early and len(search.reached) >= len(suspects),
         )
 
     async def warm_up(self, request: WarmUpRequest) -> None:
@@ -368,6 +372,17 @@ class MutateGenerator(FixGenerator):
         if done.exit_code != 0:
             raise ApplyFailed(f"git apply failed for {plan.location}: {done.output_tail.strip()[-300:]}")
         return Realised(confidence=plan.confidence, hypothesis=plan.hypothesis)
+
+
+def searched_lines(
+    search: Search, ranked: list[tuple[Mutant, float]], screened: list[Prepared]
+) -> set[tuple[str, int]]:
+    """The lines this proposal is done with: those it screened a mutant at, and those it reached
+    that have no mutant of the first pass at all (a line the budget cut off before its mutants
+    ran is not done: the next proposal takes it first again)."""
+    done = {place for p in screened if p.verdict is not None for place in p.mutant.lines}
+    with_mutants = {place for m, _ in ranked for place in m.lines}
+    return done | {place for place in search.reached if place not in with_mutants}
 
 
 def third_party_imports(root: Path, files: list[str]) -> list[str]:

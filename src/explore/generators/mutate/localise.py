@@ -89,7 +89,8 @@ class Spectrum:
 class Suspect:
     """A line worth mutating; sorts most suspicious first, ties by file and line."""
 
-    key: tuple[float, bool, str, int]
+    key: tuple[float | int | str, ...]
+    """(-score, …, file, line): what orders a tie (rank: traceback lines first; ties.py: more)."""
     file: str
     line: int
     score: float
@@ -155,6 +156,17 @@ def _literal(node: ast.AST) -> bool:
     return isinstance(node, ast.Constant)
 
 
+def literal_lines(file: str, tree: ast.AST, asserted: frozenset[str]) -> set[tuple[str, int]]:
+    """The lines of `tree` that write one of the `asserted` values as a literal."""
+    found: set[tuple[str, int]] = set()
+    if not asserted:
+        return found
+    for node in ast.walk(tree):
+        if isinstance(node, ast.expr) and _literal(node) and ast.dump(node) in asserted:
+            found.update((file, n) for n in range(node.lineno, (node.end_lineno or node.lineno) + 1))
+    return found
+
+
 def without_contrast(suspects: list[Suspect], spectrum: Spectrum, sources: dict[str, str]) -> list[Suspect]:
     """An order for a program no test passes on, where the spectrum ties every line the failing
     tests run: the lines a traceback names, or that write a value a failing assertion got
@@ -167,9 +179,7 @@ def without_contrast(suspects: list[Suspect], spectrum: Spectrum, sources: dict[
             tree = ast.parse(text)
         except (SyntaxError, ValueError, RecursionError):
             continue
-        for node in ast.walk(tree):
-            if isinstance(node, ast.expr) and _literal(node) and ast.dump(node) in spectrum.asserted:
-                valued.update((file, n) for n in range(node.lineno, (node.end_lineno or node.lineno) + 1))
+        valued |= literal_lines(file, tree, spectrum.asserted)
     out = []
     for s in suspects:
         favoured = (s.file, s.line) in valued or (s.file, s.line) in spectrum.crash_lines
