@@ -87,9 +87,11 @@ PYTEST_ARGS = [
     "no:cacheprovider",
     "--tb=no",
     "-rN",
-    "-s",
     *(["--no-header"] if PYTEST_VERSION >= (6,) else []),
 ]
+"""Output capture stays as the project's configuration has it (pytest's default: `fd`), as in the
+runs that score a candidate: a test that reads what a mutant writes to sys.stdout, or what
+sys.stdout is, passes or fails here as it does there."""
 
 COV = "--cov (pytest-cov)"
 """pytest-cov's own Coverage would take the tracer from mutate's (and slow every mutant down)."""

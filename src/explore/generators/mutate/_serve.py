@@ -158,6 +158,7 @@ def _event(line):
 def serve(root, preload, pycache):
     """The pre-imported worker: one JSON request per line in, one JSON answer per line out."""
     proto = os.fdopen(os.dup(1), "w", buffering=1)
+    requests = os.fdopen(os.dup(0), "r")  # pytest's capture (as the project configures it) takes fd 0 and sys.stdin
     devnull = os.open(os.devnull, os.O_RDWR)
     os.dup2(devnull, 1)
     os.dup2(devnull, 2)
@@ -185,7 +186,7 @@ def serve(root, preload, pycache):
         "collects": prepared is not None and prepared.live is not None,
     }
     proto.write(json.dumps(hello) + "\n")
-    for line in sys.stdin:
+    for line in requests:
         if not line.strip():
             continue
         request = json.loads(line)

@@ -62,9 +62,11 @@ def explain(
         else "stopped early: enough for the strategy"
         if early
         else "search complete"
+        if len(search.reached) >= len(suspects)
+        else "the other lines left to a later iteration"
     )
     head = (
-        f"screened {screened} mutants at {len(search.suspects)} of {len(suspects)} suspicious lines in {elapsed:.1f}s "
+        f"screened {screened} mutants at {len(search.reached)} of {len(suspects)} suspicious lines in {elapsed:.1f}s "
         f"({stop}): {full} fix all {len(failing)} failing tests, {partial} fix some"
     )
     if not chosen:

@@ -69,6 +69,7 @@ async def deepen(
         ranked = stage.ranked()
         singles += await screen_in_order(stage.prepare(ranked, UNBOUNDED), slots, budget, job_for, settle(ranked))
         _account(search, stage)
+        search.reached |= stage.reached
     if budget.left_s() <= 0 or any(p.plausible for p in singles):
         return singles, pairs
     ranked = pairing.at_top(screened + singles, search.weight)

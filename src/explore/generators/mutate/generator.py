@@ -29,7 +29,7 @@ from ...edges.testing import Hangs
 from ...model.candidates import CandidatePlan, PhaseTiming, Proposal, Realised
 from ...model.usage import MutateUsage, Usage
 from ..base import CandidateContext, FixGenerator, ProposalRequest, RerunRequest, WarmUpRequest
-from . import localise, pairing, rerun, revert, shape
+from . import localise, pairing, rerun, revert, shape, ties
 from .account import explain, hung_note, overrides_note, unmoved, write_log
 from .calibrate import ASIDE_FROM_S, MAX_MUTANT_TIMEOUT, calibrate, from_durations, widest_tests
 from .calibrate import aside as calibrate_aside
@@ -71,12 +71,15 @@ class MutateGenerator(FixGenerator):
         """Set when the warm-up has ended (its workers ready, or not started): the baseline's
         rerun waits for it."""
         self._rerun_lock = anyio.Lock()
+        self._searched = ties.Searched()
+        """The lines earlier proposals searched: a tie at the cut starts with the others (ties.py)."""
 
     def baseline_env(self, run_dir: Path, commit: str, test_patterns: list[str]) -> dict[str, str]:
         """Environment that makes the loop's baseline run record per-test coverage as well, so the
-        first iteration needs no second suite run (a baseline that sends its tests to other
-        processes records nothing, and propose runs its own). A sharded baseline writes a part
-        per shard, merged when read."""
+        first iteration needs no second suite run. A sharded baseline writes a part per shard,
+        merged when read. A baseline that records nothing — one that sends its tests to other
+        processes, or on a Python without sys.monitoring (< 3.12), where a tracer would slow every
+        test of it — leaves propose to measure the failing tests' files alone (localise.focus)."""
         folder = run_dir / "mutate-baseline"
         result = folder / "coverage-run.json"
         folder.mkdir(parents=True, exist_ok=True)
@@ -110,12 +113,13 @@ class MutateGenerator(FixGenerator):
         python = request.test_command.python or sys.executable
         longreprs = [t.longrepr or t.message for t in request.failing]
         coverage_started = time.monotonic()
+        files, contrast = localise.focus(failing, request.passing, request.scratch)
         collected = self._from_baseline(request, failing, longreprs) or await localise.collect(
             python,
             request.scratch,
             run_dir,
             failing,
-            request.passing,
+            contrast,
             request.test_patterns,
             request.tracker,
             longreprs,
@@ -125,6 +129,7 @@ class MutateGenerator(FixGenerator):
                 hung=sum(t.outcome == "timeout" for t in request.failing),
                 slowest_pass_s=request.test_command.slowest_pass_s,
             ),
+            select=files,
         )
         coverage_s = time.monotonic() - coverage_started
         spectrum = collected.spectrum
@@ -142,7 +147,7 @@ class MutateGenerator(FixGenerator):
                 exhausted=True,
             )
         sources = {s.file: (request.scratch / s.file).read_text(encoding="utf-8") for s in suspects}
-        suspects = localise.without_contrast(suspects, spectrum, sources)
+        suspects = ties.order(localise.without_contrast(suspects, spectrum, sources), spectrum, sources, self._searched)
         policy = request.strategy.mutation
         hunks = await regressing_hunks(request) if request.strategy.shape == "minimal" else []
         for hunk in hunks:
@@ -241,6 +246,7 @@ class MutateGenerator(FixGenerator):
         screening_s = (
             time.monotonic() - screen_started - (search.prepare_s - prepared_before)
         )  # preparation has its own line
+        self._searched.add(searched_lines(search, ranked, reverts + singles + combos), sources)
         chosen = shape.choose(request.strategy.shape, request.n, singles, combos, first=reverts)
         top_score = max((p.score for p in singles), default=0.0)
         plans = [shape.to_plan(item, failing, top_score) for item in chosen]
@@ -268,7 +274,8 @@ class MutateGenerator(FixGenerator):
                 coverage=round(coverage_s, 3), screening=round(screening_s, 3), prepare=round(search.prepare_s, 3)
             ),
             unmoved=unmoved(reverts + singles + combos),
-            exhausted=not chosen and not budget.exhausted() and not early,  # explain's "search complete"
+            # explain's "search complete": every suspicious line reached, nothing found
+            exhausted=not chosen and not budget.exhausted() and not early and len(search.reached) >= len(suspects),
         )
 
     async def warm_up(self, request: WarmUpRequest) -> None:
@@ -370,6 +377,17 @@ class MutateGenerator(FixGenerator):
         if done.exit_code != 0:
             raise ApplyFailed(f"git apply failed for {plan.location}: {done.output_tail.strip()[-300:]}")
         return Realised(confidence=plan.confidence, hypothesis=plan.hypothesis)
+
+
+def searched_lines(
+    search: Search, ranked: list[tuple[Mutant, float]], screened: list[Prepared]
+) -> set[tuple[str, int]]:
+    """The lines this proposal is done with: those it screened a mutant at, and those it reached
+    that have no mutant of the first pass at all (a line the budget cut off before its mutants
+    ran is not done: the next proposal takes it first again)."""
+    done = {place for p in screened if p.verdict is not None for place in p.mutant.lines}
+    with_mutants = {place for m, _ in ranked for place in m.lines}
+    return done | {place for place in search.reached if place not in with_mutants}
 
 
 def third_party_imports(root: Path, files: list[str]) -> list[str]:

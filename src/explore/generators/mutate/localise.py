@@ -90,7 +90,8 @@ class Spectrum:
 class Suspect:
     """A line worth mutating; sorts most suspicious first, ties by file and line."""
 
-    key: tuple[float, bool, str, int]
+    key: tuple[float | int | str, ...]
+    """(-score, …, file, line): what orders a tie (rank: traceback lines first; ties.py: more)."""
     file: str
     line: int
     score: float
@@ -156,6 +157,17 @@ def _literal(node: ast.AST) -> bool:
     return isinstance(node, ast.Constant)
 
 
+def literal_lines(file: str, tree: ast.AST, asserted: frozenset[str]) -> set[tuple[str, int]]:
+    """The lines of `tree` that write one of the `asserted` values as a literal."""
+    found: set[tuple[str, int]] = set()
+    if not asserted:
+        return found
+    for node in ast.walk(tree):
+        if isinstance(node, ast.expr) and _literal(node) and ast.dump(node) in asserted:
+            found.update((file, n) for n in range(node.lineno, (node.end_lineno or node.lineno) + 1))
+    return found
+
+
 def without_contrast(suspects: list[Suspect], spectrum: Spectrum, sources: dict[str, str]) -> list[Suspect]:
     """An order for a program no test passes on, where the spectrum ties every line the failing
     tests run: the lines a traceback names, or that write a value a failing assertion got
@@ -168,9 +180,7 @@ def without_contrast(suspects: list[Suspect], spectrum: Spectrum, sources: dict[
             tree = parsing.parse(text)
         except (SyntaxError, ValueError, RecursionError):
             continue
-        for node in ast.walk(tree):
-            if isinstance(node, ast.expr) and _literal(node) and ast.dump(node) in spectrum.asserted:
-                valued.update((file, n) for n in range(node.lineno, (node.end_lineno or node.lineno) + 1))
+        valued |= literal_lines(file, tree, spectrum.asserted)
     out = []
     for s in suspects:
         favoured = (s.file, s.line) in valued or (s.file, s.line) in spectrum.crash_lines
@@ -319,9 +329,11 @@ async def collect(
     test_timeout: float | None = None,
     time_limit: float | None = None,
     hangs: Hangs | None = None,
+    select: Iterable[str] = (),
 ) -> Collected:
-    """Run the suite once with per-test coverage in workdir (the plugin measures through
-    coverage's API and reads the data back in the same process). A test that ignores the
+    """Run the suite — or only the test files in `select` — once with per-test coverage in
+    workdir (the plugin measures through coverage's API and reads the data back in the same
+    process). A test that ignores the
     per-test limit ends that process (HARD_EXIT): the run goes on without it, as the loop's runs
     do. time_limit bounds the whole (every re-run included). hangs: the state the per-test limit
     starts from (lowered from the first test when the failing tests hung at the baseline)."""
@@ -329,6 +341,7 @@ async def collect(
     result_path = run_dir / "coverage-run.json"
     env = coverage_env(workdir, run_dir, "coverage", result_path, test_patterns)
     hung: list[str] = []
+    select = list(select)
     started = time.monotonic()
     with anyio.move_on_after(time_limit if time_limit else math.inf) as scope, homes.private_home() as home:
         env = {**home, **env}
@@ -348,6 +361,7 @@ async def collect(
                 PLUGIN_NAME,
                 *plugin_args(test_timeout, record, hangs),
                 *([f"--explore-deselect={deselect_listing(record.with_suffix('.deselect'), hung)}"] if hung else []),
+                *select,
             ]  # a looping test stops at its limit
             log = run_dir / ("coverage.log" if not attempt else f"coverage-rest-{attempt}.log")
             done = await procs.run(cmd, workdir, env=env, log_path=log, tracker=tracker)
@@ -368,6 +382,16 @@ async def collect(
     found.seconds = time.monotonic() - started
     found.hung = hung
     return found
+
+
+def focus(failing: Iterable[str], passing: Iterable[str], root: Path) -> tuple[list[str], list[str]]:
+    """(test files, their passing tests): what a per-test coverage run measures when the baseline
+    carried none — the failing tests' own files, the passing tests there giving the contrast — rather
+    than the whole suite again. No files (a failing id that names none): the whole suite."""
+    files = sorted({t.split("::")[0] for t in failing})
+    if not files or not all((root / f).is_file() for f in files):
+        return [], list(passing)
+    return files, [t for t in passing if t.split("::")[0] in files]
 
 
 def hard_timeouts(record: Path) -> list[str]:

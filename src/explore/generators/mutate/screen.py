@@ -268,7 +268,6 @@ class FreshSlot:
             "no:cacheprovider",
             "--tb=no",
             "-rN",
-            "-s",
             *job.phase1,
             *job.phase2,
         ]

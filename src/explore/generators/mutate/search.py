@@ -73,6 +73,10 @@ class Search:
         self.spectrum = spectrum
         self.suspects = top_lines(suspects, max_lines)
         self.all_suspects = suspects
+        self.reached = {(s.file, s.line) for s in self.suspects}
+        """The lines this search (with its deeper stages, deepen.py) made mutants at."""
+        self.position = {(s.file, s.line): i for i, s in enumerate(suspects)}
+        """Each line's place in the suspects' order: equally scored mutants go in that order (ties.py)."""
         self.tiers = tiers
         """Which operators' tiers `ranked` makes mutants of (operators.py)."""
         top = max((s.score for s in suspects), default=1.0) or 1.0
@@ -91,7 +95,8 @@ class Search:
         return min(abs(line - c) for c in changed) if changed else FAR
 
     def ranked(self) -> list[tuple[Mutant, float]]:
-        """Mutants at suspicious lines, best first; ties by file, line, operator, then generation order."""
+        """Mutants at suspicious lines, best first; ties by the lines' order (ties.py), operator, then
+        generation order."""
         ops = [op for op in REGISTRY if (op.single_token or not self.single_token) and op.tier in self.tiers]
         by_file: dict[str, set[int]] = {}
         for s in self.suspects:
@@ -109,7 +114,8 @@ class Search:
             for seq, m in enumerate(mutants):  # generation order: each operator lists likelier changes first
                 score = self.weight.get((m.file, m.line), 0.0) * m.prior
                 near = self.distance(m.file, m.line) if self.single_token and self.changed else 0
-                found.append(((near, -round(score, 12), m.file, m.line, m.operator, seq), m, score))
+                place = self.position.get((m.file, m.line), FAR)
+                found.append(((near, -round(score, 12), place, m.file, m.line, m.operator, seq), m, score))
         found.sort(key=lambda item: item[0])
         return [(m, score) for _, m, score in found]
 
