@@ -379,3 +379,24 @@ def test_a_signal_in_each_phase_exits_130_leaves_nothing_and_resume_ends_like_an
         assert_nothing_left(repo, worktrees, pidlog, keep_branches=(f"explore/{state_file.parent.name}",))
     finally:
         kill_everything_under(worktrees, repo)
+
+
+def test_scoring_against_a_baseline_never_measured_is_an_internal_error() -> None:
+    """The seam into scoring (run/transitions.yardstick) refuses a run whose baseline was not measured
+    to its end, whatever its counts say; a state file from before `baselined` counts as measured when
+    it holds a baseline test, and as not measured (so resume measures it) when it holds none."""
+    from explore.model.errors import InternalError
+    from explore.model.runstate import RunState
+    from explore.run import transitions
+
+    unmeasured = RunState(run_id="r", repo="/x")
+    with pytest.raises(InternalError, match="never measured"):
+        transitions.yardstick(unmeasured)
+    old = json.loads(unmeasured.model_dump_json())
+    del old["baselined"]
+    assert not RunState.model_validate(old).baselined
+    old["baseline_ids"] = ["tests/test_calc.py::test_add"]
+    measured = RunState.model_validate(old)
+    assert measured.baselined and transitions.yardstick(measured).ids == {"tests/test_calc.py::test_add"}
+    skipped_only = RunState.model_validate({**old, "baseline_ids": [], "baseline_skipped": ["t.py::test_s"]})
+    assert skipped_only.baselined  # a suite whose every test is skipped was measured: nothing to repair

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import shutil
+from collections.abc import Collection
 from pathlib import Path
 from typing import Any
 
@@ -44,15 +45,17 @@ def describe(info: gitrepo.RepoInfo, run: RunState) -> dict[str, Any]:
     }
 
 
-def _explore_worktrees(repo: git.Repo, known: set[str]) -> list[str]:
-    """Worktrees registered in git that belong to explore runs (recorded in state, or prunable)."""
+def _explore_worktrees(repo: git.Repo, known: set[str], runs: Collection[str] = ()) -> list[str]:
+    """Worktrees registered in git that belong to explore runs: recorded in their state, or in the
+    folder of one of `runs` (`<pool>/<run id>/<slot>`: made after the state's last checkpoint, by a
+    run killed before the next one)."""
     found = []
     for block in repo.git.worktree("list", "--porcelain").split("\n\n"):
         lines = block.splitlines()
         if not lines or not lines[0].startswith("worktree "):
             continue
         path = lines[0][len("worktree ") :]
-        if path in known:
+        if path in known or Path(path).parent.name in runs:
             found.append(path)
     return found
 
@@ -103,9 +106,10 @@ def clean(info: gitrepo.RepoInfo, dry_run: bool = False) -> list[str]:
     live = {holder.get("run_id")} if holder and state.pid_alive(holder.get("pid", -1), holder.get("started")) else set()
     dead = [r for r in runs if r.run_id not in live and not (r.status == "running" and state.pid_alive(r.pid or -1))]
     known = {p for r in dead for p in r.worktrees}
-    for path in _explore_worktrees(info.repo, known):
+    for path in _explore_worktrees(info.repo, known, {r.run_id for r in dead}):
         actions.append(f"worktree {path}")
         if not dry_run:
+            _kill_inside(path)  # processes the run started after its last checkpoint (not in its state)
             try:
                 info.repo.git.worktree("remove", "--force", "--force", path)
             except git.GitCommandError:
@@ -198,6 +202,15 @@ def kill_strays(run: RunState) -> None:
     for pid in run.pids:
         if _is_ours(pid, run):
             kill_tree(pid)
+
+
+def _kill_inside(folder: str) -> None:
+    """Every process tree working inside folder (a dead run's worktree)."""
+    me = psutil.Process().pid
+    for proc in psutil.process_iter(["pid", "cwd"]):
+        cwd = proc.info.get("cwd") or ""
+        if proc.info["pid"] != me and (cwd == folder or cwd.startswith(folder + "/")):
+            kill_tree(proc.info["pid"])
 
 
 def _is_ours(pid: int, run: RunState) -> bool:

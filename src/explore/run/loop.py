@@ -91,7 +91,7 @@ class Runner:
     async def execute(self) -> RunState:
         with anyio.CancelScope() as scope:
             async with anyio.create_task_group() as group:
-                group.start_soon(signals.watch, scope, self._interrupt)
+                await group.start(signals.watch, scope, self._interrupt)  # receiving before the first step
                 group.start_soon(watch_progress, self.kit.run_dir, self.emit)  # the running tests, every few seconds
                 if self.interrupted:  # a signal held before the scope existed
                     scope.cancel()

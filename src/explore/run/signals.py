@@ -12,15 +12,23 @@ from dataclasses import dataclass
 from types import FrameType
 
 import anyio
+import anyio.abc
 
 STOPPING = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 """The signals that stop a run cleanly: Ctrl-C, a CI job cancelled, the terminal closed."""
 
 
-async def watch(scope: anyio.CancelScope, on_signal: Callable[[bool], None]) -> None:
-    """on_signal(again) for each signal; the first one also cancels scope."""
+async def watch(
+    scope: anyio.CancelScope,
+    on_signal: Callable[[bool], None],
+    *,
+    task_status: anyio.abc.TaskStatus[None] = anyio.TASK_STATUS_IGNORED,
+) -> None:
+    """on_signal(again) for each signal; the first one also cancels scope. Started with
+    `TaskGroup.start`: the signals are received from the moment it returns."""
     seen = False
     with anyio.open_signal_receiver(*STOPPING) as signals:
+        task_status.started()
         async for _ in signals:
             on_signal(seen)
             if not seen:
