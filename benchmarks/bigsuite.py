@@ -9,7 +9,7 @@ Each round, per bug: the plain suite (`pytest -q` on the broken tree), then each
 and once with --shards 2, then the plain suite again; the ratio is explore's wall time over the
 two suite runs' mean.
 
-Run: .venv/bin/python benchmarks/bigsuite.py [--rounds 1] [--bugs density,histogram]
+Run: .venv/bin/python benchmarks/bigsuite.py [--rounds 1] [--bugs density,histogram] [--modes plain,shards]
      [--before SRC] [--after SRC] [--source DIR]   (DIR: an unpacked networkx sdist)
 Targets (issue 40): floor <= 2.2x the suite, --shards 2 floor <= 1.6x, every case repaired.
 """
@@ -126,6 +126,7 @@ def main() -> None:
     parser.add_argument("--before", metavar="SRC")
     parser.add_argument("--after", metavar="SRC")
     parser.add_argument("--source", metavar="DIR", help="an unpacked networkx sdist (else pip fetches it)")
+    parser.add_argument("--modes", default="plain,shards", help="plain (unsharded), shards (--shards 2), or both")
     parser.add_argument("--keep", action="store_true")
     args = parser.parse_args()
     work = Path(tempfile.mkdtemp(prefix="explore-bigsuite-"))
@@ -141,7 +142,8 @@ def main() -> None:
                 suite, said = plain_suite(template, work)
                 walls: dict[str, tuple[float, dict, int]] = {}
                 for name, src in sources.items():
-                    for shards in ([], ["--shards", "2"]):
+                    modes = {"plain": [], "shards": ["--shards", "2"]}
+                    for shards in (modes[m] for m in args.modes.split(",")):
                         label = f"{name}{' --shards 2' if shards else ''}"
                         load = os.getloadavg()[0]
                         walls[label] = explore(template, work / f"run-{label.replace(' ', '')}", agent, src, shards)

@@ -170,17 +170,22 @@ async def test_a_failed_run_gives_its_turn_back_without_a_result() -> None:
     assert not turns.scored and turns.best is None and await turns.take(prospect("b", 0.5))
 
 
-async def test_a_cheap_suite_runs_once_per_candidate_and_the_others_wait_for_their_turn(tmp_path: Path) -> None:
+@pytest.mark.parametrize("shards", [None, 2])
+async def test_a_cheap_suite_runs_once_per_candidate_and_the_others_wait_for_their_turn(
+    tmp_path: Path, shards: int | None
+) -> None:
     """Three fixes on one slot: the whole suite is each candidate's first test job, one at a time;
     once a's has passed every test the ones still waiting are not run (equal but for their ids,
     they cannot outrank a). No affected run, no validation run: the winner's one run is its
-    validation and its confirmation."""
+    validation and its confirmation. With --shards 2 alike (issue 40.2: on networkx, --shards 2
+    made the floor run its affected tests, nearly the whole suite, then the whole suite)."""
     fixes = [
         FIX,
         {"calc.py": "def add(a, b):\n    return b + a\n"},
         {"calc.py": "def add(a, b):\n    return a + b + 0\n"},
     ]
     it = cued(tmp_path, FixedChanges(list(fixes)))
+    it.config = replace(it.config, shards=shards)
     outcome = await fan(it)
 
     tested = [c for c in outcome.candidates if c.validated]

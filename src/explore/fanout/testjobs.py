@@ -161,9 +161,9 @@ async def prospect_whole(
 
 
 def goes_whole_first(config: FanOutConfig, board: Board, selection: list[str]) -> bool:
-    """The strategy lets the whole suite go first (tests mode `auto`), --shards does not ask for
-    sharded validation, and the whole suite is cheap next to the selection (decide/first_run)."""
-    if not config.whole_first_allowed or config.shards is not None:
+    """The strategy lets the whole suite go first (tests mode `auto`) and the whole suite is cheap
+    next to the selection (decide/first_run) — with --shards too: a validation is never sharded."""
+    if not config.whole_first_allowed:
         return False
     test_s, selected_s = sum(config.durations.values()), first_run.selected_seconds(selection, config.durations)
     cheap = first_run.whole_is_cheap(test_s, selected_s, config.overhead_s, board.turns.candidates, board.turns.slots)
@@ -183,7 +183,7 @@ def best_goes_whole_first(config: FanOutConfig, board: Board, selection: list[st
     """Not every candidate's first run can be the whole suite (`goes_whole_first` said no), but the
     best prospect's can (decide/first_run.best_is_worth_whole): the candidates take turns, the first
     runs the whole suite alone, and those it does not outrank run their affected tests after it."""
-    if not config.whole_first_allowed or config.shards is not None or board.turns.candidates < 1:
+    if not config.whole_first_allowed or board.turns.candidates < 1:
         return False
     test_s, selected_s = sum(config.durations.values()), first_run.selected_seconds(selection, config.durations)
     worth = first_run.best_is_worth_whole(
