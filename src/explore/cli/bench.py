@@ -76,7 +76,7 @@ def bench(
     from ..bench.corpus import load_corpus
     from ..bench.results import BenchResult, CaseResult, aggregate
     from ..bench.runner import BenchConfig, default_jobs, run_all
-    from ..generators import resolve_agent
+    from ..generators import NAMES, resolve_agent
     from ..model.errors import ExploreError
     from . import bench_render as render
     from .live import make_console
@@ -101,7 +101,8 @@ def bench(
         _usage("--parallel and --jobs must be at least 1", as_json)
     try:
         for each in arms or [agent]:  # a missing key or agent command: say so once, not once per case
-            resolve_agent(each, agent_cmd)
+            if all(m in NAMES or m == "auto" for m in each.split(",")):  # others: each case's own table
+                resolve_agent(each, agent_cmd)
         cases = load_corpus(cases_dir, list(only))
     except ExploreError as exc:
         _usage(str(exc), as_json)

@@ -103,6 +103,7 @@ def create(name: str, options: dict[str, Any]) -> FixGenerator:
             mode=options.get("deal") or "auto",
             history=options.get("history") or [],
             parallel=int(options.get("parallel") or 3),
+            run_id=str(options.get("run_id") or ""),
         )
     if "," in name:
         from .chain import ChainGenerator

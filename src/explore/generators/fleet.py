@@ -36,6 +36,7 @@ class FleetGenerator(FixGenerator):
         mode: DealMode = "even",
         history: list[dict[str, AgentTally]] | None = None,
         parallel: int = 3,
+        run_id: str = "",
     ) -> None:
         self.slots = slots
         self.name = SEPARATOR.join(slot.name for slot in slots)
@@ -43,6 +44,7 @@ class FleetGenerator(FixGenerator):
         self.tallies = dealing.history_tallies(history or [])
         """Per agent, what this repository's history says it made and won (`--deal auto`)."""
         self.parallel = parallel
+        self.run_id = run_id
         self._resting: dict[int, str] = {}
 
     @property
@@ -54,8 +56,8 @@ class FleetGenerator(FixGenerator):
         return dealing.deal(n, [s.name for s in self.slots], self.tallies, self.mode, seed).slots
 
     def header(self) -> str:
-        found = dealing.deal(self.parallel, [s.name for s in self.slots], self.tallies, self.mode, "header")
-        return f"deal: {self.parallel} candidates per iteration to {len(self.slots)} slots, {found.how}"
+        found = dealing.deal(self.parallel, [s.name for s in self.slots], self.tallies, self.mode, f"{self.run_id}/1")
+        return f"deal: {self.parallel} candidates of iteration 1 to {len(self.slots)} slots, {found.how}"
 
     async def propose(self, request: ProposalRequest) -> Proposal:
         """Each slot proposes its share; a slot that fails leaves its share to the others."""

@@ -103,6 +103,7 @@ class Kit:
                 **options.model_dump(),
                 "spent": run.usage.model_dump(),
                 "history": history_io.load_tallies(root) if generators.SEPARATOR in agent else [],
+                "run_id": run.run_id,
             },
         )
         test_command = make_command(
