@@ -5,11 +5,15 @@ Every git command explore runs is inert (`GIT`, `inert`): no hook and no fsmonit
 nothing a candidate planted in the shared git dir runs under explore's name. Diffs explore reads
 (`DIFF`) show the bytes git commits, whatever `.gitattributes` (`-diff`, textconv) says.
 
-explore's git reading a candidate's worktree (`worktree_git`, `worktree_env`: the one policy, used
-by edges/worktrees) trusts nothing a candidate could have written: it names the shared git dir
-(never the worktree's admin folder, its `config.worktree`, `commondir` or index), uses explore's
-own index of the worktree, reads no system or global config and no attributes but the
-repository's own, and turns off hooks, fsmonitor, sparse checkout, automatic gc and maintenance.
+explore's git reading a candidate's worktree (`reader_dir`, `worktree_git`, `worktree_env`: the
+one policy, used by edges/worktrees) trusts nothing a candidate could have written: its git dir is
+explore's own (`reader_dir`: the repository's config and info/exclude as they were before any
+candidate ran, the shared object store), never the worktree's admin folder (its `config.worktree`,
+`commondir`, index) nor the shared config a candidate outside a sandbox could have given a filter
+or an fsmonitor; it uses explore's own index of the worktree, reads no system or global config and
+no attributes but the worktree's own `.gitattributes` (whose filters and textconv drivers, defined
+only in config, are then the user's), and turns off hooks, fsmonitor, sparse checkout, automatic
+gc and maintenance.
 """
 
 from __future__ import annotations
@@ -59,20 +63,36 @@ class RepoInfo:
     head: str
 
 
-def worktree_git(common_dir: Path, worktree: Path, *args: str) -> list[str]:
-    """The argv of explore's git reading the candidate's worktree at worktree (see the module's
-    docstring): run it with worktree_env."""
-    return [*GIT, *WORKTREE_READING, f"--git-dir={common_dir}", f"--work-tree={worktree}", *args]
+def reader_dir(folder: Path, common_dir: Path, commit: str) -> Path:
+    """explore's own git dir for reading candidates' worktrees, made once in folder (which no
+    candidate may write) before any candidate runs: a copy of the repository's config and
+    info/exclude, an empty refs/, HEAD at commit; its objects are the shared store's
+    (worktree_env's GIT_OBJECT_DIRECTORY)."""
+    if not (folder / "HEAD").is_file():
+        (folder / "refs").mkdir(parents=True, exist_ok=True)
+        (folder / "info").mkdir(exist_ok=True)
+        for name in ("config", "info/exclude"):
+            if (common_dir / name).is_file():
+                (folder / name).write_bytes((common_dir / name).read_bytes())
+        (folder / "HEAD").write_text(f"{commit}\n")
+    return folder
 
 
-def worktree_env(index: Path | None = None) -> dict[str, str]:
-    """The environment of explore's git in a candidate's worktree: explore's index (when given),
-    no system or global config (a candidate outside a sandbox can write the home), no system
-    attributes, no prompt, no optional lock; none of the user's GIT_* variables."""
+def worktree_git(git_dir: Path, worktree: Path, *args: str) -> list[str]:
+    """The argv of explore's git reading the candidate's worktree at worktree through git_dir (a
+    reader_dir; see the module's docstring): run it with worktree_env."""
+    return [*GIT, *WORKTREE_READING, f"--git-dir={git_dir}", f"--work-tree={worktree}", *args]
+
+
+def worktree_env(index: Path | None = None, objects: Path | None = None) -> dict[str, str]:
+    """The environment of explore's git in a candidate's worktree: explore's index and the shared
+    object store (when given), no system or global config (a candidate outside a sandbox can write
+    the home), no system attributes, no prompt, no optional lock; none of the user's GIT_* variables."""
     keep = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
     return {
         **keep,
         **({"GIT_INDEX_FILE": str(index)} if index is not None else {}),
+        **({"GIT_OBJECT_DIRECTORY": str(objects)} if objects is not None else {}),
         "GIT_CONFIG_NOSYSTEM": "1",
         "GIT_CONFIG_GLOBAL": os.devnull,
         "GIT_ATTR_NOSYSTEM": "1",

@@ -2,7 +2,7 @@
 install). A process restricts itself and every process it starts; explore cannot restrict a child
 from outside, so a confined command starts behind this file run as a tiny launcher:
 
-    python -I -S landlock.py '<json: the writable paths>' -- cmd args…
+    python -I -S landlock.py <writable path>… -- cmd args…
       prctl(PR_SET_NO_NEW_PRIVS) ─► landlock_create_ruleset ─► landlock_add_rule per path ─► landlock_restrict_self ─► exec cmd
 
 (preexec_fn is not safe in a process with threads, and explore has them). The rules are Codex's
@@ -19,7 +19,6 @@ This module imports nothing of explore and nothing outside the standard library:
 from __future__ import annotations
 
 import ctypes
-import json
 import os
 import sys
 
@@ -100,11 +99,12 @@ def restrict(writable: list[str]) -> None:
 
 def argv(writable: list[str], cmd: list[str]) -> list[str]:
     """cmd behind the launcher: restricted to writing beneath writable, then exec'd."""
-    return [sys.executable, "-I", "-S", os.path.abspath(__file__), json.dumps(writable), "--", *cmd]
+    return [sys.executable, "-I", "-S", os.path.abspath(__file__), *writable, "--", *cmd]
 
 
 def main(args: list[str]) -> None:
-    writable, cmd = json.loads(args[0]), args[2:]
+    cut = args.index("--")  # a writable path is absolute: never "--"
+    writable, cmd = args[:cut], args[cut + 1 :]
     try:
         restrict(writable)
     except OSError as exc:

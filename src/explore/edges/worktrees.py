@@ -162,6 +162,8 @@ class WorktreePool:
     def acquire(self, slot: str, commit: str) -> tuple[Path, bool]:
         """The slot's worktree at commit, clean; (path, created now)."""
         path = self.path_for(slot)
+        self.root.mkdir(parents=True, exist_ok=True)
+        self._reader(commit)
         fresh = slot not in self.created or not os.path.lexists(path / ".git")
         if fresh:
             free = shutil.disk_usage(self.root.parent if self.root.parent.exists() else self.repo_root).free
@@ -254,10 +256,20 @@ class WorktreePool:
         return done.stdout
 
     def _read_argv(self, path: Path, *args: str) -> list[str]:
-        """explore's git reading what a candidate left at path (gitrepo.worktree_git): the shared
-        git dir (never the worktree's admin folder, its `config.worktree` or its index), explore's
-        own index of the worktree."""
-        return gitrepo.worktree_git(Path(self.repo.common_dir).resolve(), path, *args)
+        """explore's git reading what a candidate left at path (gitrepo.worktree_git): explore's own
+        git dir (never the worktree's admin folder, its `config.worktree` or its index, nor the
+        shared config as a candidate may have left it), explore's own index of the worktree."""
+        return gitrepo.worktree_git(self._reader(), path, *args)
+
+    def _reader(self, commit: str = "") -> Path:
+        """explore's git dir for reading worktrees (gitrepo.reader_dir), made at the run's first
+        checkout, before any candidate ran."""
+        folder = self.root / ".reader"
+        if (folder / "HEAD").is_file():  # no GitPython here: its cat-file process is not for threads
+            return folder
+        common = Path(self.repo.common_dir).resolve()
+        head = commit or next(iter(self.bases.values()), "") or self.repo.head.commit.hexsha
+        return gitrepo.reader_dir(folder, common, head)
 
     def _reading(self, path: Path, *args: str, stdin: bytes | None = None) -> bytes:
         argv = self._read_argv(path, *args)
@@ -272,7 +284,7 @@ class WorktreePool:
         index = self._index(path)
         if not index.exists():  # a worktree the pool did not check out (reproduce's own)
             shutil.copyfile(self._admin(path) / "index", index)
-        return gitrepo.worktree_env(index)
+        return gitrepo.worktree_env(index, Path(self.repo.common_dir).resolve() / "objects")
 
     def _copy_includes(self, path: Path) -> None:
         for pattern in self.include:
