@@ -119,6 +119,12 @@ def clean(info: gitrepo.RepoInfo, dry_run: bool = False) -> list[str]:
             actions.append(f"worktree folder {path}")
             if not dry_run:
                 shutil.rmtree(path, ignore_errors=True)
+    dead_ids = {r.run_id for r in dead}
+    for pool in sorted({Path(p).parent for p in known if Path(p).parent.name in dead_ids}):
+        if pool.exists():  # the run's pool folder: explore's own index files of its worktrees
+            actions.append(f"worktree folder {pool}")
+            if not dry_run:
+                shutil.rmtree(pool, ignore_errors=True)
     prunable = info.repo.git.worktree("prune", "--dry-run", "--verbose")
     if prunable.strip():
         actions.append("stale worktree records (git worktree prune)")
