@@ -4,7 +4,6 @@ error tree's `GeneratorFailed` — checked with real generators and a real faili
 
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
 
@@ -96,10 +95,6 @@ def test_a_chain_headed_by_mutate_localises_from_the_baseline_run(tmp_path: Path
     assert code == 0 and summary is not None, err
     assert {c["generator"] for c in summary["iterations"][0]["candidates"]} == {"mutate"}
     folder = target / ".explore" / "runs" / summary["run_id"]
-    carried = json.loads((folder / "mutate-baseline" / "coverage-run.json").read_text())  # the baseline's pytest's
-    if sys.version_info >= (3, 12):
-        assert carried["status"] == "ok"
-        assert not (folder / "iteration-1" / "mutate" / "coverage-run.json").exists()  # no run of its own
-    else:  # no sys.monitoring: the baseline runs untraced, mutate measures the failing tests' files (test_mutate_focus)
-        assert carried["status"] == "skipped"
+    assert (folder / "mutate-baseline" / "coverage-run.json").is_file()  # written by the baseline's pytest
+    assert not (folder / "iteration-1" / "mutate" / "coverage-run.json").exists()  # no run of its own
     assert_no_debris(target)

@@ -11,7 +11,7 @@ Three uses:
   ids) measured through coverage's Python API, read back with `CoverageData.contexts_by_lineno`
   in this process (no `coverage json`), or a line tracer when coverage is not installed;
   EXPLORE_MUTATE_MODE=baseline: the same, riding along the run's baseline, when that run keeps
-  every test in this process and the Python has sys.monitoring (3.12+: no tracer to slow it down).
+  every test in this process.
 
 Wherever it needs per-test data, it neutralises the options of the user's configuration that
 move tests out of this process or stop or repeat them (`-n`/`--dist`, `--forked`, `-x`/`--maxfail`,
@@ -70,16 +70,10 @@ if os.environ.get(REQUEST_ENV) and __name__ != "__main__":
     sys.meta_path.insert(0, loading.MutantFinder(_request["files"]))
 
 
-NO_MONITOR = "no sys.monitoring before Python 3.12: a tracer would slow the whole baseline down"
-"""Why a baseline on an older Python records nothing: mutate measures the failing tests' files after it."""
-
 if _mode in ("coverage", "baseline") and _request is None:
     _omit = json.loads(os.environ.get(OMIT_ENV, "[]"))
     _tracer = lines.start_monitor(os.getcwd(), _omit)  # Python 3.12+
-    if _tracer is None and _mode == "baseline":
-        _skipped = NO_MONITOR
-    elif _tracer is None:
-        _coverage = lines.start_coverage(_omit)
+    _coverage = None if _tracer is not None else lines.start_coverage(_omit)
 
 
 def _stop_measuring():

@@ -76,10 +76,9 @@ class MutateGenerator(FixGenerator):
 
     def baseline_env(self, run_dir: Path, commit: str, test_patterns: list[str]) -> dict[str, str]:
         """Environment that makes the loop's baseline run record per-test coverage as well, so the
-        first iteration needs no second suite run. A sharded baseline writes a part per shard,
-        merged when read. A baseline that records nothing — one that sends its tests to other
-        processes, or on a Python without sys.monitoring (< 3.12), where a tracer would slow every
-        test of it — leaves propose to measure the failing tests' files alone (localise.focus)."""
+        first iteration needs no second suite run (a baseline that sends its tests to other
+        processes records nothing, and propose runs its own). A sharded baseline writes a part
+        per shard, merged when read."""
         folder = run_dir / "mutate-baseline"
         result = folder / "coverage-run.json"
         folder.mkdir(parents=True, exist_ok=True)
@@ -113,13 +112,12 @@ class MutateGenerator(FixGenerator):
         python = request.test_command.python or sys.executable
         longreprs = [t.longrepr or t.message for t in request.failing]
         coverage_started = time.monotonic()
-        files, contrast = localise.focus(failing, request.passing, request.scratch)
         collected = self._from_baseline(request, failing, longreprs) or await localise.collect(
             python,
             request.scratch,
             run_dir,
             failing,
-            contrast,
+            request.passing,
             request.test_patterns,
             request.tracker,
             longreprs,
@@ -129,7 +127,6 @@ class MutateGenerator(FixGenerator):
                 hung=sum(t.outcome == "timeout" for t in request.failing),
                 slowest_pass_s=request.test_command.slowest_pass_s,
             ),
-            select=files,
         )
         coverage_s = time.monotonic() - coverage_started
         spectrum = collected.spectrum

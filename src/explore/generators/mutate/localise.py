@@ -329,11 +329,9 @@ async def collect(
     test_timeout: float | None = None,
     time_limit: float | None = None,
     hangs: Hangs | None = None,
-    select: Iterable[str] = (),
 ) -> Collected:
-    """Run the suite — or only the test files in `select` — once with per-test coverage in
-    workdir (the plugin measures through coverage's API and reads the data back in the same
-    process). A test that ignores the
+    """Run the suite once with per-test coverage in workdir (the plugin measures through
+    coverage's API and reads the data back in the same process). A test that ignores the
     per-test limit ends that process (HARD_EXIT): the run goes on without it, as the loop's runs
     do. time_limit bounds the whole (every re-run included). hangs: the state the per-test limit
     starts from (lowered from the first test when the failing tests hung at the baseline)."""
@@ -341,7 +339,6 @@ async def collect(
     result_path = run_dir / "coverage-run.json"
     env = coverage_env(workdir, run_dir, "coverage", result_path, test_patterns)
     hung: list[str] = []
-    select = list(select)
     started = time.monotonic()
     with anyio.move_on_after(time_limit if time_limit else math.inf) as scope, homes.private_home() as home:
         env = {**home, **env}
@@ -361,7 +358,6 @@ async def collect(
                 PLUGIN_NAME,
                 *plugin_args(test_timeout, record, hangs),
                 *([f"--explore-deselect={deselect_listing(record.with_suffix('.deselect'), hung)}"] if hung else []),
-                *select,
             ]  # a looping test stops at its limit
             log = run_dir / ("coverage.log" if not attempt else f"coverage-rest-{attempt}.log")
             done = await procs.run(cmd, workdir, env=env, log_path=log, tracker=tracker)
@@ -382,16 +378,6 @@ async def collect(
     found.seconds = time.monotonic() - started
     found.hung = hung
     return found
-
-
-def focus(failing: Iterable[str], passing: Iterable[str], root: Path) -> tuple[list[str], list[str]]:
-    """(test files, their passing tests): what a per-test coverage run measures when the baseline
-    carried none — the failing tests' own files, the passing tests there giving the contrast — rather
-    than the whole suite again. No files (a failing id that names none): the whole suite."""
-    files = sorted({t.split("::")[0] for t in failing})
-    if not files or not all((root / f).is_file() for f in files):
-        return [], list(passing)
-    return files, [t for t in passing if t.split("::")[0] in files]
 
 
 def hard_timeouts(record: Path) -> list[str]:
