@@ -5,6 +5,7 @@ newly skipping test is rerun in the candidate's tree and on the baseline's side 
 
 from __future__ import annotations
 
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -79,7 +80,13 @@ async def test_a_test_that_skips_on_a_machine_condition_is_not_tamper(tmp_path: 
     [record] = run.iterations
     [a] = record.candidates
     assert a.status.value == "ok" and a.machine_skips == ["tests/test_perf.py::test_fast_enough"], a.reason
-    assert record.winner == "a" and "a + b" in (repo / "calc.py").read_text()
+    assert record.winner == "a" and run.merged_commit
+    assert (
+        "a + b"
+        in subprocess.run(
+            ["git", "show", f"{run.merged_commit}:calc.py"], cwd=repo, capture_output=True, text=True, check=True
+        ).stdout
+    )
     assert len(counter.read_text()) >= 3  # the baseline, the candidate's run, the reruns side by side
 
 

@@ -229,6 +229,9 @@ def test_a_planted_history_record_is_ignored_with_a_warning(tmp_path: Path) -> N
     history = repo / ".explore" / "history.jsonl"
     if "planted" not in history.read_text():  # a sandbox kept the candidate out: plant it as it would have
         history.write_text(history.read_text() + json.dumps(record) + "\n")
+    if code != 0:  # below its gate, the first run's result waits on its ref: take it, as a user would
+        applied = run_cli(["apply", summary["run_id"], "--path", str(repo)], cwd=repo)
+        assert applied[0] == 0, applied
     fix_mul = {"replace": {"calc.py": ["def mul(a, b):\n    return a + b", "def mul(a, b):\n    return a * b"]}}
     code, summary, err = run(repo, tmp_path, {"exec": plant}, fix_mul)
     assert "ignoring a record (run '20260101-000000-planted' is not recorded in .explore/runs/)" in err

@@ -17,7 +17,18 @@ from explore.run.state import runs_dir
 from test_run_e2e import BREAK, CALC, FIX_ADD, FIX_MUL, scripted_agent
 from test_safety_signals import Ready, explore_process, gone
 
-VOLATILE = {"run_id", "duration_s", "branch", "merged_commit", "commit", "report", "executor", "timing", "patch_path"}
+VOLATILE = {
+    "run_id",
+    "duration_s",
+    "agents",
+    "branch",
+    "merged_commit",
+    "commit",
+    "report",
+    "executor",
+    "timing",
+    "patch_path",
+}
 
 
 def _stable(value):

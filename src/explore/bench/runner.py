@@ -74,6 +74,7 @@ def explore_command(repo: Path, arm: str, config: BenchConfig) -> list[str]:
         "--parallel",
         str(config.parallel),
         "--json",
+        "--apply-partial",  # the judge and a history case's second run read the result in the case's tree, met gate or not
         *config.extra_args,
     ]
 

@@ -30,6 +30,8 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Literal
 
+from . import parsing
+
 Rule = Literal["created_here", "created_by_helper", "module_precedent", "not_created"]
 RULES: dict[Rule, str] = {
     "created_here": "it removes a directory the same function created",
@@ -80,7 +82,7 @@ def judge(file: str, before: str | None, after: str, added: set[int], source: So
     when the file does not parse (the caller judges it by name). source reads the project's other
     modules as the change left them (for helpers); before: the file before the change (None: new)."""
     try:
-        tree = ast.parse(after)
+        tree = parsing.parse(after)
     except (SyntaxError, ValueError):
         return None
     reader = _Reader(file, tree, source)
@@ -243,7 +245,7 @@ def _params(scope: Scope) -> set[str]:
 def _precedent(before: str, call: ast.Call) -> bool:
     """The module before the change made the same call: the same remover on the same expression."""
     try:
-        tree = ast.parse(before)
+        tree = parsing.parse(before)
     except (SyntaxError, ValueError):
         return False
     func, arg = ast.dump(call.func), ast.dump(_first_arg(call, "path") or ast.Constant(None))
@@ -426,7 +428,7 @@ class _Reader:
             if text is None:
                 continue
             try:
-                module = ast.parse(text)
+                module = parsing.parse(text)
             except (SyntaxError, ValueError):
                 return None
             found = _find_def(module.body, name)

@@ -12,6 +12,7 @@ import psutil
 
 from ..edges import gitrepo
 from ..edges.procs import kill_tree
+from ..edges.worktrees import default_root
 from ..model.runstate import ENDED, RunState
 from . import applying, state
 
@@ -120,7 +121,9 @@ def clean(info: gitrepo.RepoInfo, dry_run: bool = False) -> list[str]:
             if not dry_run:
                 shutil.rmtree(path, ignore_errors=True)
     dead_ids = {r.run_id for r in dead}
-    for pool in sorted({Path(p).parent for p in known if Path(p).parent.name in dead_ids}):
+    pools = {Path(p).parent for p in known if Path(p).parent.name in dead_ids}
+    pools |= {default_root(info.root) / r for r in dead_ids}  # killed before its first worktree was recorded
+    for pool in sorted(pools):
         if pool.exists():  # the run's pool folder: explore's own index files of its worktrees
             actions.append(f"worktree folder {pool}")
             if not dry_run:

@@ -19,6 +19,7 @@ import ast
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
+from ...decide import parsing
 from .localise import IMPORT_TIME, Spectrum, Suspect, literal_lines
 
 CRASH, VALUE, FRAME, RUN, IMPORT = range(5)
@@ -43,7 +44,7 @@ def closeness(spectrum: Spectrum, sources: dict[str, str]) -> dict[tuple[str, in
         crashes.setdefault(file, []).append(line)
     for file, text in sources.items():
         try:
-            tree = ast.parse(text)
+            tree = parsing.parse(text)
         except (SyntaxError, ValueError, RecursionError):
             continue
         valued |= literal_lines(file, tree, spectrum.asserted)
