@@ -220,7 +220,8 @@ async def test_surgical_proposes_the_revert_of_the_regressing_hunk_first(
 
     # no regression in the history (or one explore cannot trace to an ancestor): no reverts
     for regression in (None, (bad, good)):
-        plain = await MutateGenerator({"parallel": 2, "mutate": {"budget_mutants": 30}}).propose(
+        # reverts come first when there are any; a short budget (deepen would widen for 60 s) shows none
+        plain = await MutateGenerator({"parallel": 2, "mutate": {"budget_seconds": 8}}).propose(
             await surgical_request(repo, work, tmp_path, regression)
         )
         assert all(not (p.operator or "").startswith("revert") for p in plain.plans), plain.reason
