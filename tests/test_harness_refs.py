@@ -38,9 +38,24 @@ def added(new: str, old: str = PLAIN, own: frozenset[str] = frozenset()) -> list
         ("import sys\nF = sys._getframe(1)\n", "sys._getframe"),
         ("import sys\nF = getattr(sys, '_getframe')(1)\n", "getattr(sys, '_getframe')"),
         ("from sys import _getframe as g\nF = g(1)\n", "from sys import _getframe as g"),
-        ("import inspect\nS = inspect.stack()\n", "inspect.stack"),
-        ("import inspect as i\nS = i.currentframe().f_back\n", "i.currentframe"),
-        ("import gc\nO = gc.get_objects()\n", "gc.get_objects"),
+        ("import inspect\nS = inspect.stack()\n", "import inspect"),
+        ("def f():\n    import inspect as i\n    return i.currentframe().f_back\n", "import inspect as i"),
+        ("import gc\nO = gc.get_objects()\n", "import gc"),
+        # capabilities: what reads the running program, whatever it looks for (issue 37)
+        ("import sys\nON = any(n.startswith('test_') for n in sys.modules)\n", "sys.modules"),
+        ("import sys\nON = len(sys.argv) > 1\n", "sys.argv"),
+        ("import sys\nsys.meta_path.insert(0, None)\n", "sys.meta_path.insert"),
+        ("from importlib import util\n", "from importlib import util"),
+        ("import ctypes\n", "import ctypes"),
+        ("import os\nON = [k for k in os.environ.keys() if k.startswith('PY')]\n", "os.environ.keys"),
+        ("import os\nK = 'X'\nON = os.environ.get(K)\n", "os.environ.get(K)"),
+        ("import calc\nG = vars(calc)\n", "vars(calc)"),
+        ("import calc\nG = calc.__dict__\n", "calc.__dict__"),
+        ("def f(g):\n    return g.__globals__\n", "g.__globals__"),
+        ("def f(g):\n    return g.__closure__[0].cell_contents\n", "g.__closure__[0].cell_contents"),
+        ("C = object.__subclasses__()\n", "object.__subclasses__"),
+        ("X = eval('1')\n", "eval('1')"),
+        ("E = open('/proc/self/environ').read()\n", "open('/proc/self/environ')"),
         ("import builtins\nbuiltins.len = lambda x: 0\n", "builtins.len"),
         ("import builtins as b\nsetattr(b, 'AssertionError', Exception)\n", "setattr(b, 'AssertionError', Exception)"),
         ("__builtins__['len'] = None\n", "__builtins__"),
@@ -60,10 +75,15 @@ def test_the_issue_trick_names_what_it_wraps() -> None:
         """
     trick = textwrap.dedent(trick)
     found = added(trick + PLAIN)
-    assert found == ["'pytest' in sys.modules", "import _pytest.reports as _r", "_r.TestReport.from_item_and_call"]
+    assert found == [
+        "'pytest' in sys.modules",
+        "sys.modules",
+        "import _pytest.reports as _r",
+        "_r.TestReport.from_item_and_call",
+    ]
     reason = harness_refs.describe({"calc.py": harness_refs.new_references(PLAIN, trick + PLAIN)})
     assert reason and reason.startswith(
-        "reaches into the test harness from library code: calc.py: `'pytest' in sys.modules`"
+        "reaches into the test harness or reads the running program from library code: calc.py: `'pytest' in sys.modules`, `import _pytest.reports as _r`"
     )
 
 

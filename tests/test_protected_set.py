@@ -88,17 +88,17 @@ TRICKS: dict[str, tuple[dict[str, str], dict, str]] = {
     "pytest.toml": (
         {},
         {"write": {"pytest.toml": '[pytest]\naddopts = ["-k", "not add"]\n'}},
-        "test harness pytest.toml",
+        "adds a file outside the project's packages: pytest.toml",
     ),
     ".pytest.toml": (
         {},
         {"write": {".pytest.toml": '[pytest]\naddopts = ["-k", "not add"]\n'}},
-        "test harness .pytest.toml",
+        "adds a file outside the project's packages: .pytest.toml",
     ),
     "a dist-info entry point declaring a pytest11 plugin": (
         {},
         {"write": ENTRY_POINT},
-        "force_plugin-1.0.dist-info/entry_points.txt (package metadata",
+        "package metadata pytest reads entry points from (*.dist-info, *.egg-info): force_plugin-1.0.dist-info/METADATA, force_plugin-1.0.dist-info/entry_points.txt",
     ),
     "the data a test reads": (
         {"testdata/expected.json": '{"add": 5}\n', "tests/test_data.py": DATA_TEST},

@@ -16,7 +16,6 @@ from explore.decide.scoring import (
     normalise_source,
     patch_key,
     rank,
-    reach_reason,
     tamper_reason,
     yardstick_of,
 )
@@ -301,20 +300,3 @@ def test_unparsable_python_and_every_other_file_compare_byte_for_byte() -> None:
 
 def test_patch_key_independent_of_dict_order() -> None:
     assert patch_key({"a.py": b"x = 1\n", "b.py": b"y = 2\n"}) == patch_key({"b.py": b"y = 2\n", "a.py": b"x = 1\n"})
-
-
-@pytest.mark.parametrize(
-    ("files", "links", "needle"),
-    [
-        ([".explore"], {".explore": "/home/me/elsewhere"}, "touches .explore"),
-        (["sub/.explore/history.jsonl"], {}, "touches sub/.explore/history.jsonl"),
-        (["etc"], {"etc": "/etc"}, "symlink leading outside the tree: etc -> /etc"),
-        (["a/up"], {"a/up": "../../x"}, "a/up -> ../../x"),
-    ],
-)
-def test_changes_out_of_bounds(files: list[str], links: dict[str, str], needle: str) -> None:
-    assert needle in (reach_reason(files, links) or "")
-
-
-def test_changes_within_bounds() -> None:
-    assert reach_reason(["a/b/link", "explore.py", ".explorer"], {"a/b/link": "../c/./d"}) is None

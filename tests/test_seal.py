@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -53,11 +54,20 @@ async def test_a_report_forged_by_the_code_under_test_is_not_believed(tmp_path: 
 
 
 def test_an_edited_report_fails_verification(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv(seal.ENV, "k1")
-    namespace: dict = {}
-    exec(seal.PLUGIN_SOURCE, namespace)  # the plugin as pytest loads it: it takes the key out of the environment
+    monkeypatch.setenv(seal.ENV, seal.env("k1", tmp_path / "keys")[seal.ENV])
+    namespace: dict = {"__name__": seal.PLUGIN}
+    exec(seal.PLUGIN_SOURCE, namespace)  # the plugin as pytest loads it
+
+    class Manager:
+        def register(self, plugin: object, name: str) -> None:
+            self.signer = plugin
+
+    manager = Manager()
+    namespace["pytest_plugin_registered"](type("M", (), {"__name__": seal.PLUGIN})(), manager)
+    assert seal.ENV not in os.environ and list((tmp_path / "keys").iterdir()) == []  # the key file is gone
+    assert not [v for v in namespace.values() if isinstance(v, (str, bytes)) and "k1" in str(v)]
     report = {"tests": [{"nodeid": "t::a", "outcome": "failed"}], "collectors": []}
-    namespace["pytest_json_modifyreport"](report)
+    manager.signer.pytest_json_modifyreport(report)  # type: ignore[attr-defined]
     path = tmp_path / "r.json"
     path.write_text(json.dumps(report))
     assert seal.verify(path, "k1") and not seal.verify(path, "k2")

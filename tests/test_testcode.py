@@ -18,16 +18,10 @@ PYPROJECT = '[project]\nname = "calc"\nversion = "1"\n\n[tool.pytest.ini_options
         "pytest.ini",
         "tox.ini",
         "noxfile.py",
-        "sitecustomize.py",
-        "src/usercustomize.py",
-        "evil.pth",
         ".github/workflows/ci.yml",
         ".gitlab-ci.yml",
         "pytest.toml",
         "sub/.pytest.toml",
-        "calc-1.0.dist-info/entry_points.txt",
-        "src/calc.egg-info/entry_points.txt",
-        "vendor/x-2.dist-info/METADATA",
     ],
 )
 def test_whole_harness_files(path: str) -> None:

@@ -50,10 +50,13 @@ def test_a_record_file_is_made_beside_the_log_and_read_back_with_its_own_key(tmp
     secret, other = witness_io.beside(log), witness_io.beside(log)
     assert secret.path.parent == log.parent and secret.path.name.startswith("baseline.calls-")
     assert secret.key != other.key and secret.path != other.path
+    assert json.loads(secret.env()[witness.ENV]) == {"key_file": str(secret.key_file), "record": str(secret.path)}
+    assert secret.key_file.read_text() == secret.key and secret.key not in secret.env()[witness.ENV]
+    assert (secret.key_file.stat().st_mode & 0o777) == 0o600
     assert witness_io.read(secret) == {}  # never written: no call recorded
+    assert not secret.key_file.exists()  # a plugin that never ran left its key: gone once read
     secret.path.write_text(line("t.py::a", True, "ValueError", key=secret.key) + "\n" + line("t.py::b", False) + "\n")
     assert witness_io.read(secret) == {"t.py::a": "ValueError"}  # t.py::b was signed with another key
-    assert secret.env() == {witness.ENV: f"{secret.key} {secret.path}"}
 
 
 def test_a_pass_is_contradicted_by_a_raising_call_or_by_no_call() -> None:
@@ -102,7 +105,18 @@ HONEST = {
 
 
         def test_the_secret_is_not_in_the_environment():
+            import json, sys
             assert not [k for k in os.environ if k.startswith("EXPLORE_CALLS")]
+            with open("/proc/self/environ", "rb") as source:  # the process's first environment
+                first = dict(v.split("=", 1) for v in source.read().decode().split("\\0") if "=" in v)
+            if "EXPLORE_CALLS" in first:  # the main process (an xdist worker started without it)
+                assert not os.path.exists(json.loads(first["EXPLORE_CALLS"])["key_file"])
+            if "EXPLORE_REPORT_SEAL" in first:
+                assert not os.path.exists(first["EXPLORE_REPORT_SEAL"])
+            plugin = vars(sys.modules["explore_pytest_plugin"]).values()
+            assert not [v for v in plugin if isinstance(v, str) and ".calls-" in v]
+            seal = sys.modules.get("explore_report_seal")
+            assert getattr(getattr(seal, "pytest_json_modifyreport", None), "__closure__", None) is None
 
 
         @pytest.mark.parametrize("n", [1, 2])

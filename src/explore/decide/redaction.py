@@ -1,4 +1,5 @@
-"""Credentials in explore's environment (the Anthropic key) never reach a file explore writes.
+"""Credentials in explore's environment (API keys, tokens, secrets, passwords) never reach a file
+explore writes, and a candidate whose patch holds one is rejected (`leaked`).
 
 The user's tests and agents still run with the environment they always have — running them
 differently would change what is being repaired — so what they print is redacted instead:
@@ -11,14 +12,35 @@ import os
 from pathlib import Path
 
 SECRET_VARS = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN")
+"""Named always; any variable matching SECRET_SUFFIXES or SECRET_PARTS counts as well (the agents'
+keys: OPENAI_API_KEY, GEMINI_API_KEY, DASHSCOPE_API_KEY, GITHUB_TOKEN…)."""
+SECRET_SUFFIXES = ("_API_KEY", "_TOKEN", "_SECRET", "_ACCESS_KEY", "_AUTH_KEY")
+SECRET_PARTS = ("PASSWORD", "PASSWD")
 REDACTED = "[redacted]"
 MIN_LENGTH = 8
 """Shorter values are placeholders, not keys: replacing them would mangle ordinary text."""
 MIN_FRAGMENT = 6
 
 
+def is_secret_name(name: str) -> bool:
+    upper = name.upper()
+    return name in SECRET_VARS or upper.endswith(SECRET_SUFFIXES) or any(part in upper for part in SECRET_PARTS)
+
+
+def secrets_in_environment() -> dict[str, str]:
+    """name → value of every credential in explore's environment (values long enough to be keys)."""
+    return {
+        name: value for name, value in sorted(os.environ.items()) if is_secret_name(name) and len(value) >= MIN_LENGTH
+    }
+
+
 def secret_values() -> list[str]:
-    return [v for name in SECRET_VARS if len(v := os.environ.get(name, "")) >= MIN_LENGTH]
+    return sorted(set(secrets_in_environment().values()), key=len, reverse=True)
+
+
+def leaked(data: bytes) -> list[str]:
+    """The names of the credentials whose value data holds (a candidate's patch): never the values."""
+    return [name for name, value in secrets_in_environment().items() if value.encode() in data]
 
 
 def redact(text: str) -> str:

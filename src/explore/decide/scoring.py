@@ -249,33 +249,6 @@ def patch_key(files: dict[str, bytes | None]) -> str:
     return digest.hexdigest()
 
 
-EXPLORE_DIR = ".explore"
-
-
-def reach_reason(files: list[str], links: dict[str, str]) -> str | None:
-    """Why a change is out of bounds whatever its tests say: it touches a path named `.explore`
-    (explore's own state, anywhere in the tree, a symlink included), or adds a symlink that leads
-    outside the tree."""
-    named = [f for f in files if EXPLORE_DIR in f.split("/")]
-    if named:
-        return f"touches {', '.join(named[:3])}: a path named .explore is explore's own state, out of every candidate's reach"
-    outside = [f"{f} -> {target}" for f, target in sorted(links.items()) if _leaves_tree(f, target)]
-    if outside:
-        return f"adds a symlink leading outside the tree: {', '.join(outside[:3])}"
-    return None
-
-
-def _leaves_tree(path: str, target: str) -> bool:
-    if target.startswith("/"):
-        return True
-    depth = path.count("/")
-    for part in target.split("/"):
-        depth += -1 if part == ".." else 0 if part in ("", ".") else 1
-        if depth < 0:
-            return True
-    return False
-
-
 RULES = (
     "pass rate",
     "fewer newly failing tests",

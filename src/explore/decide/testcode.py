@@ -1,6 +1,6 @@
 """What counts as test code beyond the test-file patterns: the harness that decides which tests
 run and how (pytest's config files of every name, conftest files, plugins, `pytest11` entry points
-of tracked `*.dist-info`/`*.egg-info` folders), every file under a test directory, the files the
+declared in the project's configuration), every file under a test directory, the files the
 baseline collected tests from (doctests by their examples), and the data the tests read at the
 baseline.
 
@@ -38,8 +38,6 @@ WHOLE_HARNESS_NAMES = frozenset(
         ".pytest.toml",
         "tox.ini",
         "noxfile.py",
-        "sitecustomize.py",
-        "usercustomize.py",
         ".gitlab-ci.yml",
         ".travis.yml",
         "azure-pipelines.yml",
@@ -55,19 +53,14 @@ PYPROJECT_KEYS = ("tool.pytest", "tool.explore", "project.entry-points.pytest11"
 SETUP_CFG_SECTIONS = ("tool:pytest", "pytest")
 CONFIG_FILES = ("pyproject.toml", "pytest.toml", ".pytest.toml", "pytest.ini", ".pytest.ini", "tox.ini", "setup.cfg")
 """The files pytest reads its configuration from (pytest 9 adds the two TOML ones)."""
-METADATA_SUFFIXES = (".dist-info", ".egg-info")
-"""Installed-package metadata: an `entry_points.txt` there declares `pytest11` plugins pytest loads."""
 TEST_DIRS = frozenset({"tests", "test"})
 
 
 def harness_kind(path: str, old: str | None, new: str | None) -> str | None:
     """What of the test harness a change to `path` touches (e.g. `pyproject.toml [tool.pytest.ini_options.addopts = "-k x"]`), or None."""
-    parts = PurePosixPath(path).parts
-    name = parts[-1]
-    if name in WHOLE_HARNESS_NAMES or name.endswith(".pth") or path.startswith(CI_DIRS):
+    name = PurePosixPath(path).name
+    if name in WHOLE_HARNESS_NAMES or path.startswith(CI_DIRS):
         return path
-    if any(part.endswith(METADATA_SUFFIXES) for part in parts[:-1]):
-        return f"{path} (package metadata: entry points)"
     if name == "pyproject.toml":
         before, after = _toml_flat(old), _toml_flat(new)
         if before is None or after is None:

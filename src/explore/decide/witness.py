@@ -3,8 +3,11 @@
 A report can be bent from inside the test process (library code wrapping pytest's report factory,
 a hook forcing `passed`), through indirections no reading of the source sees. explore's pytest plugin
 wraps each test's call and writes whether it raised — before any report object exists — to a file
-whose path and HMAC key only explore and the plugin know (`EXPLORE_CALLS`, taken out of the
-environment before the project's code is imported). A test the report calls passed whose call raised,
+whose HMAC key only explore and the plugin know: the key is handed over in a file the plugin reads
+and deletes when pytest registers it, before any conftest or library code is imported
+(`EXPLORE_CALLS` names only that file and the record: `/proc/self/environ`, which keeps a process's
+first environment, holds no key), and is kept in no module global and no closure, only in the
+registered recorder. A test the report calls passed whose call raised,
 or that was never called at all, is a test the report lies about.
 
 Pure: the plugin's lines in, the tests the record contradicts out. Making a record's key and file
@@ -16,13 +19,13 @@ from __future__ import annotations
 import hashlib
 import hmac
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..model.testresults import PASSING, TestOutcome
 
 ENV = "EXPLORE_CALLS"
-"""`KEY PATH`: kept in step with explore_pytest_plugin.CALLS_ENV."""
+"""`{"key_file": …, "record": …}`: kept in step with explore_pytest_plugin.CALLS_ENV."""
 
 
 @dataclass(frozen=True)
@@ -31,9 +34,11 @@ class Secret:
 
     key: str
     path: Path
+    key_file: Path = field(default=Path())
+    """Where the plugin reads the key from (and deletes it): written by edges/witness_io.beside."""
 
     def env(self) -> dict[str, str]:
-        return {ENV: f"{self.key} {self.path}"}
+        return {ENV: json.dumps({"key_file": str(self.key_file), "record": str(self.path)})}
 
 
 def signature(key: str, nodeid: str, raised: bool, exception: str) -> str:

@@ -1,10 +1,18 @@
-"""Library code that reaches into the test harness: a candidate's change read as a syntax tree.
+"""Library code that reaches into the test harness or reads the running program: a candidate's
+change read as a syntax tree.
 
 Code under test has no business knowing it is under test. A change to non-test Python code that
 adds a reference to the test machinery — pytest's or unittest's modules, the runner's environment
 variables (`PYTEST_CURRENT_TEST`, `EXPLORE_*`), `"pytest" in sys.modules`, the caller's frames
 (`sys._getframe`, `inspect.stack`), a rebinding of `builtins` — is how code bends the harness or
-behaves differently under test, so it is tamper. A reference the file already had at the same
+behaves differently under test, so it is tamper. So is a capability to read the running program,
+whatever name it looks for: the loaded modules (`sys.modules`, but `sys.modules[__name__]`), frames
+(`sys._getframe`, `inspect`, tracebacks' stacks), every live object or class (`gc`,
+`__subclasses__`), raw memory (`ctypes`), the command line (`sys.argv`), another module's globals
+(`vars(mod)`, `mod.__dict__`, `f.__globals__`, closures' cells), the import system (`importlib`,
+`__import__`, `sys.meta_path`), code from strings (`eval`, `exec`), the environment read as a
+whole (`os.environ.items()`, a key not written out, `/proc/self/environ`) — the witness's and the harness's state is
+reached that way without naming either (see `CAPABILITIES`). A reference the file already had at the same
 place (the same function or class) before the run is the project's own business: a pytest plugin
 package's library code imports pytest.
 
@@ -54,6 +62,40 @@ INTROSPECTION = frozenset(
     }
 )
 """Ways to look at the caller (the test, the runner) or at every live object (pytest's included)."""
+CAPABILITIES: dict[str, str] = {
+    **{name: "frames" if not name.startswith("gc.") else "live objects" for name in INTROSPECTION},
+    "sys.modules": "loaded modules",
+    "sys.argv": "the command line",
+    "sys.orig_argv": "the command line",
+    "sys.meta_path": "the import system",
+    "sys.path_hooks": "the import system",
+    "sys.path_importer_cache": "the import system",
+    "sys.addaudithook": "audit hooks",
+    "importlib": "the import system",
+    "builtins.__import__": "the import system",
+    "__import__": "the import system",
+    "gc": "live objects",
+    "inspect": "frames",
+    "ctypes": "raw memory",
+    "eval": "code from strings",
+    "exec": "code from strings",
+    "os.environ.items": "the whole environment",
+    "os.environ.keys": "the whole environment",
+    "os.environ.values": "the whole environment",
+    "os.environ.copy": "the whole environment",
+}
+"""Reads of the running program, by what they give (the key a file's old version is compared on):
+a dotted name or any name below it (`importlib.util.find_spec` is `importlib`'s)."""
+DUNDER_CAPABILITIES = {
+    "__globals__": "another module's globals",
+    "__closure__": "another module's globals",
+    "cell_contents": "another module's globals",
+    "__subclasses__": "live objects",
+}
+CAPABILITY_MODULES = frozenset({"gc", "inspect", "ctypes", "importlib"})
+RUNTIME_MODULES = frozenset({"sys", "builtins", "os", "gc", "inspect", "ctypes", "importlib", "types"})
+"""Modules whose attributes, fetched by a name computed at run time (`getattr(sys, "mod" + "ules")`),
+give one of the capabilities above without naming it."""
 FRAME_ATTRIBUTES = frozenset({"f_back", "f_locals", "f_globals", "tb_frame", "gi_frame", "cr_frame"})
 PIECES = (
     FRAME_ATTRIBUTES
@@ -143,6 +185,8 @@ class _Finder(ast.NodeVisitor):
         for alias in node.names:
             if is_harness_module(alias.name, self.own):
                 self.add(f"import {alias.name}", node)
+            elif alias.name.split(".", 1)[0] in CAPABILITY_MODULES:
+                self.add(f"can {CAPABILITIES[alias.name.split('.', 1)[0]]}", node)
 
     def visit_ImportFrom(self, node: ast.ImportFrom) -> None:
         module = node.module or ""
@@ -150,8 +194,10 @@ class _Finder(ast.NodeVisitor):
             return  # the package's own modules
         for alias in node.names:
             path = f"{module}.{alias.name}"
-            if is_harness_module(module, self.own) or path in INTROSPECTION:
+            if is_harness_module(module, self.own):
                 self.add(f"import {path}", node)
+            elif (found := capability(path)) is not None:
+                self.add(f"can {found}", node)
 
     def visit_Name(self, node: ast.Name) -> None:
         self.chain(node)
@@ -159,15 +205,34 @@ class _Finder(ast.NodeVisitor):
     def visit_Attribute(self, node: ast.Attribute) -> None:
         if node.attr in FRAME_ATTRIBUTES:
             self.add(f".{node.attr}", node)
+        elif node.attr in DUNDER_CAPABILITIES:
+            self.add(f"can {DUNDER_CAPABILITIES[node.attr]}", node)
+        elif node.attr == "__dict__" and _dotted(node.value, self.aliases) in self.aliases.values():
+            self.add("can another module's globals", node)
         self.chain(node)
         self.generic_visit(node)
 
     def visit_Call(self, node: ast.Call) -> None:
         func = node.func
+        if (
+            isinstance(func, ast.Name)
+            and func.id == "vars"
+            and node.args
+            and _dotted(node.args[0], self.aliases) in self.aliases.values()
+        ):
+            self.add("can another module's globals", node)
+        if isinstance(func, ast.Name) and func.id in ("__import__", "eval", "exec"):
+            self.add(f"can {CAPABILITIES[func.id]}", node)
+        elif _dotted(func, self.aliases) in ("os.environ.get", "os.getenv") and not (
+            node.args and isinstance(node.args[0], (ast.Constant, ast.BinOp, ast.JoinedStr))
+        ):
+            self.add("can the whole environment", node)
         if isinstance(func, ast.Name) and func.id in ("getattr", "setattr", "delattr") and len(node.args) >= 2:
             base, name = _dotted(node.args[0], self.aliases), node.args[1]
             if base and isinstance(name, ast.Constant) and isinstance(name.value, str):
                 self.resolved(f"{base}.{name.value}", node, write=func.id != "getattr")
+            elif base and base.split(".", 1)[0] in RUNTIME_MODULES:
+                self.add(f"can an attribute of {base} it does not name", node)
         self.generic_visit(node)
 
     def visit_Assign(self, node: ast.Assign) -> None:
@@ -197,6 +262,8 @@ class _Finder(ast.NodeVisitor):
         named = _DOTTED.fullmatch(value) and is_harness_module(value, self.own)
         if named or value.startswith(RUNNER_ENV_PREFIXES) or value in PIECES:
             self.add(repr(value), self.context(node))
+        elif value.startswith("/proc/"):
+            self.add("can the process's memory and first environment", self.context(node))
 
     def chain(self, node: ast.Name | ast.Attribute) -> None:
         """An outermost name or attribute chain (`_pytest.reports.TestReport.from_item_and_call`)."""
@@ -215,10 +282,17 @@ class _Finder(ast.NodeVisitor):
         root = path.split(".", 1)[0]
         if root == "__builtins__" or (write and root == "builtins"):
             self.add(f"rebinds {path}" if write else path, node)
-        elif is_harness_module(path, self.own) or any(
-            path == name or path.startswith(name + ".") for name in INTROSPECTION
-        ):
+        elif is_harness_module(path, self.own):
             self.add(path, node)
+        elif (found := capability(path)) is not None and not self.own_entry(node):
+            self.add(f"can {found}", node)
+
+    def own_entry(self, node: ast.AST) -> bool:
+        """`sys.modules[__name__]`: a module reading its own entry reads nothing of the harness."""
+        parent = self.parents.get(node)
+        return (
+            isinstance(parent, ast.Subscript) and isinstance(parent.slice, ast.Name) and parent.slice.id == "__name__"
+        )
 
     def context(self, node: ast.AST) -> ast.AST:
         """What to show for a string: the comparison, call or subscript it takes part in."""
@@ -227,6 +301,16 @@ class _Finder(ast.NodeVisitor):
         while isinstance(parent, (ast.BinOp, ast.JoinedStr, ast.FormattedValue)):
             shown, parent = parent, self.parents.get(parent)
         return parent if isinstance(parent, (ast.Compare, ast.Call, ast.Subscript)) else shown
+
+
+def capability(path: str) -> str | None:
+    """What of the running program the dotted name reads (CAPABILITIES), or None."""
+    parts = path.split(".")
+    for cut in range(len(parts), 0, -1):
+        found = CAPABILITIES.get(".".join(parts[:cut]))
+        if found is not None:
+            return found
+    return None
 
 
 def _aliases(tree: ast.Module) -> dict[str, str]:
@@ -298,9 +382,15 @@ def describe(found: dict[str, list[Reference]]) -> str | None:
         return None
     parts = []
     for path, refs in found.items():
-        shown = list(dict.fromkeys(f"`{r.shown}`" + (f" in {r.place}" if r.place != "<module>" else "") for r in refs))
+        shown = list(
+            dict.fromkeys(
+                f"`{r.shown}`" + (f" in {r.place}" if r.place != "<module>" else "")
+                for r in refs
+                if not any(r.shown in o.shown and r.shown != o.shown and o.place == r.place for o in refs)
+            )
+        )
         parts.append(f"{path}: {', '.join(shown[:3])}" + (f" and {len(shown) - 3} more" if len(shown) > 3 else ""))
-    return f"reaches into the test harness from library code: {'; '.join(parts[:3])}"
+    return f"reaches into the test harness or reads the running program from library code: {'; '.join(parts[:3])}"
 
 
 def reason(

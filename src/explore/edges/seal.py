@@ -1,11 +1,14 @@
 """A per-run seal on pytest's JSON report, so a report written by something else is not believed.
 
-explore hands each pytest run a fresh random key through the environment; a tiny plugin, loaded
-with `-p` before any conftest or library code is imported, takes the key out of the environment
-and signs the report's tests and collectors with it (HMAC-SHA256). A candidate's code that writes
-its own report (and exits before pytest does, or rewrites the file afterwards) cannot sign it.
-This raises the bar against forged reports; it is no sandbox: code running inside pytest can
-still reach the plugin's memory if it sets out to defeat explore in particular.
+explore hands each pytest run a fresh random key in a file the environment names; a tiny plugin,
+loaded with `-p`, reads the key and deletes the file when pytest registers it (before any conftest
+or library code is imported), and signs the report's tests and collectors with it (HMAC-SHA256).
+The key is in no module global, no closure and not in the environment (nor in /proc/self/environ,
+which keeps a process's first environment): only in the registered signer. A candidate's code that
+writes its own report (and exits before pytest does, or rewrites the file afterwards) cannot sign
+it. This raises the bar against forged reports; it is no sandbox: code running inside pytest that
+reads the running program (live objects, frames) could still reach the signer, which is why such
+reads in library code are rejected (edges/harness_refs).
 """
 
 from __future__ import annotations
@@ -13,6 +16,7 @@ from __future__ import annotations
 import hashlib
 import hmac
 import json
+import os
 import secrets
 from pathlib import Path
 from typing import Any
@@ -26,14 +30,26 @@ PLUGIN_SOURCE = f'''\
 import hashlib, hmac, json, os
 
 
-def _signer(key):
-    def pytest_json_modifyreport(json_report):
+class _Seal:
+    def __init__(self, key):
+        self.key = key
+
+    def pytest_json_modifyreport(self, json_report):
         body = json.dumps([json_report.get("tests", []), json_report.get("collectors", [])], sort_keys=True, default=str)
-        json_report["{FIELD}"] = hmac.new(key, body.encode(), hashlib.sha256).hexdigest()
-    return pytest_json_modifyreport
+        json_report["{FIELD}"] = hmac.new(self.key, body.encode(), hashlib.sha256).hexdigest()
 
 
-pytest_json_modifyreport = _signer(os.environ.pop("{ENV}", "").encode())
+def pytest_plugin_registered(plugin, manager):
+    if getattr(plugin, "__name__", None) != __name__ or "{ENV}" not in os.environ:
+        return
+    path = os.environ.pop("{ENV}")
+    try:
+        with open(path, "rb") as source:
+            key = source.read().strip()
+        os.unlink(path)
+    except OSError:
+        return
+    manager.register(_Seal(key), "explore-seal-" + os.urandom(6).hex())
 '''
 
 
@@ -46,6 +62,16 @@ def install(directory: Path) -> Path:
     directory.mkdir(parents=True, exist_ok=True)
     (directory / f"{PLUGIN}.py").write_text(PLUGIN_SOURCE, encoding="utf-8")
     return directory
+
+
+def env(key: str, directory: Path) -> dict[str, str]:
+    """The environment that hands `key` to the plugin: a file of its own (owner-only) in `directory`."""
+    directory.mkdir(parents=True, exist_ok=True)
+    path = directory / f"seal-{secrets.token_hex(6)}.key"
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w", encoding="utf-8") as out:
+        out.write(key)
+    return {ENV: str(path)}
 
 
 def signature(report: dict[str, Any], key: str) -> str:

@@ -330,7 +330,9 @@ async def _run_once(
             argv.append(f"--explore-only={listing}")
         if key:
             plugin_dir = seal.install(log_path.with_suffix(".seal"))
-            env.update({seal.ENV: key, "PYTHONPATH": os.pathsep.join([env["PYTHONPATH"], str(plugin_dir)])})
+            env.update(
+                {**seal.env(key, plugin_dir), "PYTHONPATH": os.pathsep.join([env["PYTHONPATH"], str(plugin_dir)])}
+            )
             argv[3:3] = ["-p", seal.PLUGIN]
         if command.json_report:
             # --json-report-omit takes several values: it must come after the test ids.

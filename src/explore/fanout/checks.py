@@ -1,15 +1,17 @@
-"""What rejects a candidate whatever its tests say: its patch (reach outside the repository,
-destructive, the issue's reproduction tests, test harness or test code edited), a rewritten
+"""What rejects a candidate whatever its tests say: its patch (outside the change policy of
+decide/policy, destructive, a credential's value, library code reaching into the running program,
+test harness or test code edited), a rewritten
 worktree link, changes outside its worktree, and tampering seen in its test run (`score`)."""
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import anyio
 
-from ..decide import escalation, scoring
-from ..edges import gitrepo, guard, harness_refs, testcode_io
+from ..decide import escalation, policy, redaction, scoring, testcode
+from ..edges import gitrepo, guard, harness_refs, policy_io, testcode_io
 from ..edges.worktrees import Captured
 from ..model.candidates import CandidateResult, CandidateStatus
 from ..model.testfiles import is_test_file
@@ -27,23 +29,23 @@ async def patch_rejection(cid: str, path: Path, config: FanOutConfig, board: Boa
     """Why the captured patch of candidate cid (its worktree at path) is rejected before any test
     runs, or None; a destructive one is also noted on the board (it stops the run)."""
     files = captured.files
-    reach = scoring.reach_reason(files, captured.links)
-    clobbered = gitrepo.would_overwrite(config.pool.repo_root, captured.added)
-    if clobbered and not reach:
-        reach = f"adds {', '.join(clobbered[:3])}, which would replace an untracked or ignored file of yours in {config.pool.repo_root}"
-    if reach:
-        return reach
     tests = tuple(f for f in files if is_test_file(f, config.test_patterns))
-    review = await anyio.to_thread.run_sync(
+    review = await anyio.to_thread.run_sync(  # first: whatever else it does, a destructive patch stops the run
         escalation.review_patch, captured.review, tests, testcode_io.sources(path, config.commit)
     )
     if review.destructive:
         board.destructive[cid] = review.destructive
         return f"destructive: {review.destructive.reason}"
     board.removals[cid] = [r.describe() for r in review.allowed]
-    frozen = [f for f in files if f in config.frozen]
-    if frozen:
-        return f"edits the reproduction tests of the issue: {', '.join(frozen)}"
+    reach = await anyio.to_thread.run_sync(_policy_reason, config, captured)
+    clobbered = gitrepo.would_overwrite(config.pool.repo_root, captured.added)
+    if clobbered and not reach:
+        reach = f"adds {', '.join(clobbered[:3])}, which would replace an untracked or ignored file of yours in {config.pool.repo_root}"
+    if reach:
+        return reach
+    secrets = redaction.leaked(captured.patch if captured.patch is not None else captured.review.encode())
+    if secrets:
+        return f"writes the value of a credential in explore's environment ({', '.join(secrets)}) into the repository: never merged, never shown"
     harness = (
         await anyio.to_thread.run_sync(  # allow-test-edits does not lift it: library code must not know it is tested
             harness_refs.reason,
@@ -56,8 +58,6 @@ async def patch_rejection(cid: str, path: Path, config: FanOutConfig, board: Boa
     )
     if harness:
         return harness
-    if tests and not config.allow_test_edits:
-        return f"edits test files: {', '.join(tests[:5])}"
     if not config.allow_test_edits:
         edits = await anyio.to_thread.run_sync(
             testcode_io.reason,
@@ -71,6 +71,32 @@ async def patch_rejection(cid: str, path: Path, config: FanOutConfig, board: Boa
         if edits:
             return edits
     return None
+
+
+def _policy_reason(config: FanOutConfig, captured: Captured) -> str | None:
+    """decide/policy's verdict on the captured tree (DESIGN §4), its facts read by edges/policy_io."""
+    git_dir = Path(config.pool.repo.common_dir).resolve()
+    collected = testcode.collected_files(config.yardstick.ids | config.yardstick.skipped)
+    value = policy.Policy(
+        tracked=policy_io.tracked(git_dir, config.commit),
+        test_patterns=tuple(config.test_patterns),
+        reserved=policy_io.reserved(config.test_command.python or sys.executable),
+        test_support=policy_io.test_support(
+            git_dir,
+            config.commit,
+            tuple(config.test_patterns),
+            frozenset(p for p, doctests_only in collected.items() if not doctests_only),
+        ),
+        frozen=config.frozen,
+        allow_test_edits=config.allow_test_edits,
+        allow_new_files=tuple(config.allow_new_files),
+    )
+    if captured.tree:
+        changes = policy_io.entries(git_dir, config.commit, captured.tree, captured.binary, captured.links)
+    else:
+        changes = [policy.Entry(f, "A" if f in captured.added else "M") for f in captured.files]
+    changes += [policy.Entry(folder, "A", new_mode=policy.GITLINK) for folder in captured.nested]
+    return policy.describe(policy.verdict(value, changes))
 
 
 def outside(result: CandidateResult, change: guard.Change | None) -> None:

@@ -61,6 +61,8 @@ class FanOutConfig:
     """`--issue`: the reproduction test files of iteration 0, which no candidate may edit."""
     test_data: frozenset[str] = frozenset()
     """The files the tests read at the baseline: edits to them are test edits."""
+    allow_new_files: tuple[str, ...] = ()
+    """`[tool.explore] allow-new-files`: globs of new files the change policy admits (decide/policy)."""
     watch: guard.Watch | None = None
     """What no candidate may change outside its worktree, checked when each one ends."""
     sandbox: sandbox.Sandbox | None = None

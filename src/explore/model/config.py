@@ -54,6 +54,8 @@ class Options(BaseModel):
     """Where worktrees live (default: a cache folder outside the work tree)."""
     test_patterns: list[str] = Field(default_factory=lambda: list(DEFAULT_TEST_PATTERNS))
     allow_test_edits: bool = False
+    allow_new_files: list[str] = Field(default_factory=list)
+    """Globs of new files the change policy admits beyond new modules in existing packages (`docs/**`)."""
     criticality: dict[str, list[str]] = Field(default_factory=dict)
     """{low|medium|high: [path globs or marker:NAME]}; a gate below 100% may leave only low failures."""
     no_progress_limit: int = 3

@@ -12,12 +12,16 @@ attributes of the one it finds). It writes JSON lines to `--explore-record FILE`
   out), each with the repository file whose code opened it (the nearest caller outside the
   standard library and site-packages): explore keeps those test code read, the tests' data.
 
-With `EXPLORE_CALLS="KEY PATH"` in the environment, whether each test's call raised, seen from a
-wrapper of the test call itself (before any report object is built), one HMAC-signed JSON line per
-call in PATH. The variable leaves the environment when this module is imported (with `-p`, before
-any conftest or library code), the recorder is registered under a name made from the key, and xdist
-workers get the secret from their controller: code under test can neither find the record nor write
-a line explore believes. explore compares the record with the report (see explore.decide.witness).
+With `EXPLORE_CALLS='{"key_file": K, "record": PATH}'` in the environment, whether each test's call
+raised, seen from a wrapper of the test call itself (before any report object is built), one
+HMAC-signed JSON line per call in PATH. When pytest registers this module (with `-p`, before any
+conftest or library code is imported) the variable leaves the environment, the key is read from K
+and K deleted (the first environment a process had stays readable in /proc/self/environ: it holds
+no key), and the recorder is registered under a random name; the key is kept in no module global
+and no closure, only in the recorder, and xdist workers get it from their controller. Code under
+test finds no key to sign a line explore believes unless it reads the running program, which
+explore rejects in library code (edges/harness_refs). explore compares the record with the report
+(see explore.decide.witness).
 
 `--explore-test-timeout SEC` bounds each test (setup, call and teardown together), and after a
 hang `--explore-hang-floor`, `--explore-hang-budget` and `--explore-hangs` lower it for the tests
@@ -49,7 +53,28 @@ PYTEST_VERSION = tuple(int(part) for part in pytest.__version__.split(".")[:2] i
 """The plugin adapts to the project's pytest (4.6 and later): hook arguments and config names."""
 
 CALLS_ENV = "EXPLORE_CALLS"
-_CALLS = os.environ.pop(CALLS_ENV, None)
+
+
+def pytest_plugin_registered(plugin, manager):
+    """This module registered: the witness's key taken from its file (deleted) and the recorder
+    registered at once, so that nothing of it waits in a module global (see the docstring)."""
+    if getattr(plugin, "__name__", None) != __name__ or CALLS_ENV not in os.environ:
+        return
+    secret = _taken(os.environ.pop(CALLS_ENV))
+    if secret is not None:
+        manager.register(_Calls(*secret), "explore-calls-" + os.urandom(6).hex())
+
+
+def _taken(spec):
+    """(key, record path) from the variable's value, the key file deleted; None when unreadable."""
+    try:
+        where = json.loads(spec)
+        with open(where["key_file"], encoding="utf-8") as source:
+            key = source.read().strip()
+        os.unlink(where["key_file"])
+        return key, where["record"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
 
 
 def pytest_addoption(parser):
@@ -81,9 +106,10 @@ def pytest_configure(config):
             *parse_hangs(config.getoption("--explore-hangs") or ""),
         )
         config.pluginmanager.register(Limiter(policy, record), "explore-test-timeout")
-    calls = _CALLS or (getattr(config, "workerinput", None) or getattr(config, "slaveinput", None) or {}).get(CALLS_ENV)
-    if calls and " " in calls:
-        config.pluginmanager.register(_Calls(calls), "explore-calls-" + hashlib.sha256(calls.encode()).hexdigest()[:12])
+    forwarded = (getattr(config, "workerinput", None) or getattr(config, "slaveinput", None) or {}).pop(CALLS_ENV, None)
+    if forwarded:  # an xdist worker: the key came from the controller
+        where = json.loads(forwarded)
+        config.pluginmanager.register(_Calls(where["key"], where["record"]), "explore-calls-" + os.urandom(6).hex())
 
 
 def pytest_collection_modifyitems(config, items):
@@ -246,10 +272,8 @@ def _inside(root, path):
 
 
 class _Calls:
-    def __init__(self, secret):
-        self.secret = secret
-        key, self.path = secret.split(" ", 1)
-        self.key = key.encode()
+    def __init__(self, key, path):
+        self.key, self.path = key.encode(), path
 
     @pytest.hookimpl(hookwrapper=True, tryfirst=True)
     def pytest_runtest_call(self, item):
@@ -277,4 +301,6 @@ class _Calls:
     def pytest_configure_node(self, node):
         """xdist's controller: its workers start after the secret left the environment."""
         inputs = getattr(node, "workerinput", None)
-        (inputs if inputs is not None else node.slaveinput)[CALLS_ENV] = self.secret
+        (inputs if inputs is not None else node.slaveinput)[CALLS_ENV] = json.dumps(
+            {"key": self.key.decode(), "record": self.path}
+        )

@@ -221,6 +221,7 @@ def config(
         ),  # xfail stays allowed there
         frozen=frozenset(run.reproduction.files if run.reproduction else ()),
         test_data=frozenset(run.baseline_opened),
+        allow_new_files=tuple(options.allow_new_files),
         watch=watch,
         sandbox=kit.sandbox,
         max_patch_bytes=parse_size(options.max_patch_size),
