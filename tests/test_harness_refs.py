@@ -56,6 +56,8 @@ def added(new: str, old: str = PLAIN, own: frozenset[str] = frozenset()) -> list
         ("C = object.__subclasses__()\n", "object.__subclasses__"),
         ("X = eval('1')\n", "eval('1')"),
         ("E = open('/proc/self/environ').read()\n", "open('/proc/self/environ')"),
+        ("import sys\nM = getattr(sys, 'mod' + 'ules')\n", "getattr(sys, 'mod' + 'ules')"),
+        ("import os as o\nN = 'environ'\nE = getattr(o, N)\n", "getattr(o, N)"),
         ("import builtins\nbuiltins.len = lambda x: 0\n", "builtins.len"),
         ("import builtins as b\nsetattr(b, 'AssertionError', Exception)\n", "setattr(b, 'AssertionError', Exception)"),
         ("__builtins__['len'] = None\n", "__builtins__"),
@@ -161,3 +163,21 @@ def test_library_files_leave_out_tests_and_the_harness() -> None:
     ]
     kept = harness_refs.library_files(files, ["tests/**", "conftest.py"], test_code={"helpers.py", "checks.py"})
     assert kept == ["calc.py"]
+
+
+def test_a_capability_already_used_at_that_place_stays_allowed_and_nowhere_else() -> None:
+    lazy = """\
+        import sys
+
+
+        def loaded(name):
+            return name in sys.modules
+
+
+        def add(a, b):
+            return a - b
+        """
+    assert added(lazy.replace("name in sys.modules", "sys.modules.get(name) is not None"), old=lazy) == []
+    assert added(lazy.replace("return a - b", "return a + b if 'x' in sys.modules else a - b"), old=lazy) == [
+        "sys.modules"
+    ]

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import anyio
 
-from ..decide import escalation, scoring
+from ..decide import escalation, redaction, scoring
 from ..edges.worktrees import run_setup
 from ..executors.jobs import JobStatus
 from ..generators.base import CandidateContext
@@ -157,6 +157,10 @@ async def _attempt(
         return
     patch_file = files_dir / "candidate.diff"
     captured = await anyio.to_thread.run_sync(config.pool.capture_patch, path, patch_file, config.max_patch_bytes)
+    if captured.patch is not None and redaction.leaked(captured.patch):
+        redaction.scrub_file(
+            patch_file
+        )  # the later iterations' prompts read it: the value stays in memory, to be rejected
     files = result.files_changed = captured.files
     result.binary_files = list(captured.binary)
     if not files:
