@@ -54,7 +54,7 @@ LAYOUT_DIRS = ("src", "lib")
 class Rule(Enum):
     """Why a file of a change is out of a candidate's reach; the value is the reason's words."""
 
-    explore_state = "touches explore's own state (a path named .explore)"
+    explore_state = "touches .explore, explore's own state"
     startup = "adds or changes start-up code Python runs before any test (sitecustomize, usercustomize, *.pth)"
     metadata = "adds or changes package metadata pytest reads entry points from (*.dist-info, *.egg-info)"
     git_files = "changes what git reads from the tree (.gitattributes, .gitmodules, .gitignore)"

@@ -37,12 +37,15 @@ async def patch_rejection(cid: str, path: Path, config: FanOutConfig, board: Boa
         board.destructive[cid] = review.destructive
         return f"destructive: {review.destructive.reason}"
     board.removals[cid] = [r.describe() for r in review.allowed]
-    reach = await anyio.to_thread.run_sync(_policy_reason, config, captured)
     clobbered = gitrepo.would_overwrite(config.pool.repo_root, captured.added)
-    if clobbered and not reach:
-        reach = f"adds {', '.join(clobbered[:3])}, which would replace an untracked or ignored file of yours in {config.pool.repo_root}"
-    if reach:
-        return reach
+    reach = [await anyio.to_thread.run_sync(_policy_reason, config, captured)]
+    if clobbered:
+        reach.insert(
+            0,
+            f"adds {', '.join(clobbered[:3])}, which would replace an untracked or ignored file of yours in {config.pool.repo_root}",
+        )
+    if any(reach):
+        return "; ".join(filter(None, reach))
     secrets = redaction.leaked(captured.patch if captured.patch is not None else captured.review.encode())
     if secrets:
         return f"writes the value of a credential in explore's environment ({', '.join(secrets)}) into the repository: never merged, never shown"
