@@ -122,50 +122,44 @@ GREEN = run_of({"t::a": "passed", "t::b": "passed", "t::c": "passed", "t::x": "x
         "test/unit.py",
     ],
 )
-def test_edits_to_test_files_are_rejected(stick: Yardstick, path: str) -> None:
-    assert is_test_file(path, PATTERNS)
-    reason = tamper_reason(["src/app.py", path], GREEN, stick, PATTERNS, allow_test_edits=False)
-    assert reason is not None and "test" in reason and path in reason
+def test_test_files_by_pattern(path: str) -> None:
+    assert is_test_file(path, PATTERNS)  # their edits are decide/policy's (test_policy.py)
 
 
 @pytest.mark.parametrize("path", ["src/app.py", "pkg/testing.py", "pkg/contest.py", "README.md", "src/latest.py"])
 def test_source_files_are_not_test_files(stick: Yardstick, path: str) -> None:
     assert not is_test_file(path, PATTERNS)
-    assert tamper_reason([path], GREEN, stick, PATTERNS, allow_test_edits=False) is None
-
-
-def test_allow_test_edits(stick: Yardstick) -> None:
-    assert tamper_reason(["tests/test_core.py"], GREEN, stick, PATTERNS, allow_test_edits=True) is None
+    assert tamper_reason(GREEN, stick) is None
 
 
 def test_vanished_tests_are_tampering(stick: Yardstick) -> None:
     gone = run_of({"t::a": "passed", "t::b": "passed", "t::x": "xfailed"})
-    reason = tamper_reason(["src/app.py"], gone, stick, PATTERNS, allow_test_edits=False)
+    reason = tamper_reason(gone, stick)
     assert reason is not None and "vanish" in reason and "t::c" in reason
 
 
 def test_vanished_is_not_checked_without_per_test_results(stick: Yardstick) -> None:
     suite_only = run_of({"<suite>": "passed"}, per_test=False)
-    assert tamper_reason(["src/app.py"], suite_only, stick, PATTERNS, allow_test_edits=False) is None
+    assert tamper_reason(suite_only, stick) is None
 
 
 def test_newly_skipped_tests_are_tampering(stick: Yardstick) -> None:
     skipping = run_of({"t::a": "passed", "t::b": "skipped", "t::c": "passed", "t::x": "xfailed"})
-    reason = tamper_reason(["src/app.py"], skipping, stick, PATTERNS, allow_test_edits=False)
+    reason = tamper_reason(skipping, stick)
     assert reason is not None and "skip" in reason and "t::b" in reason
 
 
 def test_skipped_at_baseline_may_stay_skipped(stick: Yardstick) -> None:
     still = run_of({"t::a": "passed", "t::b": "passed", "t::c": "passed", "t::x": "xfailed", "t::skip": "skipped"})
-    assert tamper_reason(["src/app.py"], still, stick, PATTERNS, allow_test_edits=False) is None
+    assert tamper_reason(still, stick) is None
 
 
 def test_collection_errors_and_infra_errors_are_rejected(stick: Yardstick) -> None:
     broken = GREEN.model_copy(update={"collection_errors": ["tests/test_core.py"]})
-    reason = tamper_reason(["src/app.py"], broken, stick, PATTERNS, allow_test_edits=False)
+    reason = tamper_reason(broken, stick)
     assert reason is not None and "collection" in reason and "tests/test_core.py" in reason
     crashed = GREEN.model_copy(update={"infra_error": "the test runner crashed (exit 139)"})
-    reason = tamper_reason(["src/app.py"], crashed, stick, PATTERNS, allow_test_edits=False)
+    reason = tamper_reason(crashed, stick)
     assert reason is not None and "exit 139" in reason
 
 
@@ -183,7 +177,7 @@ def test_a_parametrised_id_that_drifts_between_runs_is_the_same_test() -> None:
         "t.py::test_dt[01:31:07]": "t.py::test_dt[01:30:50]",
         "t.py::test_dt[11-23 01:31:07]": "t.py::test_dt[11-23 01:30:50]",
     }
-    assert tamper_reason([], later, base, PATTERNS, False) is None
+    assert tamper_reason(later, base) is None
     counts = base.counts(later)
     assert (counts.passed, counts.total) == (3, 3)
     assert base.failing(later) == []
@@ -212,7 +206,7 @@ def test_a_drifted_id_keeps_its_outcome() -> None:
 )
 def test_a_test_that_truly_vanishes_is_still_tampering(later: dict[str, str]) -> None:
     base = yardstick_of(run_of({"t.py::test_dt[a]": "passed", "t.py::test_dt[b]": "passed"}))
-    assert "vanish" in (tamper_reason([], run_of(later), base, PATTERNS, False) or "")
+    assert "vanish" in (tamper_reason(run_of(later), base) or "")
 
 
 def test_newly_failing() -> None:

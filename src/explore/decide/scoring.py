@@ -8,7 +8,6 @@ from collections.abc import Collection
 from dataclasses import dataclass, replace
 
 from ..model.candidates import CandidateResult
-from ..model.testfiles import is_test_file
 from ..model.testresults import PASSING, Counts, TestRun
 from . import parsing, witness
 
@@ -109,19 +108,10 @@ def excusing(yardstick: Yardstick, machine_skips: Collection[str]) -> Yardstick:
     return replace(yardstick, ids=yardstick.ids - excused, skipped=yardstick.skipped | excused)
 
 
-def tamper_reason(
-    files_changed: list[str],
-    run: TestRun,
-    yardstick: Yardstick,
-    test_patterns: list[str],
-    allow_test_edits: bool,
-) -> str | None:
-    """Why a candidate must be rejected whatever its raw pass rate, or None."""
+def tamper_reason(run: TestRun, yardstick: Yardstick) -> str | None:
+    """Why a candidate's test run must be rejected whatever its raw pass rate, or None (what its
+    patch may change is decide/policy's, decided before it ran)."""
     run = yardstick.aligned(run)
-    if not allow_test_edits:
-        touched = [f for f in files_changed if is_test_file(f, test_patterns)]
-        if touched:
-            return f"edits test files: {', '.join(touched[:5])}"
     if run.collection_errors:
         return f"breaks collection: {', '.join(run.collection_errors[:3])}"
     if run.infra_error:

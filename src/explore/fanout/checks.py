@@ -117,7 +117,7 @@ def score(result: CandidateResult, run: TestRun, config: FanOutConfig, files: li
     """The candidate's pass rate and failures in run; `ok` with that score unless run shows tampering
     or breaks a test it must not (then rejected)."""
     yardstick = scoring.excusing(config.yardstick, result.machine_skips)  # skips on the baseline's tree too
-    reason = scoring.tamper_reason(files, run, yardstick, config.test_patterns, config.allow_test_edits)
+    reason = scoring.tamper_reason(run, yardstick)
     reason = reason or scoring.outside_targets_reason(run, config.protected)
     counts = yardstick.counts(run)
     result.pass_rate = counts.pass_rate

@@ -73,9 +73,7 @@ async def confirm(
     done = await executor.run(job, log_dir)
     if done.status != JobStatus.ok:
         return f"the final confirmation did not run to its end: {done.reason or done.status.value}"
-    tamper = tamper_reason(
-        [], done.run, yardstick, [], allow_test_edits=True
-    )  # what the scored run was held to, the witness included
+    tamper = tamper_reason(done.run, yardstick)  # what the scored run was held to, the witness included
     if tamper:
         return f"the final confirmation: {tamper}"
     return reason(*disagreements(scored, done.run, yardstick))
