@@ -153,6 +153,24 @@ def test_test_support_is_found_from_the_import_graph() -> None:
     assert policy.test_support(used, tests) == {"pkg/numeric.py"}
 
 
+NUMPY_LIKE = {
+    "pkg/__init__.py": "from .core import add\n",
+    "pkg/core.py": "def add(a, b):\n    assert a is not None\n    return a - b\n",
+    "pkg/testing/__init__.py": "from ._private.utils import assert_equal\n",
+    "pkg/testing/_private/__init__.py": "",
+    "pkg/testing/_private/utils.py": "def assert_equal(a, b):\n    assert a == b, (a, b)\n",
+    "tests/test_core.py": "from pkg import add\nfrom pkg.testing import assert_equal\n",
+}
+
+
+def test_a_test_support_subpackage_is_support_with_what_re_exports_it() -> None:
+    tests = {"tests/test_core.py"}
+    # pkg itself is the library (core.py asserts, and only the tests import pkg: still the library's)
+    assert policy.test_support(NUMPY_LIKE, tests) == {"pkg/testing/__init__.py", "pkg/testing/_private/utils.py"}
+    used = {**NUMPY_LIKE, "pkg/core.py": "from .testing import assert_equal\n" + NUMPY_LIKE["pkg/core.py"]}
+    assert policy.test_support(used, tests) == frozenset()  # the library uses it: the library's
+
+
 def test_relative_imports_resolve_against_the_package() -> None:
     assert {"pkg.core", "pkg._helpers", "pkg._helpers.twice"} <= policy.imported(
         "src/pkg/core.py", "from ._helpers import twice\nfrom . import core\n"

@@ -269,9 +269,11 @@ def imported(path: str, source: str) -> set[str]:
 def test_support(sources: Mapping[str, str], tests: Iterable[str]) -> frozenset[str]:
     """Test support, protected like a test file: the tracked modules the test code imports directly
     that the library's own code does not import, and that assert (an `assert` statement, `raise
-    AssertionError`, `fail`) — `pkg/testing.py` behind the tests' `assert_equal`, as numpy.testing is.
-    Read from the import graph of the sources at the commit (path → text), never from names; the
-    module under test, which the tests import and nothing asserts in, stays the library's."""
+    AssertionError`) — `pkg/testing.py` behind the tests' `assert_equal`. A subpackage imported that
+    way (`pkg/testing/`, as numpy.testing is) that no code outside it imports is support with its
+    asserting modules and its `__init__.py`, which re-exports them. Read from the import graph
+    of the sources at the commit (path → text), never from names; the module under test, which the
+    tests import and nothing asserts in, stays the library's."""
     test_set = set(tests)
     by_name: dict[str, str] = {}
     for path in sources:
@@ -279,16 +281,39 @@ def test_support(sources: Mapping[str, str], tests: Iterable[str]) -> frozenset[
         if name:
             by_name.setdefault(name, path)
             by_name.setdefault(name.rsplit(".", 1)[-1], path)  # a folder on sys.path reaches `mod` too
-    used_by_tests: set[str] = set()
-    used_by_library: set[str] = set()
-    for path, source in sources.items():
-        (used_by_tests if path in test_set else used_by_library).update(imported(path, source))
-    found = set()
-    for name in used_by_tests - used_by_library:
+    imports = {path: imported(path, source) for path, source in sources.items()}
+    used_by_tests = set().union(*(names for path, names in imports.items() if path in test_set))
+    found: set[str] = set()
+    library = _library_imports(imports, test_set, "")
+    for name in sorted(used_by_tests):
         module = by_name.get(name)
-        if module and module not in test_set and not module.endswith("__init__.py") and _asserts(sources[module]):
-            found.add(module)
+        if not module or module in test_set:
+            continue
+        if not module.endswith("__init__.py"):
+            if name not in library and _asserts(sources[module]):
+                found.add(module)
+            continue
+        if "." not in (module_of(module) or ""):
+            continue  # a top-level package: the library itself, whatever the tests import of it
+        folder = module[: -len("__init__.py")]
+        outside = _library_imports(imports, test_set, folder)
+        inside = [p for p in sources if p.startswith(folder) and p not in test_set and module_of(p)]
+        asserting = [p for p in inside if _asserts(sources[p])]
+        if name not in outside and asserting and not any(module_of(p) in outside for p in inside):
+            found.update([*asserting, module])
     return frozenset(found)
+
+
+def _library_imports(imports: Mapping[str, set[str]], tests: set[str], outside_of: str) -> set[str]:
+    """The modules the library's code imports (its files outside tests and, when given, outside the
+    folder `outside_of`)."""
+    return set().union(
+        *(
+            names
+            for path, names in imports.items()
+            if path not in tests and not (outside_of and path.startswith(outside_of))
+        )
+    )
 
 
 def _asserts(source: str) -> bool:
