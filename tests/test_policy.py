@@ -188,3 +188,20 @@ def test_imports_of_every_shape_are_read() -> None:
     found = policy.imported("tests/test_x.py", source)
     assert {"os", "json", "pkg.testing.assert_close", "pkg.testing", "pkg.numeric", "pkg"} <= found
     assert "nothing" not in found
+
+
+# ------------------------------------------------------------------------------ credentials (point 6)
+
+
+def test_a_credential_in_a_patch_is_named_never_shown(monkeypatch: pytest.MonkeyPatch) -> None:
+    from explore.decide import redaction
+
+    for name in ("OPENAI_API_KEY", "GITHUB_TOKEN", "MY_SERVICE_SECRET", "DB_PASSWORD", "ANTHROPIC_API_KEY"):
+        monkeypatch.setenv(name, f"value-of-{name.lower()}-0123456789")
+    monkeypatch.setenv("SHORT_TOKEN", "abc")  # a placeholder, not a key
+    monkeypatch.setenv("HOME_DIR", "value-of-home-0123456789")  # not a credential's name
+    patch = b"+x = 'value-of-github_token-0123456789'\n+y = 'value-of-db_password-0123456789'\n+z = 'abc'\n"
+    assert redaction.leaked(patch) == ["DB_PASSWORD", "GITHUB_TOKEN"]
+    assert redaction.leaked(b"+home = 'value-of-home-0123456789'\n") == []
+    shown = redaction.redact(patch.decode())
+    assert "0123456789" not in shown and shown.count(redaction.REDACTED) == 2
