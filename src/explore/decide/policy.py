@@ -39,6 +39,7 @@ from enum import Enum
 from pathlib import PurePosixPath
 
 from ..model.testfiles import is_test_file
+from . import parsing
 
 LINK, GITLINK = "120000", "160000"
 STARTUP_NAMES = frozenset({"sitecustomize", "usercustomize"})
@@ -250,7 +251,9 @@ def imported(path: str, source: str) -> set[str]:
     names: set[str] = set()
     for statement in IMPORT_LINE.findall(source):
         try:
-            node = ast.parse(statement.split(";", 1)[0].split("#", 1)[0] if "(" not in statement else statement).body[0]
+            node = parsing.parse(
+                statement.split(";", 1)[0].split("#", 1)[0] if "(" not in statement else statement
+            ).body[0]
         except (SyntaxError, ValueError, IndexError):
             continue
         if isinstance(node, ast.Import):
@@ -298,8 +301,10 @@ def test_support(sources: Mapping[str, str], tests: Iterable[str]) -> frozenset[
         folder = module[: -len("__init__.py")]
         outside = _library_imports(imports, test_set, folder)
         inside = [p for p in sources if p.startswith(folder) and p not in test_set and module_of(p)]
+        if name in outside or any(module_of(p) in outside for p in inside):
+            continue  # the library uses it (checked first: parsing every module of a package is not cheap)
         asserting = [p for p in inside if _asserts(sources[p])]
-        if name not in outside and asserting and not any(module_of(p) in outside for p in inside):
+        if asserting:
             found.update([*asserting, module])
     return frozenset(found)
 
@@ -318,7 +323,7 @@ def _library_imports(imports: Mapping[str, set[str]], tests: set[str], outside_o
 
 def _asserts(source: str) -> bool:
     try:
-        tree = ast.parse(source)
+        tree = parsing.parse(source)
     except (SyntaxError, ValueError):
         return False
     for node in _statements(tree):
