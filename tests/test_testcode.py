@@ -191,12 +191,9 @@ def test_xfailed_passes_only_for_tests_xfail_at_baseline() -> None:
 
 def test_a_new_xfail_is_tampering_an_old_one_is_not() -> None:
     stick = scoring.yardstick_of(_run(a="passed", b="xfailed", c="failed"))
-    reason = scoring.tamper_reason(["calc.py"], _run(a="passed", b="xfailed", c="xfailed"), stick, ["tests/**"], False)
+    reason = scoring.tamper_reason(_run(a="passed", b="xfailed", c="xfailed"), stick)
     assert reason == "turns failing tests into xfail: c"
-    assert (
-        scoring.tamper_reason(["calc.py"], _run(a="passed", b="xfailed", c="passed"), stick, ["tests/**"], False)
-        is None
-    )
+    assert scoring.tamper_reason(_run(a="passed", b="xfailed", c="passed"), stick) is None
 
 
 def test_baseline_xfail_is_not_a_failure_to_repair() -> None:
