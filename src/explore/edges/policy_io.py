@@ -3,8 +3,9 @@ captured tree's changes with their modes, the files at the commit, the top-level
 module may not take, and the tests' import graph (test support).
 
 Every git command names the user's repository (`--git-dir`), never the candidate's worktree, whose
-`.git` file and config the candidate may have rewritten; the captured tree is already in the
-shared object store (`write-tree`)."""
+`.git` file and config the candidate may have rewritten, and reads objects only (no filter, textconv,
+hook or fsmonitor runs), with no system or global config (gitrepo.worktree_env); the captured tree
+is already in the shared object store (`write-tree`)."""
 
 from __future__ import annotations
 
@@ -17,7 +18,7 @@ from pathlib import Path
 
 from ..decide import policy, testcode
 from ..model.testfiles import is_test_file
-from .gitrepo import GIT
+from .gitrepo import GIT, worktree_env
 
 NAMES_SCRIPT = """\
 import json, sys
@@ -32,7 +33,7 @@ print(json.dumps(sorted(names)))
 
 
 def _git(repo: Path, *args: str) -> bytes:
-    done = subprocess.run([*GIT, f"--git-dir={repo}", *args], capture_output=True, timeout=120)
+    done = subprocess.run([*GIT, f"--git-dir={repo}", *args], capture_output=True, timeout=120, env=worktree_env())
     if done.returncode != 0:
         raise RuntimeError(f"git {' '.join(args)} failed in {repo}: {done.stderr.decode(errors='replace').strip()}")
     return done.stdout
@@ -104,7 +105,11 @@ def test_support(
         return frozenset()
     request = "".join(f"{commit}:{p}\n" for p in paths).encode(errors="surrogateescape")
     done = subprocess.run(
-        [*GIT, f"--git-dir={git_dir}", "cat-file", "--batch"], input=request, capture_output=True, timeout=300
+        [*GIT, f"--git-dir={git_dir}", "cat-file", "--batch"],
+        input=request,
+        capture_output=True,
+        timeout=300,
+        env=worktree_env(),
     )
     sources: dict[str, str] = {}
     data, at = done.stdout, 0
