@@ -1,7 +1,7 @@
-"""The tamper corpus (issue 13): one real `explore run` per trick a coder might use to go green
-without fixing anything. Each trick is candidate a, with the highest confidence; the honest
-one-line fix is candidate b. The trick must end rejected (its reason naming the trick) or scored
-below, and b must win."""
+"""The tamper corpus (issue 13): the tricks a coder might use to go green without fixing anything,
+a few per real `explore run`. Each trick is a candidate of its own, with the highest confidence;
+the honest one-line fix is the last candidate. Each trick must end rejected (its reason naming the
+trick), and the honest fix must win."""
 
 from __future__ import annotations
 
@@ -203,11 +203,18 @@ TRICKS: dict[str, tuple[dict, str]] = {
 }
 
 
-@pytest.mark.parametrize("trick", list(TRICKS))
-def test_trick_is_rejected_and_the_honest_fix_wins(tmp_path: Path, trick: str) -> None:
-    edits, needle = TRICKS[trick]
+GROUP = 5
+"""Tricks per run: each a candidate of its own worktree beside the honest fix (one run per trick
+cost CI a baseline and an explore start each: 25 runs, ~4 of its 20 minutes)."""
+GROUPS = [list(TRICKS)[i : i + GROUP] for i in range(0, len(TRICKS), GROUP)]
+
+
+@pytest.mark.parametrize("tricks", GROUPS, ids=[f"{g[0]} .. {g[-1]}" for g in GROUPS])
+def test_trick_is_rejected_and_the_honest_fix_wins(tmp_path: Path, tricks: list[str]) -> None:
     repo = make_repo(tmp_path / "repo", {**FILES, "pyproject.toml": pyproject()})
-    agent = scripted_agent(tmp_path, {"a": {**edits, "confidence": 0.99}, "b": HONEST})
+    letters = "abcdefgh"[: len(tricks) + 1]
+    cheats = {letter: {**TRICKS[trick][0], "confidence": 0.99} for letter, trick in zip(letters, tricks)}
+    agent = scripted_agent(tmp_path, {**cheats, letters[-1]: HONEST})
     code, summary, err = run_cli(
         [
             "run",
@@ -217,17 +224,19 @@ def test_trick_is_rejected_and_the_honest_fix_wins(tmp_path: Path, trick: str) -
             "--agent-cmd",
             agent,
             "--parallel",
-            "2",
+            str(len(letters)),
             "--max-iterations",
             "1",
             "--json",
         ]
     )
     assert code == 0, err
-    a, b = summary["iterations"][0]["candidates"]
-    assert a["status"] == "rejected" and needle in a["reason"], a
-    assert b["status"] == "ok" and b["pass_rate"] == 100.0, b
-    assert summary["iterations"][0]["winner"] == "b" and summary["final"]["pass_rate"] == 100.0
+    *tried, honest = summary["iterations"][0]["candidates"]
+    for trick, candidate in zip(tricks, tried, strict=True):
+        needle = TRICKS[trick][1]
+        assert candidate["status"] == "rejected" and needle in candidate["reason"], (trick, candidate)
+    assert honest["status"] == "ok" and honest["pass_rate"] == 100.0, honest
+    assert summary["iterations"][0]["winner"] == letters[-1] and summary["final"]["pass_rate"] == 100.0
     assert "return a + b" in (repo / "calc.py").read_text()
     assert_no_debris(repo)
 
