@@ -163,6 +163,59 @@ async def test_a_withdrawn_result_outranks_nobody() -> None:
     assert await turns.take(prospect("c", 0.5))
 
 
+async def test_a_prospect_stops_the_whole_runs_it_outranks_and_holds_the_waiting_ones() -> None:
+    """Issue 40.1: b (0.5) runs its whole suite first in its turn, d (0.9) too, c (0.4) waits; a
+    (0.6), whose affected tests all pass, starts its whole run: b's is stopped (b cannot outrank a
+    even passing every test), d's goes on (it could), c waits for a's result. a validates at 100 %:
+    c is refused. Fails without: b's run went on beside a's, and c took the slot b gave back."""
+    turns = Turns(slots=2)
+    stopped: dict[str, bool] = {}
+    got: dict[str, bool] = {}
+
+    async def runs(cid: str, confidence: float) -> None:
+        assert await turns.take(prospect(cid, confidence))
+        with turns.stoppable(cid) as scope:
+            if cid == "b":  # b's whole suite: long (d's is over at once)
+                await anyio.sleep_forever()
+        stopped[cid] = scope.cancelled_caught
+        turns.give_back(cid, None)
+
+    async def waits(cid: str, confidence: float) -> None:
+        got[cid] = await turns.take(prospect(cid, confidence))
+
+    async with anyio.create_task_group() as group:
+        group.start_soon(runs, "b", 0.5)
+        await anyio.wait_all_tasks_blocked()
+        turns.ended = 1  # b's is no longer the first run: it need not go alone
+        group.start_soon(runs, "d", 0.9)
+        await anyio.wait_all_tasks_blocked()
+        assert turns.running == {"b"} and stopped == {"d": False}  # d's run is over; b's goes on
+        assert turns.prospect_starts(prospect("a", 0.6)) == ["b"]
+        group.start_soon(waits, "c", 0.4)
+        await anyio.wait_all_tasks_blocked()
+        assert stopped == {"d": False, "b": True} and turns.stopped == {"b": "a"}
+        assert got == {} and list(turns.waiting) == ["c"]  # a slot is free: c waits for a's result
+        turns.prospect_ends(prospect("a", 0.6))
+    assert got == {"c": False} and turns.best == prospect("a", 0.6)
+
+
+async def test_a_prospect_whose_whole_run_fails_lets_the_held_ones_run() -> None:
+    turns = Turns(slots=1)
+    turns.ended = 1
+    turns.prospect_starts(prospect("a", 0.9))
+    got: list[bool] = []
+
+    async def waits() -> None:
+        got.append(await turns.take(prospect("b", 0.5)))
+
+    async with anyio.create_task_group() as group:
+        group.start_soon(waits)
+        await anyio.wait_all_tasks_blocked()
+        assert got == [] and turns.prospect is not None
+        turns.prospect_ends(None)  # a's whole run failed a test: b's may still win
+    assert got == [True] and turns.best is None
+
+
 async def test_a_failed_run_gives_its_turn_back_without_a_result() -> None:
     turns = Turns(slots=1)
     assert await turns.take(prospect("a", 0.9))

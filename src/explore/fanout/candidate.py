@@ -211,10 +211,12 @@ async def _tested(
     job = await run_tests(cid, path, config, board, result, files_dir)
     if job is None:
         board.skipped.add(cid)
-        best = board.turns.best
-        why = f"candidate {best.id if best else '?'} outranks it"
-        _not_tested(result, f"not tested: {why} even if it passed every test")
-        config.emit(cid, Phase.not_tested, f"{why} even if it passed every test")
+        stopper, best = board.turns.stopped.get(cid), board.turns.best
+        why = f"candidate {stopper or (best.id if best else '?')} outranks it even if it passed every test"
+        if stopper:
+            why += f" (its whole run was stopped: {stopper}'s affected tests all pass)"
+        _not_tested(result, f"not tested: {why}")
+        config.emit(cid, Phase.not_tested, why)
         return
     if not config.pool.intact(path):  # its code, run by the tests, rewrote the link
         result.status, result.reason = CandidateStatus.rejected, LINK_REWRITTEN

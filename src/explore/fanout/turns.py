@@ -7,6 +7,12 @@ slows it down), then at most the executor's usable slots at once. A waiting cand
 not outrank a validated one even passing every test is not run — validation's "cannot beat", before
 its run: with affected tests first, the same candidates would have ranked below it.
 
+A candidate whose affected tests all pass (testjobs.prospect) starts its whole run at once, beside
+the turns: while it runs, a waiting candidate it outranks waits for its result, and a running
+whole-suite first run it outranks — one that cannot beat it even passing every test — is stopped
+(issue 40: the fix's whole run waited 28.6 s for a wrong candidate's). A stopped candidate is
+"not tested" like one whose turn never came: validation runs its suite should the prospect fail.
+
 Measured on humanize (527 tests, 2 cores under a load of 6): one whole-suite run alone 3.8 s, two
 side by side 6.9 s each.
 """
@@ -54,6 +60,14 @@ class Turns:
         self.waiting: dict[str, Ranked] = {}
         """Each waiting candidate as it would rank passing every test."""
         self.running: set[str] = set()
+        self.holding: dict[str, Ranked] = {}
+        """Each running candidate as it would rank passing every test."""
+        self.runs: dict[str, anyio.CancelScope] = {}
+        """The scope of each running whole-suite first run (`stoppable`)."""
+        self.prospect: Ranked | None = None
+        """The best prospect whose whole run is under way, as it ranks passing every test."""
+        self.stopped: dict[str, str] = {}
+        """Candidates whose whole-suite first run was stopped, with the prospect that outranks them."""
         self.ended = 0
         """Whole-suite first runs over: until the first one is, it runs alone."""
         self._changed = anyio.Event()
@@ -71,6 +85,42 @@ class Turns:
     def beaten(self, prospect: Ranked) -> bool:
         """The validated best outranks prospect even if prospect passes every test."""
         return self.best is not None and self.best.key() >= prospect.key()
+
+    def held(self, waiting: Ranked) -> bool:
+        """A prospect's whole run is under way that outranks waiting even if waiting passes every
+        test: waiting's run would matter only if the prospect's fails."""
+        return self.prospect is not None and self.prospect.key() > waiting.key()
+
+    def prospect_starts(self, prospect: Ranked) -> list[str]:
+        """prospect (as it ranks passing every test) starts its whole run: the running whole-suite
+        first runs it outranks are stopped (their `stoppable` scope cancelled), the waiting ones
+        it outranks wait for its result. Returns the stopped candidates."""
+        self.prospect = prospect
+        stopped = [cid for cid, rank in self.holding.items() if cid in self.runs and self.held(rank)]
+        for cid in stopped:
+            self.stopped[cid] = prospect.id
+            self.runs[cid].cancel()
+        self._notify()
+        return stopped
+
+    def prospect_ends(self, scored: Ranked | None) -> None:
+        """The prospect's whole run is over; scored: its rank when that run is its validated score
+        (what the others must beat, as a turn's is), None when it failed or did not validate."""
+        if self.prospect is not None and scored is not None:
+            self.scored[self.prospect.id] = scored
+        self.prospect = None
+        self._notify()
+
+    @contextmanager
+    def stoppable(self, cid: str) -> Iterator[anyio.CancelScope]:
+        """The scope of cid's whole-suite first run, which a prospect that outranks it stops
+        (`prospect_starts`): `cancelled_caught` then, and cid is in `stopped`."""
+        with anyio.CancelScope() as scope:
+            self.runs[cid] = scope
+            try:
+                yield scope
+            finally:
+                del self.runs[cid]
 
     async def take(
         self,
@@ -94,8 +144,10 @@ class Turns:
                 if self.beaten(prospect):
                     return False
                 first = max(self.waiting.values(), key=Ranked.key).id
-                if len(self.running) < (self.slots if self.ended else 1) and first == cid:
+                free = len(self.running) < (self.slots if self.ended else 1)
+                if free and first == cid and not self.held(prospect):
                     self.running.add(cid)
+                    self.holding[cid] = prospect
                     return True
                 if waits is not None:
                     waits(sorted(self.running))
@@ -107,10 +159,15 @@ class Turns:
 
     def give_back(self, cid: str, scored: Ranked | None) -> None:
         """cid's turn is over; scored: its rank when its whole suite is its validated score (None:
-        it was not, or it failed)."""
+        it was not, or it failed). A prospect's whole run took no turn: its validated rank, scored
+        as the candidate ended, replaces the one `prospect_ends` gave."""
         if cid not in self.running:
+            if scored is not None and cid in self.scored:
+                self.scored[cid] = scored
+                self._notify()
             return
         self.running.discard(cid)
+        self.holding.pop(cid, None)
         self.ended += 1
         if scored is not None:
             self.scored[cid] = scored
