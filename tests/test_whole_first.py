@@ -13,6 +13,7 @@ from typing import Any
 import anyio
 import pytest
 
+from conftest import git, write_files
 from explore.decide import first_run
 from explore.decide.affected import ImportMap
 from explore.decide.scoring import Ranked
@@ -541,4 +542,51 @@ async def test_of_equals_nobody_runs_the_whole_suite_first_and_the_prospect_runs
         "candidate-b/affected.log",
         "candidate-c/affected.log",
     ], logs
+    assert_cleaned_up(it)
+
+
+async def test_a_prospect_stops_a_losers_whole_run_instead_of_waiting_for_it(tmp_path: Path) -> None:
+    """Issue 40.1 on real worktrees and pytest processes, two slots: b (confidence 0.3) changes
+    slow.py, which only tests/test_slow.py imports, a 5 s file: its affected tests cost its whole
+    suite, which it runs first in its turn — and its change makes that run hang. a (0.5, realised
+    once b's run has started) fixes calc.py, whose affected tests are cheap: they all pass, a is
+    the best prospect, its whole run starts and b's, which cannot outrank a even passing every
+    test, is stopped: b is "not tested" and says why, a wins. Fails without: b's run went on until
+    its --branch-timeout (b a `timeout`, the fan-out as long as that)."""
+    it = cued(
+        tmp_path,
+        Cued([FIX, {"slow.py": "import time\n\ntime.sleep(3600)\nVALUE = 1\n"}], [("b", Phase.full), None], [0.5, 0.3]),
+    )
+    slow = {
+        "slow.py": "VALUE = 1\n",
+        "tests/test_slow.py": "import slow\n\n\ndef test_slow():\n    assert slow.VALUE == 1\n",
+    }
+    write_files(it.repo, slow)
+    git(it.repo, "add", "-A")
+    git(it.repo, "commit", "-q", "-m", "slow")
+    head, ids = git(it.repo, "rev-parse", "HEAD"), {"tests/test_slow.py::test_slow"}
+    it.config = replace(
+        it.config,
+        commit=head,
+        request=replace(it.config.request, current_commit=head, base_commit=head),
+        executor=it.config.executor.__class__(pool=it.pool, tracker=it.tracker, parallel=2),
+        yardstick=replace(it.config.yardstick, ids=it.config.yardstick.ids | ids),
+        current_passing=it.config.current_passing | ids,
+        import_map=ImportMap.build(it.repo, {"tests/test_calc.py", "tests/test_slow.py"}),
+        durations={**it.config.durations, "tests/test_slow.py::test_slow": 5.0},
+        overhead_s=1.0,
+        branch_timeout=30.0,
+    )
+    outcome = await fan(it)
+
+    by_id = {c.id: c for c in outcome.candidates}
+    a, b = by_id["a"], by_id["b"]
+    assert outcome.ranking == ["a"] and a.progress == "affected 3/3 → full 4/4", outcome.candidates
+    assert b.status == CandidateStatus.ok and not b.tested and not b.validated, b
+    why = (
+        "candidate a outranks it even if it passed every test (its whole run was stopped: a's affected tests all pass)"
+    )
+    assert b.reason == f"not tested: {why}" and (Phase.not_tested, why) in [
+        (e.phase, e.detail) for e in it.events if e.candidate == "b"
+    ]
     assert_cleaned_up(it)

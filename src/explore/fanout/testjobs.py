@@ -157,8 +157,8 @@ async def prospect_whole(
     finally:
         board.prospect = None
         validated = full is not None and full.status == JobStatus.ok and not scope.cancelled_caught
-        board.turns.prospect_ends(_as_validated(board, result, config, full) if validated else None)
-    if scope.cancelled_caught:
+        board.turns.prospect_ends(_as_validated(board, result, config, full) if full and validated else None)
+    if scope.cancelled_caught or full is None:
         reason = f"full-suite validation exceeded {config.branch_timeout:g}s"
         return JobResult(job_id=f"{config.request.iteration}{cid}-full", status=JobStatus.timeout, reason=reason)
     if full.status == JobStatus.ok:
@@ -166,12 +166,9 @@ async def prospect_whole(
     return full
 
 
-def _as_validated(
-    board: Board, result: CandidateResult, config: FanOutConfig, full: JobResult | None
-) -> scoring.Ranked:
+def _as_validated(board: Board, result: CandidateResult, config: FanOutConfig, full: JobResult) -> scoring.Ranked:
     """The prospect as its whole run ranks it (before its flaky rerun: a test that newly fails
     only counts against it, so the rank is never above what scoring will give it)."""
-    assert full is not None
     counts = config.yardstick.counts(full.run)
     newly = scoring.newly_failing(set(config.current_passing), full.run, config.yardstick)
     return ranked(board, result, counts.pass_rate, len(newly))
