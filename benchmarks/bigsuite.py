@@ -67,12 +67,14 @@ def fetch(work: Path) -> Path:
     return work / f"networkx-{VERSION}"
 
 
-def case(source: Path, root: Path, bug: str) -> Path:
-    """A git repo of networkx with one bug; explore runs this interpreter's pytest on it."""
+def case(source: Path, root: Path, bug: str, timeout: float | None = None) -> Path:
+    """A git repo of networkx with one bug; explore runs this interpreter's pytest on it (timeout:
+    its baseline-timeout and branch-timeout, for a machine so loaded the suite outlasts 600 s)."""
     path, fixed, broken = BUGS[bug]
     shutil.copytree(source / "networkx", root / "networkx")
+    limits = f"baseline-timeout = {timeout:g}\nbranch-timeout = {timeout:g}\n" if timeout else ""
     (root / "pyproject.toml").write_text(
-        f'[tool.pytest.ini_options]\ntestpaths = ["networkx"]\n\n[tool.explore]\npython = "{sys.executable}"\n'
+        f'[tool.pytest.ini_options]\ntestpaths = ["networkx"]\n\n[tool.explore]\npython = "{sys.executable}"\n{limits}'
     )
     (root / ".gitignore").write_text("__pycache__/\n")
     target = root / path
@@ -134,6 +136,7 @@ def main() -> None:
     parser.add_argument("--source", metavar="DIR", help="an unpacked networkx sdist (else pip fetches it)")
     parser.add_argument("--modes", default="plain,shards", help="plain (unsharded), shards (--shards 2), or both")
     parser.add_argument("--keep", action="store_true")
+    parser.add_argument("--timeout", type=float, help="the cases' baseline-timeout and branch-timeout (s)")
     parser.add_argument("--logs", metavar="DIR", help="keep each explore's --verbose stderr here")
     args = parser.parse_args()
     work = Path(tempfile.mkdtemp(prefix="explore-bigsuite-"))
@@ -142,7 +145,7 @@ def main() -> None:
         source = Path(args.source) if args.source else fetch(work)
         for n in range(args.rounds):
             for bug in args.bugs.split(","):
-                template = case(source, work / f"case-{bug}-{n}", bug)
+                template = case(source, work / f"case-{bug}-{n}", bug, args.timeout)
                 path, fixed, broken = BUGS[bug]
                 agent = work / f"agent-{bug}.py"
                 agent.write_text(AGENT.format(path=path, broken=broken, fixed=fixed))
