@@ -211,10 +211,10 @@ async def _tested(
     job = await run_tests(cid, path, config, board, result, files_dir)
     if job is None:
         board.skipped.add(cid)
-        stopper, best = board.turns.stopped.get(cid), board.turns.best
-        why = f"candidate {stopper or (best.id if best else '?')} outranks it even if it passed every test"
-        if stopper:
-            why += f" (its whole run was stopped: {stopper}'s affected tests all pass)"
+        best = board.turns.best
+        why = board.turns.stopped.get(cid) or (
+            f"candidate {best.id if best else '?'} outranks it even if it passed every test"
+        )
         _not_tested(result, f"not tested: {why}")
         config.emit(cid, Phase.not_tested, why)
         return

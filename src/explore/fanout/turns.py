@@ -67,7 +67,10 @@ class Turns:
         self.prospect: Ranked | None = None
         """The best prospect whose whole run is under way, as it ranks passing every test."""
         self.stopped: dict[str, str] = {}
-        """Candidates whose whole-suite first run was stopped, with the prospect that outranks them."""
+        """Candidates whose whole-suite first run was stopped, with why (who outranks them)."""
+        self.caps: dict[str, float] = {}
+        """The best pass rate a stopped candidate's run could still have reached (validation's
+        "best possible" for it: 100 unless tests it does not fix had failed in it)."""
         self.ended = 0
         """Whole-suite first runs over: until the first one is, it runs alone."""
         self._changed = anyio.Event()
@@ -98,10 +101,26 @@ class Turns:
         self.prospect = prospect
         stopped = [cid for cid, rank in self.holding.items() if cid in self.runs and self.held(rank)]
         for cid in stopped:
-            self.stopped[cid] = prospect.id
-            self.runs[cid].cancel()
+            why = f"its whole run was stopped: {prospect.id}'s affected tests all pass"
+            self.stop(cid, f"candidate {prospect.id} outranks it even if it passed every test ({why})")
         self._notify()
         return stopped
+
+    def above(self, bound: Ranked) -> Ranked | None:
+        """The prospect or the validated best, whichever outranks bound (a running candidate at the
+        best its run can still score), or None."""
+        for rival in (self.prospect, self.best):
+            if rival is not None and rival.id != bound.id and rival.key() > bound.key():
+                return rival
+        return None
+
+    def stop(self, cid: str, why: str, cap: float = 100.0) -> None:
+        """cid's running whole-suite first run can no longer outrank another: stopped (its
+        `stoppable` scope cancelled), with why for its "not tested" and the best pass rate it could
+        still have reached."""
+        if cid in self.runs:
+            self.stopped[cid], self.caps[cid] = why, cap
+            self.runs[cid].cancel()
 
     def prospect_ends(self, scored: Ranked | None) -> None:
         """The prospect's whole run is over; scored: its rank when that run is its validated score
