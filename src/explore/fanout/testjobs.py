@@ -5,6 +5,7 @@ the full suite (sharded or one job), and the rerun that keeps a flake from conde
 from __future__ import annotations
 
 import logging
+from functools import partial
 from pathlib import Path
 
 import anyio
@@ -167,32 +168,6 @@ async def prospect_whole(
     return full
 
 
-WATCH_S = 1.0
-"""How often a running whole-suite first run's failures are read."""
-
-
-async def _stop_when_outranked(
-    cid: str, marks: Path, config: FanOutConfig, board: Board, result: CandidateResult
-) -> None:
-    """While cid's whole-suite first run goes: the tests failing now that fail in it too (a flaky
-    rerun could excuse a newly failing one, never these) bound the best it can still score; once
-    the prospect or the validated best outranks that, the run is stopped (Turns.stop)."""
-    failing_now = config.yardstick.ids - config.current_passing - config.current_xfailed
-    total = max(1, len(config.yardstick.ids))
-    while True:
-        await anyio.sleep(WATCH_S)
-        still = len(await anyio.to_thread.run_sync(progress.failed_ids, marks) & failing_now)
-        if not still:
-            continue
-        cap = 100.0 * (total - still) / total
-        rival = board.turns.above(ranked(board, result, cap, 0))
-        if rival is not None:
-            tests = "test" if still == 1 else "tests"
-            why = f"its whole run was stopped: {still} failing {tests} it does not fix"
-            board.turns.stop(cid, f"candidate {rival.id} outranks it ({why})", cap)
-            return
-
-
 def _as_validated(board: Board, result: CandidateResult, config: FanOutConfig, full: JobResult) -> scoring.Ranked:
     """The prospect as its whole run ranks it (before its flaky rerun: a test that newly fails
     only counts against it, so the rank is never above what scoring will give it)."""
@@ -267,7 +242,11 @@ async def _stoppable_whole(
     await anyio.to_thread.run_sync(progress.forget, marks)
     with board.turns.stoppable(cid) as scope:
         async with anyio.create_task_group() as group:
-            group.start_soon(_stop_when_outranked, cid, marks, config, board, result)
+            failing_now = config.yardstick.ids - config.current_passing - config.current_xfailed
+            rank_at = partial(ranked, board, result, newly_failing=0)
+            group.start_soon(
+                board.turns.stop_when_outranked, cid, marks, failing_now, len(config.yardstick.ids), rank_at
+            )
             job = await full_suite(cid, path, config, board, result, files_dir, [])
             group.cancel_scope.cancel()
     if scope.cancelled_caught:

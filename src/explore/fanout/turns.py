@@ -12,6 +12,9 @@ the turns: while it runs, a waiting candidate it outranks waits for its result, 
 whole-suite first run it outranks — one that cannot beat it even passing every test — is stopped
 (issue 40: the fix's whole run waited 28.6 s for a wrong candidate's). A stopped candidate is
 "not tested" like one whose turn never came: validation runs its suite should the prospect fail.
+So is a running one in which tests it does not fix have failed (explore's plugin writes their ids
+beside the run's progress file), once the prospect or the validated best outranks the best pass
+rate it can still reach — which validation then holds it to.
 
 Measured on humanize (527 tests, 2 cores under a load of 6): one whole-suite run alone 3.8 s, two
 side by side 6.9 s each.
@@ -20,13 +23,18 @@ side by side 6.9 s each.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Set
 from contextlib import contextmanager
+from pathlib import Path
 
 import anyio
 
 from ..decide import first_run
 from ..decide.scoring import Ranked
+from ..edges import progress
+
+WATCH_S = 1.0
+"""How often a running whole-suite first run's failures are read (stop_when_outranked)."""
 
 
 @contextmanager
@@ -129,6 +137,26 @@ class Turns:
             self.scored[self.prospect.id] = scored
         self.prospect = None
         self._notify()
+
+    async def stop_when_outranked(
+        self, cid: str, marks: Path, failing_now: Set[str], total: int, rank_at: Callable[[float], Ranked]
+    ) -> None:
+        """While cid's whole-suite first run goes (until cancelled): the tests failing now that fail
+        in it too (marks: its progress file) — a flaky rerun could excuse a newly failing test, never
+        these — bound the best pass rate it can still reach (rank_at: cid ranked at a pass rate);
+        once the prospect or the validated best outranks that, its run is stopped (`stop`)."""
+        while True:
+            await anyio.sleep(WATCH_S)
+            still = len(await anyio.to_thread.run_sync(progress.failed_ids, marks) & failing_now)
+            if not still:
+                continue
+            cap = 100.0 * (total - still) / max(1, total)
+            rival = self.above(rank_at(cap))
+            if rival is not None:
+                tests = "test" if still == 1 else "tests"
+                why = f"its whole run was stopped: {still} failing {tests} it does not fix"
+                self.stop(cid, f"candidate {rival.id} outranks it ({why})", cap)
+                return
 
     @contextmanager
     def stoppable(self, cid: str) -> Iterator[anyio.CancelScope]:
