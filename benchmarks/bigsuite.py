@@ -10,7 +10,8 @@ and once with --shards 2, then the plain suite again; the ratio is explore's wal
 two suite runs' mean.
 
 Run: .venv/bin/python benchmarks/bigsuite.py [--rounds 1] [--bugs density,histogram] [--modes plain,shards]
-     [--before SRC] [--after SRC] [--source DIR]   (DIR: an unpacked networkx sdist)
+     [--before SRC] [--after SRC] [--source DIR] [--logs DIR]   (DIR: an unpacked networkx sdist;
+     --logs: each explore's --verbose stderr, kept)
 Targets (issue 40): floor <= 2.2x the suite, --shards 2 floor <= 1.6x, every case repaired.
 """
 
@@ -66,12 +67,14 @@ def fetch(work: Path) -> Path:
     return work / f"networkx-{VERSION}"
 
 
-def case(source: Path, root: Path, bug: str) -> Path:
-    """A git repo of networkx with one bug; explore runs this interpreter's pytest on it."""
+def case(source: Path, root: Path, bug: str, timeout: float | None = None) -> Path:
+    """A git repo of networkx with one bug; explore runs this interpreter's pytest on it (timeout:
+    its baseline-timeout and branch-timeout, for a machine so loaded the suite outlasts 600 s)."""
     path, fixed, broken = BUGS[bug]
     shutil.copytree(source / "networkx", root / "networkx")
+    limits = f"baseline-timeout = {timeout:g}\nbranch-timeout = {timeout:g}\n" if timeout else ""
     (root / "pyproject.toml").write_text(
-        f'[tool.pytest.ini_options]\ntestpaths = ["networkx"]\n\n[tool.explore]\npython = "{sys.executable}"\n'
+        f'[tool.pytest.ini_options]\ntestpaths = ["networkx"]\n\n[tool.explore]\npython = "{sys.executable}"\n{limits}'
     )
     (root / ".gitignore").write_text("__pycache__/\n")
     target = root / path
@@ -97,7 +100,9 @@ def plain_suite(template: Path, work: Path) -> tuple[float, str]:
     return wall, (done.stdout.strip().splitlines() or [""])[-1]
 
 
-def explore(template: Path, work: Path, agent: Path, source: str | None, shards: list[str]) -> tuple[float, dict, int]:
+def explore(
+    template: Path, work: Path, agent: Path, source: str | None, shards: list[str], log: Path | None = None
+) -> tuple[float, dict, int]:
     repo = work / "repo"
     shutil.copytree(template, repo, symlinks=True)
     env = {**os.environ, "EXPLORE_WORKTREES_DIR": str(work / "worktrees")}
@@ -107,10 +112,13 @@ def explore(template: Path, work: Path, agent: Path, source: str | None, shards:
     started = time.monotonic()
     done = subprocess.run(
         [sys.executable, "-m", "explore", "run", str(repo), "--agent", "command", "--agent-cmd",
-         f"{sys.executable} {agent}", "--parallel", "1", "--max-iterations", "2", *shards, "--json"],
+         f"{sys.executable} {agent}", "--parallel", "1", "--max-iterations", "2", *shards, "--json",
+         *(["--verbose"] if log else [])],
         cwd=repo, env=env, capture_output=True, text=True, timeout=3600,
     )  # fmt: skip
     wall = time.monotonic() - started
+    if log:
+        log.write_text(done.stderr)
     try:
         summary = json.loads(done.stdout.strip().splitlines()[-1])
     except (ValueError, IndexError):
@@ -128,6 +136,8 @@ def main() -> None:
     parser.add_argument("--source", metavar="DIR", help="an unpacked networkx sdist (else pip fetches it)")
     parser.add_argument("--modes", default="plain,shards", help="plain (unsharded), shards (--shards 2), or both")
     parser.add_argument("--keep", action="store_true")
+    parser.add_argument("--timeout", type=float, help="the cases' baseline-timeout and branch-timeout (s)")
+    parser.add_argument("--logs", metavar="DIR", help="keep each explore's --verbose stderr here")
     args = parser.parse_args()
     work = Path(tempfile.mkdtemp(prefix="explore-bigsuite-"))
     sources = {"before": args.before, "after": args.after} if args.before else {"after": args.after}
@@ -135,7 +145,7 @@ def main() -> None:
         source = Path(args.source) if args.source else fetch(work)
         for n in range(args.rounds):
             for bug in args.bugs.split(","):
-                template = case(source, work / f"case-{bug}-{n}", bug)
+                template = case(source, work / f"case-{bug}-{n}", bug, args.timeout)
                 path, fixed, broken = BUGS[bug]
                 agent = work / f"agent-{bug}.py"
                 agent.write_text(AGENT.format(path=path, broken=broken, fixed=fixed))
@@ -146,7 +156,10 @@ def main() -> None:
                     for shards in (modes[m] for m in args.modes.split(",")):
                         label = f"{name}{' --shards 2' if shards else ''}"
                         load = os.getloadavg()[0]
-                        walls[label] = explore(template, work / f"run-{label.replace(' ', '')}", agent, src, shards)
+                        log = Path(args.logs) / f"{n + 1}-{bug}-{label.replace(' ', '')}.log" if args.logs else None
+                        walls[label] = explore(
+                            template, work / f"run-{label.replace(' ', '')}", agent, src, shards, log
+                        )
                         wall, summary, code = walls[label]
                         its = summary.get("iterations") or []
                         timing = its[0].get("timing", {}) if its else {}

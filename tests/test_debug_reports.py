@@ -157,3 +157,20 @@ def test_commit_reports_without_a_folder_is_bad_usage(tmp_path: Path) -> None:
     repo = make_repo(tmp_path / "repo", {"tests/test_ok.py": "def test_ok():\n    assert True\n"})
     code, _, err = run_cli(["run", "--commit-reports"], cwd=repo)
     assert code == 2 and "commit-reports" in err and "reports-dir" in err, err
+
+
+def test_the_report_says_how_much_of_the_run_no_phase_holds() -> None:
+    """Issue 40.6: the phases of a networkx run added up to 174.5 s of its 192.0 s and the report
+    left the 17.5 s for the reader to find; it now says them (fails without: '192.0s' alone)."""
+    from explore.model.candidates import IterationRecord, PhaseTiming
+    from explore.model.runstate import RunState
+    from explore.run import reports
+
+    timing = PhaseTiming(baseline=60.0, propose=20.5, fanout=80.0, validation=13.0, merge=1.0)
+    record = IterationRecord(n=1, strategy="conservative", timing=timing)
+    text = reports.markdown(RunState(run_id="r", repo="/x", iterations=[record], duration_s=192.0))
+    assert (
+        "- **Duration:** 192.0s (174.5s in the phases below; 17.5s in none: explore's start, the steps "
+        "between phases, its end)" in text
+    )
+    assert "- **Duration:** 3.0s\n" in reports.markdown(RunState(run_id="r", repo="/x", duration_s=3.0)) + "\n"

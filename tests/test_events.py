@@ -29,6 +29,7 @@ from explore.model.events import (
     Publisher,
     RunFinished,
     Step,
+    TestsProgress,
     UsageSpent,
 )
 from explore.model.phase import RunPhase, Stage
@@ -91,7 +92,8 @@ async def test_a_subscriber_receives_the_runs_typed_events_in_order(tmp_path: Pa
     )
 
     assert run.status == "succeeded", run.stop_reason
-    kinds = [type(e).__name__ for e in seen if not isinstance(e, (Note, CandidateEvent))]
+    # TestsProgress comes every few seconds while tests run: how many depends on the machine's load
+    kinds = [type(e).__name__ for e in seen if not isinstance(e, (Note, CandidateEvent, TestsProgress))]
     assert kinds == [
         "BaselineStarted",
         "BaselineFinished",

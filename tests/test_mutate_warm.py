@@ -329,3 +329,36 @@ async def test_a_chain_warms_its_head_and_closes_every_member(tmp_path: Path) ->
         await mutate.aclose()
         tracker.kill_all()
         git(root, "worktree", "remove", "--force", str(work))
+
+
+@pytest.mark.anyio
+async def test_a_worker_busy_past_its_graceful_end_is_killed_and_reaped_by_asyncio(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 40.6: a worker busy with a mutant that hangs does not end on end of its input; it is
+    killed after its two seconds, and asyncio alone reaps it. Fails without: kill_tree waited for
+    the worker itself (psutil.wait_procs), racing asyncio's child watcher, which then logged
+    "WARNING asyncio: Unknown child process pid …" in the middle of screening when it lost."""
+    waited: list[int] = []
+    wait_procs = procs.psutil.wait_procs
+
+    def noting(members: list[psutil.Process], timeout: float | None = None) -> Any:
+        waited.extend(m.pid for m in members)
+        return wait_procs(members, timeout=timeout)
+
+    monkeypatch.setattr(procs.psutil, "wait_procs", noting)
+    hangs = "import time\n\n\ndef test_hang():\n    time.sleep(60)\n"
+    work = make_repo(tmp_path / "repo", {"lib.py": LIB, "tests/test_lib.py": hangs})
+    run_dir = tmp_path / "run"
+    run_dir.mkdir()
+    tracker = procs.ProcessTracker()
+    worker = ForkWorker(sys.executable, work, run_dir, [], tracker)
+    with anyio.fail_after(60), caplog.at_level(logging.WARNING, logger="asyncio"):
+        await worker.start()
+        assert worker.process is not None and worker.process.stdin is not None
+        pid = worker.process.pid
+        job = {"files": {}, "phase1": ["tests/test_lib.py::test_hang"], "phase2": [], "stop": True, "timeout": 30}
+        await worker.process.stdin.send((json.dumps({**job, "giveup": 3, "memory_mb": 1024}) + "\n").encode())
+        await worker.aclose()  # it reads the request before the end of input: it forks, and waits 30 s
+    assert worker.process is None and not psutil.pid_exists(pid) and not tracker.pids
+    assert pid not in waited and "Unknown child" not in caplog.text

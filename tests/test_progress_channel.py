@@ -32,12 +32,12 @@ def test_one():
 
 
 def test_two():
-    pass
+    assert os.environ["EXPLORE_PROGRESS"] == "", "fails: an x"
 
 
 def test_sees_its_own_progress():
     with open(os.environ["EXPLORE_PROGRESS"], "rb") as source:
-        assert source.read() == b"4\\n..", "collected 4, two done before this one"
+        assert source.read() == b"4\\n.x", "collected 4, two done before this one, the second failed"
 
 
 def test_four():
@@ -47,8 +47,9 @@ def test_four():
 
 @pytest.mark.anyio
 async def test_a_running_pytest_appends_each_test_to_its_progress_file(tmp_path: Path) -> None:
-    """The third test reads the file while the run goes: the count and two dots, written as each
-    test ended (fails without: no such variable, no file)."""
+    """The third test reads the file while the run goes: the count, a dot and an x (the second
+    test failed), written as each test ended (fails without: no such variable, no file; a dot for
+    the failed test before issue 40.1's stop on a failure)."""
     repo = make_repo(tmp_path / "repo", {"tests/test_peek.py": PEEK})
     pool = WorktreePool(git.Repo(repo), repo, tmp_path / "worktrees" / "run")
     executor = LocalExecutor(pool=pool, tracker=procs.ProcessTracker(), parallel=1)
@@ -58,9 +59,17 @@ async def test_a_running_pytest_appends_each_test_to_its_progress_file(tmp_path:
         done = await executor.run(job, tmp_path / "logs")
     finally:
         pool.remove_all()
-    assert done.status == JobStatus.ok and done.run.exit_code == 0, done.log
-    assert {o.outcome for o in done.run.outcomes.values()} == {"passed"} and len(done.run.outcomes) == 4
+    assert done.status == JobStatus.ok and done.run.exit_code == 1, done.log
+    outcomes = {i.rsplit("::", 1)[-1]: o.outcome for i, o in done.run.outcomes.items()}
+    assert outcomes == {
+        "test_one": "passed",
+        "test_two": "failed",
+        "test_sees_its_own_progress": "passed",
+        "test_four": "passed",
+    }
     assert progress.read(tmp_path / "logs" / "tests.progress") == (4, 4)
+    assert progress.failures(tmp_path / "logs" / "tests.progress") == 1
+    assert progress.failed_ids(tmp_path / "logs" / "tests.progress") == {"tests/test_peek.py::test_two"}
 
 
 @pytest.mark.anyio

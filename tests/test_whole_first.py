@@ -13,6 +13,7 @@ from typing import Any
 import anyio
 import pytest
 
+from conftest import git, write_files
 from explore.decide import first_run
 from explore.decide.affected import ImportMap
 from explore.decide.scoring import Ranked
@@ -161,6 +162,60 @@ async def test_a_withdrawn_result_outranks_nobody() -> None:
     turns.withdraw("a")
     assert turns.best == prospect("b", 0.5, 75.0)
     assert await turns.take(prospect("c", 0.5))
+
+
+async def test_a_prospect_stops_the_whole_runs_it_outranks_and_holds_the_waiting_ones() -> None:
+    """Issue 40.1: b (0.5) runs its whole suite first in its turn, d (0.9) too, c (0.4) waits; a
+    (0.6), whose affected tests all pass, starts its whole run: b's is stopped (b cannot outrank a
+    even passing every test), d's goes on (it could), c waits for a's result. a validates at 100 %:
+    c is refused. Fails without: b's run went on beside a's, and c took the slot b gave back."""
+    turns = Turns(slots=2)
+    stopped: dict[str, bool] = {}
+    got: dict[str, bool] = {}
+
+    async def runs(cid: str, confidence: float) -> None:
+        assert await turns.take(prospect(cid, confidence))
+        with turns.stoppable(cid) as scope:
+            if cid == "b":  # b's whole suite: long (d's is over at once)
+                await anyio.sleep_forever()
+        stopped[cid] = scope.cancelled_caught
+        turns.give_back(cid, None)
+
+    async def waits(cid: str, confidence: float) -> None:
+        got[cid] = await turns.take(prospect(cid, confidence))
+
+    async with anyio.create_task_group() as group:
+        group.start_soon(runs, "b", 0.5)
+        await anyio.wait_all_tasks_blocked()
+        turns.ended = 1  # b's is no longer the first run: it need not go alone
+        group.start_soon(runs, "d", 0.9)
+        await anyio.wait_all_tasks_blocked()
+        assert turns.running == {"b"} and stopped == {"d": False}  # d's run is over; b's goes on
+        assert turns.prospect_starts(prospect("a", 0.6)) == ["b"]
+        group.start_soon(waits, "c", 0.4)
+        await anyio.wait_all_tasks_blocked()
+        assert stopped == {"d": False, "b": True} and list(turns.stopped) == ["b"]
+        assert turns.stopped["b"].startswith("candidate a outranks it even if it passed every test")
+        assert got == {} and list(turns.waiting) == ["c"]  # a slot is free: c waits for a's result
+        turns.prospect_ends(prospect("a", 0.6))
+    assert got == {"c": False} and turns.best == prospect("a", 0.6)
+
+
+async def test_a_prospect_whose_whole_run_fails_lets_the_held_ones_run() -> None:
+    turns = Turns(slots=1)
+    turns.ended = 1
+    turns.prospect_starts(prospect("a", 0.9))
+    got: list[bool] = []
+
+    async def waits() -> None:
+        got.append(await turns.take(prospect("b", 0.5)))
+
+    async with anyio.create_task_group() as group:
+        group.start_soon(waits)
+        await anyio.wait_all_tasks_blocked()
+        assert got == [] and turns.prospect is not None
+        turns.prospect_ends(None)  # a's whole run failed a test: b's may still win
+    assert got == [True] and turns.best is None
 
 
 async def test_a_failed_run_gives_its_turn_back_without_a_result() -> None:
@@ -388,7 +443,10 @@ async def test_a_replay_is_not_refused_against_a_first_run_the_watch_discarded(t
     b, c = by_id["b"], by_id["c"]
     assert b.status == CandidateStatus.ok and b.tested and b.validated and b.pass_rate == 100.0, b
     assert b.progress == "full 3/3" and b.reason is None, b
-    assert c.status == CandidateStatus.ok and round(c.pass_rate, 1) == 33.3, c
+    # c's replay fails two tests it does not fix: it passes 1 of 3, or, when its failures are read
+    # while it still runs, its run is stopped (b, validated, outranks what it can still score)
+    stopped = not c.tested and "its whole run was stopped: 2 failing tests it does not fix" in (c.reason or "")
+    assert c.status == CandidateStatus.ok and (round(c.pass_rate, 1) == 33.3 or stopped), c
     assert outcome.ranking[0] == "b", outcome.ranking
     assert not (it.repo / "stray.txt").exists()
     assert_cleaned_up(it)
@@ -488,4 +546,49 @@ async def test_of_equals_nobody_runs_the_whole_suite_first_and_the_prospect_runs
         "candidate-b/affected.log",
         "candidate-c/affected.log",
     ], logs
+    assert_cleaned_up(it)
+
+
+async def test_a_prospect_stops_a_losers_whole_run_instead_of_waiting_for_it(tmp_path: Path) -> None:
+    """Issue 40.1 on real worktrees and pytest processes, two slots: b (confidence 0.9) changes
+    slow.py, which only tests/test_slow.py imports, a 5 s file: its affected tests cost its whole
+    suite, which it runs first in its turn — its change does not fix calc.py (test_calc's two
+    failures fail again) and makes test_slow hang. a (0.5, realised once b's run has started)
+    fixes calc.py, whose affected tests are cheap: they all pass, a is the best prospect and its
+    whole run starts. Passing every test, b would outrank a (its rank is not what stops it, as
+    test_a_prospect_stops_the_whole_runs_it_outranks… has it for a lower one); the two failures it
+    does not fix are: its run is stopped, b is "not tested" and says why, a wins. Fails without:
+    b's run went on until its --branch-timeout (b a `timeout`, the fan-out as long as that)."""
+    hangs = {"slow.py": "import time\n\n\ndef value():\n    time.sleep(3600)\n    return 1\n"}
+    it = cued(tmp_path, Cued([FIX, hangs], [("b", Phase.full), None], [0.5, 0.9]))
+    slow = {
+        "slow.py": "def value():\n    return 1\n",
+        "tests/test_slow.py": "import slow\n\n\ndef test_slow():\n    assert slow.value() == 1\n",
+    }
+    write_files(it.repo, slow)
+    git(it.repo, "add", "-A")
+    git(it.repo, "commit", "-q", "-m", "slow")
+    head, ids = git(it.repo, "rev-parse", "HEAD"), {"tests/test_slow.py::test_slow"}
+    it.config = replace(
+        it.config,
+        commit=head,
+        request=replace(it.config.request, current_commit=head, base_commit=head),
+        executor=it.config.executor.__class__(pool=it.pool, tracker=it.tracker, parallel=2),
+        yardstick=replace(it.config.yardstick, ids=it.config.yardstick.ids | ids),
+        current_passing=it.config.current_passing | ids,
+        import_map=ImportMap.build(it.repo, {"tests/test_calc.py", "tests/test_slow.py"}),
+        durations={**it.config.durations, "tests/test_slow.py::test_slow": 5.0},
+        overhead_s=1.0,
+        branch_timeout=30.0,
+    )
+    outcome = await fan(it)
+
+    by_id = {c.id: c for c in outcome.candidates}
+    a, b = by_id["a"], by_id["b"]
+    assert outcome.ranking == ["a"] and a.progress == "affected 3/3 → full 4/4", outcome.candidates
+    assert b.status == CandidateStatus.ok and not b.tested and not b.validated, b
+    why = "candidate a outranks it (its whole run was stopped: 2 failing tests it does not fix)"
+    assert b.reason == f"not tested: {why}" and (Phase.not_tested, why) in [
+        (e.phase, e.detail) for e in it.events if e.candidate == "b"
+    ]
     assert_cleaned_up(it)

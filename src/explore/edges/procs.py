@@ -137,6 +137,12 @@ def kill_marked(marker: str) -> list[psutil.Process]:
     return found
 
 
+async def wait_gone(members: list[psutil.Process], timeout: float = 2.0) -> None:
+    """Until every one of members (processes that are not our children: a killed tree's
+    descendants) has ended, at most timeout seconds; our own asyncio child is reaped by asyncio."""
+    await _wait_gone(members, timeout)
+
+
 async def _wait_gone(members: list[psutil.Process], timeout: float = 2.0) -> None:
     with anyio.move_on_after(timeout):
         for proc in members:

@@ -1,6 +1,7 @@
 """Reading how far the running test processes have gone: the progress files explore's pytest plugin
 writes (`EXPLORE_PROGRESS`, pytest_plugin/_explore_progress: the tests collected on the first line,
-then one `.` per test finished) beside each job's log, summed over a job's shards."""
+then one `.` per test finished, `x` for one that failed) beside each job's log, summed over a job's
+shards."""
 
 from __future__ import annotations
 
@@ -10,6 +11,8 @@ from pathlib import Path
 
 PROGRESS_ENV = "EXPLORE_PROGRESS"
 SUFFIX = ".progress"
+FAILED = ".failed"
+"""Beside a progress file: the ids of the tests that failed, one a line."""
 SHARD = re.compile(r"\.shard-\d+$")
 
 
@@ -20,14 +23,41 @@ def path_for(log_path: Path) -> Path:
 
 def read(path: Path) -> tuple[int, int] | None:
     """(tests done, tests collected) of one progress file; None before its collection has ended."""
+    found = _marks(path)
+    return None if found is None else (len(found[0]), found[1])
+
+
+def failures(path: Path) -> int:
+    """How many of the tests done so far failed (0 when nothing is known yet)."""
+    found = _marks(path)
+    return 0 if found is None else found[0].count(b"x")
+
+
+def failed_ids(path: Path) -> set[str]:
+    """The ids of the tests that failed so far (the file beside the progress file)."""
+    try:
+        data = (path.parent / (path.name + FAILED)).read_bytes()
+    except OSError:
+        return set()
+    return {line.decode("utf-8", "surrogateescape") for line in data.splitlines() if line}
+
+
+def forget(path: Path) -> None:
+    """Remove a job's progress files before it runs again (a stale failure is no failure)."""
+    for stale in (path, path.parent / (path.name + FAILED)):
+        stale.unlink(missing_ok=True)
+
+
+def _marks(path: Path) -> tuple[bytes, int] | None:
+    """(one mark per test done, tests collected); None before collection has ended."""
     try:
         data = path.read_bytes()
     except OSError:
         return None
-    head, newline, dots = data.partition(b"\n")
+    head, newline, marks = data.partition(b"\n")
     if not newline or not head.strip().isdigit():
         return None
-    return dots.count(b"."), int(head)
+    return bytes(c for c in marks if c in b".x"), int(head)
 
 
 def scan(root: Path, since: float) -> dict[str, tuple[int, int]]:

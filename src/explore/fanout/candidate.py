@@ -216,9 +216,11 @@ async def _tested(
     if job is None:
         board.skipped.add(cid)
         best = board.turns.best
-        why = f"candidate {best.id if best else '?'} outranks it"
-        _not_tested(result, f"not tested: {why} even if it passed every test")
-        config.emit(cid, Phase.not_tested, f"{why} even if it passed every test")
+        why = board.turns.stopped.get(cid) or (
+            f"candidate {best.id if best else '?'} outranks it even if it passed every test"
+        )
+        _not_tested(result, f"not tested: {why}")
+        config.emit(cid, Phase.not_tested, why)
         return
     if not config.pool.intact(path):  # its code, run by the tests, rewrote the link
         result.status, result.reason = CandidateStatus.rejected, LINK_REWRITTEN

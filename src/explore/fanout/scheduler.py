@@ -214,7 +214,8 @@ async def validate(results: list[CandidateResult], config: FanOutConfig, board: 
         default=None,
     )
     for result in sorted(pending, key=lambda r: scoring.ranked_result(r).key(), reverse=True) + untested:
-        best_possible = 100.0 if result.id in board.skipped else result.pass_rate
+        # an untested one could pass every test, unless its stopped run had failed tests it does not fix
+        best_possible = board.turns.caps.get(result.id, 100.0) if result.id in board.skipped else result.pass_rate
         if not scoring.is_improvement(best_possible, floor) and not _outranks(result, best, board):
             if result.id not in board.skipped:  # an untested one said so when its turn did not come
                 result.progress = f"{result.progress} → full not needed (cannot beat {percent(floor)})"
@@ -266,4 +267,4 @@ def _outranks(result: CandidateResult, best: tuple[float, int, int, float, int, 
     agreement: its turn was refused on the agreement it had then, and twins that came later count."""
     if result.id not in board.skipped:
         return False
-    return best is None or scoring.ranked_result(result, 100.0, 0).key() > best
+    return best is None or scoring.ranked_result(result, board.turns.caps.get(result.id, 100.0), 0).key() > best

@@ -5,11 +5,13 @@ the full suite (sharded or one job), and the rerun that keeps a flake from conde
 from __future__ import annotations
 
 import logging
+from functools import partial
 from pathlib import Path
 
 import anyio
 
 from ..decide import first_run, scoring
+from ..edges import progress
 from ..executors import shards
 from ..executors.jobs import JobResult, JobStatus, TestJob
 from ..model.candidates import CandidateResult, CandidateStatus
@@ -73,8 +75,8 @@ async def run_tests(
         if not await _turn(cid, config, board, result):
             return None
         if not board.turns.ended:  # the first whole-suite run, alone: the best prospect's
-            config.emit(cid, Phase.full, "whole suite first: the best prospect; it validates the candidate")
-            return await full_suite(cid, path, config, board, result, files_dir, [])
+            why = "whole suite first: the best prospect; it validates the candidate"
+            return await _stoppable_whole(cid, path, config, board, result, files_dir, why)
         board.turns.give_back(cid, None)  # the first did not outrank it: its affected tests, as before
     if selection is not None:
         config.emit(cid, Phase.affected, str(len(selection)))
@@ -147,17 +149,31 @@ async def prospect_whole(
     tree, its final confirmation), under validation's own --branch-timeout."""
     board.prospect = cid
     config.emit(cid, Phase.validating, "the best prospect: its affected tests all pass")
+    stopped = board.turns.prospect_starts(ranked(board, result, 100.0, 0))
+    if stopped:
+        log.debug("candidate %s, the best prospect, stopped the whole runs of %s", cid, ", ".join(stopped))
+    full: JobResult | None = None
     try:
         with off_the_clock(board.deadlines.get(cid)), anyio.move_on_after(config.branch_timeout) as scope:
             full = await full_suite(cid, path, config, board, result, files_dir, [])
     finally:
         board.prospect = None
-    if scope.cancelled_caught:
+        validated = full is not None and full.status == JobStatus.ok and not scope.cancelled_caught
+        board.turns.prospect_ends(_as_validated(board, result, config, full) if full and validated else None)
+    if scope.cancelled_caught or full is None:
         reason = f"full-suite validation exceeded {config.branch_timeout:g}s"
         return JobResult(job_id=f"{config.request.iteration}{cid}-full", status=JobStatus.timeout, reason=reason)
     if full.status == JobStatus.ok:
         board.estimates.discard(cid)
     return full
+
+
+def _as_validated(board: Board, result: CandidateResult, config: FanOutConfig, full: JobResult) -> scoring.Ranked:
+    """The prospect as its whole run ranks it (before its flaky rerun: a test that newly fails
+    only counts against it, so the rank is never above what scoring will give it)."""
+    counts = config.yardstick.counts(full.run)
+    newly = scoring.newly_failing(set(config.current_passing), full.run, config.yardstick)
+    return ranked(board, result, counts.pass_rate, len(newly))
 
 
 def goes_whole_first(config: FanOutConfig, board: Board, selection: list[str]) -> bool:
@@ -211,8 +227,32 @@ async def _whole_in_turn(
     once the run is scored."""
     if not await _turn(cid, config, board, result):
         return None
-    config.emit(cid, Phase.full, "whole suite first: it is cheap; it validates the candidate")
-    return await full_suite(cid, path, config, board, result, files_dir, [])
+    why = "whole suite first: it is cheap; it validates the candidate"
+    return await _stoppable_whole(cid, path, config, board, result, files_dir, why)
+
+
+async def _stoppable_whole(
+    cid: str, path: Path, config: FanOutConfig, board: Board, result: CandidateResult, files_dir: Path, why: str
+) -> JobResult | None:
+    """cid's whole-suite first run in its turn; None when a prospect that outranks it even if it
+    passed every test stopped it (Turns.prospect_starts): it is then not tested, as when its turn
+    never comes."""
+    config.emit(cid, Phase.full, why)
+    marks = progress.path_for(files_dir / "tests.log")  # what the local executor's job writes
+    await anyio.to_thread.run_sync(progress.forget, marks)
+    with board.turns.stoppable(cid) as scope:
+        async with anyio.create_task_group() as group:
+            failing_now = config.yardstick.ids - config.current_passing - config.current_xfailed
+            rank_at = partial(ranked, board, result, newly_failing=0)
+            group.start_soon(
+                board.turns.stop_when_outranked, cid, marks, failing_now, len(config.yardstick.ids), rank_at
+            )
+            job = await full_suite(cid, path, config, board, result, files_dir, [])
+            group.cancel_scope.cancel()
+    if scope.cancelled_caught:
+        result.progress = None
+        return None
+    return job
 
 
 def ranked(board: Board, result: CandidateResult, pass_rate: float, newly_failing: int) -> scoring.Ranked:

@@ -1,20 +1,24 @@
 """How far a pytest process has gone, for explore to show while it runs (issue 40: a 150-second
 suite printed nothing in between): with `EXPLORE_PROGRESS=PATH` in the environment, the plugin
-writes the number of tests collected as the file's first line, then one `.` per test finished,
-each appended and flushed at once (a reader counts them: explore.edges.progress). Only the
-process that reports (under xdist: the controller) writes. Standalone, like the plugin."""
+writes the number of tests collected as the file's first line, then one `.` per test finished —
+an `x` for one that failed (in its setup, call or teardown), whose id goes on a line of the file
+beside it (`.failed`: explore stops a whole run that can no longer outrank the best candidate) —
+each appended and flushed at once (a reader counts them: explore.edges.progress). Only the process that reports (under xdist: the controller) writes.
+Standalone, like the plugin."""
 
 from __future__ import annotations
 
 import os
 
 PROGRESS_ENV = "EXPLORE_PROGRESS"
+FAILED = ".failed"
 
 
 class Progress:
     def __init__(self, path: str) -> None:
         self.path = path
         self.fd: int | None = None
+        self.failed: set[str] = set()
 
     def _write(self, data: bytes) -> None:
         try:
@@ -27,9 +31,19 @@ class Progress:
     def pytest_collection_finish(self, session) -> None:
         self._write(f"{len(session.items)}\n".encode())
 
+    def pytest_runtest_logreport(self, report) -> None:
+        if report.failed:
+            self.failed.add(report.nodeid)
+
     def pytest_runtest_logfinish(self, nodeid, location) -> None:
         if self.fd is not None and self.fd >= 0:
-            self._write(b".")
+            if nodeid in self.failed:
+                try:
+                    with open(self.path + FAILED, "ab") as failed:
+                        failed.write(nodeid.encode("utf-8", "surrogateescape") + b"\n")
+                except OSError:
+                    pass
+            self._write(b"x" if nodeid in self.failed else b".")
 
     def pytest_unconfigure(self, config) -> None:
         if self.fd is not None and self.fd >= 0:

@@ -4,6 +4,8 @@ tree; and closed whatever happens (the cleanup at the end of the run)."""
 
 from __future__ import annotations
 
+import logging
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -21,6 +23,8 @@ from ..model.events import Note, Subscriber
 from ..model.runstate import RunState
 from . import baseline, state
 from .suite import Suite
+
+log = logging.getLogger("explore.run")
 
 
 @dataclass
@@ -74,12 +78,23 @@ class Kit:
         them: nothing of theirs is needed any more, and ending them gracefully cost each one its
         interpreter's teardown, one after the other), the generator's and the executor's own
         cleanup, the worktrees, and the test jobs' private homes. The caller shields it from cancellation."""
+        t0 = time.monotonic()
         self.tracker.kill_all(wait=False)  # reaped by their owners' own waits, in the acloses below
         await self.generator.aclose()
+        t1 = time.monotonic()
         await self.executor.close()
         self.tracker.kill_all()
+        t2 = time.monotonic()
         await anyio.to_thread.run_sync(self.pool.remove_all)
+        t3 = time.monotonic()
         await anyio.to_thread.run_sync(homes.drain)  # the test jobs' private homes, removed as they ended
+        log.debug(
+            "close: generator %.2fs, executor %.2fs, worktrees %.2fs, homes %.2fs",
+            t1 - t0,
+            t2 - t1,
+            t3 - t2,
+            time.monotonic() - t3,
+        )
 
     @staticmethod
     def load_strategies(root: Path, options: Options) -> dict[str, Strategy]:

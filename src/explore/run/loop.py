@@ -7,6 +7,7 @@ are in run/iteration, the run's tools and their cleanup in run/kit."""
 
 from __future__ import annotations
 
+import logging
 import os
 import time
 from dataclasses import dataclass
@@ -43,6 +44,8 @@ from ..model.testresults import TestOutcome, TestRun
 from . import adoption, applying, baseline, iteration, merging, signals, state, stops, targeting, transitions, warming
 from .kit import Kit
 from .progress import watch as watch_progress
+
+log = logging.getLogger("explore.run")
 
 
 @dataclass
@@ -418,10 +421,14 @@ async def run_repair(
         merging.discard(info, runner.run)
         raise
     finally:
+        t0 = time.monotonic()
         runner.run = transitions.unrecorded(runner.run, usage.unrecorded(runner.kit.generator.usage, runner.run.usage))
         redaction.scrub_tree(state.run_dir(info.root, runner.run.run_id))
+        log.debug("end: redaction %.2fs", time.monotonic() - t0)
     with signals.held() as late:  # the end: a signal before the user's branch moves leaves it where it is
+        t0 = time.monotonic()
         drift = runner.kit.guard.drift(runner.fence) if runner.fence is not None else []
+        log.debug("end: drift %.2fs", time.monotonic() - t0)
         state.fault_point("apply")
         if late.seen and runner.run.status != "interrupted":
             runner.interrupted = True

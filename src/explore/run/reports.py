@@ -49,6 +49,16 @@ def summary(run: RunState, report_path: Path | None, change: Change | None = Non
     )
 
 
+def duration_text(run: RunState) -> str:
+    """The run's wall time, and how much of it the iterations' phases hold: the rest (explore's
+    start, the steps between phases, its end) is said, never left for the reader to find."""
+    booked = sum(record.timing.total() for record in run.iterations)
+    if not booked or booked > run.duration_s:
+        return f"{run.duration_s:.1f}s"
+    rest = run.duration_s - booked
+    return f"{run.duration_s:.1f}s ({booked:.1f}s in the phases below; {rest:.1f}s in none: explore's start, the steps between phases, its end)"
+
+
 def timing_text(timing: PhaseTiming) -> str:
     """`baseline 3.4s · coverage 1.2s · screening 4.0s · …`: the phases that took any time (a
     generator that does not split its proposal shows it whole)."""
@@ -129,7 +139,7 @@ def markdown(run: RunState, change: Change | None = None) -> str:
             if run.merged_commit
             else "nothing merged"
         ),
-        f"- **Duration:** {run.duration_s:.1f}s",
+        f"- **Duration:** {duration_text(run)}",
     ]
     if not run.usage.empty:
         lines.append(f"- **Usage:** {run.usage.text()}")

@@ -229,9 +229,11 @@ class ForkWorker:
                     pass
             with anyio.move_on_after(2):
                 await process.wait()
-            if process.returncode is None:
-                procs.kill_tree(process.pid)
+            # killed, not waited for: asyncio reaps its own child (aclose), and a wait here raced
+            # its watcher ("WARNING asyncio: Unknown child process pid …" during screening)
+            members = procs.kill_tree(process.pid, wait=False)[1:] if process.returncode is None else []
             await process.aclose()
+            await procs.wait_gone(members)
             if self.tracker is not None:
                 self.tracker.pids.discard(process.pid)
             if home is not None:
