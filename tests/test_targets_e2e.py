@@ -46,6 +46,13 @@ ADD_TESTS = ["tests/test_calc.py::test_add", "tests/test_calc.py::test_add_negat
 ENV_TEST = "tests/test_env.py::test_needs_token"
 
 
+def fixer(tmp_path: Path) -> list[str]:
+    """A scripted agent that makes the add fix: cheaper than mutate (no coverage, no screening) where
+    the point is which tests are targets, not how the fix is found."""
+    agent = scripted_agent(tmp_path, {"a": {"replace": {"calc.py": ["return a - b", "return a + b"]}}})
+    return ["--agent-cmd", agent, "--parallel", "1"]
+
+
 @pytest.fixture(autouse=True)
 def _no_token(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("SERVICE_TOKEN", raising=False)
@@ -105,7 +112,7 @@ def test_since_picks_exactly_the_tests_that_went_red_after_ref(tmp_path: Path, m
     good = git(repo, "rev-parse", "HEAD")
     # a green run (the token set) is recorded in .explore/history.jsonl: what `last-green` finds
     monkeypatch.setenv("SERVICE_TOKEN", "t")
-    code, summary, err = run_cli(["run", str(repo), "--agent", "mutate", "--json"])
+    code, summary, err = run_cli(["run", str(repo), *fixer(tmp_path), "--json"])
     assert code == 0 and summary is not None and summary["iterations"] == [], err
     monkeypatch.delenv("SERVICE_TOKEN")
     # then the bug, and a new test that has never passed
@@ -113,7 +120,7 @@ def test_since_picks_exactly_the_tests_that_went_red_after_ref(tmp_path: Path, m
     git(repo, "add", "-A")
     git(repo, "commit", "-q", "-m", "the bug and a new test")
     for since in (good, "last-green"):
-        code, summary, err = run_cli(["run", str(repo), "--agent", "mutate", "--since", since, "--no-apply", "--json"])
+        code, summary, err = run_cli(["run", str(repo), *fixer(tmp_path), "--since", since, "--no-apply", "--json"])
         assert code == 0, err
         assert summary is not None and summary["status"] == "succeeded", summary
         # red now and green at REF: the add tests; the token test failed at REF too (no token now), the new one did not exist
@@ -125,14 +132,14 @@ def test_since_picks_exactly_the_tests_that_went_red_after_ref(tmp_path: Path, m
 
 def test_since_with_nothing_red_after_ref_succeeds_without_repairing(tmp_path: Path) -> None:
     repo = make_repo(tmp_path / "repo", PROJECT)
-    code, summary, err = run_cli(["run", str(repo), "--agent", "mutate", "--since", "HEAD", "--json"])
+    code, summary, err = run_cli(["run", str(repo), *fixer(tmp_path), "--since", "HEAD", "--json"])
     assert code == 0, err
     assert summary is not None and summary["targets"] == [] and summary["iterations"] == []
     assert summary["preexisting_failures"] == [*ADD_TESTS, ENV_TEST]
 
 
 def assert_refused(repo: Path, args: list[str], *needles: str) -> None:
-    code, summary, err = run_cli(["run", str(repo), "--agent", "mutate", "--json", *args])
+    code, summary, err = run_cli(["run", str(repo), *fixer(repo.parent), "--json", *args])
     assert code == 2, err
     assert summary is not None and summary["status"] == "error" and summary["exit_code"] == 2
     assert "Traceback" not in err
@@ -167,7 +174,7 @@ def test_resume_keeps_the_targets_chosen_at_the_baseline(tmp_path: Path, monkeyp
     repo = make_repo(tmp_path / "repo", PROJECT)
     monkeypatch.setenv("EXPLORE_FAULT_AT", "saved:iterating")  # SIGKILLed right after the baseline's checkpoint
     code, _, err = run_cli(
-        ["run", str(repo), "--agent", "mutate", "--tests", "*::test_add", "--tests", "*::test_add_negative"]
+        ["run", str(repo), *fixer(tmp_path), "--tests", "*::test_add", "--tests", "*::test_add_negative"]
     )
     assert code == -9, err
     monkeypatch.delenv("EXPLORE_FAULT_AT")
