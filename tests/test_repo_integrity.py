@@ -168,6 +168,36 @@ def test_a_clean_filter_in_the_candidates_own_config_worktree_never_runs(tmp_pat
     assert "worktreeConfig" not in (common_dir(repo) / "config").read_text()
 
 
+def test_a_candidates_gitattributes_names_no_driver_explores_git_runs(tmp_path: Path) -> None:
+    """The user's config defines a filter and diff driver whose command is a script of the repository
+    (as `nbstripout` setups do); a candidate rewrites the script and names the driver for every file
+    in a `.gitattributes` of its own, with a conversion (`ident`) on top: explore's capture runs
+    none of it, and captures the bytes on disk. No run: the pool alone, as a fan-out uses it."""
+    import git as gitpython
+
+    from explore.edges.worktrees import WorktreePool
+
+    repo = make_repo(tmp_path / "repo", {**FILES, "tools/fmt.sh": "cat\n"})
+    for key, value in (("filter.fmt.clean", "sh tools/fmt.sh"), ("filter.fmt.smudge", "cat")):
+        git(repo, "config", key, value)
+    git(repo, "config", "diff.fmt.textconv", "sh tools/fmt.sh")
+    git(repo, "config", "diff.fmt.command", "sh tools/fmt.sh")
+    marker = tmp_path / "driver-ran"
+    pool = WorktreePool(gitpython.Repo(repo), repo, tmp_path / "worktrees" / "run")
+    try:
+        path, _ = pool.acquire("a", git(repo, "rev-parse", "HEAD"))
+        (path / "tools" / "fmt.sh").write_text(f"touch {marker}\ncat\n")
+        (path / ".gitattributes").write_text("* filter=fmt diff=fmt ident\n")
+        edited = b"def add(a, b):  # $Id: kept as written $\n    return a + b\n"
+        (path / "calc.py").write_bytes(edited)
+        captured = pool.capture_patch(path, tmp_path / "a.diff")
+        assert not marker.exists()
+        assert git(repo, "cat-file", "blob", f"{captured.tree}:calc.py").encode() + b"\n" == edited
+        assert set(captured.files) == {".gitattributes", "calc.py", "tools/fmt.sh"}
+    finally:
+        pool.remove_all()
+
+
 def test_a_dirty_trees_file_deleted_without_the_sandbox_is_restored(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

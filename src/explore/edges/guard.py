@@ -34,7 +34,7 @@ from pathlib import Path
 import anyio
 
 from explore.edges import checkouts, objects
-from explore.edges.gitrepo import GIT
+from explore.edges.gitrepo import GIT, object_id
 
 EXPLORE_REFS = ("refs/heads/explore/", "refs/explore/")
 """explore's own ref namespace: its run branches, which it writes while candidates run."""
@@ -279,7 +279,7 @@ def _blob(root: Path, sha: str) -> bytes:
     """The blob sha, refused (RuntimeError) unless its content hashes to sha: `git cat-file` does
     not check, and a loose object can be rewritten in place."""
     data = _git(root, ["cat-file", "blob", sha])
-    if objects.object_id(b"blob", data) != sha:
+    if object_id(b"blob", data) != sha:
         raise RuntimeError(f"object {sha} in the repository's store does not hold what its id says (rewritten?)")
     return data
 

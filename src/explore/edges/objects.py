@@ -78,11 +78,6 @@ def recover(common_dir: Path, root: Path, rel: str, tree: str, keep: Path) -> No
             return
 
 
-def object_id(kind: bytes, data: bytes) -> str:
-    """The id git gives an object of this kind and content."""
-    return hashlib.sha1(kind + b" " + str(len(data)).encode() + b"\0" + data).hexdigest()
-
-
 def loose_holds(path: Path, sha: str) -> bool:
     """The loose object file at path inflates to an object whose id is sha."""
     try:
