@@ -65,6 +65,40 @@ def test_every_kind_of_change_is_named_and_put_back_byte_for_byte(tmp_path: Path
     )
 
 
+def test_every_config_file_git_reads_outside_the_repository_is_put_back(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The global and system config, and the global attributes file, are restored like .git/config
+    (not only named as a file of the home that changed)."""
+    home = tmp_path / "home"
+    (home / ".config" / "git").mkdir(parents=True)
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(home / ".config"))
+    monkeypatch.setenv("GIT_CONFIG_SYSTEM", str(tmp_path / "system-gitconfig"))
+    monkeypatch.delenv("GIT_CONFIG_GLOBAL", raising=False)
+    (home / ".gitconfig").write_text("[user]\n\tname = Me\n")
+    repo, watched = repo_with_guard(tmp_path)
+    before = watched.fingerprint()
+    with (home / ".gitconfig").open("a") as config:
+        config.write("[core]\n\tfsmonitor = touch planted\n")
+    (home / ".config" / "git" / "attributes").write_text("* filter=evil\n")
+    (tmp_path / "system-gitconfig").write_text("[core]\n\thooksPath = /tmp/planted\n")
+    after = watched.fingerprint()
+    planted = sorted(
+        [str(home / ".gitconfig"), str(home / ".config" / "git" / "attributes"), str(tmp_path / "system-gitconfig")]
+    )
+    assert watched.compare(before, after) == planted
+    assert watched.elsewhere(before, after) == []  # restored, so not merely named
+    change = watched.restore(before, after, "iteration-1-a")
+    assert change.restored and watched.fingerprint() == before
+    assert (home / ".gitconfig").read_text() == "[user]\n\tname = Me\n"
+    assert not (home / ".config" / "git" / "attributes").exists() and not (tmp_path / "system-gitconfig").exists()
+    assert (
+        change.quarantine is not None
+        and "fsmonitor" in (change.quarantine / "outside" / str(home / ".gitconfig").lstrip("/")).read_text()
+    )
+
+
 def test_explores_own_refs_and_ignored_files_are_not_guarded(tmp_path: Path) -> None:
     repo, watched = repo_with_guard(tmp_path)
     before = watched.fingerprint()

@@ -125,7 +125,14 @@ def submodule_repo(tmp_path: Path) -> Path:
     return repo
 
 
-def test_an_fsmonitor_planted_in_a_submodule_config_and_config_worktree_is_put_back(tmp_path: Path, mode: str) -> None:
+def test_an_fsmonitor_planted_in_a_submodule_config_and_config_worktree_is_put_back(
+    tmp_path: Path, mode: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """One hostile candidate plants an fsmonitor in every config file git reads for the user's next
+    `git status` — the submodule's, `config.worktree`, the global config — and a hook."""
+    global_config = tmp_path / "global-gitconfig"
+    global_config.write_text("[user]\n\tname = Me\n\temail = me@example.com\n")
+    monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(global_config))
     repo = submodule_repo(tmp_path)
     marker = tmp_path / "monitor-ran"
     monitor = tmp_path / "monitor.sh"
@@ -133,19 +140,29 @@ def test_an_fsmonitor_planted_in_a_submodule_config_and_config_worktree_is_put_b
     monitor.chmod(0o755)
     modules_config = common_dir(repo) / "modules" / "lib" / "config"
     before = modules_config.read_bytes()
+    hook = common_dir(repo) / "hooks" / "post-checkout"
     plant = snippet(f"""\
-        for path in ({str(modules_config)!r}, {str(common_dir(repo) / "config.worktree")!r}):
+        for path in ({str(modules_config)!r}, {str(common_dir(repo) / "config.worktree")!r}, {str(global_config)!r}):
             subprocess.run(["git", "config", "--file", path, "core.fsmonitor", {str(monitor)!r}], capture_output=True)
+        try:
+            pathlib.Path({str(hook)!r}).write_text("#!/bin/sh\\ntouch {marker}\\n")
+            os.chmod({str(hook)!r}, 0o755)
+        except OSError:
+            pass
         """)
     code, summary, err = run(repo, tmp_path, {**HONEST, "exec": plant}, HONEST)
     assert code == 0, err
     a = summary["iterations"][0]["candidates"][0]
     if mode == "off":
         assert a["status"] == "rejected" and ".git/modules/lib/config" in a["reason"], a
-        assert ".git/config.worktree" in a["reason"], a
+        for planted in (".git/config.worktree", ".git/hooks/post-checkout", str(global_config)):
+            assert planted in a["reason"], a
+        assert summary["iterations"][0]["winner"] == "b" and summary["applied"] is True
     assert modules_config.read_bytes() == before and not (common_dir(repo) / "config.worktree").exists()
+    assert global_config.read_text() == "[user]\n\tname = Me\n\temail = me@example.com\n" and not hook.exists()
     subprocess.run(["git", "status"], cwd=repo, check=True, capture_output=True)
     subprocess.run(["git", "status"], cwd=repo / "lib", check=True, capture_output=True)
+    subprocess.run(["git", "fsck", "--no-dangling"], cwd=repo, check=True, capture_output=True)
     assert not marker.exists()
 
 

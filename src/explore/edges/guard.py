@@ -4,7 +4,9 @@ Guarded (`guarded_git_paths`, the one list): in the repository's shared git dir,
 `info/`, `config`, `config.worktree`, `HEAD` and every ref outside explore's own namespace (loose
 files under `refs/` and the lines of `packed-refs`); every submodule's `config`, `config.worktree`,
 `hooks/` and `info/` under `modules/`; each linked worktree's `config.worktree`; the user's own index (compared entry by entry, flags
-included: git rewrites its stat data at will) and `config.worktree`; the object store (each loose
+included: git rewrites its stat data at will) and `config.worktree`; every config file git reads
+outside the repository (`global_config_paths`: the global `~/.gitconfig`, `$XDG_CONFIG_HOME/git/config`,
+`GIT_CONFIG_GLOBAL`, the system file) with the global attributes and ignore files; the object store (each loose
 object and pack by inode, size and change time: one whose file changed is hashed against its id);
 and the user's working tree — tracked and untracked, not ignored, files, as the dirty-tree snapshot
 records them (a tree made from a copy of the user's index, so the user's index is never written).
@@ -107,10 +109,12 @@ class Guard:
         found.append(self.git_dir / INDEX)
         if self.git_dir.resolve() != self.common_dir.resolve():
             found += [self.git_dir / name for name in OWN_FILES]
+        found += global_config_paths()
         return list(dict.fromkeys(found))
 
     def _elsewhere(self) -> dict[str, tuple[int, int, int]]:
         home = Path(os.path.expanduser("~"))
+        guarded = {str(path) for path in global_config_paths()}
         found = {}
         for folder in dict.fromkeys(
             [home, home / ".ssh", home / ".config", home / ".config" / "git", self.root.parent]
@@ -120,6 +124,8 @@ class Guard:
             except OSError:
                 continue
             for entry in entries:
+                if entry.path in guarded:  # put back like .git/config, not only named
+                    continue
                 try:
                     if entry.is_file(follow_symlinks=False) or entry.is_symlink():
                         info = entry.stat(follow_symlinks=False)
@@ -139,7 +145,7 @@ class Guard:
         shown = self._shown_git_dir()
         theirs = checkouts.others(self.root, self.common_dir, self.git_dir)  # another checkout's doing
         paths = sorted(
-            f"{shown}/{p}"
+            p if p.startswith("/") else f"{shown}/{p}"
             for p in before.git_files.keys() | after.git_files.keys()
             if p not in theirs and self._differs(p, before.git_files.get(p), after.git_files.get(p))
         )
@@ -171,7 +177,8 @@ class Guard:
         for rel in sorted(before.git_files.keys() | after.git_files.keys()):
             old, new = before.git_files.get(rel), after.git_files.get(rel)
             if rel not in theirs and self._differs(rel, old, new):
-                self._put_back(self.common_dir / rel, old, folder / ".git" / rel)
+                keep = folder / "outside" / rel.lstrip("/") if rel.startswith("/") else folder / ".git" / rel
+                self._put_back(self.common_dir / rel, old, keep)
         for rel in objects.rewritten(self.common_dir, before.objects, after.objects):
             if not rel.startswith("objects/pack/"):  # a pack is named, never moved
                 objects.recover(self.common_dir, self.root, rel, before.tree, folder / ".git" / rel)
@@ -208,6 +215,7 @@ class Guard:
         found: dict[str, tuple[int, bytes]] = {}
         for path in self.guarded_git_paths():
             rel = Path(os.path.relpath(path, self.common_dir)).as_posix()
+            rel = path.as_posix() if rel.startswith("../") else rel  # outside the repository: by its own path
             if rel.startswith(EXPLORE_REFS) or rel.endswith(".lock"):
                 continue
             try:
@@ -263,6 +271,19 @@ class Guard:
             return
         path.write_bytes(data)
         os.chmod(path, stat.S_IMODE(mode))
+
+
+def global_config_paths() -> list[Path]:
+    """The files outside the repository that git reads for every repository of this user: the
+    global config (`GIT_CONFIG_GLOBAL`, else `~/.gitconfig` and `$XDG_CONFIG_HOME/git/config`), the
+    system config (`GIT_CONFIG_SYSTEM`, else /etc/gitconfig), and the global attributes and ignore
+    files beside the XDG config. (An `include.path` they name is not followed.)"""
+    home = Path(os.path.expanduser("~"))
+    xdg = Path(os.environ.get("XDG_CONFIG_HOME") or home / ".config") / "git"
+    found = [Path(os.environ["GIT_CONFIG_GLOBAL"])] if os.environ.get("GIT_CONFIG_GLOBAL") else []
+    found += [home / ".gitconfig", xdg / "config", xdg / "attributes", xdg / "ignore"]
+    found.append(Path(os.environ.get("GIT_CONFIG_SYSTEM") or "/etc/gitconfig"))
+    return [path.absolute() for path in found if str(path) != os.devnull]
 
 
 def _comparable(rel: str, entry: tuple[int, bytes] | None) -> tuple[int, bytes] | None:
