@@ -4,6 +4,7 @@ attributed — on real git repositories."""
 from __future__ import annotations
 
 import os
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -97,6 +98,27 @@ def test_every_config_file_git_reads_outside_the_repository_is_put_back(
         change.quarantine is not None
         and "fsmonitor" in (change.quarantine / "outside" / str(home / ".gitconfig").lstrip("/")).read_text()
     )
+
+
+def test_a_pack_rewritten_in_place_or_replaced_is_put_back(tmp_path: Path) -> None:
+    repo, watched = repo_with_guard(tmp_path)
+    git(repo, "gc", "-q")
+    pack = next((repo / ".git" / "objects" / "pack").glob("*.pack"))
+    index = pack.with_suffix(".idx")
+    original = pack.read_bytes(), index.read_bytes()
+    before = watched.fingerprint()
+    os.chmod(pack, 0o644)
+    with pack.open("r+b") as handle:  # in place: the same inode
+        handle.seek(len(original[0]) // 2)
+        handle.write(b"\0" * 16)
+    index.unlink()  # replaced: a new inode under the same name
+    index.write_bytes(original[1][:-1] + b"\0")
+    after = watched.fingerprint()
+    assert watched.compare(before, after) == sorted(f".git/objects/pack/{p.name}" for p in (pack, index))
+    change = watched.restore(before, after, "iteration-1-a")
+    assert change.restored and watched.compare(before, watched.fingerprint()) == []
+    assert (pack.read_bytes(), index.read_bytes()) == original
+    subprocess.run(["git", "fsck", "--strict"], cwd=repo, check=True, capture_output=True)
 
 
 def test_explores_own_refs_and_ignored_files_are_not_guarded(tmp_path: Path) -> None:

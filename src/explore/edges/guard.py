@@ -14,7 +14,8 @@ records them (a tree made from a copy of the user's index, so the user's index i
 A change is put back byte for byte: git-dir files from the copies kept at the fingerprint, the
 working tree from the blobs of the fingerprint's tree (each blob hashed against its id as it is
 read), a loose object rewritten under its own id moved to the quarantine and written again from the
-user's file that holds its content, when one does. What the restore overwrites or deletes is
+user's file that holds its content, when one does; a pack or its index from the copy made when it
+was first fingerprinted (objects.Packs, while the store's packs stay under 256 MiB). What the restore overwrites or deletes is
 first copied to a quarantine folder, so a change the user made themselves is never lost.
 
 `Watch` attributes a change to candidates: every candidate that ran since the last clean check
@@ -88,8 +89,15 @@ class Guard:
     common_dir: Path
     quarantine_root: Path
 
+    packs: objects.Packs | None = field(default=None, repr=False, compare=False)
+    """Copies of the store's packs as first fingerprinted (objects.Packs): what a pack is put back from."""
+
     def fingerprint(self) -> Fingerprint:
-        return Fingerprint(self._git_files(), self._tree(), self._elsewhere(), objects.files(self.common_dir))
+        store = objects.files(self.common_dir)
+        if self.packs is None:
+            self.packs = objects.Packs(self.common_dir)
+        self.packs.keep(store)
+        return Fingerprint(self._git_files(), self._tree(), self._elsewhere(), store)
 
     def guarded_git_paths(self) -> list[Path]:
         """Every git-dir file a candidate must not change (see the module's docstring): decided here."""
@@ -149,7 +157,9 @@ class Guard:
             for p in before.git_files.keys() | after.git_files.keys()
             if p not in theirs and self._differs(p, before.git_files.get(p), after.git_files.get(p))
         )
-        paths += [f"{shown}/{rel}" for rel in objects.rewritten(self.common_dir, before.objects, after.objects)]
+        paths += [
+            f"{shown}/{rel}" for rel in objects.rewritten(self.common_dir, before.objects, after.objects, self.packs)
+        ]
         if before.tree != after.tree:
             paths += sorted(rel for _, _, rel in self._tree_entries(before.tree, after.tree))
         return paths
@@ -179,8 +189,11 @@ class Guard:
             if rel not in theirs and self._differs(rel, old, new):
                 keep = folder / "outside" / rel.lstrip("/") if rel.startswith("/") else folder / ".git" / rel
                 self._put_back(self.common_dir / rel, old, keep)
-        for rel in objects.rewritten(self.common_dir, before.objects, after.objects):
-            if not rel.startswith("objects/pack/"):  # a pack is named, never moved
+        for rel in objects.rewritten(self.common_dir, before.objects, after.objects, self.packs):
+            if rel.startswith("objects/pack/"):  # from its copy, when the store was small enough to keep one
+                if self.packs is not None:
+                    self.packs.put_back(rel, folder / ".git" / rel)
+            else:
                 objects.recover(self.common_dir, self.root, rel, before.tree, folder / ".git" / rel)
         if before.tree != after.tree:
             for mode, sha, rel in self._tree_entries(before.tree, after.tree):
