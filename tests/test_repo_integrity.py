@@ -192,9 +192,11 @@ def test_a_candidates_gitattributes_names_no_driver_explores_git_runs(tmp_path: 
     none of it, and captures the bytes on disk. No run: the pool alone, as a fan-out uses it."""
     import git as gitpython
 
+    from explore.edges import gitrepo
     from explore.edges.worktrees import WorktreePool
 
-    repo = make_repo(tmp_path / "repo", {**FILES, "tools/fmt.sh": "cat\n"})
+    user_attributes = {".gitattributes": "*.dat diff=fmt\n", "sub/.gitattributes": "*.bin -diff\n"}
+    repo = make_repo(tmp_path / "repo", {**FILES, **user_attributes, "tools/fmt.sh": "cat\n"})
     for key, value in (("filter.fmt.clean", "sh tools/fmt.sh"), ("filter.fmt.smudge", "cat")):
         git(repo, "config", key, value)
     git(repo, "config", "diff.fmt.textconv", "sh tools/fmt.sh")
@@ -211,6 +213,23 @@ def test_a_candidates_gitattributes_names_no_driver_explores_git_runs(tmp_path: 
         assert not marker.exists()
         assert git(repo, "cat-file", "blob", f"{captured.tree}:calc.py").encode() + b"\n" == edited
         assert set(captured.files) == {".gitattributes", "calc.py", "tools/fmt.sh"}
+        names = ("calc.py", "a.dat", "sub/deep/x.bin")
+        asked = subprocess.run(  # the user's own attributes still hold, a folder's at any depth under it
+            gitrepo.worktree_git(pool.root / ".reader", path, "check-attr", "filter", "diff", "--", *names),
+            capture_output=True,
+            text=True,
+            check=True,
+            env=gitrepo.worktree_env(None, repo / ".git" / "objects"),
+            cwd=path,
+        ).stdout.splitlines()
+        assert asked == [
+            "calc.py: filter: unspecified",
+            "calc.py: diff: unspecified",
+            "a.dat: filter: unspecified",
+            "a.dat: diff: fmt",
+            "sub/deep/x.bin: filter: unspecified",
+            "sub/deep/x.bin: diff: unset",
+        ]
     finally:
         pool.remove_all()
 
