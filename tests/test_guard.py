@@ -4,6 +4,7 @@ attributed — on real git repositories."""
 from __future__ import annotations
 
 import os
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -63,6 +64,61 @@ def test_every_kind_of_change_is_named_and_put_back_byte_for_byte(tmp_path: Path
         and (kept / "calc.py").read_text() == "changed\n"
         and (kept / ".git" / "hooks" / "post-commit").exists()
     )
+
+
+def test_every_config_file_git_reads_outside_the_repository_is_put_back(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The global and system config, and the global attributes file, are restored like .git/config
+    (not only named as a file of the home that changed)."""
+    home = tmp_path / "home"
+    (home / ".config" / "git").mkdir(parents=True)
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(home / ".config"))
+    monkeypatch.setenv("GIT_CONFIG_SYSTEM", str(tmp_path / "system-gitconfig"))
+    monkeypatch.delenv("GIT_CONFIG_GLOBAL", raising=False)
+    (home / ".gitconfig").write_text("[user]\n\tname = Me\n")
+    repo, watched = repo_with_guard(tmp_path)
+    before = watched.fingerprint()
+    with (home / ".gitconfig").open("a") as config:
+        config.write("[core]\n\tfsmonitor = touch planted\n")
+    (home / ".config" / "git" / "attributes").write_text("* filter=evil\n")
+    (tmp_path / "system-gitconfig").write_text("[core]\n\thooksPath = /tmp/planted\n")
+    after = watched.fingerprint()
+    planted = sorted(
+        [str(home / ".gitconfig"), str(home / ".config" / "git" / "attributes"), str(tmp_path / "system-gitconfig")]
+    )
+    assert watched.compare(before, after) == planted
+    assert watched.elsewhere(before, after) == []  # restored, so not merely named
+    change = watched.restore(before, after, "iteration-1-a")
+    assert change.restored and watched.fingerprint() == before
+    assert (home / ".gitconfig").read_text() == "[user]\n\tname = Me\n"
+    assert not (home / ".config" / "git" / "attributes").exists() and not (tmp_path / "system-gitconfig").exists()
+    assert (
+        change.quarantine is not None
+        and "fsmonitor" in (change.quarantine / "outside" / str(home / ".gitconfig").lstrip("/")).read_text()
+    )
+
+
+def test_a_pack_rewritten_in_place_or_replaced_is_put_back(tmp_path: Path) -> None:
+    repo, watched = repo_with_guard(tmp_path)
+    git(repo, "gc", "-q")
+    pack = next((repo / ".git" / "objects" / "pack").glob("*.pack"))
+    index = pack.with_suffix(".idx")
+    original = pack.read_bytes(), index.read_bytes()
+    before = watched.fingerprint()
+    os.chmod(pack, 0o644)
+    with pack.open("r+b") as handle:  # in place (the same inode), in its checksum: git reads on
+        handle.seek(len(original[0]) - 20)  # (a corrupt object would fail the fingerprint's own git add)
+        handle.write(b"\0" * 20)
+    index.unlink()  # replaced: a new inode under the same name
+    index.write_bytes(original[1][:-1] + b"\0")
+    after = watched.fingerprint()
+    assert sorted(watched.compare(before, after)) == sorted(f".git/objects/pack/{p.name}" for p in (pack, index))
+    change = watched.restore(before, after, "iteration-1-a")
+    assert change.restored and watched.compare(before, watched.fingerprint()) == []
+    assert (pack.read_bytes(), index.read_bytes()) == original
+    subprocess.run(["git", "fsck", "--strict"], cwd=repo, check=True, capture_output=True)
 
 
 def test_explores_own_refs_and_ignored_files_are_not_guarded(tmp_path: Path) -> None:

@@ -125,7 +125,14 @@ def submodule_repo(tmp_path: Path) -> Path:
     return repo
 
 
-def test_an_fsmonitor_planted_in_a_submodule_config_and_config_worktree_is_put_back(tmp_path: Path, mode: str) -> None:
+def test_an_fsmonitor_planted_in_a_submodule_config_and_config_worktree_is_put_back(
+    tmp_path: Path, mode: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """One hostile candidate plants an fsmonitor in every config file git reads for the user's next
+    `git status` — the submodule's, `config.worktree`, the global config — and a hook."""
+    global_config = tmp_path / "global-gitconfig"
+    global_config.write_text("[user]\n\tname = Me\n\temail = me@example.com\n")
+    monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(global_config))
     repo = submodule_repo(tmp_path)
     marker = tmp_path / "monitor-ran"
     monitor = tmp_path / "monitor.sh"
@@ -133,19 +140,29 @@ def test_an_fsmonitor_planted_in_a_submodule_config_and_config_worktree_is_put_b
     monitor.chmod(0o755)
     modules_config = common_dir(repo) / "modules" / "lib" / "config"
     before = modules_config.read_bytes()
+    hook = common_dir(repo) / "hooks" / "post-checkout"
     plant = snippet(f"""\
-        for path in ({str(modules_config)!r}, {str(common_dir(repo) / "config.worktree")!r}):
+        for path in ({str(modules_config)!r}, {str(common_dir(repo) / "config.worktree")!r}, {str(global_config)!r}):
             subprocess.run(["git", "config", "--file", path, "core.fsmonitor", {str(monitor)!r}], capture_output=True)
+        try:
+            pathlib.Path({str(hook)!r}).write_text("#!/bin/sh\\ntouch {marker}\\n")
+            os.chmod({str(hook)!r}, 0o755)
+        except OSError:
+            pass
         """)
     code, summary, err = run(repo, tmp_path, {**HONEST, "exec": plant}, HONEST)
     assert code == 0, err
     a = summary["iterations"][0]["candidates"][0]
     if mode == "off":
         assert a["status"] == "rejected" and ".git/modules/lib/config" in a["reason"], a
-        assert ".git/config.worktree" in a["reason"], a
+        for planted in (".git/config.worktree", ".git/hooks/post-checkout", str(global_config)):
+            assert planted in a["reason"], a
+        assert summary["iterations"][0]["winner"] == "b" and summary["applied"] is True
     assert modules_config.read_bytes() == before and not (common_dir(repo) / "config.worktree").exists()
+    assert global_config.read_text() == "[user]\n\tname = Me\n\temail = me@example.com\n" and not hook.exists()
     subprocess.run(["git", "status"], cwd=repo, check=True, capture_output=True)
     subprocess.run(["git", "status"], cwd=repo / "lib", check=True, capture_output=True)
+    subprocess.run(["git", "fsck", "--no-dangling"], cwd=repo, check=True, capture_output=True)
     assert not marker.exists()
 
 
@@ -166,6 +183,55 @@ def test_a_clean_filter_in_the_candidates_own_config_worktree_never_runs(tmp_pat
     assert not marker.exists()
     assert summary["iterations"][0]["winner"] == "b" or mode == "require"
     assert "worktreeConfig" not in (common_dir(repo) / "config").read_text()
+
+
+def test_a_candidates_gitattributes_names_no_driver_explores_git_runs(tmp_path: Path) -> None:
+    """The user's config defines a filter and diff driver whose command is a script of the repository
+    (as `nbstripout` setups do); a candidate rewrites the script and names the driver for every file
+    in a `.gitattributes` of its own, with a conversion (`ident`) on top: explore's capture runs
+    none of it, and captures the bytes on disk. No run: the pool alone, as a fan-out uses it."""
+    import git as gitpython
+
+    from explore.edges import gitrepo
+    from explore.edges.worktrees import WorktreePool
+
+    user_attributes = {".gitattributes": "*.dat diff=fmt\n", "sub/.gitattributes": "*.bin -diff\n"}
+    repo = make_repo(tmp_path / "repo", {**FILES, **user_attributes, "tools/fmt.sh": "cat\n"})
+    for key, value in (("filter.fmt.clean", "sh tools/fmt.sh"), ("filter.fmt.smudge", "cat")):
+        git(repo, "config", key, value)
+    git(repo, "config", "diff.fmt.textconv", "sh tools/fmt.sh")
+    git(repo, "config", "diff.fmt.command", "sh tools/fmt.sh")
+    marker = tmp_path / "driver-ran"
+    pool = WorktreePool(gitpython.Repo(repo), repo, tmp_path / "worktrees" / "run")
+    try:
+        path, _ = pool.acquire("a", git(repo, "rev-parse", "HEAD"))
+        (path / "tools" / "fmt.sh").write_text(f"touch {marker}\ncat\n")
+        (path / ".gitattributes").write_text("* filter=fmt diff=fmt ident\n")
+        edited = b"def add(a, b):  # $Id: kept as written $\n    return a + b\n"
+        (path / "calc.py").write_bytes(edited)
+        captured = pool.capture_patch(path, tmp_path / "a.diff")
+        assert not marker.exists()
+        assert git(repo, "cat-file", "blob", f"{captured.tree}:calc.py").encode() + b"\n" == edited
+        assert set(captured.files) == {".gitattributes", "calc.py", "tools/fmt.sh"}
+        names = ("calc.py", "a.dat", "sub/deep/x.bin")
+        asked = subprocess.run(  # the user's own attributes still hold, a folder's at any depth under it
+            gitrepo.worktree_git(pool.root / ".reader", path, "check-attr", "filter", "diff", "--", *names),
+            capture_output=True,
+            text=True,
+            check=True,
+            env=gitrepo.worktree_env(None, repo / ".git" / "objects"),
+            cwd=path,
+        ).stdout.splitlines()
+        assert asked == [
+            "calc.py: filter: unspecified",
+            "calc.py: diff: unspecified",
+            "a.dat: filter: unspecified",
+            "a.dat: diff: fmt",
+            "sub/deep/x.bin: filter: unspecified",
+            "sub/deep/x.bin: diff: unset",
+        ]
+    finally:
+        pool.remove_all()
 
 
 def test_a_dirty_trees_file_deleted_without_the_sandbox_is_restored(

@@ -10,14 +10,18 @@ one policy, used by edges/worktrees) trusts nothing a candidate could have writt
 explore's own (`reader_dir`: the repository's config and info/exclude as they were before any
 candidate ran, the shared object store), never the worktree's admin folder (its `config.worktree`,
 `commondir`, index) nor the shared config a candidate outside a sandbox could have given a filter
-or an fsmonitor; it uses explore's own index of the worktree, reads no system or global config and
-no attributes but the worktree's own `.gitattributes` (whose filters and textconv drivers, defined
-only in config, are then the user's), and turns off hooks, fsmonitor, sparse checkout, automatic
-gc and maintenance.
+or an fsmonitor; it uses explore's own index of the worktree, reads no system or global config, and
+turns off hooks, fsmonitor, sparse checkout, automatic gc and maintenance. Attributes come from
+explore's own `info/attributes` in that git dir (`reader_attributes`), which git ranks above every
+`.gitattributes` of the tree: first a line that leaves every attribute git acts on (filter, diff,
+merge, text, eol, ident, working-tree-encoding) unspecified for every path, then the user's own
+attributes as the commit the run started from has them — so a `.gitattributes` a candidate wrote
+can name no filter, textconv, diff driver or conversion that explore's git would apply.
 """
 
 from __future__ import annotations
 
+import hashlib
 import os
 import subprocess
 import tempfile
@@ -66,16 +70,71 @@ class RepoInfo:
 def reader_dir(folder: Path, common_dir: Path, commit: str) -> Path:
     """explore's own git dir for reading candidates' worktrees, made once in folder (which no
     candidate may write) before any candidate runs: a copy of the repository's config and
-    info/exclude, an empty refs/, HEAD at commit; its objects are the shared store's
-    (worktree_env's GIT_OBJECT_DIRECTORY)."""
+    info/exclude, its attributes (reader_attributes), an empty refs/, HEAD at commit; its objects
+    are the shared store's (worktree_env's GIT_OBJECT_DIRECTORY)."""
     if not (folder / "HEAD").is_file():
         (folder / "refs").mkdir(parents=True, exist_ok=True)
         (folder / "info").mkdir(exist_ok=True)
         for name in ("config", "info/exclude"):
             if (common_dir / name).is_file():
                 (folder / name).write_bytes((common_dir / name).read_bytes())
+        (folder / "info" / "attributes").write_bytes(reader_attributes(common_dir, commit))
         (folder / "HEAD").write_text(f"{commit}\n")
     return folder
+
+
+NEUTRAL_ATTRIBUTES = b"* !filter !diff !merge !text !eol !crlf !ident !working-tree-encoding\n"
+"""Every attribute by which git runs a command or changes bytes on their way in or out, left
+unspecified for every path: what no `.gitattributes` of a candidate's tree can then set."""
+
+
+def reader_attributes(common_dir: Path, commit: str) -> bytes:
+    """The attributes explore's git reads in a candidate's worktree: NEUTRAL_ATTRIBUTES, then every
+    `.gitattributes` of commit (a folder's own patterns made relative to the root; deeper folders
+    later, as git ranks them), then the user's `info/attributes` — never a file of the worktree."""
+    listed = _git_at(common_dir, "ls-tree", "-r", "-z", commit).decode("utf-8", "surrogateescape")
+    found: list[tuple[str, str]] = []
+    for line in filter(None, listed.split("\0")):
+        meta, _, name = line.partition("\t")
+        if name == ".gitattributes" or name.endswith("/.gitattributes"):
+            found.append((name, meta.split(" ")[2]))
+    parts = [NEUTRAL_ATTRIBUTES]
+    for name, sha in sorted(found, key=lambda item: item[0].count("/")):
+        data = _git_at(common_dir, "cat-file", "blob", sha)
+        if object_id(b"blob", data) != sha:
+            raise RuntimeError(f"object {sha} ({name}) does not hold what its id says: the object store was rewritten")
+        parts.append(_rooted(data, name.removesuffix(".gitattributes")))
+    own = common_dir / "info" / "attributes"
+    if own.is_file():
+        parts.append(own.read_bytes().rstrip(b"\n") + b"\n")
+    return b"".join(parts)
+
+
+def _rooted(data: bytes, folder: str) -> bytes:
+    """A folder's `.gitattributes` lines with their patterns relative to the repository's root (a
+    pattern without a slash matches a name at any depth under the folder; macros count only at the root)."""
+    if not folder:
+        return data.rstrip(b"\n") + b"\n"
+    lines = []
+    for line in data.decode("utf-8", "surrogateescape").splitlines():
+        pattern, _, rest = line.strip().partition(" ")
+        if not pattern or pattern.startswith(("#", "[attr]", '"')):
+            continue
+        rooted = f"{folder}{pattern.lstrip('/')}" if "/" in pattern else f"{folder}**/{pattern}"
+        lines.append(f"{rooted} {rest}\n")
+    return "".join(lines).encode("utf-8", "surrogateescape")
+
+
+def object_id(kind: bytes, data: bytes) -> str:
+    """The id git gives an object of this kind and content."""
+    return hashlib.sha1(kind + b" " + str(len(data)).encode() + b"\0" + data).hexdigest()
+
+
+def _git_at(git_dir: Path, *args: str) -> bytes:
+    done = subprocess.run([*GIT, f"--git-dir={git_dir}", *args], capture_output=True, timeout=300)
+    if done.returncode != 0:
+        raise RuntimeError(f"git {args[0]} in {git_dir} failed: {done.stderr.decode(errors='replace').strip()[-300:]}")
+    return done.stdout
 
 
 def worktree_git(git_dir: Path, worktree: Path, *args: str) -> list[str]:

@@ -4,7 +4,9 @@ Guarded (`guarded_git_paths`, the one list): in the repository's shared git dir,
 `info/`, `config`, `config.worktree`, `HEAD` and every ref outside explore's own namespace (loose
 files under `refs/` and the lines of `packed-refs`); every submodule's `config`, `config.worktree`,
 `hooks/` and `info/` under `modules/`; each linked worktree's `config.worktree`; the user's own index (compared entry by entry, flags
-included: git rewrites its stat data at will) and `config.worktree`; the object store (each loose
+included: git rewrites its stat data at will) and `config.worktree`; every config file git reads
+outside the repository (`global_config_paths`: the global `~/.gitconfig`, `$XDG_CONFIG_HOME/git/config`,
+`GIT_CONFIG_GLOBAL`, the system file) with the global attributes and ignore files; the object store (each loose
 object and pack by inode, size and change time: one whose file changed is hashed against its id);
 and the user's working tree — tracked and untracked, not ignored, files, as the dirty-tree snapshot
 records them (a tree made from a copy of the user's index, so the user's index is never written).
@@ -12,7 +14,8 @@ records them (a tree made from a copy of the user's index, so the user's index i
 A change is put back byte for byte: git-dir files from the copies kept at the fingerprint, the
 working tree from the blobs of the fingerprint's tree (each blob hashed against its id as it is
 read), a loose object rewritten under its own id moved to the quarantine and written again from the
-user's file that holds its content, when one does. What the restore overwrites or deletes is
+user's file that holds its content, when one does; a pack or its index from the copy made when it
+was first fingerprinted (objects.Packs, while the store's packs stay under 256 MiB). What the restore overwrites or deletes is
 first copied to a quarantine folder, so a change the user made themselves is never lost.
 
 `Watch` attributes a change to candidates: every candidate that ran since the last clean check
@@ -34,7 +37,7 @@ from pathlib import Path
 import anyio
 
 from explore.edges import checkouts, objects
-from explore.edges.gitrepo import GIT
+from explore.edges.gitrepo import GIT, object_id
 
 EXPLORE_REFS = ("refs/heads/explore/", "refs/explore/")
 """explore's own ref namespace: its run branches, which it writes while candidates run."""
@@ -86,8 +89,15 @@ class Guard:
     common_dir: Path
     quarantine_root: Path
 
+    packs: objects.Packs | None = field(default=None, repr=False, compare=False)
+    """Copies of the store's packs as first fingerprinted (objects.Packs): what a pack is put back from."""
+
     def fingerprint(self) -> Fingerprint:
-        return Fingerprint(self._git_files(), self._tree(), self._elsewhere(), objects.files(self.common_dir))
+        store = objects.files(self.common_dir)
+        if self.packs is None:
+            self.packs = objects.Packs(self.common_dir)
+        self.packs.keep(store)
+        return Fingerprint(self._git_files(), self._tree(), self._elsewhere(), store)
 
     def guarded_git_paths(self) -> list[Path]:
         """Every git-dir file a candidate must not change (see the module's docstring): decided here."""
@@ -107,10 +117,12 @@ class Guard:
         found.append(self.git_dir / INDEX)
         if self.git_dir.resolve() != self.common_dir.resolve():
             found += [self.git_dir / name for name in OWN_FILES]
+        found += global_config_paths()
         return list(dict.fromkeys(found))
 
     def _elsewhere(self) -> dict[str, tuple[int, int, int]]:
         home = Path(os.path.expanduser("~"))
+        guarded = {str(path) for path in global_config_paths()}
         found = {}
         for folder in dict.fromkeys(
             [home, home / ".ssh", home / ".config", home / ".config" / "git", self.root.parent]
@@ -120,6 +132,8 @@ class Guard:
             except OSError:
                 continue
             for entry in entries:
+                if entry.path in guarded:  # put back like .git/config, not only named
+                    continue
                 try:
                     if entry.is_file(follow_symlinks=False) or entry.is_symlink():
                         info = entry.stat(follow_symlinks=False)
@@ -139,11 +153,13 @@ class Guard:
         shown = self._shown_git_dir()
         theirs = checkouts.others(self.root, self.common_dir, self.git_dir)  # another checkout's doing
         paths = sorted(
-            f"{shown}/{p}"
+            p if p.startswith("/") else f"{shown}/{p}"
             for p in before.git_files.keys() | after.git_files.keys()
             if p not in theirs and self._differs(p, before.git_files.get(p), after.git_files.get(p))
         )
-        paths += [f"{shown}/{rel}" for rel in objects.rewritten(self.common_dir, before.objects, after.objects)]
+        paths += [
+            f"{shown}/{rel}" for rel in objects.rewritten(self.common_dir, before.objects, after.objects, self.packs)
+        ]
         if before.tree != after.tree:
             paths += sorted(rel for _, _, rel in self._tree_entries(before.tree, after.tree))
         return paths
@@ -171,9 +187,13 @@ class Guard:
         for rel in sorted(before.git_files.keys() | after.git_files.keys()):
             old, new = before.git_files.get(rel), after.git_files.get(rel)
             if rel not in theirs and self._differs(rel, old, new):
-                self._put_back(self.common_dir / rel, old, folder / ".git" / rel)
-        for rel in objects.rewritten(self.common_dir, before.objects, after.objects):
-            if not rel.startswith("objects/pack/"):  # a pack is named, never moved
+                keep = folder / "outside" / rel.lstrip("/") if rel.startswith("/") else folder / ".git" / rel
+                self._put_back(self.common_dir / rel, old, keep)
+        for rel in objects.rewritten(self.common_dir, before.objects, after.objects, self.packs):
+            if rel.startswith("objects/pack/"):  # from its copy, when the store was small enough to keep one
+                if self.packs is not None:
+                    self.packs.put_back(rel, folder / ".git" / rel)
+            else:
                 objects.recover(self.common_dir, self.root, rel, before.tree, folder / ".git" / rel)
         if before.tree != after.tree:
             for mode, sha, rel in self._tree_entries(before.tree, after.tree):
@@ -208,6 +228,7 @@ class Guard:
         found: dict[str, tuple[int, bytes]] = {}
         for path in self.guarded_git_paths():
             rel = Path(os.path.relpath(path, self.common_dir)).as_posix()
+            rel = path.as_posix() if rel.startswith("../") else rel  # outside the repository: by its own path
             if rel.startswith(EXPLORE_REFS) or rel.endswith(".lock"):
                 continue
             try:
@@ -265,6 +286,19 @@ class Guard:
         os.chmod(path, stat.S_IMODE(mode))
 
 
+def global_config_paths() -> list[Path]:
+    """The files outside the repository that git reads for every repository of this user: the
+    global config (`GIT_CONFIG_GLOBAL`, else `~/.gitconfig` and `$XDG_CONFIG_HOME/git/config`), the
+    system config (`GIT_CONFIG_SYSTEM`, else /etc/gitconfig), and the global attributes and ignore
+    files beside the XDG config. (An `include.path` they name is not followed.)"""
+    home = Path(os.path.expanduser("~"))
+    xdg = Path(os.environ.get("XDG_CONFIG_HOME") or home / ".config") / "git"
+    found = [Path(os.environ["GIT_CONFIG_GLOBAL"])] if os.environ.get("GIT_CONFIG_GLOBAL") else []
+    found += [home / ".gitconfig", xdg / "config", xdg / "attributes", xdg / "ignore"]
+    found.append(Path(os.environ.get("GIT_CONFIG_SYSTEM") or "/etc/gitconfig"))
+    return [path.absolute() for path in found if str(path) != os.devnull]
+
+
 def _comparable(rel: str, entry: tuple[int, bytes] | None) -> tuple[int, bytes] | None:
     """packed-refs is compared without explore's own refs (written by explore while candidates run)."""
     if entry is None or rel != "packed-refs":
@@ -279,7 +313,7 @@ def _blob(root: Path, sha: str) -> bytes:
     """The blob sha, refused (RuntimeError) unless its content hashes to sha: `git cat-file` does
     not check, and a loose object can be rewritten in place."""
     data = _git(root, ["cat-file", "blob", sha])
-    if objects.object_id(b"blob", data) != sha:
+    if object_id(b"blob", data) != sha:
         raise RuntimeError(f"object {sha} in the repository's store does not hold what its id says (rewritten?)")
     return data
 

@@ -5,15 +5,21 @@ of the store by inode, size and change time — a write in place changes the cha
 replacement the inode, and neither can be set back — and hashes only the files that changed: a
 loose object must still inflate to its id; a pack is never rewritten by git, so one that changed
 counts whatever it holds. A rewritten loose object is moved away and written again from the
-user's file that holds its content, when the user's tree has one.
+user's file that holds its content, when the user's tree has one. A pack (and its index) is put
+back from the copy `Packs` made of it before any candidate ran — while the store's packs together
+stay under PACK_COPY_CAP; a pack of a larger store is named, never put back.
 """
 
 from __future__ import annotations
 
+import filecmp
 import hashlib
 import os
 import shutil
 import subprocess
+import tempfile
+import threading
+import weakref
 import zlib
 from pathlib import Path
 
@@ -47,16 +53,23 @@ def files(common_dir: Path) -> dict[str, Seen]:
     return found
 
 
-def rewritten(common_dir: Path, before: dict[str, Seen], after: dict[str, Seen]) -> list[str]:
+def rewritten(
+    common_dir: Path, before: dict[str, Seen], after: dict[str, Seen], packs: Packs | None = None
+) -> list[str]:
     """The files there before that changed since and no longer hold what their id says (a pack
-    counts as changed whatever it holds; a loose object removed counts too). New files count for
-    nothing: a new object changes nothing that exists."""
+    counts as changed unless it is byte for byte its copy in packs; a loose object removed counts
+    too). New files count for nothing: a new object changes nothing that exists."""
     bad = []
     for rel, seen in before.items():
         if after.get(rel) == seen:
             continue
         folder, _, name = rel.removeprefix("objects/").partition("/")
-        if folder == "pack" or rel not in after or not loose_holds(common_dir / rel, folder + name):
+        if rel not in after:
+            bad.append(rel)
+        elif folder == "pack":
+            if packs is None or not packs.holds(rel):
+                bad.append(rel)
+        elif not loose_holds(common_dir / rel, folder + name):
             bad.append(rel)
     return bad
 
@@ -78,9 +91,57 @@ def recover(common_dir: Path, root: Path, rel: str, tree: str, keep: Path) -> No
             return
 
 
-def object_id(kind: bytes, data: bytes) -> str:
-    """The id git gives an object of this kind and content."""
-    return hashlib.sha1(kind + b" " + str(len(data)).encode() + b"\0" + data).hexdigest()
+PACK_COPY_CAP = 256 * 2**20
+"""The packs of a store up to this size in all are copied once, to be put back byte for byte."""
+
+
+class Packs:
+    """Copies of the store's pack files as they were when first seen (a temporary folder, gone
+    with this object or at exit): what a pack rewritten in place is put back from."""
+
+    def __init__(self, common_dir: Path) -> None:
+        self.common_dir = common_dir
+        self.folder: Path | None = None
+        self.kept: dict[str, Path] = {}
+        self.lock = threading.Lock()
+
+    def keep(self, seen: dict[str, Seen]) -> None:
+        """Copy every pack file of seen (a fingerprint's store) not copied yet, while they fit the cap."""
+        new = [rel for rel in seen if rel.startswith("objects/pack/") and rel not in self.kept]
+        if not new:
+            return
+        with self.lock:
+            total = sum(size for rel, (_, size, _) in seen.items() if rel.startswith("objects/pack/"))
+            if total > PACK_COPY_CAP:
+                return
+            if self.folder is None:
+                self.folder = Path(tempfile.mkdtemp(prefix="explore-packs-"))
+                weakref.finalize(self, shutil.rmtree, self.folder, True)
+            for rel in new:
+                copy = self.folder / rel.rsplit("/", 1)[1]
+                try:
+                    shutil.copyfile(self.common_dir / rel, copy)
+                except OSError:
+                    continue
+                self.kept[rel] = copy
+
+    def holds(self, rel: str) -> bool:
+        """The pack file rel is byte for byte as first seen."""
+        copy = self.kept.get(rel)
+        return copy is not None and filecmp.cmp(copy, self.common_dir / rel, shallow=False)
+
+    def put_back(self, rel: str, keep: Path) -> bool:
+        """The pack file rel as it was first seen (what is there now moved to keep); False without a copy."""
+        copy = self.kept.get(rel)
+        if copy is None:
+            return False
+        path = self.common_dir / rel
+        keep.parent.mkdir(parents=True, exist_ok=True)
+        if os.path.lexists(path):
+            shutil.move(path, keep)
+        shutil.copyfile(copy, path)
+        os.chmod(path, 0o444)
+        return True
 
 
 def loose_holds(path: Path, sha: str) -> bool:
