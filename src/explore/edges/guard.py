@@ -89,13 +89,15 @@ class Guard:
     common_dir: Path
     quarantine_root: Path
 
+    packs_within: Path | None = None
+    """Where the packs' copies go (the run's pool folder); a temporary folder when None."""
     packs: objects.Packs | None = field(default=None, repr=False, compare=False)
     """Copies of the store's packs as first fingerprinted (objects.Packs): what a pack is put back from."""
 
     def fingerprint(self) -> Fingerprint:
         store = objects.files(self.common_dir)
         if self.packs is None:
-            self.packs = objects.Packs(self.common_dir)
+            self.packs = objects.Packs(self.common_dir, self.packs_within)
         self.packs.keep(store)
         return Fingerprint(self._git_files(), self._tree(), self._elsewhere(), store)
 

@@ -96,11 +96,13 @@ PACK_COPY_CAP = 256 * 2**20
 
 
 class Packs:
-    """Copies of the store's pack files as they were when first seen (a temporary folder, gone
-    with this object or at exit): what a pack rewritten in place is put back from."""
+    """Copies of the store's pack files as they were when first seen, in `folder` (the run's pool
+    folder, which `explore clean` removes after a kill -9; a temporary folder without one), gone with
+    this object or at exit: what a pack rewritten in place is put back from."""
 
-    def __init__(self, common_dir: Path) -> None:
+    def __init__(self, common_dir: Path, within: Path | None = None) -> None:
         self.common_dir = common_dir
+        self.within = within
         self.folder: Path | None = None
         self.kept: dict[str, Path] = {}
         self.lock = threading.Lock()
@@ -115,7 +117,9 @@ class Packs:
             if total > PACK_COPY_CAP:
                 return
             if self.folder is None:
-                self.folder = Path(tempfile.mkdtemp(prefix="explore-packs-"))
+                if self.within is not None:
+                    self.within.mkdir(parents=True, exist_ok=True)
+                self.folder = Path(tempfile.mkdtemp(prefix=".packs-", dir=self.within))
                 weakref.finalize(self, shutil.rmtree, self.folder, True)
             for rel in new:
                 copy = self.folder / rel.rsplit("/", 1)[1]
@@ -128,12 +132,15 @@ class Packs:
     def holds(self, rel: str) -> bool:
         """The pack file rel is byte for byte as first seen."""
         copy = self.kept.get(rel)
-        return copy is not None and filecmp.cmp(copy, self.common_dir / rel, shallow=False)
+        try:
+            return copy is not None and filecmp.cmp(copy, self.common_dir / rel, shallow=False)
+        except OSError:  # the pack is gone, or the copy with the pool folder at the run's end
+            return False
 
     def put_back(self, rel: str, keep: Path) -> bool:
         """The pack file rel as it was first seen (what is there now moved to keep); False without a copy."""
         copy = self.kept.get(rel)
-        if copy is None:
+        if copy is None or not copy.exists():
             return False
         path = self.common_dir / rel
         keep.parent.mkdir(parents=True, exist_ok=True)

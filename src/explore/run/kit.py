@@ -152,7 +152,9 @@ class Kit:
             sandbox=found,
         )
         suite = Suite(executor, test_command, options, run_dir, emit, tracker, memory_limit, sandbox=found)
-        fence = guard.Guard(root, Path(info.repo.git_dir), Path(info.repo.common_dir), run_dir / "quarantine")
+        fence = guard.Guard(
+            root, Path(info.repo.git_dir), Path(info.repo.common_dir), run_dir / "quarantine", packs_within=pool.root
+        )
         return cls(
             info=info,
             options=options,
