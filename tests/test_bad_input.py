@@ -297,7 +297,7 @@ def test_binary_files_in_a_candidate_diff_merge_byte_identical(tmp_path: Path) -
     repo = tmp_path / "repo"
     (repo / "assets").mkdir(parents=True)
     (repo / "assets" / "logo.bin").write_bytes(BLOB)
-    make_repo(repo, ONE_BUG)
+    make_repo(repo, ONE_BUG, explore_config='allow-new-files = ["assets/*"]\n')  # the policy's widening
     changed = BLOB[:100] + b"\x00changed\x00" + BLOB[200:]
     agent = scripted_agent(
         tmp_path,
@@ -324,7 +324,7 @@ def test_binary_files_in_a_candidate_diff_merge_byte_identical(tmp_path: Path) -
 
 def test_non_utf8_text_file_in_a_candidate_diff(tmp_path: Path) -> None:
     """A Latin-1 file has no NUL byte, so git diffs it as text with raw non-UTF-8 bytes."""
-    repo = make_repo(tmp_path / "repo", ONE_BUG)
+    repo = make_repo(tmp_path / "repo", ONE_BUG, explore_config='allow-new-files = ["notes/*"]\n')
     latin1 = "café crème, déjà vu\n".encode("latin-1")
     agent = scripted_agent(tmp_path, {"a": {"replace": FIX_ADD, "write_hex": {"notes/latin1.txt": latin1.hex()}}})
     try:

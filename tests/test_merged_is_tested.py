@@ -49,7 +49,8 @@ def test_new_tests_and_doctests_never_raise_the_score(tmp_path: Path) -> None:
     42/45 = 93.3% against the honest fix's 3/4 (a test nobody fixes stays failing)."""
     files = {
         **FILES,
-        "pyproject.toml": pyproject(),
+        # the change policy would reject the new module outright: widened, the score is the defence
+        "pyproject.toml": pyproject() + 'allow-new-files = ["*"]\n',
         "tests/test_todo.py": "def test_todo():\n    assert False, 'not written yet'\n",
     }
     trick = {"write": {"calc_extra.py": DOCTESTS, "test_notes.txt": ">>> 1 + 1\n2\n"}}

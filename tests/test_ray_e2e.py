@@ -110,7 +110,9 @@ def test_a_ray_worker_killed_mid_run_makes_its_candidate_crashed_and_the_run_goe
     tmp_path: Path, ray_address: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("RAY_ADDRESS", ray_address)
-    repo = make_repo(tmp_path / "repo", {**CALC, "conftest.py": KILLER})
+    repo = make_repo(  # the trigger is a new file outside the packages: the change policy's widening admits it
+        tmp_path / "repo", {**CALC, "conftest.py": KILLER}, explore_config='allow-new-files = ["kill-worker"]\n'
+    )
     # b's patch carries the trigger: any pytest session of b kills the worker running it
     agent = scripted_agent(
         tmp_path, {"a": {"replace": FIX_ADD}, "b": {"replace": FIX_MUL, "write": {"kill-worker": "now\n"}}}
