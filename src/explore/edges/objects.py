@@ -96,9 +96,10 @@ PACK_COPY_CAP = 256 * 2**20
 
 
 class Packs:
-    """Copies of the store's pack files as they were when first seen, in `folder` (the run's pool
-    folder, which `explore clean` removes after a kill -9; a temporary folder without one), gone with
-    this object or at exit: what a pack rewritten in place is put back from."""
+    """Copies of the store's pack files as they were when first seen, in a folder made under
+    `within` (the run's pool folder, which `explore clean` removes after a kill -9; the system's
+    temporary folder when None), gone with this object or at exit: what a pack rewritten in place
+    is put back from."""
 
     def __init__(self, common_dir: Path, within: Path | None = None) -> None:
         self.common_dir = common_dir
