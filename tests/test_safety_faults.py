@@ -134,7 +134,9 @@ def kill_everything_under(*folders: Path) -> None:
 # ---------------------------------------------------------------------------- the fault matrix
 
 # c makes no change (rejected at once, so it is scored while a and b still run their tests).
-EDITS = {"a": {"replace": FIX_ADD}, "b": {"replace": FIX_MUL}}
+# Different confidences: the winner of iteration 1 is a whatever order the runs end in (two fixes
+# that differ only by letter would be decided by whichever suite validated first).
+EDITS = {"a": {"replace": FIX_ADD, "confidence": 0.9}, "b": {"replace": FIX_MUL, "confidence": 0.8}}
 RUN_ARGS = ["--parallel", "3", "--max-iterations", "5"]
 
 FAULT_POINTS = [

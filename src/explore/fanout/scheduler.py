@@ -263,8 +263,13 @@ async def validate(results: list[CandidateResult], config: FanOutConfig, board: 
 
 
 def _outranks(result: CandidateResult, best: tuple[float, int, int, float, int, str] | None, board: Board) -> bool:
-    """An untested candidate would outrank the best validated one passing every test, with its final
-    agreement: its turn was refused on the agreement it had then, and twins that came later count."""
-    if result.id not in board.skipped:
-        return False
-    return best is None or scoring.ranked_result(result, board.turns.caps.get(result.id, 100.0), 0).key() > best
+    """A candidate would outrank the best validated one on more than its letter: an untested one
+    passing every test it could still pass, with its final agreement (its turn was refused on the
+    agreement it had then, and twins that came later count); a pending one as its affected tests
+    found it (a tie on the pass rate with a higher confidence still runs — and one that differs
+    only by letter does not: the letter decides among equals only when both suites ran)."""
+    if best is None:
+        return result.id in board.skipped
+    if result.id in board.skipped:
+        return scoring.ranked_result(result, board.turns.caps.get(result.id, 100.0), 0).key() > best
+    return scoring.ranked_result(result).key()[:-1] > best[:-1]
