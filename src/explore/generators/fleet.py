@@ -41,8 +41,8 @@ class FleetGenerator(FixGenerator):
         self.slots = slots
         self.name = SEPARATOR.join(slot.name for slot in slots)
         self.mode: DealMode = mode
-        self.tallies = dealing.history_tallies(history or [])
-        """Per agent, what this repository's history says it made and won (`--deal auto`)."""
+        self.history = history or []
+        """Each iteration's per-agent tally in this repository's history: what `--deal auto` learns from."""
         self.parallel = parallel
         self.run_id = run_id
         self._resting: dict[int, str] = {}
@@ -53,10 +53,10 @@ class FleetGenerator(FixGenerator):
 
     def dealt(self, n: int, seed: str = "") -> list[int]:
         """Which slot each of n candidates goes to (decide/dealing.py)."""
-        return dealing.deal(n, [s.name for s in self.slots], self.tallies, self.mode, seed).slots
+        return dealing.deal(n, [s.name for s in self.slots], self.history, self.mode, seed).slots
 
     def header(self) -> str:
-        found = dealing.deal(self.parallel, [s.name for s in self.slots], self.tallies, self.mode, f"{self.run_id}/1")
+        found = dealing.deal(self.parallel, [s.name for s in self.slots], self.history, self.mode, f"{self.run_id}/1")
         return f"deal: {self.parallel} candidates of iteration 1 to {len(self.slots)} slots, {found.how}"
 
     async def propose(self, request: ProposalRequest) -> Proposal:
