@@ -7,11 +7,13 @@ wrong_comparison (it recognises the case by the reference patch applying cleanly
 nothing else). On the ten cases of those two classes:
 
 1. `explore bench --agent fix-off-by-one --agent fix-comparison` (each agent alone, per case);
-2. the fleet, `explore run --agent fix-off-by-one --agent fix-comparison --parallel 2`, per case;
+2. the fleet, `explore run --agent fix-off-by-one --agent fix-comparison --parallel 2`, per case,
+   through the bench's own runner and judge (bench/runner.run_all: scratch copy, explore run,
+   the judge's verdict on the tree it left);
 3. one off_by_one repository broken and repaired RUNS times by the fleet with --parallel 4: the
    candidates each agent is dealt per run (`--deal auto`).
 
-Usage: python benchmarks/fleet_skill.py [--runs 4] [--out benchmarks/results/issue41-fleet.json]"""
+Usage: python benchmarks/fleet_skill.py [--runs 5] [--out benchmarks/results/issue41-fleet.json]"""
 
 from __future__ import annotations
 
@@ -25,6 +27,10 @@ import tempfile
 from pathlib import Path
 
 import tomllib
+
+from explore.bench.corpus import load_corpus
+from explore.bench.results import aggregate
+from explore.bench.runner import BenchConfig, run_all
 
 CORPUS = Path(__file__).resolve().parent / "cases"
 SKILLS = {"fix-off-by-one": "off_by_one", "fix-comparison": "wrong_comparison"}
@@ -88,7 +94,7 @@ def fresh_repo(case: Path, into: Path) -> Path:
 
 def main() -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--runs", type=int, default=4)
+    parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--out", type=Path, default=Path("benchmarks/results/issue41-fleet.json"))
     args = parser.parse_args()
     work = Path(tempfile.mkdtemp(prefix="explore-fleet-"))
@@ -115,22 +121,26 @@ def main() -> None:
     )
     summary = json.loads(bench.stdout)["summary"]
     figures["alone"] = {a: {k: summary[a][k] for k in ("runs", "repaired", "correct", "median_s")} for a in SKILLS}
-    fleet = {"runs": 0, "repaired": 0}
-    for case in sorted((work / "cases").iterdir()):
-        repo = fresh_repo(case, work / "fleet")
-        found = explore("run", str(repo), *FLEET, "--parallel", "2", "--json", cwd=work)
-        fleet["runs"] += 1
-        fleet["repaired"] += found["exit"] == 0 and found["summary"].get("status") == "succeeded"
-    figures["fleet"] = fleet
+    first, second = SKILLS  # the bench's run gives `--agent first`; the second slot comes after it
+    config = BenchConfig(agent=first, parallel=2, jobs=1, extra_args=["--agent", second])
+    judged = run_all(load_corpus(env_root), ["auto"], config)
+    stats = aggregate(judged, ["auto"])["auto"]
+    figures["fleet"] = {k: getattr(stats, k) for k in ("runs", "repaired", "correct", "median_s")}
+    figures["fleet"]["by_case"] = {r.case: r.grade for r in judged}
     case = next(c for c in sorted((work / "cases").iterdir()) if _class(c) == "off_by_one")
     repo = fresh_repo(case, work / "deal")
     broken = {p: p.read_bytes() for p in repo.rglob("*.py")}
     deals = []
     for run in range(args.runs):
         found = explore("run", str(repo), *FLEET, "--parallel", "4", "--json", cwd=work)
-        made = [c["generator"] for c in found["summary"]["iterations"][0]["candidates"]]
+        first_iteration = found["summary"]["iterations"][0]
+        made = {c["id"]: c["generator"] for c in first_iteration["candidates"]}
         header = next((line.strip() for line in found["stderr"].splitlines() if "deal:" in line), "")
-        deals.append({"run": run + 1, "dealt": {a: made.count(a) for a in SKILLS}, "header": header})
+        dealt = {a: list(made.values()).count(a) for a in SKILLS}
+        won = made.get(first_iteration.get("winner") or "")
+        deals.append(
+            {"run": run + 1, "status": found["summary"].get("status"), "dealt": dealt, "won": won, "header": header}
+        )
         for path, data in broken.items():
             path.write_bytes(data)
         git(repo, "-c", "user.name=b", "-c", "user.email=b@b", "commit", "-qam", "break it again")

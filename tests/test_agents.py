@@ -363,6 +363,28 @@ def test_flags_a_release_does_not_know_are_left_out_with_their_values() -> None:
     assert fit(flags, Capabilities(None, ""), support) == flags  # an unreadable help: every flag kept
 
 
+def test_an_npm_installed_cli_is_known_by_its_package_version_without_starting_it_for_it(tmp_path: Path) -> None:
+    """node_modules/.bin/claude → the package's own file: the version is its package.json's and only
+    --help is asked (a CLI's start-up is the probe's cost); a binary of no package is asked --version."""
+    from explore.generators.agents.versions import learn, package_version
+
+    package = tmp_path / "node_modules" / "@anthropic-ai" / "claude-code"
+    package.mkdir(parents=True)
+    (package / "package.json").write_text(json.dumps({"version": "2.1.300", "bin": {"claude": "cli.py"}}))
+    (package / "cli.py").write_text(
+        f"#!{sys.executable}\nimport sys\nopen({str(tmp_path / 'asked')!r}, 'a').write(' '.join(sys.argv[1:]) + '\\n')\n"
+        f"print('9.9.9 (Claude Code)' if sys.argv[1:] == ['--version'] else {HELP!r})\n"
+    )
+    (package / "cli.py").chmod(0o755)
+    (tmp_path / "node_modules" / ".bin").mkdir()
+    (tmp_path / "node_modules" / ".bin" / "claude").symlink_to(package / "cli.py")
+    found = learn(str(tmp_path / "node_modules" / ".bin" / "claude"), ("--help",), {})
+    assert found.version == "2.1.300" and found.knows("--tools")
+    assert (tmp_path / "asked").read_text().splitlines() == ["--help"]
+    assert package_version(package / "package.json") is None  # not a file its `bin` names
+    assert learn(str(old_claude(tmp_path / "bin", "2.1.250", HELP)), ("--help",), {}).version == "2.1.250"
+
+
 def test_every_candidate_crashing_alike_stops_the_run_at_once(tmp_path: Path) -> None:
     """Two candidates, one message: exit 3 after the first iteration, not max iterations spent;
     an agent refusing its own command line is exit 2."""
@@ -384,10 +406,12 @@ def test_every_candidate_crashing_alike_stops_the_run_at_once(tmp_path: Path) ->
     assert_no_debris(root)
 
 
-def test_a_fleet_deals_candidates_to_its_slots_in_turn_and_tallies_each_agent(tmp_path: Path) -> None:
-    """`--agent idle --agent fixer --parallel 3`: a and c from idle, b from fixer, whose fix is merged;
-    the JSON names each candidate's agent and `agents` tallies them. A slot whose agent is rate-limited
-    hands its candidates to another slot's agent, and `fallbacks` says so."""
+def test_a_fleet_deals_in_turn_then_by_what_won_here_and_tallies_each_agent(tmp_path: Path) -> None:
+    """Run 1, `--agent idle --agent fixer --parallel 3`, no history: a and c from idle, b from fixer,
+    whose fix is merged; the JSON names each candidate's agent, `agents` tallies them, and the
+    iteration's history.jsonl record keeps the tally. Run 2 deals by what won (Thompson sampling,
+    said in the header, as dealt). Run 3, `--deal even`: in turn, and the rate-limited slot's
+    candidate is handed to another slot's agent, which `fallbacks` says."""
     busy = stand_in(
         tmp_path / "bin", "gemini", [], json.dumps({"error": {"message": "429 Too Many Requests"}}), False, 1
     )
@@ -397,10 +421,10 @@ def test_a_fleet_deals_candidates_to_its_slots_in_turn_and_tallies_each_agent(tm
         f'[tool.explore.agents.gemini]\nbin = "{busy}"\n'
     )
     root = make_repo(tmp_path / "repo", FILES, explore_config=config)
-    code, summary, stderr = run_cli(
-        ["run", str(root), "--agent", "idle", "--agent", "fixer", "--parallel", "3", "--json"]
-    )
+    fleet = ["run", str(root), "--agent", "idle", "--agent", "fixer", "--parallel", "3", "--json"]
+    code, summary, stderr = run_cli(fleet)
     assert summary is not None and code == 0 and summary["status"] == "succeeded", stderr
+    assert "deal: 3 candidates of iteration 1 to 2 slots, in turn (no iteration of these agents" in stderr
     [iteration] = summary["iterations"]
     assert [(c["id"], c["generator"]) for c in iteration["candidates"]] == [
         ("a", "idle"),
@@ -423,14 +447,27 @@ def test_a_fleet_deals_candidates_to_its_slots_in_turn_and_tallies_each_agent(tm
     }
     assert rows["| a"].endswith("| idle |") and rows["| b"].endswith("| fixer |")
     assert "## Agents" in report and "| fixer | 1 | 1 | 1 |" in report and "| idle | 2 | 0 | 0 |" in report
+    records = [json.loads(line) for line in (root / ".explore" / "history.jsonl").read_text().splitlines()]
+    [agents] = [r["agents"] for r in records if r["n"] == 1]
+    assert (agents["idle"]["candidates"], agents["fixer"]["wins"]) == (2, 1)
+    assert_no_debris(root)
+
+    (root / "calc.py").write_text(FILES["calc.py"])
+    subprocess_git(root)
+    code, summary, stderr = run_cli(fleet)
+    assert summary is not None and code == 0, stderr
+    assert "by what wins here (Thompson sampling over the iterations each slot took part in" in stderr
+    made = [c["generator"] for c in summary["iterations"][0]["candidates"]]
+    said = re.search(r"idle (\d) \(won 0 of 1 iterations\), fixer (\d) \(won 1 of 1 iterations\)", stderr)
+    assert said and (made.count("idle"), made.count("fixer")) == (int(said[1]), int(said[2]))  # as dealt
     assert_no_debris(root)
 
     (root / "calc.py").write_text(FILES["calc.py"])
     subprocess_git(root)
     code, summary, stderr = run_cli(
-        ["run", str(root), "--agent", "gemini", "--agent", "fixer", "--parallel", "2", "--json"]
+        ["run", str(root), "--agent", "gemini", "--agent", "fixer", "--parallel", "2", "--deal", "even", "--json"]
     )
-    assert summary is not None and code == 0, stderr
+    assert summary is not None and code == 0 and "in turn (--deal even)" in stderr, stderr
     [iteration] = summary["iterations"]
     assert {c["generator"] for c in iteration["candidates"]} == {"fixer"}
     assert any(
@@ -458,35 +495,3 @@ def test_agent_slots_in_the_options_and_the_resolved_fleet() -> None:
     fleet = create(resolved, {"agent_cmd": "true"})
     assert isinstance(fleet, FleetGenerator) and [s.name for s in fleet.slots] == ["mutate,command", "command"]
     assert fleet.dealt(3) == [0, 1, 0]
-
-
-def test_the_history_keeps_each_agents_tally_and_the_next_fleet_deals_by_it(tmp_path: Path) -> None:
-    """Run 1 (no history): in turn; each iteration's record in history.jsonl keeps its per-agent
-    tally; run 2 deals by what won (Thompson sampling, said in the header); --deal even rotates."""
-    config = (
-        '\n[tool.explore.agents.idle]\ncmd = "true"\n'
-        "[tool.explore.agents.fixer]\ncmd = \"sed -i 's/a - b/a + b/' calc.py\"\n"
-    )
-    root = make_repo(tmp_path / "repo", FILES, explore_config=config)
-    fleet = ["run", str(root), "--agent", "idle", "--agent", "fixer", "--parallel", "3", "--json"]
-    code, summary, stderr = run_cli(fleet)
-    assert summary is not None and code == 0, stderr
-    assert "deal: 3 candidates of iteration 1 to 2 slots, in turn (no candidate of these agents" in stderr
-    records = [json.loads(line) for line in (root / ".explore" / "history.jsonl").read_text().splitlines()]
-    [agents] = [r["agents"] for r in records if r["n"] == 1]
-    assert (agents["idle"]["candidates"], agents["fixer"]["wins"]) == (2, 1)
-    (root / "calc.py").write_text(FILES["calc.py"])
-    subprocess_git(root)
-    code, summary, stderr = run_cli(fleet)
-    assert summary is not None and code == 0, stderr
-    assert "by what wins here (Thompson sampling" in stderr and "idle" in stderr and "(0/2 won)" in stderr
-    assert "fixer" in stderr and "(1/1 won)" in stderr
-    made = [c["generator"] for c in summary["iterations"][0]["candidates"]]
-    said = re.search(r"idle (\d) \(0/2 won\), fixer (\d) \(1/1 won\)", stderr)
-    assert said and (made.count("idle"), made.count("fixer")) == (int(said[1]), int(said[2]))  # as dealt
-    (root / "calc.py").write_text(FILES["calc.py"])
-    subprocess_git(root)
-    code, summary, stderr = run_cli([*fleet, "--deal", "even"])
-    assert summary is not None and code == 0 and "in turn (--deal even)" in stderr, stderr
-    assert [c["generator"] for c in summary["iterations"][0]["candidates"]] == ["idle", "fixer", "idle"]
-    assert_no_debris(root)

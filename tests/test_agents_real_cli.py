@@ -57,15 +57,18 @@ def private_tmp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 @pytest.fixture
-def claude(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[ScriptedAPI, str]]:
-    """The scripted model served on loopback, the real `claude`, and a HOME of the test's own."""
-    yield from served(str(real_cli("claude")), tmp_path, monkeypatch)
+def claude(
+    request: pytest.FixtureRequest, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> Iterator[tuple[ScriptedAPI, str]]:
+    """The scripted model served on loopback, the real `claude`, and a HOME of the test's own. The
+    pinned release, or (parametrized "older") one people still have: agent_clis.OLDER, which knows
+    no --permission-prompts."""
+    package = OLDER["claude"] if getattr(request, "param", "latest") == "older" else None
+    yield from served(str(real_cli("claude", package)), tmp_path, monkeypatch)
 
 
-@pytest.fixture
-def old_claude(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[ScriptedAPI, str]]:
-    """As `claude`, with an older release people still have (agent_clis.OLDER: no --permission-prompts)."""
-    yield from served(str(real_cli("claude", OLDER["claude"])), tmp_path, monkeypatch)
+BOTH_RELEASES = pytest.mark.parametrize("claude", ["latest", "older"], indirect=True)
+OLDER_RELEASE = pytest.mark.parametrize("claude", ["older"], indirect=True)
 
 
 def served(binary: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[ScriptedAPI, str]]:
@@ -109,9 +112,12 @@ def transcript_cost(summary: dict, iteration: int, cid: str) -> float:
     return results[-1]["total_cost_usd"]
 
 
+@BOTH_RELEASES
 def test_two_candidates_the_right_one_merged_with_the_cost_claude_code_reported(
     tmp_path: Path, claude: tuple[ScriptedAPI, str]
 ) -> None:
+    """At the pinned release and at 2.1.197, which knows no --permission-prompts (every candidate
+    crashed on it before): explore reads its --help, leaves the flag out, and the run merges the fix."""
     api, binary = claude
     script(api, {"a": edit("a + b"), "*": edit(WRONG)})
     root = repo(tmp_path, binary)
@@ -328,28 +334,13 @@ def test_qwen_code_refused_key_escalates(tmp_path: Path, monkeypatch: pytest.Mon
     assert_no_debris(root)
 
 
-def test_an_older_claude_code_gets_only_the_flags_it_knows_and_repairs(
-    tmp_path: Path, old_claude: tuple[ScriptedAPI, str]
-) -> None:
-    """Claude Code 2.1.197 knows no --permission-prompts (every candidate crashed on it before):
-    explore reads its --help, leaves the flag out, and the run merges the fix."""
-    api, binary = old_claude
-    script(api, {"a": edit("a + b"), "*": edit(WRONG)})
-    root = repo(tmp_path, binary)
-    code, summary, stderr = run_cli(["run", str(root), "--agent", "claude-code", "--parallel", "2", "--json"])
-    assert summary is not None and code == 0 and summary["status"] == "succeeded", stderr
-    [iteration] = summary["iterations"]
-    assert iteration["winner"] == "a" and "return a + b" in (root / "calc.py").read_text()
-    assert all(c["generator"] == "claude-code" and c["usage"]["cost_usd"] > 0 for c in iteration["candidates"])
-    assert_no_debris(root)
-
-
+@OLDER_RELEASE
 def test_an_option_the_older_claude_code_refuses_stops_the_run_at_once_with_its_message(
-    tmp_path: Path, old_claude: tuple[ScriptedAPI, str]
+    tmp_path: Path, claude: tuple[ScriptedAPI, str]
 ) -> None:
     """The flag forced through `args`: every candidate crashes on `unknown option` before any model
     request, and the run stops there (exit 2, the CLI's message) instead of spending its iterations."""
-    api, binary = old_claude
+    api, binary = claude
     script(api, {"*": edit("a + b")})
     root = repo(tmp_path, binary, 'args = ["--permission-prompts", "none"]\n')
     code, summary, stderr = run_cli(

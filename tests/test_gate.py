@@ -81,10 +81,7 @@ def run_args(cmd: str, *extra: str) -> list[str]:
 
 
 def test_hint_resumes_the_run_and_reaches_the_agents_prompt(tmp_path: Path) -> None:
-    repo = make_repo(
-        tmp_path / "repo",
-        {**CALC, "calc.py": "def add(a, b):\n    return a - b\n\n\ndef mul(a, b):\n    return a * b\n"},
-    )
+    """The agent is a named one, defined in [tool.explore.agents]: the gate reads those settings too."""
     cmd = agent(
         tmp_path,
         """\
@@ -92,7 +89,12 @@ def test_hint_resumes_the_run_and_reaches_the_agents_prompt(tmp_path: Path) -> N
             source.write_text(text.replace("a - b", "a + b"))
     """,
     )
-    child = spawn(run_args(cmd, "--max-iterations", "1"), repo)
+    repo = make_repo(
+        tmp_path / "repo",
+        {**CALC, "calc.py": "def add(a, b):\n    return a - b\n\n\ndef mul(a, b):\n    return a * b\n"},
+        explore_config=f"\n[tool.explore.agents.helper]\ncmd = {json.dumps(cmd)}\n",
+    )
+    child = spawn(["run", "--agent", "helper", "--parallel", "1", "--max-iterations", "1"], repo)
     child.expect("below the quality gate")
     child.expect("choose")
     child.sendline("h")

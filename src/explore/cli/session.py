@@ -125,7 +125,7 @@ def _ask(info: RepoInfo, result: RunState, as_json: bool, no_input: bool, displa
         return None
     destructive = gate.destructive_candidate(result, state.run_dir(info.root, result.run_id))
     options = result.options
-    generator = generators.resolve_agent(options.get("agent", "auto"), options.get("agent_cmd"))
+    generator = generators.resolve_agent(options.get("agent", "auto"), options.get("agent_cmd"), options.get("agents"))
 
     def say(text: str) -> None:
         display.console.print(text, markup=False, highlight=False)

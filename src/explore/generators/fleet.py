@@ -7,16 +7,24 @@ A slot keeps its own settings, budget accounting and failures: a rate-limited me
 along its slot's chain; a slot that proposes nothing (unavailable, out of budget, no idea) has its
 candidates dealt to the other slots, and a slot unavailable while realising a candidate hands it to
 another slot whose agent can take it over mid-iteration (its worktree reset) — the iteration's
-`fallbacks` say so. The loop sees one generator."""
+`fallbacks` say so. The loop sees one generator.
+
+The run's search budget (decide/stop.py) applies by default only to a generator whose search grows
+with the suite: a fleet's agents spend the model's time, so the run gives up by it only when
+`--search-budget` is set. A slot that searches (mutate) still keeps to the default budget within
+each iteration: its proposal gets a deadline of 10x the suite's time (at least 30 s) unless the run
+gives one."""
 
 from __future__ import annotations
 
+import time
 from dataclasses import replace
 from pathlib import Path
 
 import anyio
 
 from ..decide import dealing
+from ..decide import stop as search_budget
 from ..decide.dealing import DealMode
 from ..model.candidates import CandidatePlan, Proposal, Realised
 from ..model.errors import BudgetExhausted, Escalation, Unavailable
@@ -41,8 +49,8 @@ class FleetGenerator(FixGenerator):
         self.slots = slots
         self.name = SEPARATOR.join(slot.name for slot in slots)
         self.mode: DealMode = mode
-        self.tallies = dealing.history_tallies(history or [])
-        """Per agent, what this repository's history says it made and won (`--deal auto`)."""
+        self.history = history or []
+        """Each iteration's per-agent tally in this repository's history: what `--deal auto` learns from."""
         self.parallel = parallel
         self.run_id = run_id
         self._resting: dict[int, str] = {}
@@ -53,14 +61,15 @@ class FleetGenerator(FixGenerator):
 
     def dealt(self, n: int, seed: str = "") -> list[int]:
         """Which slot each of n candidates goes to (decide/dealing.py)."""
-        return dealing.deal(n, [s.name for s in self.slots], self.tallies, self.mode, seed).slots
+        return dealing.deal(n, [s.name for s in self.slots], self.history, self.mode, seed).slots
 
     def header(self) -> str:
-        found = dealing.deal(self.parallel, [s.name for s in self.slots], self.tallies, self.mode, f"{self.run_id}/1")
+        found = dealing.deal(self.parallel, [s.name for s in self.slots], self.history, self.mode, f"{self.run_id}/1")
         return f"deal: {self.parallel} candidates of iteration 1 to {len(self.slots)} slots, {found.how}"
 
     async def propose(self, request: ProposalRequest) -> Proposal:
         """Each slot proposes its share; a slot that fails leaves its share to the others."""
+        request = self._with_deadline(request)
         deal = self.dealt(request.n, f"{request.run_dir.parent.name}/{request.iteration}")
         share = {i: deal.count(i) for i in range(len(self.slots))}
         got: dict[int, list[CandidatePlan]] = {}
@@ -100,6 +109,16 @@ class FleetGenerator(FixGenerator):
                 reason="every slot of the fleet failed: " + "; ".join(fallbacks), usage=usage, fallbacks=fallbacks
             )
         return merged.model_copy(update={"plans": plans, "usage": usage, "fallbacks": fallbacks})
+
+    def _with_deadline(self, request: ProposalRequest) -> ProposalRequest:
+        """The default search budget for a searching slot, when the run keeps none (see above); the
+        suite's time is its tests' seconds in the run that found the failures."""
+        if request.deadline is not None or not any(_searches(slot) for slot in self.slots):
+            return request
+        suite_s = search_budget.suite_seconds(sum(request.durations.values()), 0.0)
+        return replace(
+            request, deadline=time.monotonic() + search_budget.budget_seconds(search_budget.DEFAULT, suite_s)
+        )
 
     async def _ask(self, slot: FixGenerator, request: ProposalRequest, n: int) -> tuple[Proposal, str]:
         asked = _with_n(request, n)
@@ -167,6 +186,11 @@ class FleetGenerator(FixGenerator):
 
     def test_writer(self) -> TestWriter | None:
         return next((found for s in self.slots if (found := s.test_writer()) is not None), None)
+
+
+def _searches(slot: FixGenerator) -> bool:
+    """A member of the slot searches against the suite (mutate)."""
+    return any(m.suite_bound for m in (slot.members if isinstance(slot, ChainGenerator) else [slot]))
 
 
 def _head(slot: FixGenerator) -> FixGenerator:

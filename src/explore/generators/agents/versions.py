@@ -1,6 +1,7 @@
-"""What the installed release of a named agent's CLI accepts, learned once per run: its `--version`
-and its `--help` (cached per binary path and modification time), so an adapter passes only flags
-that release knows, and a release too old to run safely stops the run before its first candidate.
+"""What the installed release of a named agent's CLI accepts, learned once per run: its version (the
+npm package's own package.json when the binary is one's, else `--version`) and its `--help` (cached
+per binary path and modification time), so an adapter passes only flags that release knows, and a
+release too old to run safely stops the run before its first candidate.
 
 The rule is stated once, per adapter: `required` flags (without them the agent could wait on a
 prompt or reach past its worktree: no candidate runs), `optional` flags (each dropped, with its
@@ -10,6 +11,7 @@ is taken as the release explore's flags are written for."""
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import subprocess
@@ -55,10 +57,33 @@ def learn(binary: str, help_args: tuple[str, ...], env: dict[str, str]) -> Capab
     path = Path(binary)
     key = (str(path.resolve()), path.stat().st_mtime_ns)
     if key not in _LEARNED:
-        version_text = _ask([binary, "--version"], env)
-        found = VERSION.search(version_text)
+        found = VERSION.search(package_version(path) or _ask([binary, "--version"], env))
         _LEARNED[key] = Capabilities(found.group(0) if found else None, _ask([binary, *help_args], env))
     return _LEARNED[key]
+
+
+def package_version(binary: Path) -> str | None:
+    """The version an npm package declares for the executable it installs (`bin` in the nearest
+    package.json above the file the binary resolves to): no process started — a CLI's start-up is
+    its probe's cost (Gemini CLI's, seconds). None when the binary is no npm package's."""
+    real = binary.resolve()
+    for folder in real.parents:
+        manifest = folder / "package.json"
+        if not manifest.is_file():
+            continue
+        try:
+            data = json.loads(manifest.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return None
+        if not isinstance(data, dict):
+            return None
+        bins = data.get("bin")
+        targets = [bins] if isinstance(bins, str) else list(bins.values()) if isinstance(bins, dict) else []
+        version = data.get("version")
+        if isinstance(version, str) and any(isinstance(t, str) and (folder / t).resolve() == real for t in targets):
+            return version
+        return None
+    return None
 
 
 def _ask(argv: list[str], env: dict[str, str]) -> str:
