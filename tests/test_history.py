@@ -90,6 +90,31 @@ def test_a_regression_names_the_commits_on_either_side_of_the_drop() -> None:
     assert history.detect([good, bad], []).regressed is None  # same code: the drop came from elsewhere (flaky, env)
 
 
+def test_a_result_not_applied_closes_the_run_on_the_baseline_and_the_next_run_sees_no_drop() -> None:
+    """A run that merged 40 → 90 on its own ref but did not apply it: the user's branch still holds
+    40, so the next run's baseline of 40 is no regression (it was one, wrongly, before)."""
+    from explore.model.testresults import Counts
+
+    run = RunState(
+        run_id="r1",
+        repo="/r",
+        status="failed",
+        base_commit="abc",
+        start_commit="abc",
+        current_commit="def",
+        baseline=Counts(passed=2, failed=3, total=5, pass_rate=40.0),
+        baseline_failing=["t::c", "t::a", "t::b"],
+    )
+    closing = history.branch_record(run)
+    assert closing is not None and closing.branch
+    assert (closing.pass_rate, closing.failing, closing.commit) == (40.0, ["t::a", "t::b", "t::c"], "abc")
+    assert history.branch_record(run.model_copy(update={"applied": True})) is None  # the branch holds the result
+    assert history.branch_record(run.model_copy(update={"current_commit": "abc"})) is None  # nothing merged
+    ran = [rec(0, 40.0), rec(1, 90.0), closing]
+    assert not history.detect([*ran, rec(0, 40.0, run_id="r2")], []).regression
+    assert history.detect([*ran[:2], rec(0, 40.0, run_id="r2")], []).regression  # what the history read before
+
+
 def test_detect_regression_points_threshold_is_a_parameter() -> None:
     records = [rec(0, 90), rec(1, 84)]
     assert not history.detect(records, []).regression
@@ -224,6 +249,10 @@ def test_records_no_recorded_run_could_have_written_are_ignored_with_a_warning(
         ),
         (HistoryRecord(run_id="../r1", n=0, pass_rate=0.0), "is not recorded"),
         (HistoryRecord(run_id="r1", n=0, pass_rate=0.0, commit="f00d"), "commit f00d is none of run r1's"),
+        (
+            HistoryRecord(run_id="r1", n=1, pass_rate=0.0, failing=["t::z"], branch=True),
+            "a branch record that is not run r1's baseline at its end",
+        ),
     ]
     for record in honest + [p for p, _ in planted]:
         history_io.append(path, record)

@@ -8,6 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from conftest import assert_no_debris, git, make_repo, run_cli
+from explore.edges import history_io
 from test_apply import explore, tree_bytes
 from test_run_e2e import CALC, FIX_ADD, scripted_agent
 
@@ -46,6 +47,15 @@ def test_a_run_below_its_gate_leaves_the_branch_and_tree_and_apply_takes_it(tmp_
         assert f"- fixed: `{test}`" in report
     assert "- not fixed: `tests/test_calc.py::test_mul`" in report
     assert "## Change" in report and "+    return a + b" in report
+    # the history ends on what the branch holds (the baseline), not on the result it does not hold:
+    # the next run's baseline must not read as a drop from it (a false regression, a surgical run)
+    records = history_io.load(repo / ".explore" / "history.jsonl")
+    assert [(r.n, r.branch, r.pass_rate) for r in records] == [
+        (0, False, summary["baseline"]["pass_rate"]),
+        (1, False, summary["final"]["pass_rate"]),
+        (1, True, summary["baseline"]["pass_rate"]),
+    ]
+    assert records[-1].commit == start and records[-1].failing == sorted(summary["iterations"][0]["failed_tests"] + ADD)
 
     done = explore(repo, "apply", run_id)
     assert done.returncode == 0, done.stderr

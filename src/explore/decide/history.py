@@ -37,6 +37,31 @@ class HistoryRecord(BaseModel):
     """Failing tests the run stopped working on: no candidate edit ever changed their outcome."""
     agents: dict[str, AgentTally] = Field(default_factory=dict)
     """The iteration's candidates per agent (model/tally.py): what `--deal auto` learns from."""
+    branch: bool = False
+    """What the user's branch holds at the run's end when the run merged a result and did not
+    apply it (gate not met, kept back): the commit it started from and the baseline's pass rate
+    and failures, so the next run's baseline does not read as a drop from a result it never had
+    (`branch_record`). n: the run's last iteration then."""
+
+
+def branch_record(run: RunState) -> HistoryRecord | None:
+    """The closing record of a run that merged a result the user's branch does not hold (not
+    applied: below its gate, kept back, paused), else None: the iteration records already end on
+    what the branch holds. A resumed run adds its iterations after it, and a branch record of its
+    own at its new end."""
+    if run.applied or run.current_commit == run.base_commit:
+        return None
+    return HistoryRecord(
+        run_id=run.run_id,
+        n=len(run.iterations),
+        pass_rate=run.baseline.pass_rate,
+        failing=sorted(run.baseline_failing),
+        flaky=run.flaky,
+        commit=run.start_commit or run.base_commit,
+        green=not run.baseline_failing,
+        set_aside=list(run.set_aside),
+        branch=True,
+    )
 
 
 @dataclass(frozen=True)
@@ -179,9 +204,9 @@ def detect(
     )
 
 
-def implausible(record: HistoryRecord, run: RunState | None, seen: set[tuple[str, int]]) -> str | None:
+def implausible(record: HistoryRecord, run: RunState | None, seen: set[tuple[str, int, bool]]) -> str | None:
     """Why `record` cannot have been written by its run (`run`: its state, None when no run of
-    that id is recorded), or None. `seen`: the (run, n) pairs already read."""
+    that id is recorded), or None. `seen`: the (run, n, branch) of the records already read."""
     if run is None:
         return f"run {record.run_id!r} is not recorded in .explore/runs/"
     if record.n > len(run.iterations) or record.n < 0:
@@ -195,12 +220,16 @@ def implausible(record: HistoryRecord, run: RunState | None, seen: set[tuple[str
         return (
             f"flaky tests run {record.run_id} never found: {', '.join(sorted(set(record.flaky) - set(run.flaky))[:3])}"
         )
-    if record.n and sorted(record.failing) != sorted(run.iterations[record.n - 1].failed_tests):
+    if record.branch:
+        if sorted(record.failing) != sorted(run.baseline_failing):
+            return f"a branch record that is not run {record.run_id}'s baseline at its end"
+    elif record.n and sorted(record.failing) != sorted(run.iterations[record.n - 1].failed_tests):
         return f"failing tests that are not iteration {record.n} of run {record.run_id}'s"
     if record.n and record.agents and record.agents != tally(run.iterations[record.n - 1 : record.n]):
         return f"agent tallies that are not iteration {record.n} of run {record.run_id}'s"
-    if (record.run_id, record.n) in seen:
-        return f"a second record for iteration {record.n} of run {record.run_id}"
+    if (record.run_id, record.n, record.branch) in seen:
+        what = "the branch at the end" if record.branch else f"iteration {record.n}"
+        return f"a second record for {what} of run {record.run_id}"
     return None
 
 
@@ -214,7 +243,7 @@ def validated(
     records: list[HistoryRecord] = []
     ignored: list[tuple[str, str]] = []
     runs: dict[str, RunState | None] = {}
-    seen: set[tuple[str, int]] = set()
+    seen: set[tuple[str, int, bool]] = set()
     for line in lines:
         try:
             record = HistoryRecord.model_validate(json.loads(line))
@@ -226,6 +255,6 @@ def validated(
         if why:
             ignored.append((line, why))
             continue
-        seen.add((record.run_id, record.n))
+        seen.add((record.run_id, record.n, record.branch))
         records.append(record)
     return records, ignored

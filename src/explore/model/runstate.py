@@ -207,6 +207,9 @@ class RunState(BaseModel):
     """The tests failing at the baseline: what a result fixed and did not fix is read against them."""
     baseline_timeouts: list[HungTest] = Field(default_factory=list)
     """Tests the per-test limit stopped at the baseline, each with where it was stuck."""
+    baseline_slow: list[str] = Field(default_factory=list)
+    """Tests that overran the per-test limit at the baseline and passed rerun alone with a generous
+    limit: slow, not failing (not targets; the run's limit raised for them)."""
     reproduction: Reproduction | None = None
     """`--issue`: the reproduction tests of iteration 0."""
     gave_up: GaveUp | None = None

@@ -76,6 +76,8 @@ class Baseline:
     flaky: list[str]
     targets: Targets
     set_aside_before: list[str] = field(default_factory=list)
+    slow: list[str] = field(default_factory=list)
+    """Tests that overran the per-test limit and passed rerun alone with a generous one: not targets."""
     """Failing tests earlier runs set aside (history): one more unmoved iteration sets them aside."""
     stop: Escalation | None = None
     """A failure being repaired needs a person (an external service…): the loop records what the
@@ -147,6 +149,7 @@ async def assess(
         flaky=flaky,
         targets=chosen,
         set_aside_before=sorted(history.set_aside_before(history_io.load(t.history_path))),
+        slow=[i for i in t.suite.slow if i in run.outcomes],
     )
 
 

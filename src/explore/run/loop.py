@@ -437,6 +437,9 @@ async def run_repair(
         ending = merging.finish(info, runner.run, options, emit, drift)
         runner.run = transitions.finished(runner.run, ending)
         runner.save(RunPhase.at(runner.run.status))
+        closing = history.branch_record(runner.run)  # a result not applied: the branch holds the baseline
+        if closing is not None:
+            history_io.append(runner.kit.history_path, closing)
     run = runner.run
     emit(RunFinished(run.status, run.stop_reason, run))
     return run

@@ -348,10 +348,18 @@ def environment_lines(run: RunState) -> list[str]:
 
 
 def timeout_lines(run: RunState) -> list[str]:
-    """The tests the per-test limit stopped at the baseline, each with where it was stuck and its stack."""
+    """The tests the per-test limit stopped at the baseline, each with where it was stuck and its
+    stack; and those that overran it and passed rerun alone (slow, not failing)."""
+    lines = []
+    if run.baseline_slow:
+        lines += [
+            "",
+            f"## Slow at the baseline, not failing ({len(run.baseline_slow)}: overran the per-test limit, passed rerun alone)",
+            *[f"- `{t}`" for t in run.baseline_slow],
+        ]
     if not run.baseline_timeouts:
-        return []
-    lines = ["", f"## Hung at the baseline ({len(run.baseline_timeouts)}: outcome timeout)"]
+        return lines
+    lines += ["", f"## Hung at the baseline ({len(run.baseline_timeouts)}: outcome timeout)"]
     for hung in run.baseline_timeouts:
         stack = hung.stack.strip().splitlines()[-12:]
         lines += ["", f"- `{hung.test}` stuck at {hung.stuck_at} — {hung.message}", "", "  ```"]

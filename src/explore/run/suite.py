@@ -5,7 +5,7 @@ its free slots."""
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import anyio
@@ -13,7 +13,7 @@ import anyio
 from ..decide import escalation, shard_plan
 from ..edges import procs
 from ..edges.sandbox import Sandbox
-from ..edges.testing import TestCommand
+from ..edges.testing import TEST_TIMEOUT_FACTOR, TestCommand
 from ..edges.worktrees import run_setup
 from ..executors import shards
 from ..executors.jobs import Executor, JobResult, JobStatus, TestJob
@@ -31,6 +31,10 @@ log = logging.getLogger("explore.suite")
 FAILED_IN_FORK = frozenset({"failed", "error", "timeout"})
 """A fork's outcomes that keep a baseline failure failing without a process of its own."""
 
+SLOW_RERUN_FACTOR = 3.0
+"""A test that overran the per-test limit at the baseline runs again alone with this many times it."""
+MAX_SLOW_RERUN = 5
+"""More timeouts than this at the baseline are hangs (a looping bug), not a slow machine: no rerun."""
 GENERATOR_RUN_FACTOR = 10.0
 GENERATOR_RUN_FLOOR_S = 120.0
 
@@ -47,6 +51,8 @@ class Suite:
     overhead_s: float = shard_plan.DEFAULT_OVERHEAD_S
     """One test process's cost beyond its tests, measured on the last full run (its cheapest shard)."""
     sandbox: Sandbox | None = None
+    slow: list[str] = field(default_factory=list)
+    """The tests the last baseline found slow, not failing (`slow_not_hung`)."""
 
     def timeout(self) -> float:
         return self.options.baseline_timeout or max(self.options.branch_timeout, 600.0)
@@ -182,6 +188,8 @@ class Suite:
             found.update(await self.flaky(shard.workdir, commit, failing, name, served))
 
         run = await self.full_run(path, "baseline", commit, groups, extra_env, then=rerun)
+        if not run.infra_error:
+            await self.slow_not_hung(path, commit, run)
         if self.command.is_pytest and not run.infra_error:  # what the next run's first baseline is planned from
             await anyio.to_thread.run_sync(durations.write, durations.path_for(self.run_dir), run, self.overhead_s)
         return run, found
@@ -193,8 +201,9 @@ class Suite:
         with its own home, sandboxed as the baseline was) in path (None: a free slot). warm: a
         generator whose warm worker (`warm_rerun_fits`) may screen each attempt first: a fresh
         fork of it runs the failing tests, and those that fail there again (`failed`, `error`,
-        `timeout`) stay failing with no process. A fork is not a process (capture off, the
-        worker's home) and may pass a test every process fails, so the tests it reports anything
+        `timeout`) stay failing with no process. A fork is not a process of its own (pytest's
+        capture as the project configures it, but `--reruns` off and the worker's home) and may
+        pass a test every process fails, so the tests it reports anything
         else for (passed, xfailed, skipped, not run) go on to the process, and only a pass there
         makes a test flaky. A fork that fails a test a process would pass keeps a flake a
         target, as a flake failing twice always did: never a green suite that is not."""
@@ -241,6 +250,51 @@ class Suite:
             )
             found |= {i for i in candidates if i in rerun.run.outcomes and rerun.run.outcomes[i].outcome in PASSING}
         return found
+
+    async def slow_not_hung(self, path: Path, commit: str, run: TestRun) -> list[str]:
+        """A timeout at the baseline is not a target until it is a real one: the tests that overran
+        the per-test limit run again alone, one after another in one process (no lowered limits),
+        with SLOW_RERUN_FACTOR times the limit they overran (at most the suite's budget). Those that
+        pass are slow, not failing: they take that pass in run (so the limit derived from the
+        baseline's slowest pass is raised for the run; a configured one is raised to
+        TEST_TIMEOUT_FACTOR times their time), and a candidate cannot gain by them. Returns them."""
+        hung = [i for i, o in run.outcomes.items() if o.outcome == "timeout" and "::" in i]
+        limit = self.command.test_timeout
+        self.slow = []
+        if not hung or len(hung) > MAX_SLOW_RERUN or not self.command.is_pytest or not limit:
+            return []
+        overran = max([limit, *(run.outcomes[i].duration_s for i in hung)])
+        generous = min(self.timeout(), SLOW_RERUN_FACTOR * overran)
+        rerun = await self.executor.run(
+            TestJob(
+                id="baseline-slow",
+                command=replace(self.command, test_timeout=generous, hang_floor=0.0),
+                commit=commit,
+                select=hung,
+                workdir=path,
+                timeout_s=self.timeout(),
+                memory_limit=self.memory_limit,
+                log_name="baseline-slow.log",
+            ),
+            self.run_dir,
+        )
+        slow = [i for i in hung if i in rerun.run.outcomes and rerun.run.outcomes[i].outcome in PASSING]
+        if rerun.status != JobStatus.ok or not slow:
+            return []
+        run.outcomes.update({i: rerun.run.outcomes[i] for i in slow})
+        took = max(rerun.run.outcomes[i].duration_s for i in slow)
+        raised = min(self.timeout(), max(limit, round(TEST_TIMEOUT_FACTOR * took, 1)))
+        self.command = replace(self.command, test_timeout=raised)
+        self.emit(
+            Note(
+                f"slow, not failing: {', '.join(slow[:5])} overran the per-test limit of {limit:g}s in the baseline "
+                f"and passed rerun alone (limit {generous:g}s, {took:.1f}s): not targets; the per-test limit "
+                f"is {raised:g}s for the run"
+            )
+        )
+        log.info("baseline: slow tests, not failing: %s", slow)
+        self.slow = slow
+        return slow
 
     def warm_rerun_fits(self) -> bool:
         """A generator's warm worker may screen the rerun (`flaky`): the tests run on this machine

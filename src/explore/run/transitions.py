@@ -169,6 +169,7 @@ def measured(run: RunState, found: Baseline) -> RunState:
             "baseline": run.current.model_copy(),
             "unmoved_streak": {t: history.SET_ASIDE_AFTER - 1 for t in sorted(earlier)},
             "baseline_timeouts": found.timeouts,
+            "baseline_slow": found.slow,
         }
     )
 
