@@ -153,7 +153,7 @@ class Guard:
 
     def compare(self, before: Fingerprint, after: Fingerprint) -> list[str]:
         shown = self._shown_git_dir()
-        theirs = checkouts.others(self.root, self.common_dir, self.git_dir)  # another checkout's doing
+        theirs, their_files = self._not_candidates(before, after)
         paths = sorted(
             p if p.startswith("/") else f"{shown}/{p}"
             for p in before.git_files.keys() | after.git_files.keys()
@@ -163,8 +163,19 @@ class Guard:
             f"{shown}/{rel}" for rel in objects.rewritten(self.common_dir, before.objects, after.objects, self.packs)
         ]
         if before.tree != after.tree:
-            paths += sorted(rel for _, _, rel in self._tree_entries(before.tree, after.tree))
+            paths += sorted(rel for _, _, rel in self._tree_entries(before.tree, after.tree) if rel not in their_files)
         return paths
+
+    def _not_candidates(self, before: Fingerprint, after: Fingerprint) -> tuple[frozenset[str], frozenset[str]]:
+        """(git-dir paths, working-tree paths) no candidate changed: another checkout's branch, and
+        the user's commits in this checkout with what they changed (edges/checkouts.py decides)."""
+        theirs = checkouts.others(self.root, self.common_dir, self.git_dir)
+        mine = checkouts.committed_here(
+            self.root, self.common_dir, self.git_dir, before.git_files, after.git_files, after.tree
+        )
+        if mine is None:
+            return theirs, frozenset()
+        return theirs | mine.git_paths, mine.files
 
     def drift(self, before: Fingerprint) -> list[str]:
         """What changed since before in the user's tree, hooks and config — no candidate runs now,
@@ -172,7 +183,9 @@ class Guard:
         now = self.fingerprint()
         kept = {p: v for p, v in now.git_files.items() if p == "config" or p.startswith("hooks/")}
         old = {p: v for p, v in before.git_files.items() if p == "config" or p.startswith("hooks/")}
-        return self.compare(Fingerprint(old, before.tree), Fingerprint(kept, now.tree))
+        paths = self.compare(Fingerprint(old, before.tree), Fingerprint(kept, now.tree))
+        _, committed = self._not_candidates(before, now)  # the user's commits explain their files
+        return [p for p in paths if p not in committed]
 
     def restore(self, before: Fingerprint, after: Fingerprint, label: str) -> Change:
         """Put back what changed between before and after; returns what changed and whether the
@@ -185,7 +198,7 @@ class Guard:
             if not folder.exists():
                 break
             folder = folder.with_name(f"{label}-{time.strftime('%H%M%S')}-{n}")
-        theirs = checkouts.others(self.root, self.common_dir, self.git_dir)
+        theirs, their_files = self._not_candidates(before, after)
         for rel in sorted(before.git_files.keys() | after.git_files.keys()):
             old, new = before.git_files.get(rel), after.git_files.get(rel)
             if rel not in theirs and self._differs(rel, old, new):
@@ -199,6 +212,8 @@ class Guard:
                 objects.recover(self.common_dir, self.root, rel, before.tree, folder / ".git" / rel)
         if before.tree != after.tree:
             for mode, sha, rel in self._tree_entries(before.tree, after.tree):
+                if rel in their_files:
+                    continue
                 self._put_back(self.root / rel, (mode, _blob(self.root, sha)) if sha else None, folder / rel)
         held = not self.compare(before, self.fingerprint())
         return Change(paths, held, folder if folder.exists() else None)

@@ -35,6 +35,10 @@ Mechanism = Literal["bubblewrap", "landlock", "none"]
 INSTALL = "apt-get install bubblewrap (Debian, Ubuntu) or dnf install bubblewrap (Fedora)"
 MARKER = "EXPLORE_CONFINED"
 """Set in every confined process's environment (a value per process tree): how its daemons are found."""
+CANDIDATE_EMAIL = "candidate@explore.invalid"
+CANDIDATE_IDENTITY = {"GIT_COMMITTER_NAME": "explore candidate", "GIT_COMMITTER_EMAIL": CANDIDATE_EMAIL}
+"""The committer every unsandboxed candidate process carries: what git writes into a reflog for
+it, so the guard tells a candidate's ref update from the user's (edges/checkouts.py)."""
 PRIVATE_ENV = (
     "HOME",
     "TMPDIR",
@@ -96,8 +100,8 @@ class Confinement:
         bubblewrap, whose PID namespace takes every process down with it)."""
         env = dict(env or {})
         if self.mechanism == "none" or (self.mechanism == "bubblewrap" and not self.bwrap):
-            marker = uuid.uuid4().hex
-            return cmd, {**env, MARKER: marker}, marker
+            marker = uuid.uuid4().hex  # a candidate's git writes its reflog entries as a candidate
+            return cmd, {**env, **CANDIDATE_IDENTITY, MARKER: marker}, marker
         for key, sub in (("TMPDIR", "tmp"), ("XDG_CACHE_HOME", "cache")):  # /tmp and ~/.cache are read-only in here
             env.setdefault(key, str(self.private / sub))
         own = [Path(env[key]) for key in PRIVATE_ENV if key in env and _private(Path(env[key]))]
