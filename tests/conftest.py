@@ -147,14 +147,18 @@ def venv_of(versions: tuple[str, ...], packages: tuple[str, ...], folder: Path) 
     return fresh_venv(base, packages, folder / "venv")
 
 
-def shared_venv(name: str, factory: pytest.TempPathFactory, make: Callable[[Path], str]) -> str:
-    """The python of a venv made once per test session by make(folder), shared by pytest-xdist's
-    workers: a module-scoped venv was built by each worker whose share of the module's tests it was
-    (two of pytest 4.6's, 89 s each, under load). The first worker builds it under a lock, the others
-    wait and reuse it — or skip as it skipped."""
+def once_folder(name: str, factory: pytest.TempPathFactory) -> Path:
+    """Where built_once(name) builds: one folder for the whole session, whichever worker asks."""
     root = factory.getbasetemp()
-    root = root.parent if os.environ.get("PYTEST_XDIST_WORKER") else root
-    folder = root / f"venv-{name}"
+    return (root.parent if os.environ.get("PYTEST_XDIST_WORKER") else root) / f"once-{name}"
+
+
+def built_once(name: str, factory: pytest.TempPathFactory, make: Callable[[Path], str]) -> str:
+    """What make(folder) returns (a venv's python, a bench's JSON), made once per test session in
+    folder and shared by pytest-xdist's workers: a module-scoped fixture was built by each worker
+    whose share of the module's tests it was (two venvs of pytest 4.6, 89 s each, under load). The
+    first worker builds it under a lock, the others wait and reuse it — or skip as it skipped."""
+    folder = once_folder(name, factory)
     folder.mkdir(exist_ok=True)
     built, skipped = folder / "python.txt", folder / "skipped.txt"
     with open(folder / ".lock", "w") as lock:

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import assert_no_debris, fresh_venv, make_repo, run_cli, shared_venv
+from conftest import assert_no_debris, built_once, fresh_venv, make_repo, run_cli
 from explore.edges.outcomes import fold_record, outcome_of, read_json_report, read_junit
 from explore.edges.testing import TestCommand, run_tests
 from explore.model.testresults import TestOutcome, TestRun
@@ -205,7 +205,7 @@ def subtests_python(tmp_path_factory: pytest.TempPathFactory) -> str:
     if _has(sys.executable, "pytest_subtests"):
         return sys.executable
     packages = ("pytest>=8,<9", "pytest-subtests", "pytest-json-report")
-    return shared_venv(
+    return built_once(
         "subtests", tmp_path_factory, lambda folder: fresh_venv(sys.executable, packages, folder / "venv")
     )
 
