@@ -15,7 +15,8 @@ A change is put back byte for byte: git-dir files from the copies kept at the fi
 working tree from the blobs of the fingerprint's tree (each blob hashed against its id as it is
 read), a loose object rewritten under its own id moved to the quarantine and written again from the
 user's file that holds its content, when one does; a pack or its index from the copy made when it
-was first fingerprinted (objects.Packs, while the store's packs stay under 256 MiB). What the restore overwrites or deletes is
+was first fingerprinted (objects.Packs, while the store's packs stay under 256 MiB, and only while
+candidates are not confined); a pack that appeared is moved out (objects.evict). What the restore overwrites or deletes is
 first copied to a quarantine folder, so a change the user made themselves is never lost.
 
 `Watch` attributes a change to candidates: every candidate that ran since the last clean check
@@ -93,12 +94,15 @@ class Guard:
     """Where the packs' copies go (the run's pool folder); a temporary folder when None."""
     packs: objects.Packs | None = field(default=None, repr=False, compare=False)
     """Copies of the store's packs as first fingerprinted (objects.Packs): what a pack is put back from."""
+    confined: bool = False
+    """Candidates run in a sandbox that keeps them out of the object store: no pack is copied."""
 
     def fingerprint(self) -> Fingerprint:
         store = objects.files(self.common_dir)
         if self.packs is None:
             self.packs = objects.Packs(self.common_dir, self.packs_within)
-        self.packs.keep(store)
+        if not self.confined:
+            self.packs.keep(store)
         return Fingerprint(self._git_files(), self._tree(), self._elsewhere(), store)
 
     def guarded_git_paths(self) -> list[Path]:
@@ -162,6 +166,7 @@ class Guard:
         paths += [
             f"{shown}/{rel}" for rel in objects.rewritten(self.common_dir, before.objects, after.objects, self.packs)
         ]
+        paths += [f"{shown}/{rel}" for rel in objects.added(before.objects, after.objects)]
         if before.tree != after.tree:
             paths += sorted(rel for _, _, rel in self._tree_entries(before.tree, after.tree) if rel not in their_files)
         return paths
@@ -210,6 +215,7 @@ class Guard:
                     self.packs.put_back(rel, folder / ".git" / rel)
             else:
                 objects.recover(self.common_dir, self.root, rel, before.tree, folder / ".git" / rel)
+        objects.evict(self.common_dir, self.root, before.objects, after.objects, folder / ".git")
         if before.tree != after.tree:
             for mode, sha, rel in self._tree_entries(before.tree, after.tree):
                 if rel in their_files:
