@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import git, make_repo
+from conftest import GIT_ID, git, make_repo
 from explore.edges import guard
 
 FILES = {"calc.py": "def add(a, b):\n    return a + b\n", "run.sh": "#!/bin/sh\necho hi\n"}
@@ -166,3 +166,79 @@ async def test_one_suspect_is_the_culprit_several_are_replayed(tmp_path: Path) -
         change = await watch.leave(cid)
         assert (change is not None) == (cid == "a")
     assert change is None and not watch.ambiguous and not (repo / "planted.txt").exists()
+
+
+def test_a_pack_and_a_branch_a_candidate_added_go_with_their_reflog(tmp_path: Path) -> None:
+    """A candidate's git writes its own store (sandbox.py): a pack that appears in the user's store
+    was written there by path, and a branch it made names a commit the user's store lacks. Both go
+    (to the quarantine), the branch's reflog with them: `git fsck` and `git gc` stay clean."""
+    repo, watched = repo_with_guard(tmp_path)
+    objects = repo / ".git" / "objects"
+    own = {
+        **os.environ,
+        "GIT_OBJECT_DIRECTORY": str(tmp_path / "own"),
+        "GIT_ALTERNATE_OBJECT_DIRECTORIES": str(objects),
+    }
+    (tmp_path / "own").mkdir()
+    before = watched.fingerprint()
+    planted = (
+        subprocess.run(
+            ["git", "hash-object", "-w", "--stdin"],
+            cwd=repo,
+            input=b"planted\n",
+            env=own,
+            capture_output=True,
+            check=True,
+        )
+        .stdout.decode()
+        .strip()
+    )
+    subprocess.run(  # a pack written straight into the user's store
+        ["git", "pack-objects", "-q", str(objects / "pack" / "pack")],
+        cwd=repo,
+        input=f"{planted}\n".encode(),
+        env=own,
+        check=True,
+        capture_output=True,
+    )
+    tree = git(repo, "rev-parse", "HEAD^{tree}")
+    mine = (
+        subprocess.run(
+            ["git", *GIT_ID, "commit-tree", tree, "-p", "HEAD", "-m", "candidate"],
+            cwd=repo,
+            env=own,
+            capture_output=True,
+            check=True,
+        )
+        .stdout.decode()
+        .strip()
+    )
+    subprocess.run(
+        ["git", "update-ref", "-m", "branch: Created", "refs/heads/mine", mine], cwd=repo, env=own, check=True
+    )
+    assert (repo / ".git" / "logs" / "refs" / "heads" / "mine").exists()
+    after = watched.fingerprint()
+    paths = watched.compare(before, after)
+    assert ".git/refs/heads/mine" in paths and sum(p.startswith(".git/objects/pack/pack-") for p in paths) == 2, paths
+    change = watched.restore(before, after, "iteration-1-a")
+    assert change.restored and change.quarantine is not None
+    assert not list((objects / "pack").glob("*.pack")) and list(
+        (change.quarantine / ".git" / "objects" / "pack").glob("*.pack")
+    )
+    assert subprocess.run(["git", "cat-file", "-e", planted], cwd=repo).returncode != 0
+    assert not (repo / ".git" / "logs" / "refs" / "heads" / "mine").exists()
+    subprocess.run(["git", "fsck", "--strict"], cwd=repo, check=True, capture_output=True)
+    subprocess.run(["git", "gc", "-q"], cwd=repo, check=True, capture_output=True)
+
+
+def test_a_repack_of_the_users_own_objects_is_never_moved_out(tmp_path: Path) -> None:
+    """The user's own `git repack -d` while candidates run: loose objects gone into a new pack. The
+    guard names it, but the pack holds objects the user's refs need that nothing else holds: it stays."""
+    repo, watched = repo_with_guard(tmp_path)
+    before = watched.fingerprint()
+    git(repo, "repack", "-d", "-q")
+    after = watched.fingerprint()
+    assert any(p.startswith(".git/objects/pack/") for p in watched.compare(before, after))
+    watched.restore(before, after, "iteration-1-a")
+    assert list((repo / ".git" / "objects" / "pack").glob("*.pack"))
+    subprocess.run(["git", "fsck", "--strict"], cwd=repo, check=True, capture_output=True)

@@ -15,12 +15,14 @@ bubblewrap: `--unshare-pid --die-with-parent`, every process of the candidate di
 daemons included; Landlock (applied in the child between fork and exec, `landlock.Ruleset`): the
 marker finds them.
 
-A candidate's git has an object store of its own in every mode (`GIT_OBJECT_DIRECTORY`, its private
-folder's `objects/`), with the user's store as a read-only alternate
-(`GIT_ALTERNATE_OBJECT_DIRECTORIES`): what its agent commits, stashes, adds or repacks lands there,
-never in the user's store — read-only by convention without a sandbox (the guard still detects and
-undoes a process that writes the store's files by path), by the kernel with one. explore never reads
-that store: it captures a candidate's change from the files on disk (edges/worktrees).
+A candidate's generator (its agent, command) and worktree setup run git with an object store of
+their own in every mode (`GIT_OBJECT_DIRECTORY`, the private folder's `objects/`) and the user's
+store as a read-only alternate (`GIT_ALTERNATE_OBJECT_DIRECTORIES`): what an agent commits, stashes,
+adds or repacks lands there, never in the user's store — read-only by convention without a sandbox
+(the guard still detects and undoes a process that writes the store's files by path), by the kernel
+with one. explore never reads that store: it captures a candidate's change from the files on disk
+(edges/worktrees). Test runs keep git's own environment: a project's tests that make repositories of
+their own and call git with a scrubbed environment would not find their objects.
 """
 
 from __future__ import annotations
@@ -79,16 +81,18 @@ class Sandbox:
     def confined(self) -> bool:
         return self.mechanism != "none"
 
-    def confine(self, workdir: Path, *files: Path) -> Confinement:
+    def confine(self, workdir: Path, *files: Path, own_store: bool = False) -> Confinement:
         """A process of the candidate whose worktree is workdir; files: its own folders outside
-        the worktree (prompt and result files, logs and reports)."""
+        the worktree (prompt and result files, logs and reports). own_store: its git writes an
+        object store of its own (the candidate's generator and setup: see the module's docstring)."""
         return Confinement(
             self.bwrap,
             (workdir, *files, *self.extra),
             (),
             workdir.parent / f"{workdir.name}.private",
             self.mechanism,
-            shared_store(workdir),
+            shared_store(workdir) if own_store else None,
+            own_store,
         )
 
 
@@ -130,6 +134,8 @@ class Confinement:
     mechanism: Mechanism = "none"
     store: Path | None = None
     """The user's object store: the candidate's git reads it as an alternate, writes its own (`objects`)."""
+    own_store: bool = False
+    """Its git writes its own object store (`objects`): set for a candidate's generator and setup."""
 
     @property
     def objects(self) -> Path:
@@ -142,7 +148,7 @@ class Confinement:
 
     def wrap(self, cmd: Sequence[str] | str, env: Mapping[str, str] | None) -> Launch:
         """How to start cmd confined: argv, environment, the daemons' marker, Landlock's pre-exec hook."""
-        env = {**(env or {}), **self._git_store()}
+        env = {**(env or {}), **(self._git_store() if self.own_store else {})}
         if self.mechanism == "none" or (self.mechanism == "bubblewrap" and not self.bwrap):
             marker = uuid.uuid4().hex  # a candidate's git writes its reflog entries as a candidate
             return Launch(cmd, {**env, **CANDIDATE_IDENTITY, MARKER: marker}, marker)
@@ -167,12 +173,12 @@ class Confinement:
         return Launch([*wrapped, "--", *argv], env, None)
 
     def _git_store(self) -> dict[str, str]:
-        """The candidate's git writes objects to its own store and reads the user's as an alternate."""
+        """The candidate's git writes objects to its own store and reads the user's as an alternate
+        (nothing when the worktree's store is not known: git would find no object)."""
+        if self.store is None:
+            return {}
         self.objects.mkdir(parents=True, exist_ok=True)
-        found = {"GIT_OBJECT_DIRECTORY": str(self.objects)}
-        if self.store is not None:
-            found["GIT_ALTERNATE_OBJECT_DIRECTORIES"] = str(self.store)
-        return found
+        return {"GIT_OBJECT_DIRECTORY": str(self.objects), "GIT_ALTERNATE_OBJECT_DIRECTORIES": str(self.store)}
 
 
 def _private(path: Path) -> bool:
