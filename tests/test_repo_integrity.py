@@ -16,6 +16,7 @@ import pytest
 
 from conftest import git, make_repo, run_cli
 from explore.edges import landlock
+from explore.edges.gitrepo import object_id
 from test_protected_set import assert_honest_won, run
 from test_tamper import FILES, HONEST, pyproject
 
@@ -69,13 +70,26 @@ def test_a_nested_repository_is_captured_as_its_files(tmp_path: Path, mode: str)
     assert not (repo / "extra").exists()
 
 
-def test_a_loose_object_rewritten_under_its_own_id_is_caught_and_put_back(tmp_path: Path, mode: str) -> None:
+def all_objects(repo: Path) -> set[str]:
+    listed = git(repo, "cat-file", "--batch-all-objects", "--batch-check=%(objectname)")
+    return set(listed.split())
+
+
+def test_a_loose_object_rewritten_in_place_and_a_pack_written_into_the_store_are_undone(
+    tmp_path: Path, mode: str
+) -> None:
+    """Candidate a rewrites a loose object of the user's commit under its own id and writes a pack
+    of its own into the user's store; afterwards the store is object for object what it was, plus
+    the merged commit's objects, and `git fsck` is clean."""
     repo = make_repo(tmp_path / "repo", {**FILES, "pyproject.toml": pyproject()})
+    start = git(repo, "rev-parse", "HEAD")
     blob = git(repo, "rev-parse", "HEAD:tests/test_calc.py")
     loose = common_dir(repo) / "objects" / blob[:2] / blob[2:]
-    original = loose.read_bytes()
+    original, before = loose.read_bytes(), all_objects(repo)
+    packs = sorted(p.name for p in (common_dir(repo) / "objects" / "pack").iterdir())
     weak = (repo / "tests" / "test_calc.py").read_text().replace(*WEAK_TEST).encode()
     forged = zlib.compress(b"blob %d\0" % len(weak) + weak)
+    planted = object_id(b"blob", b"planted by a\n")
     rewrite = snippet(f"""\
         target = pathlib.Path({str(loose)!r})
         try:
@@ -83,18 +97,25 @@ def test_a_loose_object_rewritten_under_its_own_id_is_caught_and_put_back(tmp_pa
             target.write_bytes({forged!r})
         except OSError:
             pass
+        written = subprocess.run(["git", "hash-object", "-w", "--stdin"], input=b"planted by a\\n", capture_output=True)
+        subprocess.run(["git", "pack-objects", "-q", {str(common_dir(repo) / "objects" / "pack" / "pack")!r}],
+                       input=written.stdout, capture_output=True)
         """)
     code, summary, err = run(repo, tmp_path, {**HONEST, "exec": rewrite}, HONEST)
     assert code == 0, err
     a, b = summary["iterations"][0]["candidates"]
-    if mode == "off":  # the guard saw it, rejected a and wrote the object again from the user's file
+    if mode == "off":  # the guard saw both, rejected a, wrote the object again from the user's file, moved the pack out
         assert a["status"] == "rejected" and f"objects/{blob[:2]}/{blob[2:]}" in a["reason"], a
+        assert ".git/objects/pack/pack-" in a["reason"], a
         assert summary["iterations"][0]["winner"] == "b"
     else:  # the kernel said no: a is the honest fix whose attack failed
         assert a["outside_writes"] == [] and summary["iterations"][0]["winner"] in ("a", "b")
     assert zlib.decompress(loose.read_bytes()) == zlib.decompress(original)
     subprocess.run(["git", "fsck", "--no-dangling", "--strict"], cwd=repo, check=True, capture_output=True)
     assert git(repo, "show", "HEAD:tests/test_calc.py").count("assert add(2, 3) == 5") == 1
+    assert sorted(p.name for p in (common_dir(repo) / "objects" / "pack").iterdir()) == packs
+    merged = {line.split()[0] for line in git(repo, "rev-list", "--objects", f"{start}..HEAD").splitlines()}
+    assert planted not in all_objects(repo) and all_objects(repo) == before | merged
 
 
 def test_a_change_staged_in_the_users_index_is_put_back(tmp_path: Path, mode: str) -> None:
