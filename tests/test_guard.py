@@ -111,8 +111,8 @@ def test_a_pack_rewritten_in_place_or_replaced_is_put_back(tmp_path: Path) -> No
     with pack.open("r+b") as handle:  # in place (the same inode), in its checksum: git reads on
         handle.seek(len(original[0]) - 20)  # (a corrupt object would fail the fingerprint's own git add)
         handle.write(b"\0" * 20)
-    index.unlink()  # replaced: a new inode under the same name
-    index.write_bytes(original[1][:-1] + b"\0")
+    index.unlink()  # replaced: a new inode under the same name, naming the pack's new checksum (else
+    index.write_bytes(original[1][:-40] + b"\0" * 20 + original[1][-20:-1] + b"\0")  # git refuses the pack)
     after = watched.fingerprint()
     assert sorted(watched.compare(before, after)) == sorted(f".git/objects/pack/{p.name}" for p in (pack, index))
     change = watched.restore(before, after, "iteration-1-a")
@@ -166,6 +166,36 @@ async def test_one_suspect_is_the_culprit_several_are_replayed(tmp_path: Path) -
         change = await watch.leave(cid)
         assert (change is not None) == (cid == "a")
     assert change is None and not watch.ambiguous and not (repo / "planted.txt").exists()
+
+
+def test_a_config_file_an_include_names_is_put_back(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The user's global config includes a file by a relative path, and the repository's config
+    one under a condition (`includeIf`), which itself includes another: a candidate that plants an
+    fsmonitor in any of them has it put back, like .git/config."""
+    home = tmp_path / "home"
+    home.mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(home / ".gitconfig"))
+    (home / ".gitconfig").write_text("[include]\n\tpath = .gitconfig.local\n")
+    (home / ".gitconfig.local").write_text("[user]\n\tname = Me\n")
+    repo, watched = repo_with_guard(tmp_path)
+    work = tmp_path / "work.gitconfig"
+    work.write_text("[include]\n\tpath = ~/deeper.gitconfig\n")
+    (home / "deeper.gitconfig").write_text("")
+    with (repo / ".git" / "config").open("a") as config:
+        config.write(f'[includeIf "gitdir:/elsewhere/"]\n\tpath = {work}\n')
+    before = watched.fingerprint()
+    planted = [home / ".gitconfig.local", work, home / "deeper.gitconfig"]
+    for path in planted:
+        with path.open("a") as config:
+            config.write("[core]\n\tfsmonitor = touch planted\n")
+    after = watched.fingerprint()
+    assert watched.compare(before, after) == sorted(str(path) for path in planted)
+    change = watched.restore(before, after, "iteration-1-a")
+    assert change.restored and watched.fingerprint() == before
+    assert (home / ".gitconfig.local").read_text() == "[user]\n\tname = Me\n" and (
+        home / "deeper.gitconfig"
+    ).read_text() == ""
 
 
 def test_a_pack_and_a_branch_a_candidate_added_go_with_their_reflog(tmp_path: Path) -> None:

@@ -6,7 +6,8 @@ files under `refs/` and the lines of `packed-refs`); every submodule's `config`,
 `hooks/` and `info/` under `modules/`; each linked worktree's `config.worktree`; the user's own index (compared entry by entry, flags
 included: git rewrites its stat data at will) and `config.worktree`; every config file git reads
 outside the repository (`global_config_paths`: the global `~/.gitconfig`, `$XDG_CONFIG_HOME/git/config`,
-`GIT_CONFIG_GLOBAL`, the system file) with the global attributes and ignore files; the object store (each loose
+`GIT_CONFIG_GLOBAL`, the system file) with the global attributes and ignore files; every file one of
+these config files includes (`included`: `include.path`, `includeIf.*.path`); the object store (each loose
 object and pack by inode, size and change time: one whose file changed is hashed against its id);
 and the user's working tree — tracked and untracked, not ignored, files, as the dirty-tree snapshot
 records them (a tree made from a copy of the user's index, so the user's index is never written).
@@ -124,11 +125,13 @@ class Guard:
         if self.git_dir.resolve() != self.common_dir.resolve():
             found += [self.git_dir / name for name in OWN_FILES]
         found += global_config_paths()
+        found += included(found)
         return list(dict.fromkeys(found))
 
     def _elsewhere(self) -> dict[str, tuple[int, int, int]]:
         home = Path(os.path.expanduser("~"))
         guarded = {str(path) for path in global_config_paths()}
+        guarded |= {str(path) for path in included([*map(Path, guarded), self.common_dir / "config"])}
         found = {}
         for folder in dict.fromkeys(
             [home, home / ".ssh", home / ".config", home / ".config" / "git", self.root.parent]
@@ -313,13 +316,45 @@ def global_config_paths() -> list[Path]:
     """The files outside the repository that git reads for every repository of this user: the
     global config (`GIT_CONFIG_GLOBAL`, else `~/.gitconfig` and `$XDG_CONFIG_HOME/git/config`), the
     system config (`GIT_CONFIG_SYSTEM`, else /etc/gitconfig), and the global attributes and ignore
-    files beside the XDG config. (An `include.path` they name is not followed.)"""
+    files beside the XDG config. (The files they include: `included`.)"""
     home = Path(os.path.expanduser("~"))
     xdg = Path(os.environ.get("XDG_CONFIG_HOME") or home / ".config") / "git"
     found = [Path(os.environ["GIT_CONFIG_GLOBAL"])] if os.environ.get("GIT_CONFIG_GLOBAL") else []
     found += [home / ".gitconfig", xdg / "config", xdg / "attributes", xdg / "ignore"]
     found.append(Path(os.environ.get("GIT_CONFIG_SYSTEM") or "/etc/gitconfig"))
     return [path.absolute() for path in found if str(path) != os.devnull]
+
+
+INCLUDE_KEYS = r"^include(if\..*)?\.path$"
+"""`include.path` and `includeIf.<condition>.path`, as `git config --get-regexp` names them."""
+
+
+def included(configs: list[Path], depth: int = 10) -> list[Path]:
+    """The files the config files among configs include (`include.path`, `includeIf.*.path`,
+    whatever the condition: one a candidate can make true), followed to depth; a relative path is
+    relative to the including file's folder, as git reads it."""
+    found: list[Path] = []
+    seen = set(configs)
+    queue = [(path, 0) for path in configs]
+    while queue:
+        path, level = queue.pop()
+        try:
+            if level >= depth or b"include" not in path.read_bytes().lower():
+                continue
+        except OSError:
+            continue
+        listed = subprocess.run(
+            [*GIT, "config", "--file", str(path), "--null", "--get-regexp", INCLUDE_KEYS], capture_output=True
+        )
+        for entry in filter(None, listed.stdout.split(b"\0")):
+            _, _, value = entry.partition(b"\n")
+            target = Path(os.path.expanduser(value.decode("utf-8", "surrogateescape")))
+            target = (target if target.is_absolute() else path.parent / target).absolute()
+            if value and target not in seen:
+                seen.add(target)
+                found.append(target)
+                queue.append((target, level + 1))
+    return found
 
 
 def _comparable(rel: str, entry: tuple[int, bytes] | None) -> tuple[int, bytes] | None:
