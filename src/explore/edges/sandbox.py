@@ -92,7 +92,6 @@ class Sandbox:
             workdir.parent / f"{workdir.name}.private",
             self.mechanism,
             shared_store(workdir) if own_store else None,
-            own_store,
         )
 
 
@@ -133,9 +132,8 @@ class Confinement:
     """Its private temp and cache folders live here (in the sandbox: outside it, /tmp and ~/.cache are read-only)."""
     mechanism: Mechanism = "none"
     store: Path | None = None
-    """The user's object store: the candidate's git reads it as an alternate, writes its own (`objects`)."""
-    own_store: bool = False
-    """Its git writes its own object store (`objects`): set for a candidate's generator and setup."""
+    """The user's object store, when the candidate's git writes its own (`objects`) and reads the
+    user's as an alternate: set for a candidate's generator and setup (`Sandbox.confine`)."""
 
     @property
     def objects(self) -> Path:
@@ -148,7 +146,7 @@ class Confinement:
 
     def wrap(self, cmd: Sequence[str] | str, env: Mapping[str, str] | None) -> Launch:
         """How to start cmd confined: argv, environment, the daemons' marker, Landlock's pre-exec hook."""
-        env = {**(env or {}), **(self._git_store() if self.own_store else {})}
+        env = {**(env or {}), **self._git_store()}
         if self.mechanism == "none" or (self.mechanism == "bubblewrap" and not self.bwrap):
             marker = uuid.uuid4().hex  # a candidate's git writes its reflog entries as a candidate
             return Launch(cmd, {**env, **CANDIDATE_IDENTITY, MARKER: marker}, marker)
