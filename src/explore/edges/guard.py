@@ -48,6 +48,8 @@ GIT_FOLDERS = ("hooks", "info", "refs")
 MODULE_FILES = ("config", "config.worktree")
 MODULE_FOLDERS = ("hooks", "info")
 """What is guarded in every submodule's git dir under `modules/` (at any depth)."""
+CONFIG_NAMES = ("config", "config.worktree", ".gitconfig")
+"""The guarded files that are git config files (their includes are followed: `included`)."""
 OWN_FILES = ("index", "config.worktree")
 """What is guarded in the user's own git dir when it is not the shared one (a linked worktree)."""
 INDEX = "index"
@@ -125,7 +127,7 @@ class Guard:
         if self.git_dir.resolve() != self.common_dir.resolve():
             found += [self.git_dir / name for name in OWN_FILES]
         found += global_config_paths()
-        found += included(found)
+        found += included([path for path in found if path.name in CONFIG_NAMES] + global_config_paths())
         return list(dict.fromkeys(found))
 
     def _elsewhere(self) -> dict[str, tuple[int, int, int]]:
