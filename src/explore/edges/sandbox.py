@@ -256,7 +256,7 @@ def _bubblewrap() -> tuple[str | None, str]:
 
 
 def _landlock() -> tuple[int, str]:
-    """The Landlock ABI when a process restricted by it runs here (the launcher, tried once), else
+    """The Landlock ABI when a process restricted by it runs here (`/bin/sh -c :` restricted, tried once), else
     (0, why not)."""
     try:
         version = landlock.abi()
