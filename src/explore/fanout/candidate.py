@@ -105,7 +105,7 @@ async def _attempt(
     plan: CandidatePlan, config: FanOutConfig, board: Board, result: CandidateResult, files_dir: Path
 ) -> None:
     path, fresh = await anyio.to_thread.run_sync(config.pool.acquire, plan.id, config.commit)
-    confine = config.sandbox.confine(path, files_dir) if config.sandbox else None
+    confine = config.sandbox.confine(path, files_dir, own_store=True) if config.sandbox else None
     if fresh and config.worktree_setup:
         config.emit(plan.id, Phase.setup)
         setup = await run_setup(
