@@ -203,3 +203,20 @@ async def test_no_candidate_better_fails_the_run_and_leaves_no_branch(tmp_path: 
     assert Merged not in milestones(events) and milestones(events)[-1] is RunFinished
     assert_no_debris(repo)
     assert branches(repo) == ["main"] and run.branch is None
+
+
+async def test_a_baseline_over_its_limit_says_it_was_not_measured_and_why(tmp_path: Path) -> None:
+    """Issue 39 point 8 (youtube-dl-17): the suite overran the baseline's limit; the last line and the
+    report say the baseline was not measured and why, never `0/0 passed (0.0%)`."""
+    stuck = {"tests/test_stuck.py": "import time\n\n\ndef test_stuck():\n    time.sleep(600)\n"}
+    repo = make_repo(tmp_path / "repo", {**CALC, **stuck})
+    run, events = await repair(repo, agent(tmp_path, {}), baseline_timeout=1)
+
+    assert run.status == "escalated" and run.escalation is not None
+    assert run.escalation.category == EscalationCategory.infrastructure and run.iterations == []
+    line = reports.result_line(run)
+    assert line.startswith("escalated: baseline not measured: the full test suite did not finish within 1s ("), line
+    assert line.endswith(" — escalated (infrastructure)") and "0/0" not in line, line
+    assert "- **Baseline:** baseline not measured: the full test suite did not finish" in reports.markdown(run)
+    assert milestones(events) == [BaselineStarted, Escalated, RunFinished]
+    assert_no_debris(repo)
