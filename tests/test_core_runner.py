@@ -90,8 +90,22 @@ def branches(repo: Path) -> list[str]:
     return sorted(git(repo, "branch", "--format=%(refname:short)").splitlines())
 
 
+DOCS = {  # httpie's test_docs.py: a test per .rst file, its id holding the file's absolute path, skipped
+    # without docutils (ids=str: pytest 9.2 writes a value over 100 characters as `name0`, httpie's pytest does not)
+    "tests/test_docs.py": (
+        "from pathlib import Path\n\nimport pytest\n\n\n"
+        "@pytest.mark.skipif(True, reason='docutils not installed')\n"
+        "@pytest.mark.parametrize('name', [str(Path(__file__).parent / 'README.rst')], ids=str)\n"
+        "def test_rst_file_syntax(name):\n    pass\n"
+    )
+}
+
+
 async def test_green_in_one_iteration_merges_the_winner_and_writes_the_state(tmp_path: Path) -> None:
-    repo = make_repo(tmp_path / "repo", CALC)
+    """Also: a test whose id holds the path of the tree it runs in has one id in every worktree
+    (the baseline's, each candidate's, the user's checkout). Before, the fix's run in its own worktree
+    counted the skipped test under its new id as a failure: 3/4 (75.0%), never green."""
+    repo = make_repo(tmp_path / "repo", {**CALC, **DOCS})
     start = git(repo, "rev-parse", "HEAD")
     run, events = await repair(
         repo, agent(tmp_path, {"a": {"write": WRONG}, "b": {"write": TAMPER}, "c": {"write": FIX}})
@@ -100,6 +114,10 @@ async def test_green_in_one_iteration_merges_the_winner_and_writes_the_state(tmp
     assert run.status == "succeeded" and run.finished and reports.EXIT_CODES[run.status] == 0
     assert run.stop_reason == "the quality gate is met (the whole suite is green)"
     assert run.baseline.passed == 1 and run.baseline.total == 3
+    summary = reports.summary(run, None)
+    assert (summary.baseline.passed, summary.baseline.total) == (1, 3)
+    assert (summary.final.passed, summary.final.total, summary.final.pass_rate) == (3, 3, 100.0)
+    assert run.baseline_skipped == ["tests/test_docs.py::test_rst_file_syntax[<repo>/tests/README.rst]"]
     assert run.current.pass_rate == 100.0 and run.current_failing == []
     [record] = run.iterations
     assert record.winner == "c" and record.pass_rate == 100.0
@@ -185,3 +203,20 @@ async def test_no_candidate_better_fails_the_run_and_leaves_no_branch(tmp_path: 
     assert Merged not in milestones(events) and milestones(events)[-1] is RunFinished
     assert_no_debris(repo)
     assert branches(repo) == ["main"] and run.branch is None
+
+
+async def test_a_baseline_over_its_limit_says_it_was_not_measured_and_why(tmp_path: Path) -> None:
+    """Issue 39 point 8 (youtube-dl-17): the suite overran the baseline's limit; the last line and the
+    report say the baseline was not measured and why, never `0/0 passed (0.0%)`."""
+    stuck = {"tests/test_stuck.py": "import time\n\n\ndef test_stuck():\n    time.sleep(600)\n"}
+    repo = make_repo(tmp_path / "repo", {**CALC, **stuck})
+    run, events = await repair(repo, agent(tmp_path, {}), baseline_timeout=1)
+
+    assert run.status == "escalated" and run.escalation is not None
+    assert run.escalation.category == EscalationCategory.infrastructure and run.iterations == []
+    line = reports.result_line(run)
+    assert line.startswith("escalated: baseline not measured: the full test suite did not finish within 1s ("), line
+    assert line.endswith(" — escalated (infrastructure)") and "0/0" not in line, line
+    assert "- **Baseline:** baseline not measured: the full test suite did not finish" in reports.markdown(run)
+    assert milestones(events) == [BaselineStarted, Escalated, RunFinished]
+    assert_no_debris(repo)

@@ -15,12 +15,14 @@ from ..decide.strategy import Strategy
 from ..edges.procs import ProcessTracker
 from ..edges.sandbox import Confinement
 from ..edges.testing import TestCommand
+from ..model import agentnames
 from ..model.candidates import CandidatePlan, IterationRecord, Proposal, Realised
 from ..model.testresults import TestOutcome
 from ..model.usage import Usage
 
-SEPARATOR = " + "
-"""Between the slots in a fleet's resolved name (`claude-code,mutate + codex`): generators/fleet.py."""
+SEPARATOR = agentnames.SLOTS
+"""Between the slots in a fleet's resolved name (`claude-code,mutate + codex`): generators/fleet.py;
+read such a name with model/agentnames."""
 
 
 @dataclass
