@@ -95,3 +95,33 @@ def test_landlock_is_entered_in_the_child_and_a_refusal_never_runs_the_command(t
         subprocess.run(list(launch.cmd), env=launch.env, preexec_fn=launch.preexec, check=False)
     refusing.close()
     assert not ran.exists()
+
+
+def test_a_commit_in_its_own_store_leaves_nothing_the_users_git_cannot_read(tmp_path: Path) -> None:
+    """Sandbox off, the agent commits and adds in its worktree: its objects are in its own store, so
+    the worktree's HEAD, index and reflog named objects the user's git cannot read — `git fsck` (and
+    `git gc`) in the user's repository failed while the worktree lived. Once settled, they hold
+    nothing of its store; its change stays on disk, and the slot is reused as before."""
+    import git as gitpython
+
+    from explore.edges.worktrees import WorktreePool
+
+    repo = make_repo(tmp_path / "repo", {"calc.py": "def add(a, b):\n    return a - b\n"})
+    base = git(repo, "rev-parse", "HEAD")
+    pool = WorktreePool(gitpython.Repo(repo), repo, tmp_path / "worktrees" / "run")
+    try:
+        path, _ = pool.acquire("a", base)
+        confine = sandbox.probe("off").confine(path, tmp_path / "files", own_store=True)
+        done = anyio.run(lambda: procs.run(AGENT_GIT, path, confine=confine))
+        assert "ALL-READ" in done.output_tail, done.output_tail
+        fsck = ["git", "fsck", "--strict", "--no-dangling"]
+        before = subprocess.run(fsck, cwd=repo, capture_output=True, text=True)
+        assert before.returncode != 0, before  # what the user met: the worktree names objects of another store
+        pool.settle(path)
+        subprocess.run(fsck, cwd=repo, check=True, capture_output=True)
+        assert "return a + b" in (path / "calc.py").read_text()
+        assert pool.capture_patch(path, tmp_path / "a.diff").files == ["calc.py"]
+        again, fresh = pool.acquire("a", base)
+        assert (again, fresh) == (path, False) and "return a - b" in (path / "calc.py").read_text()
+    finally:
+        pool.remove_all()

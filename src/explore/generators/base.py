@@ -115,6 +115,8 @@ class CandidateContext:
     git: Callable[..., bytes] | None = None
     """explore's own git in this worktree, through the git dir explore recorded (never the `.git`
     file, which an agent can rewrite): what undoes what an agent left."""
+    base: str | None = None
+    """The commit explore checked out in workdir (what a chain's member that gave up is reset to)."""
 
 
 class FixGenerator(ABC):
