@@ -276,45 +276,6 @@ def test_ctrl_c_in_the_baseline_then_resume_measures_the_baseline_and_merges_the
         kill_everything_under(worktrees, repo)
 
 
-def test_sigterm_mid_fan_out_puts_back_what_a_candidate_wrote_into_the_users_checkout(tmp_path: Path) -> None:
-    """Issue 38, case 2: a CI job cancelled (SIGTERM) while candidates run unsandboxed, one of them having
-    written into the user's checkout: the file is as it was when explore exits, and the state and the
-    report say it was put back."""
-    repo = make_repo(tmp_path / "repo", CALC)
-    original = (repo / "calc.py").read_text()
-    worktrees = tmp_path / "worktrees"
-    ready = Ready(tmp_path)
-    block = [str(ready.path), str(ready.gate)]
-    agent = scripted_agent(
-        tmp_path,
-        {
-            "a": {"write": {str(repo / "calc.py"): "def add(a, b):\n    return 5\n"}, "block": block},
-            "b": {"block": block},
-            "c": {"block": block},
-        },
-    )
-    try:
-        with explore_process(["run", str(repo), "--parallel", "3", "--agent-cmd", agent, "--json"], tmp_path) as proc:
-            ready.wait(3)
-            assert (repo / "calc.py").read_text() != original  # a's write landed in the user's checkout
-            proc.send_signal(signal.SIGTERM)
-            code = proc.wait(timeout=30)
-        err = (tmp_path / "first.err").read_text()
-        assert code == 130, err
-        assert (repo / "calc.py").read_text() == original
-        assert git(repo, "status", "--porcelain") == ""
-        summary = json.loads((tmp_path / "first.out").read_text().strip().splitlines()[-1])
-        (state_file,) = (repo / ".explore" / "runs").glob("*/state.json")
-        state = json.loads(state_file.read_text())
-        assert state["status"] == "interrupted" and state["restored"] == ["calc.py"], state.get("restored")
-        report = Path(summary["report"]).read_text()
-        assert "restored what a candidate had written outside its worktree: calc.py" in report, report[:2000]
-        assert_nothing_left(repo, worktrees, keep_branches=(state["branch"],))
-    finally:
-        ready.close()
-        kill_everything_under(worktrees, repo)
-
-
 def test_two_checkouts_of_one_repository_share_one_lock_and_the_other_checkouts_commit_stays(tmp_path: Path) -> None:
     """Issue 38, case 3: a run in one checkout, a second checkout of the repository (`git worktree
     add`): a run there is refused, naming the first run and its checkout; a commit the user makes
