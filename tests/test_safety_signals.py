@@ -268,7 +268,11 @@ def test_ctrl_c_in_the_baseline_then_resume_measures_the_baseline_and_merges_the
         assert summary["baseline"]["total"] == 4 and summary["baseline"]["failed"] == 2, summary["baseline"]
         rates = {c["id"]: c for i in summary["iterations"] for c in i["candidates"] if i["n"] == 1}
         assert rates["c"]["status"] == "rejected" and rates["c"]["score"] == 0.0, rates["c"]
-        assert rates["a"]["pass_rate"] == 75.0 and rates["b"]["pass_rate"] == 75.0, rates
+        # a fix scored reads 75 % of the measured yardstick; the other may not be tested at all (its whole
+        # run stopped once the first's validated rank outranked it: timing), never scored 0 %
+        scored = [rates[cid] for cid in "ab" if rates[cid]["reason"] is None]
+        assert scored and all(r["pass_rate"] == 75.0 for r in scored), rates
+        assert all("not tested" in (rates[cid]["reason"] or "not tested") for cid in "ab"), rates
         assert "return a + b" in (repo / "calc.py").read_text() and "return a * b" in (repo / "calc.py").read_text()
         assert_nothing_left(repo, worktrees, keep_branches=(f"explore/{summary['run_id']}",))
     finally:

@@ -146,3 +146,21 @@ def test_a_write_into_the_users_checkout_is_put_back_on_every_way_out(
     finally:
         ready.close()
         kill_everything_under(worktrees, repo)
+
+
+def test_a_hung_up_terminal_is_told_from_a_live_one_a_pipe_and_a_file(tmp_path: Path) -> None:
+    """What SIGHUP's handler moves to /dev/null (run/signals._hung_up): only a hung-up terminal. 0.0 s."""
+    from explore.run.signals import _hung_up
+
+    master, slave = pty.openpty()
+    read, write = os.pipe()
+    with (tmp_path / "f").open("w") as file:
+        try:
+            assert not _hung_up(slave) and not _hung_up(write) and not _hung_up(file.fileno())
+            os.close(master)  # the terminal closed: the kernel hangs its other side up
+            master = -1
+            assert _hung_up(slave)
+        finally:
+            for fd in (master, slave, read, write):
+                if fd >= 0:
+                    os.close(fd)

@@ -78,22 +78,23 @@ def held() -> Iterator[Held]:
 
 
 def detach_hung_up() -> list[int]:
-    """Standard input, output and error that are a terminal hung up (its ioctl fails with EIO, as
-    every call does once the kernel hung it up) now read and write /dev/null; returns those fds. A
-    pipe, a file or a live terminal is left as it is."""
+    """Standard input, output and error that are a terminal hung up now read and write /dev/null;
+    returns those fds. A pipe, a file or a live terminal is left as it is."""
     moved = []
     for fd in (0, 1, 2):
-        try:
-            termios.tcgetattr(fd)
-        except termios.error as exc:
-            if exc.args[0] != errno.EIO:
-                continue
-        except OSError:
-            continue
-        else:
-            continue
-        null = os.open(os.devnull, os.O_RDWR)
-        os.dup2(null, fd)
-        os.close(null)
-        moved.append(fd)
+        if _hung_up(fd):
+            null = os.open(os.devnull, os.O_RDWR)
+            os.dup2(null, fd)
+            os.close(null)
+            moved.append(fd)
     return moved
+
+
+def _hung_up(fd: int) -> bool:
+    """A terminal the kernel hung up: its ioctl fails with EIO, as every call on it does (a pipe or a
+    file: ENOTTY; a closed fd: EBADF)."""
+    try:
+        termios.tcgetattr(fd)
+    except termios.error as exc:
+        return bool(exc.args and exc.args[0] == errno.EIO)
+    return False
