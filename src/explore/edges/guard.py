@@ -403,6 +403,9 @@ class Watch:
     ambiguous: set[str] = field(default_factory=set)
     named: dict[str, list[str]] = field(default_factory=dict)
     """Files outside the repository that changed while each candidate ran."""
+    restored: list[Change] = field(default_factory=list)
+    """Every restore this watch made, attributed or not: a fan-out cut short before its candidates'
+    results are recorded still names them (run/loop.Runner._put_back)."""
     lock: anyio.Lock = field(default_factory=anyio.Lock)
 
     @classmethod
@@ -437,6 +440,7 @@ class Watch:
                 change = await anyio.to_thread.run_sync(
                     self.guard.restore, self.baseline, after, f"{self.label}-{'-'.join(suspects)}"
                 )
+                self.restored.append(change)
             else:
                 change = None
             self.clean_at = time.monotonic()
