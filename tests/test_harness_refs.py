@@ -119,6 +119,7 @@ def test_the_place_is_the_enclosing_function() -> None:
         "import sys\nprint('x', file=sys.stderr)\nX = getattr(sys, 'ps1', None)\n",
         "import os\nP = os.path.join('a', 'b')\n",
         "def f(self):\n    return self.sys, self.gc\n",
+        "import pandas as pd\nimport sqlalchemy as sa\nN = pd.api.types.is_numeric_dtype, sa.types.Integer\n",
     ],
 )
 def test_ordinary_code_is_not_a_reference(code: str) -> None:

@@ -109,6 +109,9 @@ give one of the capabilities above without naming it. The policy: such a module 
 through attributes the source names on it. Passed on as a value (`[sys][0].modules`, `m = sys`,
 `f(sys)`, `type(os)`) or reached as another module's attribute (`json.sys`, `os.sys`), it gives any
 of them unseen: that counts as every capability it has."""
+REACHED_MODULES = RUNTIME_MODULES - {"types"}
+"""Attribute names that, on another module, are the module itself (`json.sys`); not `types`, which
+names ordinary attributes of libraries (`pd.api.types`, `sqlalchemy.types`)."""
 FRAME_ATTRIBUTES = frozenset({"f_back", "f_locals", "f_globals", "tb_frame", "gi_frame", "cr_frame"})
 PIECES = (
     FRAME_ATTRIBUTES
@@ -238,7 +241,7 @@ class _Finder(ast.NodeVisitor):
         return node
 
     def visit_Attribute(self, node: ast.Attribute) -> None:
-        if node.attr in RUNTIME_MODULES and _root_name(node.value) in self.aliases:
+        if node.attr in REACHED_MODULES and _root_name(node.value) in self.aliases:
             self.add(f"can {node.attr} through another module", node)
         if node.attr in FRAME_ATTRIBUTES:
             self.add(f".{node.attr}", node)
