@@ -61,6 +61,16 @@ def added(new: str, old: str = PLAIN, own: frozenset[str] = frozenset()) -> list
         ("import builtins\nbuiltins.len = lambda x: 0\n", "builtins.len"),
         ("import builtins as b\nsetattr(b, 'AssertionError', Exception)\n", "setattr(b, 'AssertionError', Exception)"),
         ("__builtins__['len'] = None\n", "__builtins__"),
+        # a runtime module passed on as a value or reached through another module: any capability it has
+        ("import sys\nG = [sys][0].modules.get('gc')\n", "[sys][0].modules.get('gc')"),
+        ("import sys\nG = getattr([sys][0], 'modules')\n", "getattr([sys][0], 'modules')"),
+        ("import sys as s\nm = s\n", "s"),
+        ("import gc\ndef f(g=gc):\n    return g\n", "gc"),
+        ("import json\nM = json.sys.modules\n", "json.sys"),
+        # its process ended or replaced behind pytest: what forging explore's record of the calls takes
+        ("import os\nos._exit(0)\n", "os._exit"),
+        ("import os as o\no.execv('/bin/true', ['true'])\n", "o.execv"),
+        ("import posix\n", "import posix"),
     ],
 )
 def test_each_reference_is_named(code: str, shown: str) -> None:
@@ -106,6 +116,10 @@ def test_the_place_is_the_enclosing_function() -> None:
         'def f():\n    """Run pytest, or PYTEST_ADDOPTS="-x"."""\n    return "run the tests with pytest -q"\n',
         "from . import pytest_helpers\nimport sys\nF = sys.exc_info()\n",
         "import traceback\nT = traceback.format_exc()\n",
+        "import sys\nprint('x', file=sys.stderr)\nX = getattr(sys, 'ps1', None)\n",
+        "import os\nP = os.path.join('a', 'b')\n",
+        "def f(self):\n    return self.sys, self.gc\n",
+        "import pandas as pd\nimport sqlalchemy as sa\nN = pd.api.types.is_numeric_dtype, sa.types.Integer\n",
     ],
 )
 def test_ordinary_code_is_not_a_reference(code: str) -> None:

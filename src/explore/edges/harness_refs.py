@@ -11,16 +11,21 @@ whatever name it looks for: the loaded modules (`sys.modules`, but `sys.modules[
 `__subclasses__`), raw memory (`ctypes`), the command line (`sys.argv`), another module's globals
 (`vars(mod)`, `mod.__dict__`, `f.__globals__`, closures' cells), the import system (`importlib`,
 `__import__`, `sys.meta_path`), code from strings (`eval`, `exec`), the environment read as a
-whole (`os.environ.items()`, a key not written out, `/proc/self/environ`) — the witness's and the harness's state is
-reached that way without naming either (see `CAPABILITIES`). A reference the file already had at the same
+whole (`os.environ.items()`, a key not written out, `/proc/self/environ`) — the harness's state is
+reached that way without naming it (see `CAPABILITIES`) —, and ending or replacing the test process
+behind pytest's back (`os._exit`, `os.exec*`), which is what forging explore's record of the test
+calls would take (decide/witness). Such a module (`sys`, `gc`, `os`…) is read only through the
+attributes the source names on it: passed on as a value (`[sys][0].modules`, `m = sys`) or reached
+as another module's attribute (`json.sys`), it counts as every capability it has. A reference the file already had at the same
 place (the same function or class) before the run is the project's own business: a pytest plugin
 package's library code imports pytest.
 
 Pure: two texts of a file in, the new references out. `reason` at the end reads the texts from git
 and the worktree. Obvious indirections count (`importlib.import_module("_pytest.reports")`,
 `__import__`, `getattr(sys, "_getframe")`, `os.environ["PYTEST_" + name]`, an alias of an import);
-code assembling names at run time out of pieces is beyond a syntax tree — explore's record of each
-test call (`witness`) still catches a report bent that way.
+code assembled at run time out of pieces or decoded from data (a string run by `timeit`, a pickle
+naming `sys.modules`) is beyond a syntax tree — explore's record of each test call (`witness`) still
+catches a report bent that way.
 """
 
 from __future__ import annotations
@@ -62,6 +67,9 @@ INTROSPECTION = frozenset(
     }
 )
 """Ways to look at the caller (the test, the runner) or at every live object (pytest's included)."""
+PROCESS_ENDS = ("_exit", "execv", "execve", "execl", "execle", "execlp", "execlpe", "execvp", "execvpe")
+"""Ends or replaces the test process without pytest's end: what forging explore's record of the test
+calls takes once nothing in the process is secret (decide/witness)."""
 CAPABILITIES: dict[str, str] = {
     **{name: "frames" if not name.startswith("gc.") else "live objects" for name in INTROSPECTION},
     "sys.modules": "loaded modules",
@@ -83,6 +91,8 @@ CAPABILITIES: dict[str, str] = {
     "os.environ.keys": "the whole environment",
     "os.environ.values": "the whole environment",
     "os.environ.copy": "the whole environment",
+    **{f"os.{name}": "ending or replacing its process behind the test runner" for name in PROCESS_ENDS},
+    "posix": "the raw system interface",
 }
 """Reads of the running program, by what they give (the key a file's old version is compared on):
 a dotted name or any name below it (`importlib.util.find_spec` is `importlib`'s)."""
@@ -92,10 +102,16 @@ DUNDER_CAPABILITIES = {
     "cell_contents": "another module's globals",
     "__subclasses__": "live objects",
 }
-CAPABILITY_MODULES = frozenset({"gc", "inspect", "ctypes", "importlib"})
-RUNTIME_MODULES = frozenset({"sys", "builtins", "os", "gc", "inspect", "ctypes", "importlib", "types"})
+CAPABILITY_MODULES = frozenset({"gc", "inspect", "ctypes", "importlib", "posix"})
+RUNTIME_MODULES = frozenset({"sys", "builtins", "os", "gc", "inspect", "ctypes", "importlib", "types", "posix"})
 """Modules whose attributes, fetched by a name computed at run time (`getattr(sys, "mod" + "ules")`),
-give one of the capabilities above without naming it."""
+give one of the capabilities above without naming it. The policy: such a module is read only
+through attributes the source names on it. Passed on as a value (`[sys][0].modules`, `m = sys`,
+`f(sys)`, `type(os)`) or reached as another module's attribute (`json.sys`, `os.sys`), it gives any
+of them unseen: that counts as every capability it has."""
+REACHED_MODULES = RUNTIME_MODULES - {"types"}
+"""Attribute names that, on another module, are the module itself (`json.sys`); not `types`, which
+names ordinary attributes of libraries (`pd.api.types`, `sqlalchemy.types`)."""
 FRAME_ATTRIBUTES = frozenset({"f_back", "f_locals", "f_globals", "tb_frame", "gi_frame", "cr_frame"})
 PIECES = (
     FRAME_ATTRIBUTES
@@ -200,9 +216,33 @@ class _Finder(ast.NodeVisitor):
                 self.add(f"can {found}", node)
 
     def visit_Name(self, node: ast.Name) -> None:
+        module = self.aliases.get(node.id)
+        if module in RUNTIME_MODULES and isinstance(node.ctx, ast.Load) and not self.named_on(node):
+            self.add(f"can {module} as a value", self.expression(node))
         self.chain(node)
 
+    def named_on(self, node: ast.Name) -> bool:
+        """The module read through an attribute the source names (`sys.path`, `getattr(sys, "x")`)."""
+        parent = self.parents.get(node)
+        if isinstance(parent, ast.Attribute):
+            return True
+        return (
+            isinstance(parent, ast.Call)
+            and isinstance(parent.func, ast.Name)
+            and parent.func.id in ("getattr", "setattr", "delattr", "hasattr")
+            and bool(parent.args)
+            and parent.args[0] is node
+        )
+
+    def expression(self, node: ast.AST) -> ast.AST:
+        """The whole expression a name takes part in, for the reason (`[sys][0].modules.get('gc')`)."""
+        while isinstance(self.parents.get(node), ast.expr):
+            node = self.parents[node]
+        return node
+
     def visit_Attribute(self, node: ast.Attribute) -> None:
+        if node.attr in REACHED_MODULES and _root_name(node.value) in self.aliases:
+            self.add(f"can {node.attr} through another module", node)
         if node.attr in FRAME_ATTRIBUTES:
             self.add(f".{node.attr}", node)
         elif node.attr in DUNDER_CAPABILITIES:
@@ -311,6 +351,13 @@ def capability(path: str) -> str | None:
         if found is not None:
             return found
     return None
+
+
+def _root_name(node: ast.expr) -> str | None:
+    """The name an attribute chain starts from (`json` in `json.decoder.sys`), or None."""
+    while isinstance(node, ast.Attribute):
+        node = node.value
+    return node.id if isinstance(node, ast.Name) else None
 
 
 def _aliases(tree: ast.Module) -> dict[str, str]:

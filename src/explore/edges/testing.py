@@ -22,7 +22,7 @@ from ..decide import witness
 from ..decide.redaction import scrub_file
 from ..model import testids
 from ..model.testresults import PASSING, Outcome, TestOutcome, TestRun
-from . import homes, outcomes, procs, seal, witness_io
+from . import homes, outcomes, procs, witness_io
 
 log = logging.getLogger("explore.testing")
 
@@ -306,10 +306,28 @@ async def _run_once(
     for stale in (report, record, record.with_name(f"{record.name}.stack")):
         stale.unlink(missing_ok=True)
     env = {**limits.home, **with_isolation(workdir, command.extra_env)}
-    key = seal.new_key() if command.is_pytest and command.json_report else None
     calls = witness_io.beside(log_path) if command.is_pytest else None
-    if calls:
-        env.update(calls.env())
+    try:
+        if calls:
+            env.update(calls.env())
+        run, result = await _run_process(command, workdir, log_path, select, deselect, limits, hangs, env)
+    finally:
+        stream = calls.close() if calls else None
+    return _read_run(command, workdir, log_path, run, result, stream)
+
+
+async def _run_process(
+    command: TestCommand,
+    workdir: Path,
+    log_path: Path,
+    select: list[str] | None,
+    deselect: list[str],
+    limits: _Limits,
+    hangs: Hangs,
+    env: dict[str, str],
+) -> tuple[TestRun, procs.ProcResult]:
+    report = log_path.with_suffix(".report")
+    record = log_path.with_suffix(".record")
     if command.is_pytest:
         argv = [
             command.python or sys.executable,
@@ -332,12 +350,6 @@ async def _run_once(
             listing.parent.mkdir(parents=True, exist_ok=True)
             listing.write_text("".join(f"{path}\n" for path in limits.only), encoding="utf-8")
             argv.append(f"--explore-only={listing}")
-        if key:
-            plugin_dir = seal.install(log_path.with_suffix(".seal"))
-            env.update(
-                {**seal.env(key, plugin_dir), "PYTHONPATH": os.pathsep.join([env["PYTHONPATH"], str(plugin_dir)])}
-            )
-            argv[3:3] = ["-p", seal.PLUGIN]
         if command.json_report:
             # --json-report-omit takes several values: it must come after the test ids.
             argv += [
@@ -367,7 +379,20 @@ async def _run_once(
         die_with_parent=limits.die_with_parent,
         confine=limits.confine,
     )
-    run = TestRun(exit_code=result.exit_code, log_path=str(log_path), duration_s=result.duration_s)
+    return TestRun(exit_code=result.exit_code, log_path=str(log_path), duration_s=result.duration_s), result
+
+
+def _read_run(
+    command: TestCommand,
+    workdir: Path,
+    log_path: Path,
+    run: TestRun,
+    result: procs.ProcResult,
+    calls: witness.Record | None,
+) -> TestRun:
+    """What the run wrote, read: the report, the plugin's record, explore's stream of the calls."""
+    report = log_path.with_suffix(".report")
+    record = log_path.with_suffix(".record")
     if result.oom:
         run.oom = True
         run.infra_error = f"the test run exceeded its memory cap (peak {result.peak_rss // 2**20} MiB)"
@@ -378,24 +403,20 @@ async def _run_once(
     junit = (
         report if "{junit}" in (command.shell or "") else (workdir / command.junit_xml if command.junit_xml else None)
     )
-    # The report is read once: to check its seal, and for its outcomes unless the scrub changed it.
-    sealed = seal.read(report) if key is not None and report.exists() else None
-    forged = key is not None and report.exists() and not (sealed is not None and seal.verified(sealed, key))
     for written in (report, junit, record):
-        if written is not None and scrub_file(written) and written == report:  # a test may print the
-            sealed = None  # environment: outcomes carry no credential (the scrubbed file is read again)
+        if written is not None:
+            scrub_file(written)  # a test may print the environment: outcomes carry no credential
     if command.is_pytest:
         if command.json_report and report.exists():
-            outcomes.read_json_report(report, run, sealed)
+            outcomes.read_json_report(report, run)
         elif report.exists():
             outcomes.read_junit(report, run, workdir)
         if record.exists():
             outcomes.fold_record(record, run)
-        if calls:
+        if calls is not None:
             run.unconfirmed = witness.contradicted(
-                run.outcomes, witness_io.read(calls), ids_are_nodeids=command.json_report
+                run.outcomes, calls, ids_are_nodeids=command.json_report, ended_early=run.exit_code == HARD_EXIT
             )
-            calls.path.unlink(missing_ok=True)
     else:
         if junit is not None and junit.exists():
             outcomes.read_junit(junit, run, workdir)
@@ -404,9 +425,12 @@ async def _run_once(
             outcome: Outcome = "passed" if result.exit_code == 0 else "failed"
             run.outcomes[SUITE_ID] = TestOutcome(id=SUITE_ID, outcome=outcome, message=result.output_tail[-2000:])
     run.infra_error = classify_infra(command, result, run)
+    forged = calls.forged if calls is not None else None
+    if calls is not None and run.exit_code == witness.TAMPERED_EXIT:
+        forged = "the plugin's descriptor of it was closed or replaced during the run"
     if forged:
         run.outcomes.clear()
-        run.infra_error = "its JSON report was not written by pytest: it lacks this run's seal (a forged report)"
+        run.infra_error = f"explore's record of the test calls was tampered with: {forged}"
     return outcomes.with_tree_ids(run, workdir)
 
 

@@ -12,16 +12,17 @@ attributes of the one it finds). It writes JSON lines to `--explore-record FILE`
   out), each with the repository file whose code opened it (the nearest caller outside the
   standard library and site-packages): explore keeps those test code read, the tests' data.
 
-With `EXPLORE_CALLS='{"key_file": K, "record": PATH}'` in the environment, whether each test's call
-raised, seen from a wrapper of the test call itself (before any report object is built), one
-HMAC-signed JSON line per call in PATH. When pytest registers this module (with `-p`, before any
-conftest or library code is imported) the variable leaves the environment, the key is read from K
-and K deleted (the first environment a process had stays readable in /proc/self/environ: it holds
-no key), and the recorder is registered under a random name; the key is kept in no module global
-and no closure, only in the recorder, and xdist workers get it from their controller. Code under
-test finds no key to sign a line explore believes unless it reads the running program, which
-explore rejects in library code (edges/harness_refs). explore compares the record with the report
-(see explore.decide.witness).
+With `EXPLORE_CALLS=FIFO` in the environment, each test's run as it happens, from the outermost
+wrapper of its protocol and a wrapper of its call (before any report object is built), one JSON line
+each, into the FIFO explore made and reads (see explore.decide.witness): `[pid, "hello"]` when
+pytest registers this module (with `-p`, before any conftest or library code is imported; the
+variable leaves the environment then), `[pid, "start", nodeid]` before the test's setup, `[pid,
+"end", nodeid, called, raised, exception]` after its teardown, and `[pid, "finish"]` once the session
+has ended. Nothing in it is secret and the process keeps no secret: the stream's shape is what
+explore checks (a line library code adds inside a window breaks it). A descriptor that is no longer
+the FIFO at the end (closed, or another file put in its place) ends pytest with TAMPERED_EXIT; xdist
+workers get the FIFO's path from their controller. Under pytest-forked the calls run in children the
+record does not see: the tests count as never called, at the baseline too.
 
 `--explore-test-timeout SEC` bounds each test (setup, call and teardown together), and after a
 hang `--explore-hang-floor`, `--explore-hang-budget` and `--explore-hangs` lower it for the tests
@@ -37,8 +38,6 @@ a listed file pytest would not collect in an unsharded run is not collected here
 
 from __future__ import annotations
 
-import hashlib
-import hmac
 import json
 import os
 import sys
@@ -53,28 +52,17 @@ PYTEST_VERSION = tuple(int(part) for part in pytest.__version__.split(".")[:2] i
 """The plugin adapts to the project's pytest (4.6 and later): hook arguments and config names."""
 
 CALLS_ENV = "EXPLORE_CALLS"
+TAMPERED_EXIT = 87
 
 
 def pytest_plugin_registered(plugin, manager):
-    """This module registered: the witness's key taken from its file (deleted) and the recorder
-    registered at once, so that nothing of it waits in a module global (see the docstring)."""
+    """This module registered: the stream opened and its `hello` written before any conftest or
+    library code is imported (see the docstring)."""
     if getattr(plugin, "__name__", None) != __name__ or CALLS_ENV not in os.environ:
         return
-    secret = _taken(os.environ.pop(CALLS_ENV))
-    if secret is not None:
-        manager.register(_Calls(*secret), "explore-calls-" + os.urandom(6).hex())
-
-
-def _taken(spec):
-    """(key, record path) from the variable's value, the key file deleted; None when unreadable."""
-    try:
-        where = json.loads(spec)
-        with open(where["key_file"], encoding="utf-8") as source:
-            key = source.read().strip()
-        os.unlink(where["key_file"])
-        return key, where["record"]
-    except (OSError, ValueError, KeyError, TypeError):
-        return None
+    recorder = _Calls.opened(os.environ.pop(CALLS_ENV))
+    if recorder is not None:
+        manager.register(recorder, "explore-calls-" + os.urandom(6).hex())
 
 
 def pytest_addoption(parser):
@@ -107,9 +95,9 @@ def pytest_configure(config):
         )
         config.pluginmanager.register(Limiter(policy, record), "explore-test-timeout")
     forwarded = (getattr(config, "workerinput", None) or getattr(config, "slaveinput", None) or {}).pop(CALLS_ENV, None)
-    if forwarded:  # an xdist worker: the key came from the controller
-        where = json.loads(forwarded)
-        config.pluginmanager.register(_Calls(where["key"], where["record"]), "explore-calls-" + os.urandom(6).hex())
+    recorder = _Calls.opened(forwarded) if forwarded else None  # an xdist worker: from the controller
+    if recorder is not None:
+        config.pluginmanager.register(recorder, "explore-calls-" + os.urandom(6).hex())
 
 
 def pytest_collection_modifyitems(config, items):
@@ -272,8 +260,41 @@ def _inside(root, path):
 
 
 class _Calls:
-    def __init__(self, key, path):
-        self.key, self.path = key.encode(), path
+    """The stream's writer: the FIFO's descriptor and what it was when opened, nothing secret."""
+
+    def __init__(self, fd, path):
+        self.fd, self.path, self.pid = fd, path, os.getpid()
+        self.identity = _identity(fd)
+        self.call = None
+        self._write("hello")
+
+    @classmethod
+    def opened(cls, path):
+        try:  # explore holds the reading end: the open does not wait
+            fd = os.open(path, os.O_WRONLY | os.O_NONBLOCK)
+            os.set_blocking(fd, True)  # a full FIFO makes the test wait for explore, never drops a line
+        except OSError:
+            return None
+        return cls(fd, path)
+
+    def _write(self, *entry):
+        try:  # one write() of at most PIPE_BUF bytes: whole, never mixed with another writer's
+            os.write(self.fd, (json.dumps([self.pid, *entry]) + "\n").encode())
+        except OSError:  # never the test's failure: a line left out is one explore does not believe
+            pass
+
+    @pytest.hookimpl(hookwrapper=True, tryfirst=True)
+    def pytest_runtest_protocol(self, item, nextitem):
+        """A wrapper of the test's whole run, registered before any conftest or library code: nothing of
+        the test runs before `start` or after `end`, which carries the call's verdict (a rerun's call
+        replaces the first: rerunfailures reruns inside the run protocol)."""
+        self.call = None
+        self._write("start", item.nodeid)
+        try:
+            yield
+        finally:
+            called, raised, name = (True, *self.call) if self.call is not None else (False, False, "")
+            self._write("end", item.nodeid, called, raised, name)
 
     @pytest.hookimpl(hookwrapper=True, tryfirst=True)
     def pytest_runtest_call(self, item):
@@ -282,25 +303,26 @@ class _Calls:
         failures = getattr(item, "_excinfo", None)  # a unittest TestCase's failures stay on the item
         raised = excinfo is not None or bool(failures)
         name = excinfo[0].__name__ if excinfo is not None else (type(failures[0].value).__name__ if failures else "")
-        body = json.dumps([item.nodeid, raised, name])
-        try:  # never the test's failure: a call left unrecorded is one explore does not believe
-            _append(
-                self.path,
-                {
-                    "kind": "call",
-                    "nodeid": item.nodeid,
-                    "raised": raised,
-                    "exception": name,
-                    "sig": hmac.new(self.key, body.encode(), hashlib.sha256).hexdigest(),
-                },
-            )
-        except OSError:
-            pass
+        self.call = (raised, name)
+
+    @pytest.hookimpl(hookwrapper=True, trylast=True)
+    def pytest_sessionfinish(self, session, exitstatus):
+        yield
+        if _identity(self.fd) != self.identity:  # closed, or another file put in its place
+            session.exitstatus = TAMPERED_EXIT
+        else:
+            self._write("finish")
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_configure_node(self, node):
-        """xdist's controller: its workers start after the secret left the environment."""
+        """xdist's controller: its workers start after the variable left the environment."""
         inputs = getattr(node, "workerinput", None)
-        (inputs if inputs is not None else node.slaveinput)[CALLS_ENV] = json.dumps(
-            {"key": self.key.decode(), "record": self.path}
-        )
+        (inputs if inputs is not None else node.slaveinput)[CALLS_ENV] = self.path
+
+
+def _identity(fd):
+    try:
+        found = os.fstat(fd)
+    except OSError:
+        return None
+    return found.st_dev, found.st_ino
