@@ -92,11 +92,14 @@ def _plain(repo: Path) -> subprocess.CompletedProcess[str]:
     )
 
 
-def _watchdogs() -> list[psutil.Process]:
+def _watchdogs(tmp_path: Path) -> list[psutil.Process]:
+    """The watchdog processes of this test's runs (their record lies under tmp_path): those of the
+    tests that other xdist workers run at the same time are not this one's."""
     found = []
     for proc in psutil.process_iter(["cmdline"]):
         try:
-            if any("_explore_watchdog" in part for part in proc.info["cmdline"] or []):
+            cmdline = proc.info["cmdline"] or []
+            if any("_explore_watchdog" in part for part in cmdline) and any(str(tmp_path) in p for p in cmdline):
                 found.append(proc)
         except (psutil.NoSuchProcess, psutil.AccessDenied):
             continue
@@ -115,7 +118,7 @@ async def test_a_suite_reads_as_under_plain_pytest(tmp_path: Path, suite: dict[s
     run = await run_tests(TestCommand(python=sys.executable, test_timeout=30.0), repo, tmp_path / "run.log")
     assert {i: o.outcome for i, o in run.outcomes.items()} == dict.fromkeys(run.outcomes, "passed")
     assert len(run.outcomes) == 2 and run.exit_code == 0
-    assert not _watchdogs()
+    assert not _watchdogs(tmp_path)
 
 
 @pytest.mark.anyio
@@ -156,4 +159,4 @@ async def test_a_test_stuck_in_c_code_is_ended_from_outside(tmp_path: Path) -> N
     assert (stuck.outcome, after.outcome) == ("timeout", "passed")
     assert "ignored the signal" in stuck.message and "in test_stuck" in stuck.longrepr
     assert run.exit_code == 1 and run.infra_error is None
-    assert not _watchdogs()
+    assert not _watchdogs(tmp_path)
