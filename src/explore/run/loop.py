@@ -16,7 +16,7 @@ from pathlib import Path
 import anyio
 
 from .. import generators
-from ..decide import crashes, escalation, history, redaction, shard_plan
+from ..decide import crashes, escalation, history, redaction, suite_time
 from ..decide import stop as giving_up
 from ..edges import gitrepo, guard, history_io, homes, sandbox
 from ..fanout.scheduler import FanOutResult, fan_out
@@ -67,6 +67,8 @@ class Runner:
     """Seconds the run waited for the generator's warm-up after the baseline: booked on the first proposal."""
     clock: giving_up.SearchClock | None = None
     """The search budget's clock (decide/stop.py), started once the baseline has run."""
+    timed: suite_time.SuiteTime | None = None
+    """The run the suite is timed by, for the budget and the per-test limit (decide/suite_time)."""
 
     def __post_init__(self) -> None:
         self.kit = Kit.build(self.info, self.options, self.run, self.emit)
@@ -142,7 +144,7 @@ class Runner:
 
     def start_clock(self) -> None:
         """The search budget, in proportion to the suite's time as this run measured it."""
-        test_s = shard_plan.test_seconds(self.current_run) if self.current_run else 0.0
+        test_s = self.timed.test_s if self.timed else 0.0
         self.clock = stops.clock(
             self.options, self.kit.generator.suite_bound, test_s, self.kit.suite.overhead_s, time.monotonic()
         )
@@ -176,6 +178,7 @@ class Runner:
             self.emit(BaselineFinished(self.run.baseline.model_copy(), tuple(self.run.flaky)))
             raise found.stop
         self.current_run = found.run
+        self.timed = suite_time.SuiteTime(found.run, traced=measured.traced and not self.options.issue)
         self.run = transitions.measured(self.run, found)
         history_io.append(self.kit.history_path, iteration.baseline_record(self.run))
         self.emit(BaselineFinished(self.run.baseline.model_copy(), tuple(self.run.flaky)))
@@ -216,6 +219,7 @@ class Runner:
         )
         self.suite_s = found.seconds
         self.current_run = found.run
+        self.timed = suite_time.SuiteTime(found.run, traced=False)
         self.run = transitions.retested(self.run, found.run)
         self.check_gate()
 
@@ -291,6 +295,7 @@ class Runner:
             started = time.monotonic()
             self._merge_best(record, outcome, n)
             timing.merge = round(time.monotonic() - started, 3)
+            self._retime(outcome)
         record.pass_rate, record.failed_tests = self.run.current.pass_rate, list(self.run.current_failing)
         self._set_aside_unmoved(proposal.unmoved)
         if not record.usage.empty:
@@ -344,6 +349,25 @@ class Runner:
         if new:
             why = f"no edit tried in {history.SET_ASIDE_AFTER} iterations running changed its outcome"
             self.emit(Note(f"setting aside {', '.join(new)}: {why}"))
+
+    def _retime(self, outcome: FanOutResult) -> None:
+        """After a baseline a tracer slowed (mutate's coverage): the first plain whole run of the
+        suite times it from now on (decide/suite_time) — the search budget and the per-test limit."""
+        if self.timed is None:
+            return
+        runs = suite_time.plain_runs(outcome.runs, outcome.ranking)
+        timed = suite_time.settled(self.timed, runs, self.run.baseline_ids)
+        if timed is None:
+            return
+        self.timed = timed
+        why = "timed by a whole run without the baseline's coverage"
+        if self.clock is not None:
+            self.clock.suite_s = giving_up.suite_seconds(timed.test_s, self.kit.suite.overhead_s)
+            self.emit(Note(f"search budget: {self.clock.describe()}, {why}"))
+        limit = self.kit.suite.retime(timed.run)
+        self.run = transitions.retimed(self.run, limit, self.kit.suite.command.slowest_pass_s)
+        if limit is not None:
+            self.emit(Note(f"per-test limit from now on: {limit:g}s, {why}"))
 
     def _candidate_events(self, n: int) -> Listener:
         def report(event: CandidateEvent) -> None:

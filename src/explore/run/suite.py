@@ -13,7 +13,7 @@ import anyio
 from ..decide import escalation, shard_plan
 from ..edges import procs
 from ..edges.sandbox import Sandbox
-from ..edges.testing import TEST_TIMEOUT_FACTOR, TestCommand
+from ..edges.testing import TEST_TIMEOUT_FACTOR, TestCommand, derived_test_timeout, slowest_pass
 from ..edges.worktrees import run_setup
 from ..executors import shards
 from ..executors.jobs import Executor, JobResult, JobStatus, TestJob
@@ -295,6 +295,18 @@ class Suite:
         log.info("baseline: slow tests, not failing: %s", slow)
         self.slow = slow
         return slow
+
+    def retime(self, plain: TestRun) -> float | None:
+        """The per-test limit from a plain whole run (decide/suite_time: it replaces a traced
+        baseline's), as the baseline derives it, and the hang floor from its slowest pass. Returns
+        the new limit (None: configured, or not pytest — the limit stays)."""
+        if not self.command.is_pytest:
+            return None
+        limit = None if self.options.test_timeout else derived_test_timeout(plain)
+        self.command = replace(
+            self.command, test_timeout=limit or self.command.test_timeout, slowest_pass_s=slowest_pass(plain)
+        )
+        return limit
 
     def warm_rerun_fits(self) -> bool:
         """A generator's warm worker may screen the rerun (`flaky`): the tests run on this machine

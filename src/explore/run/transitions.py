@@ -254,6 +254,15 @@ def iterated(run: RunState, record: IterationRecord) -> RunState:
     return run.model_copy(update={"no_progress": 0 if record.commit else run.no_progress + 1})
 
 
+def retimed(run: RunState, test_timeout: float | None, slowest_pass_s: float) -> RunState:
+    """The suite timed by a plain whole run (decide/suite_time): the per-test limit (None: configured,
+    kept) and the slowest pass a resumed run starts from."""
+    update: dict[str, object] = {"slowest_pass_s": slowest_pass_s}
+    if test_timeout is not None:
+        update["test_timeout"] = test_timeout
+    return run.model_copy(update=update)
+
+
 def report_committed(run: RunState, tip: str) -> RunState:
     """`--commit-reports`: the debug report's commit is the run's tip."""
     return run.model_copy(update={"current_commit": tip, "merged_commit": tip})
