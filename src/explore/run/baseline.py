@@ -25,7 +25,7 @@ from ..model.events import BaselineStarted, Note, Step, Subscriber
 from ..model.runstate import EscalationCategory, Reproduction
 from ..model.testresults import HungTest, TestRun
 from . import reproduce, targeting
-from .suite import Suite
+from .suite import Recheck, Suite
 from .targeting import Targets
 
 
@@ -57,6 +57,8 @@ class Measured:
     seconds: float
     traced: bool = False
     """The generator's recording ran in it (mutate's per-test coverage): its times are a tracer's."""
+    recheck: Recheck | None = None
+    """The failing tests whose flaky rerun runs beside the first proposal (Suite.baseline)."""
 
 
 @dataclass(frozen=True)
@@ -97,7 +99,7 @@ async def measure(t: Tools, base_commit: str, checkout: Path | None = None) -> M
     env = {**asked, **({OPENED_ENV: "1"} if command.is_pytest else {})}
     groups = await t.suite.first_plan(path)
     started = time.monotonic()
-    run, rerun_passed = await t.suite.baseline(path, base_commit, groups, env, t.generator)
+    run, rerun_passed, recheck = await t.suite.baseline(path, base_commit, groups, env, t.generator)
     seconds = time.monotonic() - started
     if run.infra_error:
         raise Escalation(
@@ -106,7 +108,7 @@ async def measure(t: Tools, base_commit: str, checkout: Path | None = None) -> M
             escalation.INFRASTRUCTURE_ACTION,
         )
     opened = testcode.test_data(run.opened, t.options.test_patterns, testcode.collected_files(run.outcomes))
-    return Measured(run, frozenset(rerun_passed), opened, seconds, traced=bool(asked))
+    return Measured(run, frozenset(rerun_passed), opened, seconds, traced=bool(asked), recheck=recheck)
 
 
 async def assess(

@@ -10,18 +10,18 @@ from __future__ import annotations
 import logging
 import os
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import anyio
 
 from .. import generators
-from ..decide import crashes, escalation, history, redaction, suite_time
+from ..decide import aims, crashes, escalation, history, redaction, suite_time
 from ..decide import stop as giving_up
 from ..edges import gitrepo, guard, history_io, homes, sandbox
 from ..fanout.scheduler import FanOutResult, fan_out
 from ..model import usage
-from ..model.candidates import IterationRecord, PhaseTiming
+from ..model.candidates import CandidatePlan, CandidateResult, CandidateStatus, IterationRecord, PhaseTiming, Proposal
 from ..model.config import Options
 from ..model.errors import BudgetExhausted, Escalation, UsageError
 from ..model.events import (
@@ -44,6 +44,7 @@ from ..model.testresults import TestOutcome, TestRun
 from . import adoption, applying, baseline, iteration, merging, signals, state, stops, targeting, transitions, warming
 from .kit import Kit
 from .progress import watch as watch_progress
+from .suite import Recheck
 
 log = logging.getLogger("explore.run")
 
@@ -69,6 +70,8 @@ class Runner:
     """The search budget's clock (decide/stop.py), started once the baseline has run."""
     timed: suite_time.SuiteTime | None = None
     """The run the suite is timed by, for the budget and the per-test limit (decide/suite_time)."""
+    recheck: Recheck | None = None
+    """The baseline's flaky rerun left to run beside the first proposal (Suite.baseline)."""
 
     def __post_init__(self) -> None:
         self.kit = Kit.build(self.info, self.options, self.run, self.emit)
@@ -159,6 +162,10 @@ class Runner:
         self.save(RunPhase.at(Stage.baseline))
         warmed = await warming.measure(self.kit, self.options, self.run.base_commit)
         measured, self.suite_s, self.warm_s = warmed.measured, warmed.measured.seconds, warmed.waited_s
+        if measured.recheck is not None and self.options.issue:  # the reproduction's baseline reads it first
+            found_now = await self.kit.suite.recheck(measured.recheck)
+            measured = replace(measured, rerun_passed=measured.rerun_passed | found_now, recheck=None)
+        self.recheck = measured.recheck
         run = await self._reproduce(measured.run) if self.options.issue else measured.run
         found = await baseline.assess(
             self.kit.tools,
@@ -175,6 +182,7 @@ class Runner:
         )
         self.run = transitions.baselined(self.run, found)
         if found.stop is not None:  # the baseline's counts are said before the escalation is
+            self.recheck = None
             self.emit(BaselineFinished(self.run.baseline.model_copy(), tuple(self.run.flaky)))
             raise found.stop
         self.current_run = found.run
@@ -251,7 +259,7 @@ class Runner:
         self.suite_s = 0.0
         started = time.monotonic()
         try:
-            proposal = await iteration.propose(self.kit.generator, asked, iteration_dir)
+            proposal, rechecked = await self._propose(asked, iteration_dir)
         except (Escalation, BudgetExhausted) as exc:
             self.run = transitions.spent(self.run, usage.Usage.of(getattr(exc, "usage", None)))
             raise
@@ -261,10 +269,15 @@ class Runner:
         self.run = transitions.spent(self.run, proposal.usage)
         plans = iteration.lettered(proposal, self.options.parallel, self.kit.generator.name)
         record = iteration.new_record(n, choice, proposal, timing)
+        if rechecked:
+            flaky = frozenset(self.run.flaky)
+            plans, record.candidates = self._withdraw(plans, [o.id for o in failing], flaky)
         if proposal.exhausted and self.clock is not None:
             self.clock.exhausted_on = inputs
         iteration.note_chain(self.emit, proposal, plans, self.kit.generator.name)
-        if not plans:
+        if not plans and record.candidates:
+            self.emit(Note("no candidates left: each was aimed only at tests found flaky"))
+        elif not plans:
             self.emit(Note(f"no candidates: {proposal.reason or 'the generator had no idea'}"))
         else:
             self.emit(FanOutStarted(n, tuple(p.id for p in plans)))
@@ -286,7 +299,7 @@ class Runner:
                 raise
             timing.validation, timing.confirmation = round(outcome.validation_s, 3), round(outcome.confirmation_s, 3)
             timing.fanout = round(time.monotonic() - started - outcome.validation_s, 3)
-            iteration.tally(record, outcome, self.emit)
+            iteration.tally(record, outcome, self.emit, kept=record.candidates)
             self.run = transitions.spent(self.run, *(c.usage for c in record.candidates))
             stop = outcome.findings.escalation(len(plans)) or crashes.same_crash(record.candidates)
             if stop is not None:
@@ -310,6 +323,64 @@ class Runner:
             self.run, n, flaky, self.options, self.clock, time.monotonic(), self.kit.agent, self.kit.generator.name
         )
         self.save(RunPhase.at(Stage.done, n))
+
+    async def _propose(self, asked: generators.ProposalRequest, iteration_dir: Path) -> tuple[Proposal, list[str]]:
+        """The generator's proposal, with the baseline's flaky rerun left for it (Suite.recheck)
+        running beside it (issue 40.4). Returns the proposal and the targets found flaky meanwhile
+        (now in the run's flaky tests and out of its current failures)."""
+        left, self.recheck = self.recheck, None
+        if left is None:
+            return await iteration.propose(self.kit.generator, asked, iteration_dir), []
+        found: set[str] = set()
+        proposals: list[Proposal] = []
+        failed: list[BaseException] = []
+
+        async def rerun() -> None:
+            found.update(await self.kit.suite.recheck(left))
+
+        async with anyio.create_task_group() as group:
+            group.start_soon(rerun)
+            try:
+                proposals.append(await iteration.propose(self.kit.generator, asked, iteration_dir))
+            except (Escalation, BudgetExhausted) as exc:  # raised below, as it is
+                failed.append(exc)
+                group.cancel_scope.cancel()
+        if failed:
+            raise failed[0]
+        rechecked = sorted(found & set(self.run.current_failing))
+        if rechecked:
+            assert self.current_run is not None
+            self.run = transitions.current(transitions.found_flaky(self.run, rechecked), self.current_run)
+            which = ", ".join(rechecked[:5])
+            self.emit(Note(f"flaky: {which} failed in the baseline and passed rerun alone (rerun beside the proposal)"))
+        return proposals[0], rechecked
+
+    def _withdraw(
+        self, plans: list[CandidatePlan], failing: list[str], flaky: frozenset[str]
+    ) -> tuple[list[CandidatePlan], list[CandidateResult]]:
+        """The plans aimed only at targets found flaky while they were proposed are withdrawn
+        (decide/aims): never tested, kept on the record as rejected with the reason. Returns the
+        plans left and the withdrawn ones' results."""
+        reasons = aims.withdrawn(plans, failing, flaky)
+        results = [
+            CandidateResult(
+                id=p.id,
+                status=CandidateStatus.rejected,
+                reason=reasons[p.id],
+                hypothesis=p.hypothesis,
+                confidence=p.confidence,
+                operator=p.operator,
+                location=p.location,
+                generator=p.generator,
+                tested=False,
+                validated=False,
+            )
+            for p in plans
+            if p.id in reasons
+        ]
+        for result in results:
+            self.emit(Note(f"[{result.id}] {result.reason}"))
+        return [p for p in plans if p.id not in reasons], results
 
     async def _put_back(self, watch: guard.Watch) -> None:
         """The fan-out was cut short: what candidates wrote outside their worktrees and no check has
