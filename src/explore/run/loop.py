@@ -350,7 +350,9 @@ class Runner:
         rechecked = sorted(found & set(self.run.current_failing))
         if rechecked:
             assert self.current_run is not None
-            self.run = transitions.current(transitions.found_flaky(self.run, rechecked), self.current_run)
+            self.run = transitions.flaky_at_baseline(
+                self.run, rechecked, self.current_run
+            )  # iteration 1's: the baseline's
             which = ", ".join(rechecked[:5])
             self.emit(Note(f"flaky: {which} failed in the baseline and passed rerun alone (rerun beside the proposal)"))
         return proposals[0], rechecked

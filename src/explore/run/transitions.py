@@ -235,6 +235,13 @@ def found_flaky(run: RunState, tests: list[str]) -> RunState:
     return run.model_copy(update={"flaky": sorted(set(run.flaky) | set(tests))})
 
 
+def flaky_at_baseline(run: RunState, tests: list[str], baseline: TestRun) -> RunState:
+    """Tests the baseline's rerun found flaky beside the first proposal (issue 40.4): flaky from now
+    on, and out of the current and the baseline's counts, as if the baseline had found them."""
+    run = current(found_flaky(run, tests), baseline)
+    return run.model_copy(update={"baseline": run.current.model_copy(), "baseline_failing": list(run.current_failing)})
+
+
 def merged(run: RunState, commit: str, tests: TestRun) -> RunState:
     """The merged commit is the current one; its tests' run is the current state."""
     return current(run.model_copy(update={"current_commit": commit, "merged_commit": commit}), tests)
