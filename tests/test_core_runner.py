@@ -125,6 +125,8 @@ async def test_green_in_one_iteration_merges_the_winner_and_writes_the_state(tmp
     assert run.current.pass_rate == 100.0 and run.current_failing == []
     [record] = run.iterations
     assert record.winner == "c" and record.pass_rate == 100.0
+    # explore's start and end are phases too (issue 40.6): booked on the first and the last iteration
+    assert record.timing.start > 0 and record.timing.end > 0 and record.timing.total() <= run.duration_s
     assert [(c.id, c.status.value) for c in record.candidates] == [("a", "ok"), ("b", "rejected"), ("c", "ok")]
     assert record.candidates[1].reason == "edits test files: tests/test_calc.py"
     # merged: one commit on the start, holding the winner's change and nothing else; the user's

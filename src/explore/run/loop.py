@@ -72,6 +72,10 @@ class Runner:
     """The run the suite is timed by, for the budget and the per-test limit (decide/suite_time)."""
     recheck: Recheck | None = None
     """The baseline's flaky rerun left to run beside the first proposal (Suite.baseline)."""
+    start_s: float = 0.0
+    """Seconds from the run's start to its baseline (a new run's): booked on the first iteration."""
+    ending: float | None = None
+    """When the run's end began (monotonic): its seconds are booked on the last iteration."""
 
     def __post_init__(self) -> None:
         self.kit = Kit.build(self.info, self.options, self.run, self.emit)
@@ -141,6 +145,7 @@ class Runner:
         except UsageError as exc:
             self.refused = exc
         finally:
+            self.ending = time.monotonic()
             with anyio.CancelScope(shield=True):
                 await self.kit.close()
                 self.save()
@@ -159,6 +164,7 @@ class Runner:
     async def start(self) -> None:
         """A new run's baseline (baseline.py): the suite on the base commit, `--issue`'s
         reproduction, then what the run tells about the tests, written into the state."""
+        self.start_s = max(0.0, time.time() - self.run.started_at)
         self.save(RunPhase.at(Stage.baseline))
         warmed = await warming.measure(self.kit, self.options, self.run.base_commit)
         measured, self.suite_s, self.warm_s = warmed.measured, warmed.measured.seconds, warmed.waited_s
@@ -255,8 +261,8 @@ class Runner:
             self.kit, self.run, n, chosen, failing, detection, scratch, iteration_dir, self.current_run, deadline
         )
         self.save(RunPhase.at(Stage.propose, n))
-        timing = PhaseTiming(baseline=round(self.suite_s, 3))
-        self.suite_s = 0.0
+        timing = PhaseTiming(baseline=round(self.suite_s, 3), start=round(self.start_s, 3))
+        self.suite_s = self.start_s = 0.0
         started = time.monotonic()
         try:
             proposal, rechecked = await self._propose(asked, iteration_dir)
@@ -533,6 +539,8 @@ async def run_repair(
             emit(Note("interrupted: the result stays on the run's branch; `explore resume` finishes the run"))
         ending = merging.finish(info, runner.run, options, emit, drift)
         runner.run = transitions.finished(runner.run, ending)
+        if runner.ending is not None:
+            runner.run = transitions.end_booked(runner.run, time.monotonic() - runner.ending)
         runner.save(RunPhase.at(runner.run.status))
         closing = history.branch_record(runner.run)  # a result not applied: the branch holds the baseline
         if closing is not None:

@@ -270,6 +270,15 @@ def retimed(run: RunState, test_timeout: float | None, slowest_pass_s: float) ->
     return run.model_copy(update=update)
 
 
+def end_booked(run: RunState, seconds: float) -> RunState:
+    """The run's end (processes, worktrees, the result applied) booked on its last iteration's timing."""
+    if not run.iterations:
+        return run
+    last = run.iterations[-1]
+    timing = last.timing.model_copy(update={"end": round(last.timing.end + seconds, 3)})
+    return run.model_copy(update={"iterations": [*run.iterations[:-1], last.model_copy(update={"timing": timing})]})
+
+
 def report_committed(run: RunState, tip: str) -> RunState:
     """`--commit-reports`: the debug report's commit is the run's tip."""
     return run.model_copy(update={"current_commit": tip, "merged_commit": tip})
