@@ -307,8 +307,17 @@ def run_case(
         "carries_fix": any(carries_fix(copy, fix, ref) for ref in merged_refs if ref != base),
         "escalation": escalation.get("category") if isinstance(escalation, dict) else escalation,
         "reason": (escalation.get("reason") if isinstance(escalation, dict) else None),
-        "last_line": (done.stderr.strip().splitlines() or [""])[-1][:300],
+        "last_line": result_line(done.stderr)[:300],
     }
+
+
+def result_line(stderr: str) -> str:
+    """explore's last line (`STATUS: COUNTS — WHY`, before `report: …`), without the clock."""
+    lines = stderr.strip().splitlines()
+    found = next(
+        (line for line in reversed(lines) if " — " in line and "report: " not in line), lines[-1] if lines else ""
+    )
+    return found.strip().split(" ", 1)[-1] if found.strip()[:1].isdigit() else found.strip()
 
 
 def main() -> None:

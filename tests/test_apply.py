@@ -72,6 +72,15 @@ def test_apply_brings_the_repair_into_a_dirty_tree_and_undo_takes_it_out(tmp_pat
     assert git(repo, "branch", "--list", "explore/*") == ""
     again = explore(repo, "apply", summary["run_id"])
     assert again.returncode == 2 and "already applied" in again.stderr
+    (repo / "later.txt").write_text("mine\n")  # the branch moves after the apply: undo refuses, changes nothing
+    git(repo, "add", "later.txt")
+    git(repo, "commit", "-q", "-m", "later")
+    applied = (repo / "calc.py").read_bytes()
+    moved = explore(repo, "undo")
+    assert moved.returncode == 2 and "main moved since the repair of run" in moved.stderr, moved.stderr
+    assert "nothing undone" in moved.stderr and (repo / "calc.py").read_bytes() == applied
+    git(repo, "reset", "-q", "HEAD^")  # the commit taken back (later.txt stays, untracked)
+    (repo / "later.txt").unlink()
 
     back = explore(repo, "undo")
     assert back.returncode == 0, back.stderr
@@ -143,7 +152,10 @@ def test_an_applied_run_leaves_no_branch_shows_its_diff_and_undo_restores_the_br
     assert_no_debris(repo)
 
 
-def test_apply_after_the_branch_moved_applies_to_the_files_uncommitted(tmp_path: Path) -> None:
+def test_apply_after_the_branch_moved_refuses_and_says_how_to_take_it(tmp_path: Path) -> None:
+    """Issue 38: the user's branch moved after the run started (a commit of theirs): the repair was
+    tested on the run's start, not on it — apply refuses (exit 2), changes nothing, and the merge it
+    names takes the repair."""
     repo = make_repo(tmp_path / "repo", CALC)
     agent = scripted_agent(tmp_path, {"a": {"replace": FIX_ADD}, "b": {"replace": FIX_MUL}})
     code, summary, err = run_cli(["run", str(repo), "--agent-cmd", agent, "--parallel", "2", "--no-apply", "--json"])
@@ -151,13 +163,20 @@ def test_apply_after_the_branch_moved_applies_to_the_files_uncommitted(tmp_path:
     (repo / "README.md").write_text("mine\n")
     git(repo, "add", "README.md")
     git(repo, "commit", "-q", "-m", "my own work meanwhile")
-    mine = git(repo, "rev-parse", "HEAD")
+    mine, before = git(repo, "rev-parse", "HEAD"), tree_bytes(repo)
     done = explore(repo, "apply")
-    assert done.returncode == 0, done.stderr
-    assert git(repo, "rev-parse", "HEAD") == mine and git(repo, "status", "--porcelain") == "M calc.py"
+    assert done.returncode == 2, done.stderr
+    assert "main moved since the run started: 1 commit(s) on top of" in done.stderr, done.stderr
+    assert "nothing was changed" in done.stderr and len(done.stderr.strip().splitlines()) == 1
+    assert (
+        git(repo, "rev-parse", "HEAD") == mine
+        and tree_bytes(repo) == before
+        and git(repo, "status", "--porcelain") == ""
+    )
+    merge = f"git merge refs/explore/runs/{summary['run_id']}"
+    assert merge in done.stderr
+    git(repo, *merge.split()[1:], "-q", "--no-edit")  # as it says
     assert "return a + b" in (repo / "calc.py").read_text() and (repo / "README.md").read_text() == "mine\n"
-    assert git(repo, "branch", "--list", "explore/*") == ""  # applied: the branch is gone, the hidden ref stays
-    assert git(repo, "rev-parse", f"refs/explore/runs/{summary['run_id']}") == summary["merged_commit"]
 
 
 def test_apply_and_undo_refuse_plainly(tmp_path: Path) -> None:

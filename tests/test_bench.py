@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from conftest import built_once, once_folder
 from explore.bench.corpus import load_case, load_corpus
 from explore.bench.judge import git, is_test_path, judge
 from explore.bench.results import BenchResult, CaseResult, Verdict, aggregate
@@ -55,18 +56,23 @@ def own_pytest(project: Path, *args: str) -> int:
 @pytest.fixture(scope="module")
 def bench_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[BenchResult, Path, Path]:
     """The three cases benched with mutate and the conservative strategy; (result, out dir, scratch TMPDIR)."""
-    base = tmp_path_factory.mktemp("bench")
-    cases = base / "cases"
-    for name in CASES:
-        shutil.copytree(CORPUS / name, cases / name)
-    out, scratch = base / "out", base / "scratch"
-    scratch.mkdir()
-    env = {**os.environ, "TMPDIR": str(scratch)}
-    done = bench_cli(
-        [str(cases), "--agent", "mutate", "--strategy", "conservative", "--json", "--out", str(out)], env=env
-    )
-    assert done.returncode == 0, done.stderr[-2000:]
-    return BenchResult.model_validate_json(done.stdout), out, scratch
+
+    def bench(base: Path) -> str:
+        cases = base / "cases"
+        for name in CASES:
+            shutil.copytree(CORPUS / name, cases / name)
+        (base / "scratch").mkdir()
+        env = {**os.environ, "TMPDIR": str(base / "scratch")}
+        done = bench_cli(
+            [str(cases), "--agent", "mutate", "--strategy", "conservative", "--json", "--out", str(base / "out")],
+            env=env,
+        )
+        assert done.returncode == 0, done.stderr[-2000:]
+        return done.stdout
+
+    summary = built_once("bench", tmp_path_factory, bench)  # once for every worker
+    base = once_folder("bench", tmp_path_factory)
+    return BenchResult.model_validate_json(summary), base / "out", base / "scratch"
 
 
 @pytest.mark.parametrize("name", CASES)

@@ -105,10 +105,24 @@ def branches(repo: Path) -> list[str]:
     return sorted(git(repo, "branch", "--format=%(refname:short)").splitlines())
 
 
+DOCS = {  # httpie's test_docs.py: a test per .rst file, its id holding the file's absolute path, skipped
+    # without docutils (ids=str: pytest 9.2 writes a value over 100 characters as `name0`, httpie's pytest does not)
+    "tests/test_docs.py": (
+        "from pathlib import Path\n\nimport pytest\n\n\n"
+        "@pytest.mark.skipif(True, reason='docutils not installed')\n"
+        "@pytest.mark.parametrize('name', [str(Path(__file__).parent / 'README.rst')], ids=str)\n"
+        "def test_rst_file_syntax(name):\n    pass\n"
+    )
+}
+
+
 async def test_green_in_one_iteration_merges_the_winner_and_writes_the_state(tmp_path: Path) -> None:
-    """With a flake beside the bug (issue 40.4): the baseline's rerun of it runs beside the first
-    proposal, and the candidates, aimed at the bug too, are tested as usual."""
-    repo = make_repo(tmp_path / "repo", {**CALC, "tests/test_flaky.py": flaky_test(tmp_path / "flaky-runs")})
+    """Also: a test whose id holds the path of the tree it runs in has one id in every worktree
+    (the baseline's, each candidate's, the user's checkout). Before, the fix's run in its own worktree
+    counted the skipped test under its new id as a failure: 3/4 (75.0%), never green. And a flake
+    beside the bug (issue 40.4): the baseline's rerun of it runs beside the first proposal, and the
+    candidates, aimed at the bug too, are tested as usual."""
+    repo = make_repo(tmp_path / "repo", {**CALC, **DOCS, "tests/test_flaky.py": flaky_test(tmp_path / "flaky-runs")})
     start = git(repo, "rev-parse", "HEAD")
     run, events = await repair(
         repo, agent(tmp_path, {"a": {"write": WRONG}, "b": {"write": TAMPER}, "c": {"write": FIX}}), flaky_reruns=1
@@ -122,6 +136,10 @@ async def test_green_in_one_iteration_merges_the_winner_and_writes_the_state(tmp
     kinds = [type(e) for e in events]
     note = next(i for i, e in enumerate(events) if isinstance(e, Note) and e.text == found)
     assert kinds.index(IterationStarted) < note < kinds.index(FanOutStarted)  # found while proposing
+    summary = reports.summary(run, None)
+    assert (summary.baseline.passed, summary.baseline.total) == (1, 3)
+    assert (summary.final.passed, summary.final.total, summary.final.pass_rate) == (3, 3, 100.0)
+    assert run.baseline_skipped == ["tests/test_docs.py::test_rst_file_syntax[<repo>/tests/README.rst]"]
     assert run.current.pass_rate == 100.0 and run.current_failing == []
     [record] = run.iterations
     assert record.winner == "c" and record.pass_rate == 100.0
@@ -230,4 +248,21 @@ async def test_a_candidate_aimed_only_at_a_flake_found_beside_the_proposal_is_wi
     assert a.reason is not None and a.reason.startswith(f"withdrawn: aimed only at {FLAKY_ID}, found flaky")
     assert said == [found, f"[a] {a.reason}", "no candidates left: each was aimed only at tests found flaky"]
     assert FanOutStarted not in kinds and run.merged_commit is None and run.current_failing == []
+    assert_no_debris(repo)
+
+
+async def test_a_baseline_over_its_limit_says_it_was_not_measured_and_why(tmp_path: Path) -> None:
+    """Issue 39 point 8 (youtube-dl-17): the suite overran the baseline's limit; the last line and the
+    report say the baseline was not measured and why, never `0/0 passed (0.0%)`."""
+    stuck = {"tests/test_stuck.py": "import time\n\n\ndef test_stuck():\n    time.sleep(600)\n"}
+    repo = make_repo(tmp_path / "repo", {**CALC, **stuck})
+    run, events = await repair(repo, agent(tmp_path, {}), baseline_timeout=1)
+
+    assert run.status == "escalated" and run.escalation is not None
+    assert run.escalation.category == EscalationCategory.infrastructure and run.iterations == []
+    line = reports.result_line(run)
+    assert line.startswith("escalated: baseline not measured: the full test suite did not finish within 1s ("), line
+    assert line.endswith(" — escalated (infrastructure)") and "0/0" not in line, line
+    assert "- **Baseline:** baseline not measured: the full test suite did not finish" in reports.markdown(run)
+    assert milestones(events) == [BaselineStarted, Escalated, RunFinished]
     assert_no_debris(repo)

@@ -5,6 +5,7 @@ help, rollback once something was merged) on stderr and in report.md, and no ite
 from __future__ import annotations
 
 import json
+import re
 import venv
 from pathlib import Path
 
@@ -39,6 +40,12 @@ def assert_help_needed(
     return escalation
 
 
+def last_line(err: str) -> str:
+    """The run's result line on stderr (`STATUS: COUNTS — WHY`), without the live view's clock."""
+    line = next(line for line in reversed(err.splitlines()) if " — " in line)
+    return re.sub(r"^\s*[\d.]+s ", "", line).strip()
+
+
 # ------------------------------------------------------------------------------- infrastructure
 
 
@@ -49,6 +56,7 @@ def test_missing_test_command(tmp_path: Path) -> None:
     )
     assert_help_needed(code, summary, err, "infrastructure", "no-such-test-runner-xyz")
     assert "not found" in summary["escalation"]["reason"]
+    assert last_line(err).startswith("escalated: baseline not measured: the baseline test run failed: test command not")
     assert_nothing_left(repo, tmp_path / "worktrees", keep_branches=(summary["branch"],))
 
 
@@ -60,6 +68,7 @@ def test_pytest_missing_in_the_configured_interpreter(tmp_path: Path) -> None:
     code, summary, err = run_cli(["run", str(repo), "--agent-cmd", "true", "--json"])
     escalation = assert_help_needed(code, summary, err, "infrastructure", "No module named pytest")
     assert str(python) in escalation["reason"], "the message must name the interpreter"
+    assert last_line(err).startswith("escalated: baseline not measured: the baseline test run failed: pytest is not")
     assert_nothing_left(repo, tmp_path / "worktrees", keep_branches=(summary["branch"],))
 
 
@@ -69,6 +78,10 @@ def test_collection_error_in_a_test_file(tmp_path: Path) -> None:
     code, summary, err = run_cli(["run", str(repo), "--agent-cmd", "true", "--json"])
     assert_help_needed(code, summary, err, "infrastructure", "tests/test_broken.py")
     assert "collection" in summary["escalation"]["reason"]
+    assert last_line(err) == (  # issue 39 point 8 (PySnooper-2): never "0/0 passed (0.0%)"
+        "escalated: baseline not measured: the baseline test run failed: collection errors in tests/test_broken.py"
+        " — escalated (infrastructure)"
+    )
     assert_nothing_left(repo, tmp_path / "worktrees", keep_branches=(summary["branch"],))
 
 

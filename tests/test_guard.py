@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import git, make_repo
+from conftest import GIT_ID, git, make_repo
 from explore.edges import guard
 
 FILES = {"calc.py": "def add(a, b):\n    return a + b\n", "run.sh": "#!/bin/sh\necho hi\n"}
@@ -111,8 +111,8 @@ def test_a_pack_rewritten_in_place_or_replaced_is_put_back(tmp_path: Path) -> No
     with pack.open("r+b") as handle:  # in place (the same inode), in its checksum: git reads on
         handle.seek(len(original[0]) - 20)  # (a corrupt object would fail the fingerprint's own git add)
         handle.write(b"\0" * 20)
-    index.unlink()  # replaced: a new inode under the same name
-    index.write_bytes(original[1][:-1] + b"\0")
+    index.unlink()  # replaced: a new inode under the same name, naming the pack's new checksum (else
+    index.write_bytes(original[1][:-40] + b"\0" * 20 + original[1][-20:-1] + b"\0")  # git refuses the pack)
     after = watched.fingerprint()
     assert sorted(watched.compare(before, after)) == sorted(f".git/objects/pack/{p.name}" for p in (pack, index))
     change = watched.restore(before, after, "iteration-1-a")
@@ -166,3 +166,109 @@ async def test_one_suspect_is_the_culprit_several_are_replayed(tmp_path: Path) -
         change = await watch.leave(cid)
         assert (change is not None) == (cid == "a")
     assert change is None and not watch.ambiguous and not (repo / "planted.txt").exists()
+
+
+def test_a_config_file_an_include_names_is_put_back(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The user's global config includes a file by a relative path, and the repository's config
+    one under a condition (`includeIf`), which itself includes another: a candidate that plants an
+    fsmonitor in any of them has it put back, like .git/config."""
+    home = tmp_path / "home"
+    home.mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(home / ".gitconfig"))
+    (home / ".gitconfig").write_text("[include]\n\tpath = .gitconfig.local\n")
+    (home / ".gitconfig.local").write_text("[user]\n\tname = Me\n")
+    repo, watched = repo_with_guard(tmp_path)
+    work = tmp_path / "work.gitconfig"
+    work.write_text("[include]\n\tpath = ~/deeper.gitconfig\n")
+    (home / "deeper.gitconfig").write_text("")
+    with (repo / ".git" / "config").open("a") as config:
+        config.write(f'[includeIf "gitdir:/elsewhere/"]\n\tpath = {work}\n')
+    before = watched.fingerprint()
+    planted = [home / ".gitconfig.local", work, home / "deeper.gitconfig"]
+    for path in planted:
+        with path.open("a") as config:
+            config.write("[core]\n\tfsmonitor = touch planted\n")
+    after = watched.fingerprint()
+    assert watched.compare(before, after) == sorted(str(path) for path in planted)
+    change = watched.restore(before, after, "iteration-1-a")
+    assert change.restored and watched.fingerprint() == before
+    assert (home / ".gitconfig.local").read_text() == "[user]\n\tname = Me\n" and (
+        home / "deeper.gitconfig"
+    ).read_text() == ""
+
+
+def test_a_pack_and_a_branch_a_candidate_added_go_with_their_reflog(tmp_path: Path) -> None:
+    """A candidate's git writes its own store (sandbox.py): a pack that appears in the user's store
+    was written there by path, and a branch it made names a commit the user's store lacks. Both go
+    (to the quarantine), the branch's reflog with them: `git fsck` and `git gc` stay clean."""
+    repo, watched = repo_with_guard(tmp_path)
+    objects = repo / ".git" / "objects"
+    own = {
+        **os.environ,
+        "GIT_OBJECT_DIRECTORY": str(tmp_path / "own"),
+        "GIT_ALTERNATE_OBJECT_DIRECTORIES": str(objects),
+    }
+    (tmp_path / "own").mkdir()
+    before = watched.fingerprint()
+    planted = (
+        subprocess.run(
+            ["git", "hash-object", "-w", "--stdin"],
+            cwd=repo,
+            input=b"planted\n",
+            env=own,
+            capture_output=True,
+            check=True,
+        )
+        .stdout.decode()
+        .strip()
+    )
+    subprocess.run(  # a pack written straight into the user's store
+        ["git", "pack-objects", "-q", str(objects / "pack" / "pack")],
+        cwd=repo,
+        input=f"{planted}\n".encode(),
+        env=own,
+        check=True,
+        capture_output=True,
+    )
+    tree = git(repo, "rev-parse", "HEAD^{tree}")
+    mine = (
+        subprocess.run(
+            ["git", *GIT_ID, "commit-tree", tree, "-p", "HEAD", "-m", "candidate"],
+            cwd=repo,
+            env=own,
+            capture_output=True,
+            check=True,
+        )
+        .stdout.decode()
+        .strip()
+    )
+    subprocess.run(
+        ["git", "update-ref", "-m", "branch: Created", "refs/heads/mine", mine], cwd=repo, env=own, check=True
+    )
+    assert (repo / ".git" / "logs" / "refs" / "heads" / "mine").exists()
+    after = watched.fingerprint()
+    paths = watched.compare(before, after)
+    assert ".git/refs/heads/mine" in paths and sum(p.startswith(".git/objects/pack/pack-") for p in paths) == 2, paths
+    change = watched.restore(before, after, "iteration-1-a")
+    assert change.restored and change.quarantine is not None
+    assert not list((objects / "pack").glob("*.pack")) and list(
+        (change.quarantine / ".git" / "objects" / "pack").glob("*.pack")
+    )
+    assert subprocess.run(["git", "cat-file", "-e", planted], cwd=repo).returncode != 0
+    assert not (repo / ".git" / "logs" / "refs" / "heads" / "mine").exists()
+    subprocess.run(["git", "fsck", "--strict"], cwd=repo, check=True, capture_output=True)
+    subprocess.run(["git", "gc", "-q"], cwd=repo, check=True, capture_output=True)
+
+
+def test_a_repack_of_the_users_own_objects_is_never_moved_out(tmp_path: Path) -> None:
+    """The user's own `git repack -d` while candidates run: loose objects gone into a new pack. The
+    guard names it, but the pack holds objects the user's refs need that nothing else holds: it stays."""
+    repo, watched = repo_with_guard(tmp_path)
+    before = watched.fingerprint()
+    git(repo, "repack", "-d", "-q")
+    after = watched.fingerprint()
+    assert any(p.startswith(".git/objects/pack/") for p in watched.compare(before, after))
+    watched.restore(before, after, "iteration-1-a")
+    assert list((repo / ".git" / "objects" / "pack").glob("*.pack"))
+    subprocess.run(["git", "fsck", "--strict"], cwd=repo, check=True, capture_output=True)

@@ -152,7 +152,11 @@ def test_ignored_files_a_candidate_leaves_are_gone_when_its_tests_run(tmp_path: 
     assert code == 0, err
     a, b = summary["iterations"][0]["candidates"]
     assert summary["iterations"][0]["winner"] == "b", summary
-    assert a["pass_rate"] == summary["baseline"]["pass_rate"] == 66.6667, a
+    # a's tests ran without its package (its docstring change alone: the baseline's rate), unless b's
+    # affected tests passed first and stopped a's whole run (b then outranks it whatever it finds)
+    assert (
+        a["pass_rate"] == summary["baseline"]["pass_rate"] == 66.6667 if a["tested"] else "b outranks" in a["reason"]
+    ), a
     assert b["status"] == "ok" and b["pass_rate"] == 100.0, b
     assert (
         summary["iterations"][0]["timing"]["confirmation"] == 0

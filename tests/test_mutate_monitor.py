@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import assert_no_debris, make_repo, run_cli, venv_of
+from conftest import assert_no_debris, built_once, make_repo, run_cli, venv_of
 from explore.generators.mutate import localise
 
 PYTHONS = ("3.12", "3.13", "3.14")
@@ -22,7 +22,7 @@ PACKAGES = ("pytest==8.3.5", "coverage==7.6.1", "pytest-json-report==1.5.0")
 @pytest.fixture(scope="module")
 def py312(tmp_path_factory: pytest.TempPathFactory) -> str:
     """The python of a fresh Python 3.12+ venv holding pytest, coverage and pytest-json-report."""
-    return venv_of(PYTHONS, PACKAGES, tmp_path_factory.mktemp("py312"))
+    return built_once("py312", tmp_path_factory, lambda folder: venv_of(PYTHONS, PACKAGES, folder))
 
 
 PROJECT = {

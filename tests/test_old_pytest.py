@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import assert_no_debris, make_repo, run_cli, venv_of
+from conftest import assert_no_debris, built_once, make_repo, run_cli, venv_of
 from explore.edges.testing import TestCommand, run_tests
 
 OLD_PYTEST = "pytest==4.6.11"
@@ -22,7 +22,7 @@ PYTHONS = ("3.8", "3.9", "3.7")
 @pytest.fixture(scope="module")
 def old_pytest(tmp_path_factory: pytest.TempPathFactory) -> str:
     """The python of a fresh venv holding pytest 4.6 (and nothing else: no json report, no coverage)."""
-    python = venv_of(PYTHONS, (OLD_PYTEST,), tmp_path_factory.mktemp("pytest46"))
+    python = built_once("pytest46", tmp_path_factory, lambda folder: venv_of(PYTHONS, (OLD_PYTEST,), folder))
     version = subprocess.run([python, "-m", "pytest", "--version"], capture_output=True, text=True, timeout=60)
     assert "4.6.11" in version.stdout + version.stderr
     return python

@@ -82,10 +82,10 @@ def test_the_last_line_never_reads_zero_of_zero() -> None:
     early = RunState(run_id="r", repo="/x", status="interrupted", stop_reason="interrupted by a signal")
     assert (
         reports.result_line(early)
-        == "interrupted: no test result: the baseline did not run to its end — interrupted by a signal"
+        == "interrupted: baseline not measured: interrupted before it ended — interrupted by a signal"
     )
     measured = early.model_copy(
         update={"baseline_ids": ["t::a", "t::b"], "current": Counts(passed=1, failed=1, total=2, pass_rate=50.0)}
     )
     assert reports.result_line(measured).startswith("interrupted: 1/2 passed (50.0%) — ")
-    assert "- **Baseline:** no test result" in reports.markdown(early)
+    assert "- **Baseline:** baseline not measured: interrupted before it ended" in reports.markdown(early)

@@ -106,3 +106,14 @@ def test_piped_progress_is_a_line_every_few_seconds_and_live_it_is_in_the_header
     console = Console(width=200, record=True, color_system=None, file=io.StringIO())
     console.print(display.view)
     assert "baseline: 1,300/2,521 tests run" in console.export_text()
+
+
+def test_how_far_a_job_went_sums_its_shards(tmp_path: Path) -> None:
+    """What a baseline over its limit says of itself (issue 39 point 8): tests run, collected, failed."""
+    (tmp_path / "baseline.shard-1.progress").write_bytes(b"1200\n" + b"." * 690 + b"x" * 10)
+    (tmp_path / "baseline.shard-2.progress").write_bytes(b"1003\n" + b".x" * 250)
+    (tmp_path / "baseline-rerun-1.progress").write_bytes(b"3\n...")  # another job
+    (tmp_path / "since.progress").write_bytes(b"")  # not collected yet
+    assert progress.of_job(tmp_path, "baseline") == (1200, 2203, 260)
+    assert progress.of_job(tmp_path, "baseline-rerun-1") == (3, 3, 0)
+    assert progress.of_job(tmp_path, "since") is None and progress.of_job(tmp_path, "resume-1") is None

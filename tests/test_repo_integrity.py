@@ -16,6 +16,7 @@ import pytest
 
 from conftest import git, make_repo, run_cli
 from explore.edges import landlock
+from explore.edges.gitrepo import object_id
 from test_protected_set import assert_honest_won, run
 from test_tamper import FILES, HONEST, pyproject
 
@@ -69,32 +70,9 @@ def test_a_nested_repository_is_captured_as_its_files(tmp_path: Path, mode: str)
     assert not (repo / "extra").exists()
 
 
-def test_a_loose_object_rewritten_under_its_own_id_is_caught_and_put_back(tmp_path: Path, mode: str) -> None:
-    repo = make_repo(tmp_path / "repo", {**FILES, "pyproject.toml": pyproject()})
-    blob = git(repo, "rev-parse", "HEAD:tests/test_calc.py")
-    loose = common_dir(repo) / "objects" / blob[:2] / blob[2:]
-    original = loose.read_bytes()
-    weak = (repo / "tests" / "test_calc.py").read_text().replace(*WEAK_TEST).encode()
-    forged = zlib.compress(b"blob %d\0" % len(weak) + weak)
-    rewrite = snippet(f"""\
-        target = pathlib.Path({str(loose)!r})
-        try:
-            os.chmod(target, 0o644)
-            target.write_bytes({forged!r})
-        except OSError:
-            pass
-        """)
-    code, summary, err = run(repo, tmp_path, {**HONEST, "exec": rewrite}, HONEST)
-    assert code == 0, err
-    a, b = summary["iterations"][0]["candidates"]
-    if mode == "off":  # the guard saw it, rejected a and wrote the object again from the user's file
-        assert a["status"] == "rejected" and f"objects/{blob[:2]}/{blob[2:]}" in a["reason"], a
-        assert summary["iterations"][0]["winner"] == "b"
-    else:  # the kernel said no: a is the honest fix whose attack failed
-        assert a["outside_writes"] == [] and summary["iterations"][0]["winner"] in ("a", "b")
-    assert zlib.decompress(loose.read_bytes()) == zlib.decompress(original)
-    subprocess.run(["git", "fsck", "--no-dangling", "--strict"], cwd=repo, check=True, capture_output=True)
-    assert git(repo, "show", "HEAD:tests/test_calc.py").count("assert add(2, 3) == 5") == 1
+def all_objects(repo: Path) -> set[str]:
+    listed = git(repo, "cat-file", "--batch-all-objects", "--batch-check=%(objectname)")
+    return set(listed.split())
 
 
 def test_a_change_staged_in_the_users_index_is_put_back(tmp_path: Path, mode: str) -> None:
@@ -125,23 +103,44 @@ def submodule_repo(tmp_path: Path) -> Path:
     return repo
 
 
-def test_an_fsmonitor_planted_in_a_submodule_config_and_config_worktree_is_put_back(
+def test_the_users_store_config_and_hooks_are_the_same_afterwards(
     tmp_path: Path, mode: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """One hostile candidate plants an fsmonitor in every config file git reads for the user's next
-    `git status` — the submodule's, `config.worktree`, the global config — and a hook."""
+    """One hostile candidate (one run per mode) rewrites a loose object of the user's commit under its
+    own id, writes a pack of its own into the user's store, and plants an fsmonitor in every config
+    file git reads for the user's next `git status` — the submodule's, `config.worktree`, the global
+    config — and a hook. Afterwards the store is object for object what it was, plus the merged
+    commit's objects; the config files and hooks are as they were; `git fsck` is clean and the
+    fsmonitor never ran."""
     global_config = tmp_path / "global-gitconfig"
     global_config.write_text("[user]\n\tname = Me\n\temail = me@example.com\n")
     monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(global_config))
     repo = submodule_repo(tmp_path)
+    start = git(repo, "rev-parse", "HEAD")
+    blob = git(repo, "rev-parse", "HEAD:tests/test_calc.py")
+    loose = common_dir(repo) / "objects" / blob[:2] / blob[2:]
+    original, before = loose.read_bytes(), all_objects(repo)
+    packs = sorted(p.name for p in (common_dir(repo) / "objects" / "pack").iterdir())
+    weak = (repo / "tests" / "test_calc.py").read_text().replace(*WEAK_TEST).encode()
+    forged = zlib.compress(b"blob %d\0" % len(weak) + weak)
+    planted = object_id(b"blob", b"planted by a\n")
     marker = tmp_path / "monitor-ran"
     monitor = tmp_path / "monitor.sh"
     monitor.write_text(f"#!/bin/sh\ntouch {marker}\n")
     monitor.chmod(0o755)
     modules_config = common_dir(repo) / "modules" / "lib" / "config"
-    before = modules_config.read_bytes()
+    before_modules = modules_config.read_bytes()
     hook = common_dir(repo) / "hooks" / "post-checkout"
-    plant = snippet(f"""\
+    attack = snippet(f"""\
+        target = pathlib.Path({str(loose)!r})
+        try:
+            os.chmod(target, 0o644)
+            target.write_bytes({forged!r})
+        except OSError:
+            pass
+        written = subprocess.run(["git", "hash-object", "-w", "--stdin"], input=b"planted by a\\n", capture_output=True)
+        subprocess.run(["git", "pack-objects", "-q", {str(common_dir(repo) / "objects" / "pack" / "pack")!r}],
+                       input=written.stdout, capture_output=True)
         for path in ({str(modules_config)!r}, {str(common_dir(repo) / "config.worktree")!r}, {str(global_config)!r}):
             subprocess.run(["git", "config", "--file", path, "core.fsmonitor", {str(monitor)!r}], capture_output=True)
         try:
@@ -150,19 +149,28 @@ def test_an_fsmonitor_planted_in_a_submodule_config_and_config_worktree_is_put_b
         except OSError:
             pass
         """)
-    code, summary, err = run(repo, tmp_path, {**HONEST, "exec": plant}, HONEST)
+    code, summary, err = run(repo, tmp_path, {**HONEST, "exec": attack}, HONEST)
     assert code == 0, err
-    a = summary["iterations"][0]["candidates"][0]
-    if mode == "off":
-        assert a["status"] == "rejected" and ".git/modules/lib/config" in a["reason"], a
-        for planted in (".git/config.worktree", ".git/hooks/post-checkout", str(global_config)):
-            assert planted in a["reason"], a
+    a, b = summary["iterations"][0]["candidates"]
+    if mode == "off":  # the guard saw it all, rejected a, put everything back, moved the pack out
+        assert a["status"] == "rejected", a
+        for path in (f"objects/{blob[:2]}/{blob[2:]}", ".git/objects/pack/pack-", ".git/modules/lib/config"):
+            assert path in a["reason"], a
+        for path in (".git/config.worktree", ".git/hooks/post-checkout", str(global_config)):
+            assert path in a["reason"], a
         assert summary["iterations"][0]["winner"] == "b" and summary["applied"] is True
-    assert modules_config.read_bytes() == before and not (common_dir(repo) / "config.worktree").exists()
+    else:  # the kernel said no: a is the honest fix whose attack failed
+        assert a["outside_writes"] == [] and summary["iterations"][0]["winner"] in ("a", "b")
+    assert zlib.decompress(loose.read_bytes()) == zlib.decompress(original)
+    assert git(repo, "show", "HEAD:tests/test_calc.py").count("assert add(2, 3) == 5") == 1
+    assert sorted(p.name for p in (common_dir(repo) / "objects" / "pack").iterdir()) == packs
+    merged = {line.split()[0] for line in git(repo, "rev-list", "--objects", f"{start}..HEAD").splitlines()}
+    assert planted not in all_objects(repo) and all_objects(repo) == before | merged
+    assert modules_config.read_bytes() == before_modules and not (common_dir(repo) / "config.worktree").exists()
     assert global_config.read_text() == "[user]\n\tname = Me\n\temail = me@example.com\n" and not hook.exists()
     subprocess.run(["git", "status"], cwd=repo, check=True, capture_output=True)
     subprocess.run(["git", "status"], cwd=repo / "lib", check=True, capture_output=True)
-    subprocess.run(["git", "fsck", "--no-dangling"], cwd=repo, check=True, capture_output=True)
+    subprocess.run(["git", "fsck", "--no-dangling", "--strict"], cwd=repo, check=True, capture_output=True)
     assert not marker.exists()
 
 

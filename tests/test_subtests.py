@@ -6,12 +6,11 @@ import json
 import subprocess
 import sys
 import textwrap
-import venv
 from pathlib import Path
 
 import pytest
 
-from conftest import assert_no_debris, make_repo, run_cli
+from conftest import assert_no_debris, built_once, fresh_venv, make_repo, run_cli
 from explore.edges.outcomes import fold_record, outcome_of, read_json_report, read_junit
 from explore.edges.testing import TestCommand, run_tests
 from explore.model.testresults import TestOutcome, TestRun
@@ -205,18 +204,10 @@ def subtests_python(tmp_path_factory: pytest.TempPathFactory) -> str:
     cannot install it here."""
     if _has(sys.executable, "pytest_subtests"):
         return sys.executable
-    folder = tmp_path_factory.mktemp("subtests-venv")
-    venv.create(folder, with_pip=True)
-    python = str(folder / "bin" / "python")
-    done = subprocess.run(
-        [python, "-m", "pip", "install", "-q", "pytest>=8,<9", "pytest-subtests", "pytest-json-report"],
-        capture_output=True,
-        text=True,
-        timeout=300,
+    packages = ("pytest>=8,<9", "pytest-subtests", "pytest-json-report")
+    return built_once(
+        "subtests", tmp_path_factory, lambda folder: fresh_venv(sys.executable, packages, folder / "venv")
     )
-    if done.returncode != 0:
-        pytest.skip(f"pytest-subtests could not be installed: {done.stderr.strip()[-300:]}")
-    return python
 
 
 def test_mutate_repairs_a_subtest_table_with_pytest_subtests(tmp_path: Path, subtests_python: str) -> None:

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from explore.edges.testing import PLUGIN_DIR, SUITE_ID, TestCommand, isolation_env, make_command, run_tests
+from explore.model import testids
 
 PY = sys.executable
 
@@ -330,3 +331,42 @@ async def test_worktree_code_shadows_an_installed_copy(tmp_path: Path, monkeypat
     )
     run = await run_tests(TestCommand(python=PY), worktree, tmp_path / "iso.log")
     assert outcomes(run) == {"tests/test_calc.py::test_answer": "passed"}, run.outcomes
+
+
+# --- ids that hold the tree's path -------------------------------------------------------------
+
+PATH_IDS = {
+    "tests/test_docs.py": """\
+        from pathlib import Path
+
+        import pytest
+
+        @pytest.mark.parametrize("name", [str(Path(__file__).parent / "README.rst")], ids=str)
+        def test_rst(name):
+            assert name.endswith(".txt")
+        """,
+}
+
+
+@pytest.mark.anyio
+async def test_an_id_holding_the_trees_path_is_the_same_in_every_tree(tmp_path: Path) -> None:
+    """httpie's test_docs.py: its ids hold each worktree's absolute path. Selected by its id as explore
+    keeps it (the tree written `<repo>`, as a rerun selects it) in a tree reached through a link (the
+    tests see it resolved), the test runs and reads back under that same id."""
+    first = project(tmp_path / "first", PATH_IDS)
+    (tmp_path / "link").symlink_to(first, target_is_directory=True)
+    wanted = "tests/test_docs.py::test_rst[<repo>/tests/README.rst]"
+    run = await run_tests(TestCommand(python=PY), tmp_path / "link", tmp_path / "first.log", select=[wanted])
+    assert outcomes(run) == {wanted: "failed"} and run.outcomes[wanted].id == wanted, run.infra_error
+    assert run.infra_error is None
+
+
+def test_a_tree_is_replaced_as_a_whole_path_and_put_back() -> None:
+    roots = ["/w/a", "/real/w/a/"]
+    assert testids.normalise("t.py::test[/w/a/x.rst-/real/w/a]", roots) == "t.py::test[<repo>/x.rst-<repo>]"
+    assert testids.normalise("t.py::test[/w/ab/x.rst]", roots) == "t.py::test[/w/ab/x.rst]"  # another folder
+    assert testids.normalise("t.py::test[/w/a.bak]", roots) == "t.py::test[/w/a.bak]"
+    assert testids.normalise("t.py::test[/w/a]", []) == "t.py::test[/w/a]"
+    assert testids.normalise("t.py::test[1.5-a]", [".", "a", "/"]) == "t.py::test[1.5-a]"  # never relative
+    assert testids.localise("t.py::test[<repo>/x.rst]", "/w/b/") == "t.py::test[/w/b/x.rst]"
+    assert testids.localise("t.py::test[1]", "/w/b") == "t.py::test[1]"

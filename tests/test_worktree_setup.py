@@ -17,6 +17,7 @@ from explore.executors.jobs import TestJob
 from explore.executors.local import LocalExecutor
 from explore.model.errors import SetupFailed
 from explore.model.runstate import EscalationCategory
+from test_escalation_e2e import last_line
 from test_run_e2e import CALC
 
 BROKEN = "echo 'installing deps'; echo 'error: no matching distribution for leftpadx' >&2; exit 7"
@@ -83,5 +84,6 @@ def test_a_run_whose_baseline_setup_fails_escalates_with_the_outcome(tmp_path: P
     assert escalation["reason"].startswith(SENTENCE) and "leftpadx" in escalation["reason"]
     assert escalation["suggested_action"].startswith("fix the test environment")
     assert summary["iterations"] == []
+    assert last_line(err).startswith(f"escalated: baseline not measured: {SENTENCE}"), err[-1000:]  # issue 39.8
     assert "Traceback" not in err
     assert_no_debris(repo)

@@ -104,7 +104,8 @@ def rollback(run_id: str, to: int | None, path: Path) -> None:
 def apply_command(run_id: str | None, path: Path) -> None:
     """Bring a run's repair (its own commits, never a snapshot) into your current tree: a fast-forward
     when the tree is clean and unmoved, otherwise applied to your files, uncommitted, your own changes
-    kept. A conflict changes nothing. Default: the latest run with a result not yet applied."""
+    kept. A conflict, or a branch moved since the run started, changes nothing. Default: the latest run
+    with a result not yet applied."""
     from ..edges import gitrepo
     from ..run import applying
 
@@ -125,7 +126,7 @@ def apply_command(run_id: str | None, path: Path) -> None:
 @click.option("--path", "path", default=".", type=click.Path(path_type=Path), help="Repository (default: here).")
 def undo(run_id: str | None, path: Path) -> None:
     """Put your branch (or your files) back where a run found them; refuses when you built on its
-    result. Default: the latest applied run."""
+    result or your branch moved since. Default: the latest applied run."""
     from ..edges import gitrepo
     from ..run import applying
 

@@ -18,6 +18,7 @@ import random
 from dataclasses import dataclass
 from typing import Literal
 
+from ..model import agentnames
 from ..model.tally import AgentTally
 
 DealMode = Literal["auto", "even"]
@@ -42,7 +43,7 @@ class Record:
 
 def slot_record(slot: str, history: list[dict[str, AgentTally]]) -> Record:
     """The record of a slot (its chain's members together) over per-iteration tallies."""
-    members = slot.split(",")
+    members = agentnames.chain(slot)
     mine = [[it[m] for m in members if m in it] for it in history]
     took = [tallies for tallies in mine if any(t.candidates for t in tallies)]
     return Record(len(took), sum(any(t.wins for t in tallies) for tallies in took))

@@ -8,6 +8,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from ..model import agentnames
 from ..model.runstate import EscalationCategory, EscalationInfo
 from . import removal
 
@@ -258,8 +259,9 @@ HINTLESS = frozenset({"mutate"})
 
 
 def uses_hints(generator: str) -> bool:
-    """True when some generator of the chain reads a hint (an unknown generator is assumed to)."""
-    return not generator or any(g not in HINTLESS for g in generator.split(","))
+    """True when some generator of the label (a chain's members, a fleet's slots) reads a hint (an
+    unknown generator is assumed to)."""
+    return not generator or any(g not in HINTLESS for g in agentnames.members(generator))
 
 
 def options_for(

@@ -11,6 +11,7 @@ from typing import Literal, NamedTuple
 
 from ..model.config import SearchBudget, parse_search_budget
 from ..model.runstate import GaveUp, RunState
+from . import escalation
 
 DEFAULT = parse_search_budget("10x")
 """The search budget of a generator whose search grows with the suite (mutate), when none is set."""
@@ -108,12 +109,11 @@ def more(budget: SearchBudget) -> str:
 
 def account(why: Why, clock: SearchClock, now: float, run: RunState, agent: str) -> GaveUp:
     """What was tried in this run and how to spend more."""
-    members = agent.split(",")
     spend: list[str] = []
     if why == "search_budget":
         bigger = more(clock.budget)
         spend += [f"explore run --search-budget {bigger}", f'search-budget = "{bigger}" in [tool.explore]']
-    if "mutate" in members:
+    if not escalation.uses_hints(agent):  # only mutate, in a chain or a fleet: no generator reads the code
         spend.append("a generator that reads the code: --agent anthropic (ANTHROPIC_API_KEY) or --agent claude-code")
     elif why == "search_complete":
         spend.append("another generator: --agent with a different one, or a chain such as --agent claude-code,codex")

@@ -6,7 +6,8 @@ files under `refs/` and the lines of `packed-refs`); every submodule's `config`,
 `hooks/` and `info/` under `modules/`; each linked worktree's `config.worktree`; the user's own index (compared entry by entry, flags
 included: git rewrites its stat data at will) and `config.worktree`; every config file git reads
 outside the repository (`global_config_paths`: the global `~/.gitconfig`, `$XDG_CONFIG_HOME/git/config`,
-`GIT_CONFIG_GLOBAL`, the system file) with the global attributes and ignore files; the object store (each loose
+`GIT_CONFIG_GLOBAL`, the system file) with the global attributes and ignore files; every file one of
+these config files includes (`included`: `include.path`, `includeIf.*.path`); the object store (each loose
 object and pack by inode, size and change time: one whose file changed is hashed against its id);
 and the user's working tree — tracked and untracked, not ignored, files, as the dirty-tree snapshot
 records them (a tree made from a copy of the user's index, so the user's index is never written).
@@ -15,7 +16,8 @@ A change is put back byte for byte: git-dir files from the copies kept at the fi
 working tree from the blobs of the fingerprint's tree (each blob hashed against its id as it is
 read), a loose object rewritten under its own id moved to the quarantine and written again from the
 user's file that holds its content, when one does; a pack or its index from the copy made when it
-was first fingerprinted (objects.Packs, while the store's packs stay under 256 MiB). What the restore overwrites or deletes is
+was first fingerprinted (objects.Packs, while the store's packs stay under 256 MiB, and only while
+candidates are not confined); a pack that appeared is moved out (objects.evict). What the restore overwrites or deletes is
 first copied to a quarantine folder, so a change the user made themselves is never lost.
 
 `Watch` attributes a change to candidates: every candidate that ran since the last clean check
@@ -46,6 +48,8 @@ GIT_FOLDERS = ("hooks", "info", "refs")
 MODULE_FILES = ("config", "config.worktree")
 MODULE_FOLDERS = ("hooks", "info")
 """What is guarded in every submodule's git dir under `modules/` (at any depth)."""
+CONFIG_NAMES = ("config", "config.worktree", ".gitconfig")
+"""The guarded files that are git config files (their includes are followed: `included`)."""
 OWN_FILES = ("index", "config.worktree")
 """What is guarded in the user's own git dir when it is not the shared one (a linked worktree)."""
 INDEX = "index"
@@ -93,12 +97,15 @@ class Guard:
     """Where the packs' copies go (the run's pool folder); a temporary folder when None."""
     packs: objects.Packs | None = field(default=None, repr=False, compare=False)
     """Copies of the store's packs as first fingerprinted (objects.Packs): what a pack is put back from."""
+    confined: bool = False
+    """Candidates run in a sandbox that keeps them out of the object store: no pack is copied."""
 
     def fingerprint(self) -> Fingerprint:
         store = objects.files(self.common_dir)
         if self.packs is None:
             self.packs = objects.Packs(self.common_dir, self.packs_within)
-        self.packs.keep(store)
+        if not self.confined:
+            self.packs.keep(store)
         return Fingerprint(self._git_files(), self._tree(), self._elsewhere(), store)
 
     def guarded_git_paths(self) -> list[Path]:
@@ -120,11 +127,13 @@ class Guard:
         if self.git_dir.resolve() != self.common_dir.resolve():
             found += [self.git_dir / name for name in OWN_FILES]
         found += global_config_paths()
+        found += included([path for path in found if path.name in CONFIG_NAMES] + global_config_paths())
         return list(dict.fromkeys(found))
 
     def _elsewhere(self) -> dict[str, tuple[int, int, int]]:
         home = Path(os.path.expanduser("~"))
         guarded = {str(path) for path in global_config_paths()}
+        guarded |= {str(path) for path in included([*map(Path, guarded), self.common_dir / "config"])}
         found = {}
         for folder in dict.fromkeys(
             [home, home / ".ssh", home / ".config", home / ".config" / "git", self.root.parent]
@@ -162,6 +171,7 @@ class Guard:
         paths += [
             f"{shown}/{rel}" for rel in objects.rewritten(self.common_dir, before.objects, after.objects, self.packs)
         ]
+        paths += [f"{shown}/{rel}" for rel in objects.added(before.objects, after.objects)]
         if before.tree != after.tree:
             paths += sorted(rel for _, _, rel in self._tree_entries(before.tree, after.tree) if rel not in their_files)
         return paths
@@ -210,6 +220,7 @@ class Guard:
                     self.packs.put_back(rel, folder / ".git" / rel)
             else:
                 objects.recover(self.common_dir, self.root, rel, before.tree, folder / ".git" / rel)
+        objects.evict(self.common_dir, self.root, before.objects, after.objects, folder / ".git")
         if before.tree != after.tree:
             for mode, sha, rel in self._tree_entries(before.tree, after.tree):
                 if rel in their_files:
@@ -307,13 +318,45 @@ def global_config_paths() -> list[Path]:
     """The files outside the repository that git reads for every repository of this user: the
     global config (`GIT_CONFIG_GLOBAL`, else `~/.gitconfig` and `$XDG_CONFIG_HOME/git/config`), the
     system config (`GIT_CONFIG_SYSTEM`, else /etc/gitconfig), and the global attributes and ignore
-    files beside the XDG config. (An `include.path` they name is not followed.)"""
+    files beside the XDG config. (The files they include: `included`.)"""
     home = Path(os.path.expanduser("~"))
     xdg = Path(os.environ.get("XDG_CONFIG_HOME") or home / ".config") / "git"
     found = [Path(os.environ["GIT_CONFIG_GLOBAL"])] if os.environ.get("GIT_CONFIG_GLOBAL") else []
     found += [home / ".gitconfig", xdg / "config", xdg / "attributes", xdg / "ignore"]
     found.append(Path(os.environ.get("GIT_CONFIG_SYSTEM") or "/etc/gitconfig"))
     return [path.absolute() for path in found if str(path) != os.devnull]
+
+
+INCLUDE_KEYS = r"^include(if\..*)?\.path$"
+"""`include.path` and `includeIf.<condition>.path`, as `git config --get-regexp` names them."""
+
+
+def included(configs: list[Path], depth: int = 10) -> list[Path]:
+    """The files the config files among configs include (`include.path`, `includeIf.*.path`,
+    whatever the condition: one a candidate can make true), followed to depth; a relative path is
+    relative to the including file's folder, as git reads it."""
+    found: list[Path] = []
+    seen = set(configs)
+    queue = [(path, 0) for path in configs]
+    while queue:
+        path, level = queue.pop()
+        try:
+            if level >= depth or b"include" not in path.read_bytes().lower():
+                continue
+        except OSError:
+            continue
+        listed = subprocess.run(
+            [*GIT, "config", "--file", str(path), "--null", "--get-regexp", INCLUDE_KEYS], capture_output=True
+        )
+        for entry in filter(None, listed.stdout.split(b"\0")):
+            _, _, value = entry.partition(b"\n")
+            target = Path(os.path.expanduser(value.decode("utf-8", "surrogateescape")))
+            target = (target if target.is_absolute() else path.parent / target).absolute()
+            if value and target not in seen:
+                seen.add(target)
+                found.append(target)
+                queue.append((target, level + 1))
+    return found
 
 
 def _comparable(rel: str, entry: tuple[int, bytes] | None) -> tuple[int, bytes] | None:
@@ -360,6 +403,9 @@ class Watch:
     ambiguous: set[str] = field(default_factory=set)
     named: dict[str, list[str]] = field(default_factory=dict)
     """Files outside the repository that changed while each candidate ran."""
+    restored: list[Change] = field(default_factory=list)
+    """Every restore this watch made, attributed or not: a fan-out cut short before its candidates'
+    results are recorded still names them (run/loop.Runner._put_back)."""
     lock: anyio.Lock = field(default_factory=anyio.Lock)
 
     @classmethod
@@ -394,6 +440,7 @@ class Watch:
                 change = await anyio.to_thread.run_sync(
                     self.guard.restore, self.baseline, after, f"{self.label}-{'-'.join(suspects)}"
                 )
+                self.restored.append(change)
             else:
                 change = None
             self.clean_at = time.monotonic()

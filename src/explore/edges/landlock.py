@@ -1,19 +1,25 @@
 """Landlock: the sandbox of a machine without bubblewrap (Linux ≥ 5.13, unprivileged, nothing to
-install). A process restricts itself and every process it starts; explore cannot restrict a child
-from outside, so a confined command starts behind this file run as a tiny launcher:
+install). A process restricts itself and every process it starts; explore restricts a candidate's
+process in the child, between fork and exec:
 
-    python -I -S landlock.py <writable path>… -- cmd args…
-      prctl(PR_SET_NO_NEW_PRIVS) ─► landlock_create_ruleset ─► landlock_add_rule per path ─► landlock_restrict_self ─► exec cmd
+    explore: Ruleset(writable paths) ─ landlock_create_ruleset, landlock_add_rule per path (an fd)
+      child (subprocess's preexec_fn): Ruleset.enter ─ prctl(PR_SET_NO_NEW_PRIVS), landlock_restrict_self ─► exec cmd
+    explore: Ruleset.close once the child has started
 
-(preexec_fn is not safe in a process with threads, and explore has them). The rules are Codex's
-(codex-rs/linux-sandbox): every write right the kernel knows is handled; the whole file system
-keeps read and execute; the writable paths get every right; /dev keeps writing to its existing
-devices (/dev/null, a terminal) and /dev/shm stays writable (multiprocessing's semaphores).
-Anything else — the user's repository, its git dir and object store, the worktree's git admin
-folder, the home — is read-only: the kernel answers EACCES.
+Everything that may allocate, open a file or load a library is done in explore before the fork;
+the child makes two system calls through function pointers resolved beforehand, so nothing in it
+waits on a lock another of explore's threads held at the fork (why preexec_fn is unsafe in
+general). A refusal raises in the child: subprocess reports it in the parent and the command never
+runs unconfined. (Until issue 37's second round a Python launcher did this after an exec of its
+own: one more interpreter start, ~25 ms CPU, per confined process.)
 
-This module imports nothing of explore and nothing outside the standard library: it runs under
-`-I -S`, before the command, in the child only.
+The rules are Codex's (codex-rs/linux-sandbox): every write right the kernel knows is handled; the
+whole file system keeps read and execute; the writable paths get every right; /dev keeps writing to
+its existing devices (/dev/null, a terminal) and /dev/shm stays writable (multiprocessing's
+semaphores). Anything else — the user's repository, its git dir and object store, the worktree's
+git admin folder, the home — is read-only: the kernel answers EACCES.
+
+This module imports nothing of explore and nothing outside the standard library.
 """
 
 from __future__ import annotations
@@ -57,65 +63,69 @@ def abi() -> int:
     return max(int(found), 0)
 
 
-def restrict(writable: list[str]) -> None:
-    """Restrict this process (and what it starts) to writing only beneath writable; OSError when the
-    kernel refuses."""
-    version = abi()
-    if version < 1:
-        raise OSError("Landlock is not available in this kernel")
-    everything = WRITE_BY_ABI[min(version, 5)]
-    libc = _libc()
-    libc.syscall.restype = ctypes.c_long
-    libc.prctl.restype = ctypes.c_int
-    handled = ctypes.c_uint64(everything)  # struct landlock_ruleset_attr, its first field only
-    ruleset = libc.syscall(CREATE_RULESET, ctypes.byref(handled), ctypes.c_size_t(8), ctypes.c_uint32(0))
-    if ruleset < 0:
-        raise OSError(ctypes.get_errno(), "landlock_create_ruleset failed")
-    try:
-        rules = [("/", READ), (DEVICES, READ | WRITE_FILE | TRUNCATE | IOCTL_DEV), (SHARED_MEMORY, everything)]
-        rules += [(path, everything) for path in writable]
-        for path, access in rules:
-            try:
-                fd = os.open(path, os.O_PATH | os.O_CLOEXEC)
-            except OSError:
-                continue  # not there: nothing to allow
-            try:
-                if not os.path.isdir(path):
-                    access &= FILE_RIGHTS
-                rule = _PathBeneath(access & everything, fd)
-                if libc.syscall(
-                    ADD_RULE, ctypes.c_int(ruleset), ctypes.c_int(RULE_PATH_BENEATH), ctypes.byref(rule), 0
-                ):
-                    raise OSError(ctypes.get_errno(), f"landlock_add_rule failed for {path}")
-            finally:
-                os.close(fd)
-        if libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0):
-            raise OSError(ctypes.get_errno(), "prctl(PR_SET_NO_NEW_PRIVS) failed")
-        if libc.syscall(RESTRICT_SELF, ctypes.c_int(ruleset), ctypes.c_uint32(0)):
-            raise OSError(ctypes.get_errno(), "landlock_restrict_self failed")
-    finally:
-        os.close(ruleset)
+class Ruleset:
+    """A Landlock ruleset that lets a process write only beneath writable, made in this process (an
+    fd, closed by close()); enter() restricts the calling process — meant for the child between fork
+    and exec. OSError when the kernel refuses to make it."""
 
+    def __init__(self, writable: list[str]) -> None:
+        version = abi()
+        if version < 1:
+            raise OSError("Landlock is not available in this kernel")
+        everything = WRITE_BY_ABI[min(version, 5)]
+        libc = _libc()
+        self._syscall = libc.syscall
+        self._syscall.restype = ctypes.c_long
+        self._prctl = libc.prctl
+        self._prctl.restype = ctypes.c_int
+        handled = ctypes.c_uint64(everything)  # struct landlock_ruleset_attr, its first field only
+        fd = int(self._syscall(CREATE_RULESET, ctypes.byref(handled), ctypes.c_size_t(8), ctypes.c_uint32(0)))
+        if fd < 0:
+            raise OSError(ctypes.get_errno(), "landlock_create_ruleset failed")
+        self.fd = fd  # O_CLOEXEC: gone from the child at its exec, after enter()
+        try:
+            rules = [("/", READ), (DEVICES, READ | WRITE_FILE | TRUNCATE | IOCTL_DEV), (SHARED_MEMORY, everything)]
+            rules += [(path, everything) for path in writable]
+            for path, access in rules:
+                self._allow(path, access, everything)
+        except OSError:
+            self.close()
+            raise
+        # everything enter() passes, made now: the child allocates nothing
+        self._args = (
+            (
+                ctypes.c_int(PR_SET_NO_NEW_PRIVS),
+                ctypes.c_ulong(1),
+                ctypes.c_ulong(0),
+                ctypes.c_ulong(0),
+                ctypes.c_ulong(0),
+            ),
+            (ctypes.c_long(RESTRICT_SELF), ctypes.c_int(fd), ctypes.c_uint32(0)),
+        )
 
-def argv(writable: list[str], cmd: list[str]) -> list[str]:
-    """cmd behind the launcher: restricted to writing beneath writable, then exec'd."""
-    return [sys.executable, "-I", "-S", os.path.abspath(__file__), *writable, "--", *cmd]
+    def _allow(self, path: str, access: int, everything: int) -> None:
+        try:
+            fd = os.open(path, os.O_PATH | os.O_CLOEXEC)
+        except OSError:
+            return  # not there: nothing to allow
+        try:
+            if not os.path.isdir(path):
+                access &= FILE_RIGHTS
+            rule = _PathBeneath(access & everything, fd)
+            if self._syscall(ADD_RULE, ctypes.c_int(self.fd), ctypes.c_int(RULE_PATH_BENEATH), ctypes.byref(rule), 0):
+                raise OSError(ctypes.get_errno(), f"landlock_add_rule failed for {path}")
+        finally:
+            os.close(fd)
 
+    def enter(self) -> None:
+        """Restrict the calling process (and what it starts) to the ruleset; raises when refused."""
+        no_new_privs, restrict = self._args
+        if self._prctl(*no_new_privs):
+            raise OSError("prctl(PR_SET_NO_NEW_PRIVS) failed")
+        if self._syscall(*restrict):
+            raise OSError("landlock_restrict_self failed")
 
-def main(args: list[str]) -> None:
-    cut = args.index("--")  # a writable path is absolute: never "--"
-    writable, cmd = args[:cut], args[cut + 1 :]
-    try:
-        restrict(writable)
-    except OSError as exc:
-        sys.stderr.write(f"explore: the Landlock sandbox could not be set up: {exc}\n")
-        os._exit(126)  # never run the command unconfined
-    try:
-        os.execvp(cmd[0], cmd)
-    except OSError as exc:
-        sys.stderr.write(f"{cmd[0]}: {exc.strerror}\n")
-        os._exit(127)
-
-
-if __name__ == "__main__":
-    main(sys.argv[1:])
+    def close(self) -> None:
+        if self.fd >= 0:
+            os.close(self.fd)
+            self.fd = -1

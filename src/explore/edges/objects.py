@@ -7,7 +7,16 @@ loose object must still inflate to its id; a pack is never rewritten by git, so 
 counts whatever it holds. A rewritten loose object is moved away and written again from the
 user's file that holds its content, when the user's tree has one. A pack (and its index) is put
 back from the copy `Packs` made of it before any candidate ran — while the store's packs together
-stay under PACK_COPY_CAP; a pack of a larger store is named, never put back.
+stay under PACK_COPY_CAP; a pack of a larger store is named, never put back. When candidates are
+confined (bubblewrap, Landlock) the kernel keeps them out of the store and no copy is made.
+
+Candidates' git writes an object store of its own (sandbox.py), so nothing a candidate does should
+add a file to the user's store either; explore's own git adds loose objects only. A pack that
+appears while candidates run (`added`) is a candidate's: it is moved to the quarantine (`evict`)
+unless an object only it holds is reachable from the user's refs, reflogs or index (a fetch of the
+user's own kept its refs). A reflog that appeared for a ref that is not there (a candidate's branch
+or stash, its ref put back by the guard; its commits in the candidate's own store) goes with it:
+left, it would make `git fsck` and `git gc` fail on the user's repository.
 """
 
 from __future__ import annotations
@@ -27,11 +36,16 @@ from .gitrepo import GIT
 
 Seen = tuple[int, int, int]
 """(inode, size, ctime_ns) of one file of the store."""
+PACKS = "objects/pack/"
+LOGS = "logs/"
+EXPLORE_LOGS = ("logs/refs/heads/explore/", "logs/refs/explore/")
+"""The reflogs of explore's own refs (guard.EXPLORE_REFS)."""
 
 
 def files(common_dir: Path) -> dict[str, Seen]:
-    """The store's files (loose objects, packs and their indexes), relative to the common git dir."""
-    found: dict[str, Seen] = {}
+    """The store's files (loose objects, packs and their indexes), relative to the common git dir,
+    and the reflogs of refs outside explore's namespace (`logs/refs/…`, named only: see `evict`)."""
+    found = _reflogs(common_dir)
     base = common_dir / "objects"
     try:
         folders = [e for e in os.scandir(base) if e.is_dir(follow_symlinks=False) and e.name != "info"]
@@ -61,7 +75,7 @@ def rewritten(
     too). New files count for nothing: a new object changes nothing that exists."""
     bad = []
     for rel, seen in before.items():
-        if after.get(rel) == seen:
+        if after.get(rel) == seen or rel.startswith(LOGS):
             continue
         folder, _, name = rel.removeprefix("objects/").partition("/")
         if rel not in after:
@@ -89,6 +103,97 @@ def recover(common_dir: Path, root: Path, rel: str, tree: str, keep: Path) -> No
         if meta.split(" ")[2] == sha and (root / name).is_file():
             _git(root, "hash-object", "-w", "--no-filters", "--", name)
             return
+
+
+def added(before: dict[str, Seen], after: dict[str, Seen]) -> list[str]:
+    """The pack files (a pack, its index, reverse index, bitmap, keep file…) that appeared since before."""
+    return sorted(rel for rel in after if rel.startswith(PACKS) and rel not in before)
+
+
+def evict(common_dir: Path, root: Path, before: dict[str, Seen], after: dict[str, Seen], keep: Path) -> list[str]:
+    """Move to keep (the quarantine's copy of the git dir) the reflogs that appeared since before
+    for refs that are not there now, then the packs that appeared since before (see the module's
+    docstring); the files moved, relative to the common git dir. Call it once the refs are back."""
+    moved = []
+    for rel in sorted(rel for rel in after if rel.startswith(LOGS) and rel not in before):
+        if not _ref_exists(root, rel.removeprefix("logs/")):
+            _move(common_dir / rel, keep / rel)
+            moved.append(rel)
+    packs: dict[str, list[str]] = {}
+    for rel in added(before, after):
+        packs.setdefault(rel.rsplit(".", 1)[0], []).append(rel)
+    for stem, rels in packs.items():
+        index = common_dir / f"{stem}.idx"
+        ids = _pack_ids(index) if index.exists() else []
+        for rel in rels:
+            _move(common_dir / rel, keep / rel)
+        if _needed(root, ids):  # the user's: put back as it was
+            for rel in rels:
+                _move(keep / rel, common_dir / rel)
+        else:
+            moved += rels
+    return moved
+
+
+def _needed(root: Path, ids: list[str]) -> bool:
+    """Some of ids (a pack's objects, moved out of the store) is found nowhere else in the store and
+    is reachable from the user's refs, reflogs, HEAD or index; True when git cannot tell."""
+    if not ids:
+        return False
+    done = subprocess.run(
+        [*GIT, "cat-file", "--batch-check"], cwd=root, input="\n".join(ids).encode() + b"\n", capture_output=True
+    )
+    gone = {line.split(b" ")[0].decode() for line in done.stdout.splitlines() if line.endswith(b" missing")}
+    if done.returncode != 0:
+        return True
+    if not gone:
+        return False
+    # this checkout only: a candidate's worktree HEAD may name a commit in the candidate's own store
+    walk = subprocess.run(
+        [*GIT, "rev-list", "--objects", "--all", "--reflog", "--indexed-objects", "--single-worktree"],
+        cwd=root,
+        capture_output=True,
+    )
+    if walk.returncode != 0:
+        return True
+    return any(line[:40].decode() in gone for line in walk.stdout.splitlines())
+
+
+def _pack_ids(index: Path) -> list[str]:
+    """The object ids a pack's index lists (`git show-index`); none when it is not a readable index."""
+    try:
+        with index.open("rb") as handle:
+            done = subprocess.run([*GIT, "show-index"], stdin=handle, capture_output=True, timeout=300)
+    except OSError:
+        return []
+    return [line.split(b" ")[1].decode() for line in done.stdout.splitlines() if b" " in line]
+
+
+def _ref_exists(root: Path, ref: str) -> bool:
+    done = subprocess.run([*GIT, "show-ref", "--verify", "--quiet", ref], cwd=root, capture_output=True)
+    return done.returncode == 0
+
+
+def _move(source: Path, target: Path) -> None:
+    target.parent.mkdir(parents=True, exist_ok=True)
+    shutil.move(source, target)
+
+
+def _reflogs(common_dir: Path) -> dict[str, Seen]:
+    found: dict[str, Seen] = {}
+    base = common_dir / "logs" / "refs"
+    for parent, _, names in os.walk(base):
+        for name in names:
+            path = Path(parent) / name
+            rel = path.relative_to(common_dir).as_posix()
+            if rel.startswith(EXPLORE_LOGS) or name.endswith(".lock"):
+                continue
+            try:
+                info = path.lstat()
+            except OSError:
+                continue
+            found[rel] = (info.st_ino, info.st_size, info.st_ctime_ns)
+    return found
 
 
 PACK_COPY_CAP = 256 * 2**20

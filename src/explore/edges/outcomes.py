@@ -1,16 +1,19 @@
 """Per-test outcomes read from what a pytest run wrote: pytest-json-report's JSON, JUnit XML, and
 explore's plugin's record (failing subtests folded into their parent, tests that ignored the
-per-test limit, the files the tests read). A test stopped by a time limit is `timeout`."""
+per-test limit, the files the tests read). A test stopped by a time limit is `timeout`. Ids that
+hold the tree's own path are made the same in every tree (`with_tree_ids`, model/testids)."""
 
 from __future__ import annotations
 
 import json
 import linecache
+import os
 import re
 import xml.etree.ElementTree as ET
 from pathlib import Path
 from typing import Any, cast
 
+from ..model import testids
 from ..model.testresults import PASSING, HungTest, Outcome, TestOutcome, TestRun
 
 TIMEOUT_MARK = "ExploreTestTimeout"
@@ -37,6 +40,27 @@ def _with_timeout(outcome: TestOutcome) -> TestOutcome:
     if outcome.outcome not in PASSING and stopped:
         outcome.outcome = "timeout"
     return outcome
+
+
+def tree_roots(workdir: Path) -> list[str]:
+    """The spellings of the tree's root a test id may hold: absolute as given, and resolved."""
+    return sorted({os.path.abspath(workdir), os.path.realpath(workdir)})
+
+
+def with_tree_ids(run: TestRun, workdir: Path) -> TestRun:
+    """run with every test id made the same in every tree (the tree's root replaced by
+    testids.TREE): its outcomes, the tests its witness contradicts, its collection errors."""
+    normal = testids.normaliser(tree_roots(workdir))
+    if not any(normal(i) != i for i in [*run.outcomes, *run.unconfirmed, *run.collection_errors]):
+        return run
+    outcomes: dict[str, TestOutcome] = {}
+    for test_id, outcome in run.outcomes.items():
+        outcome.id = normal(test_id)
+        outcomes[outcome.id] = outcome
+    run.outcomes = outcomes
+    run.unconfirmed = {normal(i): why for i, why in run.unconfirmed.items()}
+    run.collection_errors = [normal(i) for i in run.collection_errors]
+    return run
 
 
 def fold_record(path: Path, run: TestRun) -> None:

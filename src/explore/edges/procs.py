@@ -12,16 +12,18 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import anyio
 import psutil
+from anyio._core._eventloop import get_async_backend
 from anyio.abc import Process
 
 from ..decide.redaction import redact, redact_around_cut
-from .sandbox import MARKER
+from .sandbox import MARKER, Launch
 from .sandbox import Confinement as Confinement  # re-exported: run() and its callers take one
 
 DEFAULT_LOG_CAP = 4 * 1024 * 1024
@@ -233,29 +235,27 @@ async def run(
     confine: a candidate's process: in its sandbox when there is one; its daemons (found by the
     marker in their environment) are killed with it either way.
     """
-    marker = None
-    if confine is not None:
-        cmd, env, marker = confine.wrap(cmd, env)
+    launch = confine.wrap(cmd, env) if confine is not None else Launch(cmd, dict(env or {}), None)
+    cmd, marker = launch.cmd, launch.marker
     if die_with_parent:
         cmd = with_parent_death_signal(cmd)
     started = time.monotonic()
     log = CappedLog(log_cap)
-    full_env = {**os.environ, **(env or {})}
+    full_env = {**os.environ, **launch.env}
     try:
-        process: Process = await anyio.open_process(
-            cmd,
-            cwd=cwd,
-            env=full_env,
-            stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-        )
+        process = await _open(cmd, cwd, full_env, stdin is not None, launch.preexec)
     except (FileNotFoundError, PermissionError, NotADirectoryError) as exc:
         message = f"{cmd if isinstance(cmd, str) else cmd[0]}: command not found ({exc.strerror})\n"
         log.feed(message.encode())
         _write_log(log_path, log)
         return ProcResult(127, message, time.monotonic() - started, log_path=log_path)
+    except subprocess.SubprocessError as exc:  # the pre-exec hook (Landlock) refused: never run unconfined
+        message = f"explore: the sandbox could not be set up: {exc}\n"
+        log.feed(message.encode())
+        _write_log(log_path, log)
+        return ProcResult(126, message, time.monotonic() - started, log_path=log_path)
+    finally:
+        launch.close()
 
     if tracker is not None:
         tracker.pids.add(process.pid)
@@ -310,6 +310,24 @@ async def run(
         peak_rss=peak,
         log_path=log_path,
         truncated_bytes=log.dropped,
+    )
+
+
+async def _open(
+    cmd: Sequence[str] | str, cwd: Path, env: dict[str, str], stdin: bool, preexec: Callable[[], None] | None
+) -> Process:
+    """The process started in a session of its own; preexec (Landlock's restriction) in the child
+    before exec. `anyio.open_process` has no pre-exec hook, so that case asks anyio's backend, which
+    hands its keywords to `subprocess.Popen`."""
+    streams: dict[str, Any] = {
+        "stdin": subprocess.PIPE if stdin else subprocess.DEVNULL,
+        "stdout": subprocess.PIPE,
+        "stderr": subprocess.STDOUT,
+    }
+    if preexec is None:
+        return await anyio.open_process(cmd, cwd=cwd, env=env, start_new_session=True, **streams)
+    return await get_async_backend().open_process(
+        cmd, cwd=cwd, env=env, start_new_session=True, preexec_fn=preexec, **streams
     )
 
 

@@ -78,3 +78,18 @@ def scan(root: Path, since: float) -> dict[str, tuple[int, int]]:
         done, total = jobs.get(key, (0, 0))
         jobs[key] = (done + found[0], total + found[1])
     return jobs
+
+
+def of_job(log_dir: Path, stem: str) -> tuple[int, int, int] | None:
+    """(tests done, tests collected, tests failed) of the job logging to log_dir/<stem>.log, its
+    shards (<stem>.shard-N) summed; None when none of them had collected (or wrote no progress:
+    a remote executor's job)."""
+    paths = [log_dir / f"{stem}{SUFFIX}", *sorted(log_dir.glob(f"{stem}.shard-*{SUFFIX}"))]
+    found = [marks for marks in map(_marks, paths) if marks is not None]
+    if not found:
+        return None
+    return (
+        sum(len(m) for m, _ in found),
+        sum(c for _, c in found),
+        sum(m.count(b"x") for m, _ in found),
+    )

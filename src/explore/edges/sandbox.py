@@ -12,7 +12,17 @@ private HOME, TMPDIR or XDG folders the job's own environment names. The worktre
 git in the worktree reads (status, diff, log) but a candidate writes no object, ref, index or
 config that explore's own git or the user's would later trust (issue 37). The network stays.
 bubblewrap: `--unshare-pid --die-with-parent`, every process of the candidate dies with it,
-daemons included; Landlock: the marker finds them.
+daemons included; Landlock (applied in the child between fork and exec, `landlock.Ruleset`): the
+marker finds them.
+
+A candidate's generator (its agent, command) and worktree setup run git with an object store of
+their own in every mode (`GIT_OBJECT_DIRECTORY`, the private folder's `objects/`) and the user's
+store as a read-only alternate (`GIT_ALTERNATE_OBJECT_DIRECTORIES`): what an agent commits, stashes,
+adds or repacks lands there, never in the user's store — read-only by convention without a sandbox
+(the guard still detects and undoes a process that writes the store's files by path), by the kernel
+with one. explore never reads that store: it captures a candidate's change from the files on disk
+(edges/worktrees). Test runs keep git's own environment: a project's tests that make repositories of
+their own and call git with a scrubbed environment would not find their objects.
 """
 
 from __future__ import annotations
@@ -22,10 +32,10 @@ import shutil
 import subprocess
 import sys
 import uuid
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Literal
+from typing import Literal, NamedTuple
 
 from ..model.errors import UsageError
 from . import landlock
@@ -71,12 +81,45 @@ class Sandbox:
     def confined(self) -> bool:
         return self.mechanism != "none"
 
-    def confine(self, workdir: Path, *files: Path) -> Confinement:
+    def confine(self, workdir: Path, *files: Path, own_store: bool = False) -> Confinement:
         """A process of the candidate whose worktree is workdir; files: its own folders outside
-        the worktree (prompt and result files, logs and reports)."""
+        the worktree (prompt and result files, logs and reports). own_store: its git writes an
+        object store of its own (the candidate's generator and setup: see the module's docstring)."""
         return Confinement(
-            self.bwrap, (workdir, *files, *self.extra), (), workdir.parent / f"{workdir.name}.private", self.mechanism
+            self.bwrap,
+            (workdir, *files, *self.extra),
+            (),
+            workdir.parent / f"{workdir.name}.private",
+            self.mechanism,
+            shared_store(workdir) if own_store else None,
         )
+
+
+def shared_store(workdir: Path) -> Path | None:
+    """The object store of the repository whose linked worktree is workdir (its `.git` file names
+    its admin folder, whose `commondir` names the shared git dir); None when workdir is no linked
+    worktree. Read when a candidate's process starts: a `.git` a candidate rewrote misleads only
+    its own processes' reads (its writes go to its own store whatever this says)."""
+    try:
+        link = (workdir / ".git").read_text(encoding="utf-8")
+        admin = (workdir / link.removeprefix("gitdir:").strip()).resolve()
+        common = (admin / (admin / "commondir").read_text(encoding="utf-8").strip()).resolve()
+    except (OSError, ValueError):
+        return None
+    return common / "objects" if (common / "objects").is_dir() else None
+
+
+class Launch(NamedTuple):
+    """How to start one confined process."""
+
+    cmd: Sequence[str] | str
+    env: dict[str, str]
+    marker: str | None
+    """What its daemons are found by (None in bubblewrap, whose PID namespace takes them down)."""
+    preexec: Callable[[], None] | None = None
+    """Run in the child between fork and exec (Landlock's restriction); close() after the start."""
+    close: Callable[[], None] = lambda: None
+    """Releases what the start needed in this process (Landlock's ruleset)."""
 
 
 @dataclass(frozen=True)
@@ -88,38 +131,52 @@ class Confinement:
     private: Path
     """Its private temp and cache folders live here (in the sandbox: outside it, /tmp and ~/.cache are read-only)."""
     mechanism: Mechanism = "none"
+    store: Path | None = None
+    """The user's object store, when the candidate's git writes its own (`objects`) and reads the
+    user's as an alternate: set for a candidate's generator and setup (`Sandbox.confine`)."""
+
+    @property
+    def objects(self) -> Path:
+        """The candidate's own object store: everything its git writes lands here."""
+        return self.private / "objects"
 
     def with_writable(self, *paths: str) -> Confinement:
         """The same, with more paths writable (a named agent's own state, e.g. ~/.claude)."""
         return replace(self, writable=(*self.writable, *(Path(p).expanduser() for p in paths)))
 
-    def wrap(
-        self, cmd: Sequence[str] | str, env: Mapping[str, str] | None
-    ) -> tuple[Sequence[str] | str, dict[str, str], str | None]:
-        """(the command to start, its environment, the marker its daemons are found by — None in
-        bubblewrap, whose PID namespace takes every process down with it)."""
-        env = dict(env or {})
+    def wrap(self, cmd: Sequence[str] | str, env: Mapping[str, str] | None) -> Launch:
+        """How to start cmd confined: argv, environment, the daemons' marker, Landlock's pre-exec hook."""
+        env = {**(env or {}), **self._git_store()}
         if self.mechanism == "none" or (self.mechanism == "bubblewrap" and not self.bwrap):
             marker = uuid.uuid4().hex  # a candidate's git writes its reflog entries as a candidate
-            return cmd, {**env, **CANDIDATE_IDENTITY, MARKER: marker}, marker
+            return Launch(cmd, {**env, **CANDIDATE_IDENTITY, MARKER: marker}, marker)
         for key, sub in (("TMPDIR", "tmp"), ("XDG_CACHE_HOME", "cache")):  # /tmp and ~/.cache are read-only in here
             env.setdefault(key, str(self.private / sub))
         own = [Path(env[key]) for key in PRIVATE_ENV if key in env and _private(Path(env[key]))]
         for folder in own:
             folder.mkdir(parents=True, exist_ok=True)
-        argv = ["/bin/sh", "-c", cmd] if isinstance(cmd, str) else list(cmd)
-        writable = [path for path in dict.fromkeys([*self.writable, *own]) if path.exists()]
+        writable = [path for path in dict.fromkeys([*self.writable, *own, self.objects]) if path.exists()]
         if self.mechanism == "landlock":
             marker = uuid.uuid4().hex
-            return landlock.argv([str(path) for path in writable], argv), {**env, MARKER: marker}, marker
+            ruleset = landlock.Ruleset([str(path) for path in writable])
+            return Launch(cmd, {**env, MARKER: marker}, marker, ruleset.enter, ruleset.close)
         assert self.bwrap is not None
+        argv = ["/bin/sh", "-c", cmd] if isinstance(cmd, str) else list(cmd)
         wrapped = [self.bwrap, *_BASE]
         for path in writable:
             wrapped += ["--bind", str(path), str(path)]
         for path in self.readonly:
             if path.exists():
                 wrapped += ["--ro-bind", str(path), str(path)]
-        return [*wrapped, "--", *argv], env, None
+        return Launch([*wrapped, "--", *argv], env, None)
+
+    def _git_store(self) -> dict[str, str]:
+        """The candidate's git writes objects to its own store and reads the user's as an alternate
+        (nothing when the worktree's store is not known: git would find no object)."""
+        if self.store is None:
+            return {}
+        self.objects.mkdir(parents=True, exist_ok=True)
+        return {"GIT_OBJECT_DIRECTORY": str(self.objects), "GIT_ALTERNATE_OBJECT_DIRECTORIES": str(self.store)}
 
 
 def _private(path: Path) -> bool:
@@ -199,7 +256,7 @@ def _bubblewrap() -> tuple[str | None, str]:
 
 
 def _landlock() -> tuple[int, str]:
-    """The Landlock ABI when a process restricted by it runs here (the launcher, tried once), else
+    """The Landlock ABI when a process restricted by it runs here (`/bin/sh -c :` restricted, tried once), else
     (0, why not)."""
     try:
         version = landlock.abi()
@@ -208,8 +265,14 @@ def _landlock() -> tuple[int, str]:
     if version < 1:
         return 0, "the kernel offers no Landlock (Linux 5.13 or later, landlock in the lsm= boot list)"
     try:
-        done = subprocess.run(landlock.argv([], ["/bin/sh", "-c", ":"]), capture_output=True, text=True, timeout=30)
-    except (OSError, subprocess.TimeoutExpired) as exc:
+        ruleset = landlock.Ruleset([])
+        try:
+            done = subprocess.run(
+                ["/bin/sh", "-c", ":"], capture_output=True, text=True, timeout=30, preexec_fn=ruleset.enter
+            )
+        finally:
+            ruleset.close()
+    except (OSError, subprocess.SubprocessError) as exc:
         return 0, f"Landlock does not work here: {exc}"
     if done.returncode != 0:
         return 0, f"Landlock does not work here: {done.stderr.strip()[-300:] or f'exit {done.returncode}'}"

@@ -20,6 +20,7 @@ from pathlib import Path
 
 from ..decide import witness
 from ..decide.redaction import scrub_file
+from ..model import testids
 from ..model.testresults import PASSING, Outcome, TestOutcome, TestRun
 from . import homes, outcomes, procs, seal, witness_io
 
@@ -320,9 +321,12 @@ async def _run_once(
             "-q",
             *plugin_args(command.test_timeout, record, hangs, command.hang_floor),
         ]
-        argv += [*(select or [])] + [f"--ignore={path}" for path in limits.ignore]
+        here = os.path.realpath(workdir)  # as the tests see their tree: the process's cwd is resolved
+        argv += [testids.localise(i, here) for i in select or []]
+        argv += [f"--ignore={path}" for path in limits.ignore]
         if deselect:  # exactly these ids (pytest's --deselect takes every id it prefixes)
-            argv.append(f"--explore-deselect={deselect_listing(log_path.with_suffix('.deselect'), deselect)}")
+            ids = [testids.localise(i, here) for i in deselect]
+            argv.append(f"--explore-deselect={deselect_listing(log_path.with_suffix('.deselect'), ids)}")
         if limits.only is not None:
             listing = log_path.with_suffix(".only")
             listing.parent.mkdir(parents=True, exist_ok=True)
@@ -403,7 +407,7 @@ async def _run_once(
     if forged:
         run.outcomes.clear()
         run.infra_error = "its JSON report was not written by pytest: it lacks this run's seal (a forged report)"
-    return run
+    return outcomes.with_tree_ids(run, workdir)
 
 
 def deselect_listing(path: Path, ids: list[str]) -> Path:

@@ -204,6 +204,22 @@ class WorktreePool:
         shutil.copyfile(self._admin(path) / "index", self._index(path))  # explore's own, outside its reach
         return path, fresh
 
+    def settle(self, path: Path) -> None:
+        """The worktree's HEAD detached at the commit explore checked out, its index read from it,
+        and no reflog or ORIG_HEAD of what the candidate's git did: a commit or `git add` of the
+        candidate's lives in its own object store (sandbox.Confinement.store), which the user's git
+        cannot read — left in the worktree's HEAD, index or reflog, it made the user's `git fsck`
+        and `git gc` fail until the worktree went. Its files stay as they are: they are the change
+        (capture_patch reads them through explore's own index)."""
+        base = self.bases.get(path.name)
+        if base is None:
+            return
+        admin = self._admin(path)
+        self.git_in(path, "update-ref", "--no-deref", "HEAD", base)
+        self.git_in(path, "read-tree", base)
+        for name in ("logs/HEAD", "ORIG_HEAD"):
+            (admin / name).unlink(missing_ok=True)
+
     def intact(self, path: Path) -> bool:
         """The worktree's `.git` file is the one git wrote, and its HEAD is detached as explore left it
         (a candidate that points either at the user's branch or git dir is caught here)."""

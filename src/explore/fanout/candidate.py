@@ -105,7 +105,7 @@ async def _attempt(
     plan: CandidatePlan, config: FanOutConfig, board: Board, result: CandidateResult, files_dir: Path
 ) -> None:
     path, fresh = await anyio.to_thread.run_sync(config.pool.acquire, plan.id, config.commit)
-    confine = config.sandbox.confine(path, files_dir) if config.sandbox else None
+    confine = config.sandbox.confine(path, files_dir, own_store=True) if config.sandbox else None
     if fresh and config.worktree_setup:
         config.emit(plan.id, Phase.setup)
         setup = await run_setup(
@@ -130,6 +130,7 @@ async def _attempt(
         tracker=config.tracker,
         confine=confine,
         git=partial(config.pool.git_in, path),
+        base=config.commit,
     )
     try:
         realised = await config.generator.realise(plan, context)
@@ -155,6 +156,7 @@ async def _attempt(
     if not config.pool.intact(path):
         result.status, result.reason = CandidateStatus.rejected, LINK_REWRITTEN
         return
+    await anyio.to_thread.run_sync(config.pool.settle, path)  # nothing of its own store left in the user's view
     patch_file = files_dir / "candidate.diff"
     captured = await anyio.to_thread.run_sync(config.pool.capture_patch, path, patch_file, config.max_patch_bytes)
     if captured.patch is not None and redaction.leaked(captured.patch):

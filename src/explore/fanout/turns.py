@@ -29,7 +29,7 @@ from pathlib import Path
 
 import anyio
 
-from ..decide import first_run
+from ..decide import first_run, scoring
 from ..decide.scoring import Ranked
 from ..edges import progress
 
@@ -150,7 +150,7 @@ class Turns:
             still = len(await anyio.to_thread.run_sync(progress.failed_ids, marks) & failing_now)
             if not still:
                 continue
-            cap = 100.0 * (total - still) / max(1, total)
+            cap = scoring.pass_rate(total - still, max(1, total))
             rival = self.above(rank_at(cap))
             if rival is not None:
                 tests = "test" if still == 1 else "tests"

@@ -7,6 +7,7 @@ import os
 from typing import Any
 
 from ..decide.redaction import SECRET_VARS
+from ..model import agentnames
 from ..model.errors import UsageError
 from .base import SEPARATOR, CandidateContext, FixGenerator, ProposalRequest, TestWriter
 
@@ -77,7 +78,7 @@ def has_anthropic_credentials() -> bool:
 
 def check_issue(agent: str) -> None:
     """`--issue` needs a generator that writes tests; mutate cannot."""
-    if not any(m in TEST_WRITERS or m not in NAMES for m in agent.replace(SEPARATOR, ",").split(",")):
+    if not any(m in TEST_WRITERS or m not in NAMES for m in agentnames.members(agent)):
         raise UsageError(
             f"--issue needs a generator that can write tests from the report: {' or '.join(TEST_WRITERS)} "
             f"(e.g. --agent anthropic, --agent command --agent-cmd CMD, or a chain such as "
@@ -99,7 +100,7 @@ def create(name: str, options: dict[str, Any]) -> FixGenerator:
         from .fleet import FleetGenerator
 
         return FleetGenerator(
-            [create(slot, options) for slot in name.split(SEPARATOR)],
+            [create(slot, options) for slot in agentnames.slots(name)],
             mode=options.get("deal") or "auto",
             history=options.get("history") or [],
             parallel=int(options.get("parallel") or 3),
@@ -108,7 +109,7 @@ def create(name: str, options: dict[str, Any]) -> FixGenerator:
     if "," in name:
         from .chain import ChainGenerator
 
-        return ChainGenerator([create(member, options) for member in name.split(",")])
+        return ChainGenerator([create(member, options) for member in agentnames.chain(name)])
     if name == "command":
         from .command import CommandGenerator
 
@@ -138,11 +139,13 @@ GENERATOR_WORDS = {
 def why_agent(asked: str | list[str], agent_cmd: str | None, resolved: str) -> str:
     """A run's first line: the generator it uses, why, and how to choose another."""
     if not isinstance(asked, str):
-        slots = resolved.split(SEPARATOR)
+        slots = agentnames.slots(resolved)
         return (
             f"agents: a fleet of {len(slots)} slots ({'; '.join(slots)}) — chosen with --agent given {len(asked)} times"
         )
-    what = ", then ".join(f"{name} ({GENERATOR_WORDS.get(name, 'a named agent')})" for name in resolved.split(","))
+    what = ", then ".join(
+        f"{name} ({GENERATOR_WORDS.get(name, 'a named agent')})" for name in agentnames.chain(resolved)
+    )
     if asked != "auto":
         return f"generator: {what} — chosen with --agent {asked}"
     if resolved == "command":

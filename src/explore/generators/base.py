@@ -15,12 +15,14 @@ from ..decide.strategy import Strategy
 from ..edges.procs import ProcessTracker
 from ..edges.sandbox import Confinement
 from ..edges.testing import TestCommand
+from ..model import agentnames
 from ..model.candidates import CandidatePlan, IterationRecord, Proposal, Realised
 from ..model.testresults import TestOutcome
 from ..model.usage import Usage
 
-SEPARATOR = " + "
-"""Between the slots in a fleet's resolved name (`claude-code,mutate + codex`): generators/fleet.py."""
+SEPARATOR = agentnames.SLOTS
+"""Between the slots in a fleet's resolved name (`claude-code,mutate + codex`): generators/fleet.py;
+read such a name with model/agentnames."""
 
 
 @dataclass
@@ -113,6 +115,8 @@ class CandidateContext:
     git: Callable[..., bytes] | None = None
     """explore's own git in this worktree, through the git dir explore recorded (never the `.git`
     file, which an agent can rewrite): what undoes what an agent left."""
+    base: str | None = None
+    """The commit explore checked out in workdir (what a chain's member that gave up is reset to)."""
 
 
 class FixGenerator(ABC):

@@ -138,7 +138,9 @@ class Resting(Exception):
 
 def _reset(context: CandidateContext) -> None:
     """Undo what a member that gave up left in the worktree (ignored files stay: setup output)."""
-    for args in (["reset", "--hard", "--quiet", "HEAD"], ["clean", "-fdq"]):
+    # to the commit explore checked out, not HEAD: a member's commit lives in its own object store
+    # (sandbox.Confinement.store), which explore's git does not read
+    for args in (["reset", "--hard", "--quiet", context.base or "HEAD"], ["clean", "-fdq"]):
         if context.git is not None:
             context.git(*args)
         else:

@@ -75,8 +75,3 @@ class RunPhase(BaseModel, frozen=True):
     @classmethod
     def at(cls, stage: Stage | str, iteration: int | None = None, candidate: str | None = None) -> RunPhase:
         return cls(stage=Stage(stage), iteration=iteration, candidate=candidate)
-
-    @property
-    def before_baseline(self) -> bool:
-        """No baseline finished yet: a resumed run starts with it."""
-        return self.stage in (Stage.start, Stage.baseline)

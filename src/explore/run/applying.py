@@ -108,7 +108,8 @@ def fast_forward(info: gitrepo.RepoInfo, run: RunState) -> tuple[Application | N
 
 def apply(info: gitrepo.RepoInfo, run: RunState) -> str:
     """`explore apply`: a fast-forward when the tree is clean and unmoved, otherwise the repair
-    merged three-way into the working tree, uncommitted. On a conflict nothing is touched."""
+    merged three-way into the working tree, uncommitted. On a conflict nothing is touched; a HEAD
+    that is no longer the commit the run started from (the branch moved, another branch) is refused."""
     _not_running(run)
     tip = result_commit(info.repo, run)
     if not run.merged_commit or not tip or tip == run.base_commit:
@@ -120,6 +121,8 @@ def apply(info: gitrepo.RepoInfo, run: RunState) -> str:
     repo = info.repo
     if _is_ancestor(repo, tip, info.head) and not run.dirty:
         raise UsageError(f"{info.branch} already holds the result of run {run.run_id} ({tip[:10]})")
+    if run.start_commit and info.head != run.start_commit:
+        raise UsageError(_moved(info, run, tip))
     if (
         not run.dirty
         and info.branch == run.start_branch
@@ -161,7 +164,7 @@ def apply(info: gitrepo.RepoInfo, run: RunState) -> str:
 
 def undo(info: gitrepo.RepoInfo, run: RunState) -> str:
     """`explore undo`: the user's branch (or files) back where the run found them, when nothing
-    was built on top; refuses, saying why, otherwise."""
+    was built on top and the branch has not moved since; refuses, saying why, otherwise."""
     _not_running(run)
     app = run.application
     if app is None:
@@ -190,6 +193,12 @@ def undo(info: gitrepo.RepoInfo, run: RunState) -> str:
             ) from None
         done = f"{app.branch} back at {app.before[:10]}, where run {run.run_id} found it"
     else:
+        if info.head != app.after:
+            raise UsageError(
+                f"{app.branch} moved since the repair of run {run.run_id} was applied to its files "
+                f"({app.after[:10]}, now {info.head[:10]}); nothing undone. If you committed the repair, "
+                f"`git revert` that commit; the repair alone, to reverse by hand: {app.patch}"
+            )
         patch = Path(app.patch or "")
         check = subprocess.run(
             ["git", "apply", "-R", "--check", str(patch)], cwd=info.root, capture_output=True, text=True
@@ -204,6 +213,25 @@ def undo(info: gitrepo.RepoInfo, run: RunState) -> str:
     run.application, run.applied = None, False
     state.save(info.root, run)
     return f"{done}; bring it back with: explore apply {run.run_id}"
+
+
+def _moved(info: gitrepo.RepoInfo, run: RunState, tip: str) -> str:
+    """Why apply refuses a tree whose HEAD is no longer the commit the run started from: its repair
+    was tested there, not on what the user has now; what to do instead."""
+    start = run.start_commit
+    if info.branch != run.start_branch:
+        here, there = info.branch or "a detached HEAD", run.start_branch or "a detached HEAD"
+        where = f"you are on {here} ({info.head[:10]}), the run started from {there} at {start[:10]}"
+    elif _is_ancestor(info.repo, start, info.head):
+        count = info.repo.git.rev_list("--count", f"{start}..{info.head}")
+        where = f"{info.branch} moved since the run started: {count} commit(s) on top of {start[:10]}"
+    else:
+        where = f"{info.branch} moved since the run started: {start[:10]} then, {info.head[:10]} now"
+    return (
+        f"{where}. Run {run.run_id}'s repair was tested on {start[:10]}, not on what you have now; nothing was "
+        f"changed. Take it as a merge you review: git merge {gitrepo.run_ref(run.run_id)} "
+        f"(its diff alone: git diff {run.base_commit[:10]} {tip[:10]}), or start a new run on your branch"
+    )
 
 
 def _forget_branch(repo: git.Repo, run: RunState) -> None:

@@ -102,9 +102,11 @@ async def measure(t: Tools, base_commit: str, checkout: Path | None = None) -> M
     run, rerun_passed, recheck = await t.suite.baseline(path, base_commit, groups, env, t.generator)
     seconds = time.monotonic() - started
     if run.infra_error:
+        tests = [i for i in run.outcomes if i.removeprefix("::") not in run.collection_errors]  # JUnit's files
+        ran = f"; {len(run.passing() & set(tests)):,} of {len(tests):,} tests that ran passed" if tests else ""
         raise Escalation(
             EscalationCategory.infrastructure,
-            f"the baseline test run failed: {run.infra_error} (log: {run.log_path})",
+            f"the baseline test run failed: {run.infra_error}{ran} (log: {run.log_path})",
             escalation.INFRASTRUCTURE_ACTION,
         )
     opened = testcode.test_data(run.opened, t.options.test_patterns, testcode.collected_files(run.outcomes))

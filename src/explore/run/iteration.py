@@ -55,7 +55,9 @@ def choose(
     kit: Kit, run: RunState, n: int, failing: list[TestOutcome], flaky: frozenset[str]
 ) -> tuple[strategy.Choice, history.Detection]:
     """Detect (history: stuck tests, a regression, the trend) and select the iteration's strategy."""
-    records = [r for r in history_io.load(kit.history_path)]
+    # its own branch record says what the user's branch held when this run paused, not where it goes
+    # on from: read, it would be a drop from the last merge to the baseline (a false regression)
+    records = [r for r in history_io.load(kit.history_path) if not (r.branch and r.run_id == run.run_id)]
     detection = history.detect(
         records,
         [o.message for o in failing if o.id not in flaky],

@@ -153,7 +153,12 @@ class Kit:
         )
         suite = Suite(executor, test_command, options, run_dir, emit, tracker, memory_limit, sandbox=found)
         fence = guard.Guard(
-            root, Path(info.repo.git_dir), Path(info.repo.common_dir), run_dir / "quarantine", packs_within=pool.root
+            root,
+            Path(info.repo.git_dir),
+            Path(info.repo.common_dir),
+            run_dir / "quarantine",
+            packs_within=pool.root,
+            confined=found.confined and executor.name == "local",  # Ray's workers run unsandboxed
         )
         return cls(
             info=info,

@@ -44,6 +44,7 @@ from ..model.testresults import TestOutcome, TestRun
 from . import adoption, applying, baseline, iteration, merging, signals, state, stops, targeting, transitions, warming
 from .kit import Kit
 from .progress import watch as watch_progress
+from .reports import write as write_report
 from .suite import Recheck
 
 log = logging.getLogger("explore.run")
@@ -392,19 +393,29 @@ class Runner:
 
     async def _put_back(self, watch: guard.Watch) -> None:
         """The fan-out was cut short: what candidates wrote outside their worktrees and no check has
-        put back yet is put back now, before the process goes, and the run's state names it."""
+        put back yet is put back now, before the process goes, and the run's state names it with what
+        the candidates' checks had already put back (their results, which said so, are not recorded)."""
+        done = list(watch.restored)
         try:
             after = await anyio.to_thread.run_sync(self.kit.guard.fingerprint)
-            if not self.kit.guard.compare(watch.baseline, after):
-                return
-            change = await anyio.to_thread.run_sync(self.kit.guard.restore, watch.baseline, after, f"{watch.label}-cut")
+            if self.kit.guard.compare(watch.baseline, after):
+                done.append(
+                    await anyio.to_thread.run_sync(self.kit.guard.restore, watch.baseline, after, f"{watch.label}-cut")
+                )
         except (OSError, RuntimeError) as exc:
             self.emit(Note(f"could not check what the candidates changed outside their worktrees: {exc}"))
+        paths = sorted({p for change in done for p in change.paths})
+        if not paths:
             return
-        self.run = transitions.put_back(self.run, change.paths, change.quarantine)
-        held = "put back" if change.restored else "put back, but changed again since (a process still writing?)"
-        kept = f"; what was there is kept in {change.quarantine}" if change.quarantine else ""
-        self.emit(Note(f"{held}: {', '.join(change.paths[:8])}, written outside a candidate's worktree{kept}"))
+        kept = next((c.quarantine for c in reversed(done) if c.quarantine), None)
+        self.run = transitions.put_back(self.run, paths, kept)
+        held = (
+            "put back"
+            if all(c.restored for c in done)
+            else "put back, but changed again since (a process still writing?)"
+        )
+        where = f"; what was there is kept in {kept}" if kept else ""
+        self.emit(Note(f"{held}: {', '.join(paths[:8])}, written outside a candidate's worktree{where}"))
         self.save()
 
     def _debug_report(self, record: IterationRecord, failing: list[TestOutcome]) -> None:
@@ -522,6 +533,11 @@ async def run_repair(
         await runner.execute()
     except UsageError:
         merging.discard(info, runner.run)
+        raise
+    except Exception as exc:  # a bug of explore's own: the state and report say what was put back, resume goes on
+        runner.run = transitions.broken(runner.run, exc)
+        runner.save()
+        write_report(info.root, runner.run)
         raise
     finally:
         t0 = time.monotonic()

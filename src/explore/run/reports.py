@@ -107,14 +107,24 @@ def _why(category: EscalationCategory) -> str:
     }.get(category, "explore cannot decide this safely on its own")
 
 
-NO_COUNTS = "no test result: the baseline did not run to its end"
+def unmeasured(run: RunState) -> str | None:
+    """Why the run has no counts: its baseline did not run to its end (an escalation or a stop
+    during it: the tests could not run, the suite overran its limit, a signal), else None."""
+    if run.baselined or run.baseline.total or run.baseline_ids:
+        return None
+    if run.escalation is not None:
+        return run.escalation.reason.split("\n")[0].split(" (log: ")[0]
+    if run.status == "interrupted":
+        return "interrupted before it ended"
+    return "it did not run to its end"
 
 
 def counts_text(run: RunState, counts: Counts) -> str:
-    """`3/4 passed (75.0%)`, or why there are no counts yet (never `0/0 passed (0.0%)` for a suite
-    that ran: an escalation or stop right after the baseline has its counts)."""
-    if not counts.total and not run.baseline_ids:
-        return NO_COUNTS
+    """`3/4 passed (75.0%)`, or why there are no counts (never `0/0 passed (0.0%)` for a baseline
+    that did not run to its end: "baseline not measured: <why>")."""
+    why = unmeasured(run)
+    if why is not None:
+        return f"baseline not measured: {why}"
     return f"{counts.passed}/{counts.total} passed ({percent(counts.pass_rate)})"
 
 

@@ -1,10 +1,17 @@
 """SIGINT, SIGTERM and SIGHUP during a run: the first cancels the run's scope (what candidates
-wrote outside their worktrees put back, state saved, exit 130), a second forces the exit."""
+wrote outside their worktrees put back, state saved, exit 130), a second forces the exit.
+
+A SIGHUP from a closed terminal comes after the kernel has hung the terminal up: every later write to
+it fails (EIO), and the first line the run's undo or its end would print there would end the process
+with that error instead of the undo. The hung-up terminal's descriptors are pointed at /dev/null as
+the signal arrives (`detach_hung_up`): the run stops as on Ctrl-C, with nobody left to read it."""
 
 from __future__ import annotations
 
+import errno
 import os
 import signal
+import termios
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -29,7 +36,9 @@ async def watch(
     seen = False
     with anyio.open_signal_receiver(*STOPPING) as signals:
         task_status.started()
-        async for _ in signals:
+        async for signum in signals:
+            if signum == signal.SIGHUP:
+                detach_hung_up()
             on_signal(seen)
             if not seen:
                 seen = True
@@ -51,6 +60,8 @@ def held() -> Iterator[Held]:
     found = Held()
 
     def note(signum: int, frame: FrameType | None) -> None:
+        if signum == signal.SIGHUP:
+            detach_hung_up()
         found.seen += 1
         if found.seen >= 3:
             os._exit(130)
@@ -64,3 +75,26 @@ def held() -> Iterator[Held]:
     finally:
         for s, handler in previous.items():
             signal.signal(s, handler)
+
+
+def detach_hung_up() -> list[int]:
+    """Standard input, output and error that are a terminal hung up now read and write /dev/null;
+    returns those fds. A pipe, a file or a live terminal is left as it is."""
+    moved = []
+    for fd in (0, 1, 2):
+        if _hung_up(fd):
+            null = os.open(os.devnull, os.O_RDWR)
+            os.dup2(null, fd)
+            os.close(null)
+            moved.append(fd)
+    return moved
+
+
+def _hung_up(fd: int) -> bool:
+    """A terminal the kernel hung up: its ioctl fails with EIO, as every call on it does (a pipe or a
+    file: ENOTTY; a closed fd: EBADF)."""
+    try:
+        termios.tcgetattr(fd)
+    except termios.error as exc:
+        return bool(exc.args and exc.args[0] == errno.EIO)
+    return False

@@ -57,14 +57,21 @@ def fault_point(name: str) -> None:
     """Fault injection for the crash-safety tests: `EXPLORE_FAULT_AT=name` makes the process
     SIGKILL itself here, the way a power cut or the OOM killer would; with
     `EXPLORE_FAULT_SIGNAL=SIGINT|SIGTERM|SIGHUP` it sends itself that signal instead (once), the way
-    Ctrl-C, a cancelled CI job or a closed terminal would reach it in that phase."""
+    Ctrl-C, a cancelled CI job or a closed terminal would reach it in that phase; with `raise`, it
+    raises `FaultInjected` there, the way a bug of explore's own would surface in that step."""
     if os.environ.get("EXPLORE_FAULT_AT") != name or name in _FIRED:
         return
     _FIRED.add(name)
     chosen = os.environ.get("EXPLORE_FAULT_SIGNAL", "SIGKILL")
+    if chosen == "raise":
+        raise FaultInjected(f"fault injected at {name} (EXPLORE_FAULT_AT)")
     if chosen not in ("SIGKILL", "SIGINT", "SIGTERM", "SIGHUP"):
-        raise ValueError(f"EXPLORE_FAULT_SIGNAL={chosen}: SIGKILL, SIGINT, SIGTERM or SIGHUP")
+        raise ValueError(f"EXPLORE_FAULT_SIGNAL={chosen}: SIGKILL, SIGINT, SIGTERM, SIGHUP or raise")
     os.kill(os.getpid(), getattr(signal, chosen))
+
+
+class FaultInjected(RuntimeError):
+    """An error `fault_point` raised on purpose (EXPLORE_FAULT_SIGNAL=raise): none of explore's own."""
 
 
 def save(root: Path, state: RunState) -> None:

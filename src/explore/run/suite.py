@@ -11,7 +11,7 @@ from pathlib import Path
 import anyio
 
 from ..decide import escalation, shard_plan
-from ..edges import procs
+from ..edges import procs, progress
 from ..edges.sandbox import Sandbox
 from ..edges.testing import TEST_TIMEOUT_FACTOR, TestCommand, derived_test_timeout, slowest_pass
 from ..edges.worktrees import run_setup
@@ -152,9 +152,11 @@ class Suite:
                 "raise --branch-memory, or find what allocates without bound",
             )
         if done.status == JobStatus.timeout:
+            ran = progress.of_job(self.run_dir, name)  # how far it went: the run's counts say none
+            so_far = f"; {ran[0]:,} of {ran[1]:,} tests had run, {ran[2]:,} failing" if ran else ""
             raise Escalation(
                 EscalationCategory.infrastructure,
-                f"the full test suite did not finish within {timeout:g}s ({done.reason})",
+                f"the full test suite did not finish within {timeout:g}s ({done.reason}{so_far})",
                 "raise --branch-timeout or baseline-timeout, or make the suite faster",
             )
         if done.status == JobStatus.crashed:

@@ -10,8 +10,9 @@ from pathlib import Path
 import anyio
 
 from ..decide import environment, targets
-from ..edges import gitrepo, history_io
+from ..edges import gitrepo, history_io, outcomes
 from ..edges.worktrees import WorktreePool
+from ..model import testids
 from ..model.config import Options
 from ..model.errors import UsageError
 from ..model.events import Note, Step, Subscriber
@@ -47,7 +48,8 @@ async def choose(
 ) -> Targets:
     """The tests this run repairs, fixed once at the baseline (kept in the state for resume):
     named ones, matched ones, and with --since those that went red after REF."""
-    named = set(targets.select(baseline_ids, options.test_ids, options.tests))
+    normal = testids.normaliser(outcomes.tree_roots(root))  # ids as the user's checkout spells them
+    named = set(targets.select(baseline_ids, map(normal, options.test_ids), map(normal, options.tests)))
     failing = sorted(set(baseline.failing()) - set(flaky))
     if options.since:
         commit = since_commit(root, options.since)

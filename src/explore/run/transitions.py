@@ -84,14 +84,24 @@ def put_back(run: RunState, paths: list[str], kept: Path | None) -> RunState:
     )
 
 
-def interrupted_reason(run: RunState) -> str:
-    """The stop reason of a run a signal stopped: what it put back, and how it goes on."""
+def broken(run: RunState, exc: BaseException) -> RunState:
+    """An error of explore's own stopped the run: interrupted, the error and what was put back named,
+    so that `explore resume` goes on from the last checkpoint."""
+    while getattr(exc, "exceptions", None):  # a task group's: the first error it holds
+        exc = exc.exceptions[0]  # type: ignore[attr-defined]
+    cause = f"stopped by an error of explore's own ({type(exc).__name__}: {str(exc)[:200]})"
+    return ended(run, "interrupted", interrupted_reason(run, cause))
+
+
+def interrupted_reason(run: RunState, cause: str = "interrupted by a signal") -> str:
+    """The stop reason of a run a signal (or an error of explore's own: cause) stopped: what it put
+    back, and how it goes on."""
     if not run.restored:
-        return "interrupted by a signal; `explore resume` continues"
+        return f"{cause}; `explore resume` continues"
     shown = ", ".join(run.restored[:8]) + (f" (+{len(run.restored) - 8} more)" if len(run.restored) > 8 else "")
     kept = f" (what was there is kept in {run.restored_kept})" if run.restored_kept else ""
     return (
-        f"interrupted by a signal; restored what a candidate had written outside its worktree: {shown}{kept}; "
+        f"{cause}; restored what a candidate had written outside its worktree: {shown}{kept}; "
         "`explore resume` continues"
     )
 

@@ -1,10 +1,11 @@
 """The baseline's flaky rerun, screened in a warm screening worker: a fresh fork of it runs the
 failing tests alone on the unchanged tree (pytest configured, the test files collected, no test
 run before), without paying for another interpreter, pytest's import and the project's
-collection. It is not a pytest process: capture is off, `--reruns` is off, it shares the
-worker's home and is not sandboxed — so the run trusts only its failures (a test that fails
-again stays failing) and reruns every other test in a pytest process of its own (run/suite.py
-`Suite.flaky`). A test that overruns the per-test limit is stopped there and the tests after it
+collection. It runs under pytest's output capture as the project configures it (as screening
+does, `_plugins.PYTEST_ARGS`), but it is not a pytest process of its own: `--reruns` is off, it
+shares the worker's home and is not sandboxed — so the run trusts only its failures (a test that
+fails again stays failing) and reruns every other test in a pytest process of its own
+(run/suite.py `Suite.flaky`). A test that overruns the per-test limit is stopped there and the tests after it
 run in a new fork."""
 
 from __future__ import annotations
@@ -57,7 +58,8 @@ def _write_log(
         "",
         f"in {seconds:.2f}s and {forks} fork(s); a test that overran its limit ('timeout') was stopped and the"
         " tests after it ran in a new fork. Outcomes only: each failure's traceback is in the baseline's log.",
-        "The fork is not a pytest process (capture off, --reruns off, the worker's home, no sandbox): the tests"
+        "The fork is not a pytest process of its own (pytest's capture as the project configures it, but --reruns"
+        " off, the worker's home, no sandbox): the tests"
         " that failed here again (failed, error, timeout) stay failing; every other one is rerun in a pytest process"
         f" of its own (its log: {_process_log(request)}), and only a pass there makes it flaky.",
     ]
