@@ -4,8 +4,10 @@ the worktrees' removal takes (the `close: … worktrees Ns` debug line).
 
 A repository of --modules one-function modules, their tests in --files test files and one bug
 (`pkg/calc.py`: `a - b`), repaired by a scripted command agent with three candidates (a wrong, b and
-c right); each explore named by --src (a source tree put first on PYTHONPATH: main's and a branch's),
-run after the other, round by round, so the machine's load drifts over all alike.
+c right); each explore named by --src (a checkout's source tree put first on PYTHONPATH: main's and a
+branch's — not a `git archive` copy of `src` alone: the built-in strategies are a link out of
+`src`, and every run then fails before its first iteration), run one after the other, round by
+round, so the machine's load drifts over all alike.
 
 Run: python benchmarks/endgap.py --src /work/main/src --src /work/wt/NAME/src [--rounds 2]
 """
@@ -62,7 +64,7 @@ def one(src: str, repo: Path, agent: Path) -> dict[str, float | None]:
         capture_output=True,
         text=True,
     )
-    marks: dict[str, float | None] = {"merged": None, "last": None, "worktrees": None}
+    marks: dict[str, float | None] = {"merged": None, "last": None, "worktrees": None, "exit": done.returncode}
     for line in done.stderr.splitlines():
         found = STAMP.match(line)
         if not found:
@@ -94,7 +96,8 @@ def main() -> None:
                 gap = (m["last"] - m["merged"]) if m["last"] is not None and m["merged"] is not None else None
                 print(
                     f"round {n + 1} {src}: load {load:.1f}, merged → last word "
-                    f"{'-' if gap is None else f'{gap:.1f}s'}, worktree removal {m['worktrees']}s",
+                    f"{'- (no merge: exit ' + str(m['exit']) + ')' if gap is None else f'{gap:.1f}s'}, "
+                    f"worktree removal {m['worktrees']}s",
                     flush=True,
                 )
 
