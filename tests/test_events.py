@@ -102,7 +102,9 @@ async def test_a_subscriber_receives_the_runs_typed_events_in_order(tmp_path: Pa
         "Merged",
         "RunFinished",
     ]
-    started, finished, header, fan, merged, end = (e for e in seen if not isinstance(e, (Note, CandidateEvent)))
+    started, finished, header, fan, merged, end = (
+        e for e in seen if not isinstance(e, (Note, CandidateEvent, TestsProgress))
+    )
     assert isinstance(started, BaselineStarted) and started.commit == start and "pytest" in started.command
     assert isinstance(finished, BaselineFinished) and (finished.counts.passed, finished.counts.total) == (1, 3)
     assert isinstance(header, IterationStarted) and header.n == 1 and header.strategy

@@ -40,6 +40,8 @@ def test_a_test_failing_only_beside_others_does_not_condemn_the_fix(tmp_path: Pa
     winner = next(c for c in summary["iterations"][0]["candidates"] if c["id"] == summary["iterations"][0]["winner"])
     assert winner["rerun_passed"] == ["tests/test_flake.py::test_polluted"] and winner["newly_failing"] == []
     assert "failed in candidate" in err and "passed rerun alone" in err
+    # mutate's baseline recorded coverage: the winner's plain whole run times the suite from then on (40.6)
+    assert "per-test limit from now on: 10s, timed by a whole run without the baseline's coverage" in err
     assert len(counter.read_text()) >= 3  # baseline, the candidate's full run, the rerun alone
     assert "x * 2" not in (repo / "calc.py").read_text()
     assert_no_debris(repo)

@@ -230,8 +230,10 @@ def test_flaky_test_is_reported_and_never_steers(
     assert flaky_id not in summary["final"].get("failed_tests", []) and flaky_id not in summary["remaining_failures"]
     assert summary["baseline"]["total"] == 3  # the flaky test is not counted
     records = history_io.load(repo / ".explore" / "history.jsonl")
-    assert all(flaky_id in r.flaky for r in records)
-    assert history.stuck_tests(records * 3, flaky=frozenset(records[0].flaky)) == []
+    # the baseline's record names it only when its rerun ran before the baseline ended (another
+    # shard still running); else the rerun ran beside the first proposal (issue 40.4)
+    assert all(flaky_id in r.flaky for r in records[1:])
+    assert history.stuck_tests(records * 3, flaky=frozenset(records[-1].flaky)) == []
     assert "Flaky tests" in Path(summary["report"]).read_text()
 
 

@@ -4,10 +4,12 @@ candidate left untested is said so once, and a search that stops says which budg
 from __future__ import annotations
 
 from explore.cli.live import Display
+from explore.decide import stop, suite_time
+from explore.edges.testing import derived_test_timeout
 from explore.generators.mutate.search import Budget
 from explore.model.candidates import CandidateResult, CandidateStatus
 from explore.model.events import BaselineFinished, CandidateEvent, Merged, Phase, note_text, result_text
-from explore.model.testresults import Counts, percent
+from explore.model.testresults import Counts, TestOutcome, TestRun, percent
 
 
 def test_a_rate_with_a_failure_left_is_never_printed_as_100_percent() -> None:
@@ -44,3 +46,41 @@ def test_a_spent_budget_says_which() -> None:
     assert Budget(mutants=600, seconds=2.0, by_run=True).spent() == (
         "budget spent: the run's search budget (--search-budget)"
     )
+
+
+def _timed_run(factor: float, only: int | None = None) -> TestRun:
+    """Three passing tests and a failing one, their seconds times factor (a tracer's slowdown)."""
+    plain = {
+        "t.py::a": ("passed", 4.0),
+        "t.py::b": ("passed", 1.0),
+        "t.py::c": ("passed", 0.5),
+        "t.py::d": ("failed", 2.0),
+    }
+    picked = list(plain.items())[: only or len(plain)]
+    return TestRun(
+        outcomes={i: TestOutcome(id=i, outcome=o, duration_s=s * factor) for i, (o, s) in picked}  # type: ignore[arg-type]
+    )
+
+
+def test_budget_and_limit_after_a_coverage_baseline_equal_a_plain_ones() -> None:
+    """networkx: "10x the suite's 114.0s" for a 60.6 s suite and a per-test limit of 43-103 s after
+    mutate's baseline (coverage.py's tracer) against 10-20 s after a plain one. The first plain whole
+    run of the suite times it from then on; a candidate's affected tests do not."""
+    plain, traced = _timed_run(1.0), _timed_run(2.6)
+    ids = sorted(plain.outcomes)
+    budget = stop.budget_for(None, suite_bound=True)
+    assert budget is not None
+
+    def figures(timed: suite_time.SuiteTime) -> tuple[float, float]:
+        return stop.budget_seconds(budget, stop.suite_seconds(timed.test_s, 0.5)), derived_test_timeout(timed.run)
+
+    after_plain = figures(suite_time.SuiteTime(plain, traced=False))
+    baseline = suite_time.SuiteTime(traced, traced=True)
+    assert figures(baseline) != after_plain  # what the run said before (200 s and 52 s, not 80 s and 20 s)
+    affected = _timed_run(1.0, only=2)  # the ranked candidate ran only its affected tests
+    assert suite_time.settled(baseline, [affected], ids) is None
+    runs = suite_time.plain_runs({"a": affected, "b": plain, "c": plain}, ranking=["a"])
+    assert runs == [affected, plain]  # the ranked first; a twin's run once
+    timed = suite_time.settled(baseline, runs, ids)
+    assert timed is not None and not timed.traced and figures(timed) == after_plain == (80.0, 20.0)
+    assert suite_time.settled(timed, [traced], ids) is None  # plain once: stays so

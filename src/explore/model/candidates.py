@@ -65,9 +65,15 @@ class PhaseTiming(BaseModel):
     merge: float = 0.0
     confirmation: float = 0.0
     """Of `validation`: the final confirmation of the winner (0 when its scored run already was one)."""
+    start: float = 0.0
+    """Of a new run's first iteration: explore's own start before the baseline (its kit: the
+    generator, the sandbox's probe, the worktree pool)."""
+    end: float = 0.0
+    """Of the last iteration: the run's end after it (its processes stopped, worktrees removed, the
+    result applied)."""
 
     def total(self) -> float:
-        return self.baseline + self.propose + self.fanout + self.validation + self.merge
+        return self.start + self.baseline + self.propose + self.fanout + self.validation + self.merge + self.end
 
 
 class Proposal(BaseModel):

@@ -25,7 +25,7 @@ from ..model.events import BaselineStarted, Note, Step, Subscriber
 from ..model.runstate import EscalationCategory, Reproduction
 from ..model.testresults import HungTest, TestRun
 from . import reproduce, targeting
-from .suite import Suite
+from .suite import Recheck, Suite
 from .targeting import Targets
 
 
@@ -55,6 +55,10 @@ class Measured:
     rerun_passed: frozenset[str]
     opened: list[str]
     seconds: float
+    traced: bool = False
+    """The generator's recording ran in it (mutate's per-test coverage): its times are a tracer's."""
+    recheck: Recheck | None = None
+    """The failing tests whose flaky rerun runs beside the first proposal (Suite.baseline)."""
 
 
 @dataclass(frozen=True)
@@ -91,10 +95,11 @@ async def measure(t: Tools, base_commit: str, checkout: Path | None = None) -> M
     t.emit(BaselineStarted(command.describe(), base_commit))
     path = checkout or (await anyio.to_thread.run_sync(t.pool.acquire, "a", base_commit))[0]
     await t.suite.setup_once(path)
-    env = {**_baseline_env(t, base_commit), **({OPENED_ENV: "1"} if command.is_pytest else {})}
+    asked = _baseline_env(t, base_commit)
+    env = {**asked, **({OPENED_ENV: "1"} if command.is_pytest else {})}
     groups = await t.suite.first_plan(path)
     started = time.monotonic()
-    run, rerun_passed = await t.suite.baseline(path, base_commit, groups, env, t.generator)
+    run, rerun_passed, recheck = await t.suite.baseline(path, base_commit, groups, env, t.generator)
     seconds = time.monotonic() - started
     if run.infra_error:
         tests = [i for i in run.outcomes if i.removeprefix("::") not in run.collection_errors]  # JUnit's files
@@ -105,7 +110,7 @@ async def measure(t: Tools, base_commit: str, checkout: Path | None = None) -> M
             escalation.INFRASTRUCTURE_ACTION,
         )
     opened = testcode.test_data(run.opened, t.options.test_patterns, testcode.collected_files(run.outcomes))
-    return Measured(run, frozenset(rerun_passed), opened, seconds)
+    return Measured(run, frozenset(rerun_passed), opened, seconds, traced=bool(asked), recheck=recheck)
 
 
 async def assess(

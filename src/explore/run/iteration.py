@@ -284,10 +284,13 @@ def debug_report(
     )
 
 
-def tally(record: IterationRecord, outcome: FanOutResult, emit: Subscriber) -> None:
+def tally(
+    record: IterationRecord, outcome: FanOutResult, emit: Subscriber, kept: list[CandidateResult] | None = None
+) -> None:
     """The candidates on the iteration's record (not yet in the run's state): their results, what
-    they cost, and the generator fallbacks they took."""
-    record.candidates = outcome.candidates
+    they cost, and the generator fallbacks they took. kept: results the fan-out never saw (the
+    withdrawn ones), listed with them in letter order."""
+    record.candidates = sorted([*outcome.candidates, *kept], key=lambda c: c.id) if kept else outcome.candidates
     for candidate in record.candidates:
         record.usage += candidate.usage
         record.fallbacks += candidate.fallbacks

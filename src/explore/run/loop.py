@@ -10,18 +10,18 @@ from __future__ import annotations
 import logging
 import os
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import anyio
 
 from .. import generators
-from ..decide import crashes, escalation, history, redaction, shard_plan
+from ..decide import aims, crashes, escalation, history, redaction, suite_time
 from ..decide import stop as giving_up
 from ..edges import gitrepo, guard, history_io, homes, sandbox
 from ..fanout.scheduler import FanOutResult, fan_out
 from ..model import usage
-from ..model.candidates import IterationRecord, PhaseTiming
+from ..model.candidates import CandidatePlan, CandidateResult, CandidateStatus, IterationRecord, PhaseTiming, Proposal
 from ..model.config import Options
 from ..model.errors import BudgetExhausted, Escalation, UsageError
 from ..model.events import (
@@ -45,6 +45,7 @@ from . import adoption, applying, baseline, iteration, merging, signals, state, 
 from .kit import Kit
 from .progress import watch as watch_progress
 from .reports import write as write_report
+from .suite import Recheck
 
 log = logging.getLogger("explore.run")
 
@@ -68,6 +69,14 @@ class Runner:
     """Seconds the run waited for the generator's warm-up after the baseline: booked on the first proposal."""
     clock: giving_up.SearchClock | None = None
     """The search budget's clock (decide/stop.py), started once the baseline has run."""
+    timed: suite_time.SuiteTime | None = None
+    """The run the suite is timed by, for the budget and the per-test limit (decide/suite_time)."""
+    recheck: Recheck | None = None
+    """The baseline's flaky rerun left to run beside the first proposal (Suite.baseline)."""
+    start_s: float = 0.0
+    """Seconds from the run's start to its baseline (a new run's): booked on the first iteration."""
+    ending: float | None = None
+    """When the run's end began (monotonic): its seconds are booked on the last iteration."""
 
     def __post_init__(self) -> None:
         self.kit = Kit.build(self.info, self.options, self.run, self.emit)
@@ -137,13 +146,14 @@ class Runner:
         except UsageError as exc:
             self.refused = exc
         finally:
+            self.ending = time.monotonic()
             with anyio.CancelScope(shield=True):
                 await self.kit.close()
                 self.save()
 
     def start_clock(self) -> None:
         """The search budget, in proportion to the suite's time as this run measured it."""
-        test_s = shard_plan.test_seconds(self.current_run) if self.current_run else 0.0
+        test_s = self.timed.test_s if self.timed else 0.0
         self.clock = stops.clock(
             self.options, self.kit.generator.suite_bound, test_s, self.kit.suite.overhead_s, time.monotonic()
         )
@@ -155,9 +165,14 @@ class Runner:
     async def start(self) -> None:
         """A new run's baseline (baseline.py): the suite on the base commit, `--issue`'s
         reproduction, then what the run tells about the tests, written into the state."""
+        self.start_s = max(0.0, time.time() - self.run.started_at)
         self.save(RunPhase.at(Stage.baseline))
         warmed = await warming.measure(self.kit, self.options, self.run.base_commit)
         measured, self.suite_s, self.warm_s = warmed.measured, warmed.measured.seconds, warmed.waited_s
+        if measured.recheck is not None and self.options.issue:  # the reproduction's baseline reads it first
+            found_now = await self.kit.suite.recheck(measured.recheck)
+            measured = replace(measured, rerun_passed=measured.rerun_passed | found_now, recheck=None)
+        self.recheck = measured.recheck
         run = await self._reproduce(measured.run) if self.options.issue else measured.run
         found = await baseline.assess(
             self.kit.tools,
@@ -174,9 +189,11 @@ class Runner:
         )
         self.run = transitions.baselined(self.run, found)
         if found.stop is not None:  # the baseline's counts are said before the escalation is
+            self.recheck = None
             self.emit(BaselineFinished(self.run.baseline.model_copy(), tuple(self.run.flaky)))
             raise found.stop
         self.current_run = found.run
+        self.timed = suite_time.SuiteTime(found.run, traced=measured.traced and not self.options.issue)
         self.run = transitions.measured(self.run, found)
         history_io.append(self.kit.history_path, iteration.baseline_record(self.run))
         self.emit(BaselineFinished(self.run.baseline.model_copy(), tuple(self.run.flaky)))
@@ -217,6 +234,7 @@ class Runner:
         )
         self.suite_s = found.seconds
         self.current_run = found.run
+        self.timed = suite_time.SuiteTime(found.run, traced=False)
         self.run = transitions.retested(self.run, found.run)
         self.check_gate()
 
@@ -244,11 +262,11 @@ class Runner:
             self.kit, self.run, n, chosen, failing, detection, scratch, iteration_dir, self.current_run, deadline
         )
         self.save(RunPhase.at(Stage.propose, n))
-        timing = PhaseTiming(baseline=round(self.suite_s, 3))
-        self.suite_s = 0.0
+        timing = PhaseTiming(baseline=round(self.suite_s, 3), start=round(self.start_s, 3))
+        self.suite_s = self.start_s = 0.0
         started = time.monotonic()
         try:
-            proposal = await iteration.propose(self.kit.generator, asked, iteration_dir)
+            proposal, rechecked = await self._propose(asked, iteration_dir)
         except (Escalation, BudgetExhausted) as exc:
             self.run = transitions.spent(self.run, usage.Usage.of(getattr(exc, "usage", None)))
             raise
@@ -258,10 +276,15 @@ class Runner:
         self.run = transitions.spent(self.run, proposal.usage)
         plans = iteration.lettered(proposal, self.options.parallel, self.kit.generator.name)
         record = iteration.new_record(n, choice, proposal, timing)
+        if rechecked:
+            flaky = frozenset(self.run.flaky)
+            plans, record.candidates = self._withdraw(plans, [o.id for o in failing], flaky)
         if proposal.exhausted and self.clock is not None:
             self.clock.exhausted_on = inputs
         iteration.note_chain(self.emit, proposal, plans, self.kit.generator.name)
-        if not plans:
+        if not plans and record.candidates:
+            self.emit(Note("no candidates left: each was aimed only at tests found flaky"))
+        elif not plans:
             self.emit(Note(f"no candidates: {proposal.reason or 'the generator had no idea'}"))
         else:
             self.emit(FanOutStarted(n, tuple(p.id for p in plans)))
@@ -283,7 +306,7 @@ class Runner:
                 raise
             timing.validation, timing.confirmation = round(outcome.validation_s, 3), round(outcome.confirmation_s, 3)
             timing.fanout = round(time.monotonic() - started - outcome.validation_s, 3)
-            iteration.tally(record, outcome, self.emit)
+            iteration.tally(record, outcome, self.emit, kept=record.candidates)
             self.run = transitions.spent(self.run, *(c.usage for c in record.candidates))
             stop = outcome.findings.escalation(len(plans)) or crashes.same_crash(record.candidates)
             if stop is not None:
@@ -292,6 +315,7 @@ class Runner:
             started = time.monotonic()
             self._merge_best(record, outcome, n)
             timing.merge = round(time.monotonic() - started, 3)
+            self._retime(outcome)
         record.pass_rate, record.failed_tests = self.run.current.pass_rate, list(self.run.current_failing)
         self._set_aside_unmoved(proposal.unmoved)
         if not record.usage.empty:
@@ -306,6 +330,66 @@ class Runner:
             self.run, n, flaky, self.options, self.clock, time.monotonic(), self.kit.agent, self.kit.generator.name
         )
         self.save(RunPhase.at(Stage.done, n))
+
+    async def _propose(self, asked: generators.ProposalRequest, iteration_dir: Path) -> tuple[Proposal, list[str]]:
+        """The generator's proposal, with the baseline's flaky rerun left for it (Suite.recheck)
+        running beside it (issue 40.4). Returns the proposal and the targets found flaky meanwhile
+        (now in the run's flaky tests and out of its current failures)."""
+        left, self.recheck = self.recheck, None
+        if left is None:
+            return await iteration.propose(self.kit.generator, asked, iteration_dir), []
+        found: set[str] = set()
+        proposals: list[Proposal] = []
+        failed: list[BaseException] = []
+
+        async def rerun() -> None:
+            found.update(await self.kit.suite.recheck(left))
+
+        async with anyio.create_task_group() as group:
+            group.start_soon(rerun)
+            try:
+                proposals.append(await iteration.propose(self.kit.generator, asked, iteration_dir))
+            except (Escalation, BudgetExhausted) as exc:  # raised below, as it is
+                failed.append(exc)
+                group.cancel_scope.cancel()
+        if failed:
+            raise failed[0]
+        rechecked = sorted(found & set(self.run.current_failing))
+        if rechecked:
+            assert self.current_run is not None
+            self.run = transitions.flaky_at_baseline(
+                self.run, rechecked, self.current_run
+            )  # iteration 1's: the baseline's
+            which = ", ".join(rechecked[:5])
+            self.emit(Note(f"flaky: {which} failed in the baseline and passed rerun alone (rerun beside the proposal)"))
+        return proposals[0], rechecked
+
+    def _withdraw(
+        self, plans: list[CandidatePlan], failing: list[str], flaky: frozenset[str]
+    ) -> tuple[list[CandidatePlan], list[CandidateResult]]:
+        """The plans aimed only at targets found flaky while they were proposed are withdrawn
+        (decide/aims): never tested, kept on the record as rejected with the reason. Returns the
+        plans left and the withdrawn ones' results."""
+        reasons = aims.withdrawn(plans, failing, flaky)
+        results = [
+            CandidateResult(
+                id=p.id,
+                status=CandidateStatus.rejected,
+                reason=reasons[p.id],
+                hypothesis=p.hypothesis,
+                confidence=p.confidence,
+                operator=p.operator,
+                location=p.location,
+                generator=p.generator,
+                tested=False,
+                validated=False,
+            )
+            for p in plans
+            if p.id in reasons
+        ]
+        for result in results:
+            self.emit(Note(f"[{result.id}] {result.reason}"))
+        return [p for p in plans if p.id not in reasons], results
 
     async def _put_back(self, watch: guard.Watch) -> None:
         """The fan-out was cut short: what candidates wrote outside their worktrees and no check has
@@ -355,6 +439,25 @@ class Runner:
         if new:
             why = f"no edit tried in {history.SET_ASIDE_AFTER} iterations running changed its outcome"
             self.emit(Note(f"setting aside {', '.join(new)}: {why}"))
+
+    def _retime(self, outcome: FanOutResult) -> None:
+        """After a baseline a tracer slowed (mutate's coverage): the first plain whole run of the
+        suite times it from now on (decide/suite_time) — the search budget and the per-test limit."""
+        if self.timed is None:
+            return
+        runs = suite_time.plain_runs(outcome.runs, outcome.ranking)
+        timed = suite_time.settled(self.timed, runs, self.run.baseline_ids)
+        if timed is None:
+            return
+        self.timed = timed
+        why = "timed by a whole run without the baseline's coverage"
+        if self.clock is not None:
+            self.clock.suite_s = giving_up.suite_seconds(timed.test_s, self.kit.suite.overhead_s)
+            self.emit(Note(f"search budget: {self.clock.describe()}, {why}"))
+        limit = self.kit.suite.retime(timed.run)
+        self.run = transitions.retimed(self.run, limit, self.kit.suite.command.slowest_pass_s)
+        if limit is not None:
+            self.emit(Note(f"per-test limit from now on: {limit:g}s, {why}"))
 
     def _candidate_events(self, n: int) -> Listener:
         def report(event: CandidateEvent) -> None:
@@ -452,6 +555,8 @@ async def run_repair(
             emit(Note("interrupted: the result stays on the run's branch; `explore resume` finishes the run"))
         ending = merging.finish(info, runner.run, options, emit, drift)
         runner.run = transitions.finished(runner.run, ending)
+        if runner.ending is not None:
+            runner.run = transitions.end_booked(runner.run, time.monotonic() - runner.ending)
         runner.save(RunPhase.at(runner.run.status))
         closing = history.branch_record(runner.run)  # a result not applied: the branch holds the baseline
         if closing is not None:

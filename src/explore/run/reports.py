@@ -50,13 +50,13 @@ def summary(run: RunState, report_path: Path | None, change: Change | None = Non
 
 
 def duration_text(run: RunState) -> str:
-    """The run's wall time, and how much of it the iterations' phases hold: the rest (explore's
-    start, the steps between phases, its end) is said, never left for the reader to find."""
+    """The run's wall time, and how much of it the iterations' phases hold (explore's start and end
+    among them): the rest (the steps between phases) is said, never left for the reader to find."""
     booked = sum(record.timing.total() for record in run.iterations)
     if not booked or booked > run.duration_s:
         return f"{run.duration_s:.1f}s"
     rest = run.duration_s - booked
-    return f"{run.duration_s:.1f}s ({booked:.1f}s in the phases below; {rest:.1f}s in none: explore's start, the steps between phases, its end)"
+    return f"{run.duration_s:.1f}s ({booked:.1f}s in the phases below; {rest:.1f}s in none: the steps between phases)"
 
 
 def timing_text(timing: PhaseTiming) -> str:
@@ -64,6 +64,7 @@ def timing_text(timing: PhaseTiming) -> str:
     generator that does not split its proposal shows it whole)."""
     split = timing.coverage + timing.prepare + timing.screening > 0
     phases = [
+        ("start", timing.start),
         ("baseline", timing.baseline),
         ("coverage", timing.coverage),
         ("preparation", timing.prepare),
@@ -76,6 +77,7 @@ def timing_text(timing: PhaseTiming) -> str:
         ("validation", timing.validation - timing.confirmation),
         ("final confirmation", timing.confirmation),
         ("merge", timing.merge),
+        ("end", timing.end),
     ]
     shown = [f"{name} {seconds:.1f}s" for name, seconds in phases if seconds >= 0.05]
     return " · ".join(shown) + f" (total {timing.total():.1f}s)"

@@ -13,7 +13,7 @@ import anyio
 from ..decide import escalation, shard_plan
 from ..edges import procs, progress
 from ..edges.sandbox import Sandbox
-from ..edges.testing import TEST_TIMEOUT_FACTOR, TestCommand
+from ..edges.testing import TEST_TIMEOUT_FACTOR, TestCommand, derived_test_timeout, slowest_pass
 from ..edges.worktrees import run_setup
 from ..executors import shards
 from ..executors.jobs import Executor, JobResult, JobStatus, TestJob
@@ -37,6 +37,16 @@ MAX_SLOW_RERUN = 5
 """More timeouts than this at the baseline are hangs (a looping bug), not a slow machine: no rerun."""
 GENERATOR_RUN_FACTOR = 10.0
 GENERATOR_RUN_FLOOR_S = 120.0
+
+
+@dataclass(frozen=True)
+class Recheck:
+    """The baseline's failing tests whose flaky rerun runs beside the first proposal (issue 40.4)."""
+
+    commit: str
+    failing: list[str]
+    name: str
+    """The rerun's job and log name (`baseline-rerun`, or `baseline-rerun-shard-N`)."""
 
 
 @dataclass
@@ -166,18 +176,24 @@ class Suite:
         groups: list[list[str]],
         extra_env: dict[str, str],
         warm: FixGenerator | None = None,
-    ) -> tuple[TestRun, set[str]]:
+    ) -> tuple[TestRun, set[str], Recheck | None]:
         """The baseline and its flaky reruns: a shard's failing tests run again (`flaky-reruns`
-        times) in its slot as soon as that shard ends, while the other shards still run. Returns
-        the run and the failing tests that passed when rerun (a hang is not rerun: it would cost
-        its whole limit again; nor a failure that escalates anyway). warm: the generator whose
-        warm-up may serve the reruns (`FixGenerator.rerun_failing`) — only for an unsharded
-        baseline: its worker runs in the first shard's worktree, where another shard's tests may
-        still be running."""
+        times) in its slot as soon as that shard ends, while the other shards still run. The shard
+        that ends last (the whole suite, unsharded) leaves its rerun to run beside the first
+        proposal (`Recheck`, issue 40.4) instead of holding the baseline's end — unless the
+        generator's warm worker serves it (a fork of the worker the proposal then screens in).
+        Returns the run, the failing tests that passed when rerun (a hang is not rerun: it would
+        cost its whole limit again; nor a failure that escalates anyway), and the rerun left for
+        later. warm: the generator whose warm-up may serve the reruns (`FixGenerator.rerun_failing`)
+        — only for an unsharded baseline: its worker runs in the first shard's worktree, where
+        another shard's tests may still be running."""
         found: set[str] = set()
         served = warm if len(groups) < 2 else None
+        left: list[Recheck] = []
+        ended = [0]
 
         async def rerun(shard: TestJob, part: JobResult) -> None:
+            ended[0] += 1
             failing = [i for i in part.run.failing() if "::" in i and part.run.outcomes[i].outcome != "timeout"]
             if part.status != JobStatus.ok or not failing or not self.command.is_pytest:
                 return
@@ -186,6 +202,9 @@ class Suite:
             ):
                 return
             name = shard.id.replace("baseline", "baseline-rerun", 1)
+            if ended[0] == max(len(groups), 1) and not (serves_reruns(served) and self.warm_rerun_fits()):
+                left.append(Recheck(commit, failing, name))  # the last to end: beside the first proposal
+                return
             state.fault_point("baseline-rerun")
             found.update(await self.flaky(shard.workdir, commit, failing, name, served))
 
@@ -194,7 +213,13 @@ class Suite:
             await self.slow_not_hung(path, commit, run)
         if self.command.is_pytest and not run.infra_error:  # what the next run's first baseline is planned from
             await anyio.to_thread.run_sync(durations.write, durations.path_for(self.run_dir), run, self.overhead_s)
-        return run, found
+        return run, found, (left[0] if left and not run.infra_error else None)
+
+    async def recheck(self, left: Recheck) -> set[str]:
+        """The baseline's rerun left for the first proposal's time (`baseline`): in a free job slot
+        (the proposal works in the baseline's worktree), each attempt a pytest process of its own."""
+        state.fault_point("baseline-rerun")
+        return await self.flaky(None, left.commit, left.failing, left.name)
 
     async def flaky(
         self, path: Path | None, commit: str, failing: list[str], name: str, warm: FixGenerator | None = None
@@ -298,6 +323,18 @@ class Suite:
         self.slow = slow
         return slow
 
+    def retime(self, plain: TestRun) -> float | None:
+        """The per-test limit from a plain whole run (decide/suite_time: it replaces a traced
+        baseline's), as the baseline derives it, and the hang floor from its slowest pass. Returns
+        the new limit (None: configured, or not pytest — the limit stays)."""
+        if not self.command.is_pytest:
+            return None
+        limit = None if self.options.test_timeout else derived_test_timeout(plain)
+        self.command = replace(
+            self.command, test_timeout=limit or self.command.test_timeout, slowest_pass_s=slowest_pass(plain)
+        )
+        return limit
+
     def warm_rerun_fits(self) -> bool:
         """A generator's warm worker may screen the rerun (`flaky`): the tests run on this machine
         (not Ray), with nothing in their environment the worker lacks, and unsandboxed, the
@@ -322,6 +359,12 @@ class Suite:
             )
             if not setup.ok:  # the test environment's action, as for every baseline failure
                 raise Escalation(EscalationCategory.infrastructure, setup.reason, escalation.INFRASTRUCTURE_ACTION)
+
+
+def serves_reruns(warm: FixGenerator | None) -> bool:
+    """The generator may serve the baseline's rerun from a warm worker (it has its own
+    `rerun_failing`: mutate, or a chain or fleet that may hold it)."""
+    return warm is not None and type(warm).rerun_failing is not FixGenerator.rerun_failing
 
 
 def weights_of(run: TestRun) -> dict[str, float]:

@@ -245,6 +245,13 @@ def found_flaky(run: RunState, tests: list[str]) -> RunState:
     return run.model_copy(update={"flaky": sorted(set(run.flaky) | set(tests))})
 
 
+def flaky_at_baseline(run: RunState, tests: list[str], baseline: TestRun) -> RunState:
+    """Tests the baseline's rerun found flaky beside the first proposal (issue 40.4): flaky from now
+    on, and out of the current and the baseline's counts, as if the baseline had found them."""
+    run = current(found_flaky(run, tests), baseline)
+    return run.model_copy(update={"baseline": run.current.model_copy(), "baseline_failing": list(run.current_failing)})
+
+
 def merged(run: RunState, commit: str, tests: TestRun) -> RunState:
     """The merged commit is the current one; its tests' run is the current state."""
     return current(run.model_copy(update={"current_commit": commit, "merged_commit": commit}), tests)
@@ -262,6 +269,24 @@ def iterated(run: RunState, record: IterationRecord) -> RunState:
     """The iteration done: in the run's iterations, and the count of iterations without a merge."""
     run = recorded(run, record)
     return run.model_copy(update={"no_progress": 0 if record.commit else run.no_progress + 1})
+
+
+def retimed(run: RunState, test_timeout: float | None, slowest_pass_s: float) -> RunState:
+    """The suite timed by a plain whole run (decide/suite_time): the per-test limit (None: configured,
+    kept) and the slowest pass a resumed run starts from."""
+    update: dict[str, object] = {"slowest_pass_s": slowest_pass_s}
+    if test_timeout is not None:
+        update["test_timeout"] = test_timeout
+    return run.model_copy(update=update)
+
+
+def end_booked(run: RunState, seconds: float) -> RunState:
+    """The run's end (processes, worktrees, the result applied) booked on its last iteration's timing."""
+    if not run.iterations:
+        return run
+    last = run.iterations[-1]
+    timing = last.timing.model_copy(update={"end": round(last.timing.end + seconds, 3)})
+    return run.model_copy(update={"iterations": [*run.iterations[:-1], last.model_copy(update={"timing": timing})]})
 
 
 def report_committed(run: RunState, tip: str) -> RunState:
