@@ -11,7 +11,8 @@ Three uses:
   ids) measured through coverage's Python API, read back with `CoverageData.contexts_by_lineno`
   in this process (no `coverage json`), or a line tracer when coverage is not installed;
   EXPLORE_MUTATE_MODE=baseline: the same, riding along the run's baseline, when that run keeps
-  every test in this process.
+  every test in this process — on a Python without sys.monitoring, unless it collects a big suite
+  (EXPLORE_MUTATE_TRACE_MOST tests or more): then it stops tracing before the first test.
 
 Wherever it needs per-test data, it neutralises the options of the user's configuration that
 move tests out of this process or stop or repeat them (`-n`/`--dist`, `--forked`, `-x`/`--maxfail`,
@@ -70,6 +71,12 @@ if os.environ.get(REQUEST_ENV) and __name__ != "__main__":
     sys.meta_path.insert(0, loading.MutantFinder(_request["files"]))
 
 
+BIG_ENV = "EXPLORE_MUTATE_TRACE_MOST"
+BIG_REASON = "a big suite without sys.monitoring: coverage.py's tracer would slow every test of the baseline"
+"""Why a baseline records nothing past its collection (localise.BIG_REASON, read by explore): a suite
+of at least EXPLORE_MUTATE_TRACE_MOST tests on a Python before 3.12, where the tracer costs every
+instruction of every test (1.6-2.6x networkx's suite); mutate measures the failing tests' files after it."""
+
 if _mode in ("coverage", "baseline") and _request is None:
     _omit = json.loads(os.environ.get(OMIT_ENV, "[]"))
     _tracer = lines.start_monitor(os.getcwd(), _omit)  # Python 3.12+
@@ -124,6 +131,16 @@ def pytest_configure(config):
         if _coverage is None and _tracer is None:
             _tracer = lines.LineTracer(os.getcwd(), json.loads(os.environ.get(OMIT_ENV, "[]")))
             _tracer.start()
+
+
+def pytest_collection_finish(session):
+    """A big suite's baseline under coverage.py's tracer stops tracing before its first test (only its
+    imports and collection were traced; the run that measures the failing tests' files traces them again)."""
+    global _skipped
+    most = int(os.environ.get(BIG_ENV) or 0)
+    if _mode == "baseline" and _coverage is not None and most and len(session.items) >= most:
+        _stop_measuring()
+        _skipped = _skipped or BIG_REASON
 
 
 def pytest_runtest_logstart(nodeid, location):

@@ -29,7 +29,7 @@ from ...edges.testing import Hangs
 from ...model.candidates import CandidatePlan, PhaseTiming, Proposal, Realised
 from ...model.usage import MutateUsage, Usage
 from ..base import CandidateContext, FixGenerator, ProposalRequest, RerunRequest, WarmUpRequest
-from . import localise, pairing, rerun, revert, shape, ties
+from . import focus, localise, pairing, rerun, revert, shape, ties
 from .account import explain, hung_note, overrides_note, unmoved, write_log
 from .calibrate import ASIDE_FROM_S, MAX_MUTANT_TIMEOUT, calibrate, from_durations, widest_tests
 from .calibrate import aside as calibrate_aside
@@ -71,14 +71,18 @@ class MutateGenerator(FixGenerator):
         """Set when the warm-up has ended (its workers ready, or not started): the baseline's
         rerun waits for it."""
         self._rerun_lock = anyio.Lock()
+        self._focus = False
+        """The baseline stopped tracing for the suite's size (focus.py): each proposal measures the
+        failing tests' own files."""
         self._searched = ties.Searched()
         """The lines earlier proposals searched: a tie at the cut starts with the others (ties.py)."""
 
     def baseline_env(self, run_dir: Path, commit: str, test_patterns: list[str]) -> dict[str, str]:
         """Environment that makes the loop's baseline run record per-test coverage as well, so the
         first iteration needs no second suite run (a baseline that sends its tests to other
-        processes records nothing, and propose runs its own). A sharded baseline writes a part
-        per shard, merged when read."""
+        processes records nothing, and propose runs its own; one of a big suite without
+        sys.monitoring stops tracing before its first test, and propose measures the failing tests'
+        files: focus.py). A sharded baseline writes a part per shard, merged when read."""
         folder = run_dir / "mutate-baseline"
         result = folder / "coverage-run.json"
         folder.mkdir(parents=True, exist_ok=True)
@@ -87,7 +91,8 @@ class MutateGenerator(FixGenerator):
         addopts = " ".join(x for x in (os.environ.get("PYTEST_ADDOPTS", ""), f"-p {localise.PLUGIN_NAME}") if x)
         for part in localise.shard_parts(result):
             part.unlink()
-        return {**localise.coverage_env(None, folder, "baseline", result, test_patterns), "PYTEST_ADDOPTS": addopts}
+        env = localise.coverage_env(None, folder, "baseline", result, test_patterns)
+        return {**env, focus.BIG_ENV: str(focus.TRACE_MOST), "PYTEST_ADDOPTS": addopts}
 
     def _from_baseline(
         self, request: ProposalRequest, failing: frozenset[str], longreprs: list[str]
@@ -95,6 +100,7 @@ class MutateGenerator(FixGenerator):
         if self._baseline is None or self._baseline[0] != request.current_commit:
             return None
         found = localise.read_result(self._baseline[1], failing, request.passing, longreprs)
+        self._focus = self._focus or focus.too_big(self._baseline[1])
         self._baseline = None  # once: a later iteration at this commit measures afresh
         return found if found.measured and found.spectrum.lines else None
 
@@ -112,12 +118,16 @@ class MutateGenerator(FixGenerator):
         python = request.test_command.python or sys.executable
         longreprs = [t.longrepr or t.message for t in request.failing]
         coverage_started = time.monotonic()
-        collected = self._from_baseline(request, failing, longreprs) or await localise.collect(
+        carried = self._from_baseline(request, failing, longreprs)
+        files, contrast = (
+            focus.focus(failing, request.passing, request.scratch) if self._focus else ([], request.passing)
+        )
+        collected = carried or await localise.collect(
             python,
             request.scratch,
             run_dir,
             failing,
-            request.passing,
+            contrast,
             request.test_patterns,
             request.tracker,
             longreprs,
@@ -127,6 +137,7 @@ class MutateGenerator(FixGenerator):
                 hung=sum(t.outcome == "timeout" for t in request.failing),
                 slowest_pass_s=request.test_command.slowest_pass_s,
             ),
+            select=files,
         )
         coverage_s = time.monotonic() - coverage_started
         spectrum = collected.spectrum

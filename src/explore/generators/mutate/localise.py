@@ -329,9 +329,10 @@ async def collect(
     test_timeout: float | None = None,
     time_limit: float | None = None,
     hangs: Hangs | None = None,
+    select: Iterable[str] = (),
 ) -> Collected:
-    """Run the suite once with per-test coverage in workdir (the plugin measures through
-    coverage's API and reads the data back in the same process). A test that ignores the
+    """Run the suite — or the test files in `select` alone — once with per-test coverage in workdir
+    (the plugin measures through coverage's API and reads the data back in the same process). A test that ignores the
     per-test limit ends that process (HARD_EXIT): the run goes on without it, as the loop's runs
     do. time_limit bounds the whole (every re-run included). hangs: the state the per-test limit
     starts from (lowered from the first test when the failing tests hung at the baseline)."""
@@ -339,6 +340,7 @@ async def collect(
     result_path = run_dir / "coverage-run.json"
     env = coverage_env(workdir, run_dir, "coverage", result_path, test_patterns)
     hung: list[str] = []
+    select = list(select)
     started = time.monotonic()
     with anyio.move_on_after(time_limit if time_limit else math.inf) as scope, homes.private_home() as home:
         env = {**home, **env}
@@ -358,6 +360,7 @@ async def collect(
                 PLUGIN_NAME,
                 *plugin_args(test_timeout, record, hangs),
                 *([f"--explore-deselect={deselect_listing(record.with_suffix('.deselect'), hung)}"] if hung else []),
+                *select,
             ]  # a looping test stops at its limit
             log = run_dir / ("coverage.log" if not attempt else f"coverage-rest-{attempt}.log")
             done = await procs.run(cmd, workdir, env=env, log_path=log, tracker=tracker)

@@ -1,0 +1,102 @@
+"""Issue 40.3: mutate's per-test coverage of a big suite without a tracer on the whole baseline. Without
+sys.monitoring (Python < 3.12) coverage.py's trace function slows every test; a baseline of
+focus.TRACE_MOST tests or more stops tracing before its first test, and propose measures the failing
+tests' own files alone. Real pytest runs of the plugin, a real proposal (fork workers, screening)."""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from conftest import git, make_repo
+from explore.edges.strategy_io import load_strategies
+from explore.edges.testing import TestCommand, run_tests
+from explore.generators.base import ProposalRequest
+from explore.generators.mutate import MutateGenerator, focus, localise
+
+PROJECT = {
+    "shop.py": "def total(prices, discount):\n    subtotal = sum(prices)\n    if subtotal > 100:\n"
+    "        subtotal = subtotal - discount\n    return subtotal\n",
+    "tests/test_shop.py": "from shop import total\n\n\ndef test_small():\n    assert total([10, 20], 5) == 30\n\n\n"
+    "def test_at_threshold():\n    assert total([60, 40], 5) == 95\n\n\n"
+    "def test_big():\n    assert total([100, 50], 10) == 140\n",
+    "tests/test_other.py": "from shop import total\n\n\ndef test_empty():\n    assert total([], 5) == 0\n",
+}
+FAILING = ["tests/test_shop.py::test_at_threshold"]
+SHOP = {"tests/test_shop.py::test_small", "tests/test_shop.py::test_big", *FAILING}
+no_monitoring = pytest.mark.skipif(sys.version_info >= (3, 12), reason="3.12+: sys.monitoring records every baseline")
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+@pytest.fixture
+def scratch(tmp_path: Path) -> Iterator[tuple[Path, Path]]:
+    repo = make_repo(tmp_path / "repo", PROJECT)
+    work = tmp_path / "scratch"
+    git(repo, "worktree", "add", "--detach", str(work))
+    yield repo, work
+    git(repo, "worktree", "remove", "--force", str(work))
+
+
+def measured_tests(result: dict) -> set[str]:
+    return {t for info in result["trace"]["files"].values() for ts in info["contexts"].values() for t in ts}
+
+
+@no_monitoring
+@pytest.mark.anyio
+async def test_a_big_suites_baseline_runs_untraced_and_propose_measures_the_failing_tests_files(
+    scratch: tuple[Path, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    repo, work = scratch
+    head = git(repo, "rev-parse", "HEAD")
+    generator = MutateGenerator({"parallel": 2, "mutate": {"budget_seconds": 60}})
+    monkeypatch.setattr(focus, "TRACE_MOST", 4)  # this 4-test suite counts as big
+    run_dir = tmp_path / "run"
+    command = TestCommand(python=sys.executable)
+    baseline = TestCommand(python=sys.executable, extra_env=generator.baseline_env(run_dir, head, []))
+    # the loop's baseline, mutate's plugin riding along
+    run = await run_tests(baseline, work, tmp_path / "logs" / "base.log")
+    result = run_dir / "mutate-baseline" / "coverage-run.json"
+    carried = json.loads(result.read_text())
+    assert carried == {"status": "skipped", "reason": focus.BIG_REASON} and focus.too_big(result)
+    request = ProposalRequest(
+        repo_root=repo,
+        scratch=work,
+        current_commit=head,
+        base_commit=head,
+        n=1,
+        iteration=1,
+        strategy=load_strategies()["conservative"],
+        failing=[o for o in run.outcomes.values() if o.outcome == "failed"],
+        passing=sorted(run.passing()),
+        test_command=command,
+        run_dir=run_dir,
+    )
+    assert [t.id for t in request.failing] == FAILING
+    proposal = await generator.propose(request)
+    assert proposal.plans and "-    if subtotal > 100:\n+    if subtotal >= 100:\n" in proposal.plans[0].patch
+    measured = json.loads((run_dir / "mutate" / "coverage-run.json").read_text())  # its own run: test_shop.py alone
+    assert measured_tests(measured) - {localise.IMPORT_TIME} == SHOP
+    assert git(work, "status", "--porcelain") == ""
+
+
+def test_the_focus_is_the_failing_tests_files_with_their_passing_tests(tmp_path: Path) -> None:
+    (tmp_path / "tests").mkdir()
+    for name in ("test_a.py", "test_b.py", "-p.py"):
+        (tmp_path / "tests" / name).write_text("")
+    (tmp_path / "-x.py").write_text("")
+    passing = ["tests/test_a.py::test_ok", "tests/test_b.py::test_ok", "tests/test_a.py::TestX::test_y[1]"]
+    files, contrast = focus.focus(["tests/test_a.py::TestX::test_z[2]"], passing, tmp_path)
+    assert files == ["tests/test_a.py"]
+    assert contrast == ["tests/test_a.py::test_ok", "tests/test_a.py::TestX::test_y[1]"]
+    # a failing id that names no file (a collection error), or one pytest would read as an option: the whole suite
+    for odd in ("<collection>", "tests/gone.py::t", "-x.py::t"):
+        assert focus.focus(["tests/test_a.py::t", odd], passing, tmp_path) == ([], passing)
+    assert focus.focus([], passing, tmp_path) == ([], passing)
