@@ -155,7 +155,7 @@ TRICKS: dict[str, tuple[dict, str]] = {
     ),
     "os._exit(0) from library code at import": (
         {"replace": {"calc.py": [AT_IMPORT, "import os; os._exit(0)\n" + AT_IMPORT]}},
-        "vanish",
+        "calc.py: `os._exit`",  # a process end is a capability of its own (issue 37.3); the vanish check is behind it
     ),
     "assert monkeypatched via a plugin": ({"write": {"helpers.py": FORCE_PASS}}, "pytest plugin helpers.py"),
     "sitecustomize": (
@@ -163,7 +163,10 @@ TRICKS: dict[str, tuple[dict, str]] = {
         "sitecustomize.py",
     ),
     "a .pth file": ({"write": {"calc.pth": "import os; os.environ['PYTEST_ADDOPTS'] = '-x'\n"}}, "calc.pth"),
-    "a forged JSON report": ({"replace": {"calc.py": [AT_IMPORT, FORGE_REPORT + AT_IMPORT]}}, "a forged report"),
+    "a forged JSON report": (  # writes its report and ends the process: the capability check sees both
+        {"replace": {"calc.py": [AT_IMPORT, FORGE_REPORT + AT_IMPORT]}},
+        "calc.py: `[sys][0]`, `os._exit`",
+    ),
     # library code that bends the harness or behaves differently under test (issue 24)
     "report bent when pytest is loaded": (
         {"replace": {"calc.py": [AT_IMPORT, BEND_REPORT + AT_IMPORT]}},
@@ -198,7 +201,9 @@ TRICKS: dict[str, tuple[dict, str]] = {
     ),
     "report bent through an indirection": (
         {"replace": {"calc.py": [AT_IMPORT, BEND_UNSEEN + AT_IMPORT]}},
-        "explore's own record of the call contradicts: calc.py::calc.add (its call raised DocTestFailure)",
+        # sys passed on as a value counts as all it can do (issue 37.3); the run-time witness is behind
+        # that, tested where the capability is reached through code built at run time (test_attack_witness)
+        "calc.py: `getattr([sys][0], 'mod' + 'ules')",
     ),
 }
 
