@@ -160,6 +160,10 @@ def test_nine_looping_tests_a_baseline_within_a_minute_and_a_repair(tmp_path: Pa
             """,
             "tests/test_loops.py": tests,
         },
+        # the search settles 3 mutants past the first full fix, not 40: mutants that still loop take
+        # their whole timeout, and it spent mutate's whole 60 s on them after finding the fix (86 s of
+        # CI's time in this one test)
+        explore_config="\n[tool.explore.mutate]\npatience = 3\n",
     )
     code, summary, err = run_cli(["run", str(repo), "--agent", "mutate", "--test-timeout", "6", "--json"])
     assert code == 0, err
