@@ -153,3 +153,9 @@ def test_without_a_passing_test_the_line_writing_the_asserted_value_comes_first(
     with_passing = Spectrum(lines, frozenset({"t1"}), frozenset({"t2"}), asserted=spectrum.asserted)
     suspects = [Suspect((-1.0, True, "m.py", 2), "m.py", 2, 1.0)]
     assert without_contrast(suspects, with_passing, {"m.py": text}) == suspects  # contrast exists: order kept
+
+
+def test_the_search_settings_read_hyphens_as_the_rest_of_tool_explore() -> None:
+    """`budget-seconds = 20` in [tool.explore.mutate] went to `extra`, unread: the search spent 60 s."""
+    settings = MutateGenerator({"mutate": {"budget-seconds": 20, "patience": 3, "budget_mutants": 9}}).settings
+    assert (settings.budget_seconds, settings.patience, settings.budget_mutants, settings.extra) == (20, 3, 9, {})

@@ -54,7 +54,8 @@ class MutateGenerator(FixGenerator):
 
     def __init__(self, options: dict[str, Any]) -> None:
         self.options = options
-        raw = dict(options.get("mutate") or {})
+        # hyphens as everywhere in [tool.explore] (`budget-seconds`): they went to `extra`, unread
+        raw = {str(k).replace("-", "_"): v for k, v in (options.get("mutate") or {}).items()}
         known = {k: v for k, v in raw.items() if k in MutateOptions.model_fields}
         self.settings = MutateOptions(**known, extra={k: v for k, v in raw.items() if k not in known})
         if self.settings.formula not in localise.FORMULAS:
