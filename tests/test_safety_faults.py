@@ -17,7 +17,7 @@ from pathlib import Path
 import psutil
 import pytest
 
-from conftest import git, make_repo
+from conftest import built_once, git, make_repo
 from explore.edges import homes
 from explore.run.state import lock_path
 from test_run_e2e import CALC, FIX_ADD, FIX_MUL
@@ -201,22 +201,29 @@ kills the strays itself (the next step finds none of the agents' pids alive)."""
 
 @pytest.fixture(scope="module")
 def reference_tree(tmp_path_factory: pytest.TempPathFactory) -> dict:
-    """The uninterrupted run: its final tree and how many commits it added."""
-    tmp = tmp_path_factory.mktemp("reference")
-    repo = make_repo(tmp / "repo", CALC)
-    agent = scripted_agent(tmp, EDITS)
-    done = cli(
-        ["run", str(repo), *RUN_ARGS, "--agent-cmd", agent, "--json"],
-        cwd=tmp,
-        env={"EXPLORE_WORKTREES_DIR": str(tmp / "wt")},
-    )
-    assert done.returncode == 0, done.stderr
-    return {
-        "tree": git(repo, "rev-parse", "main^{tree}"),
-        "commits": int(git(repo, "rev-list", "--count", "main")),
-        "subjects": subjects(repo),
-        "iterations": winners(json.loads(done.stdout.strip().splitlines()[-1])),
-    }
+    """The uninterrupted run: its final tree and how many commits it added. One run for the session,
+    whichever workers run the chains (built_once: a module fixture ran it once per worker)."""
+
+    def reference(tmp: Path) -> str:
+        repo = make_repo(tmp / "repo", CALC)
+        agent = scripted_agent(tmp, EDITS)
+        done = cli(
+            ["run", str(repo), *RUN_ARGS, "--agent-cmd", agent, "--json"],
+            cwd=tmp,
+            env={"EXPLORE_WORKTREES_DIR": str(tmp / "wt")},
+        )
+        assert done.returncode == 0, done.stderr
+        return json.dumps(
+            {
+                "tree": git(repo, "rev-parse", "main^{tree}"),
+                "commits": int(git(repo, "rev-list", "--count", "main")),
+                "subjects": subjects(repo),
+                "iterations": winners(json.loads(done.stdout.strip().splitlines()[-1])),
+            }
+        )
+
+    found = json.loads(built_once("safety-reference", tmp_path_factory, reference))
+    return {**found, "iterations": [tuple(pair) for pair in found["iterations"]]}  # JSON made them lists
 
 
 def subjects(repo: Path) -> list[str]:

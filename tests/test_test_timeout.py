@@ -187,6 +187,9 @@ def test_a_looping_bug_is_reported_within_a_minute_and_repaired(tmp_path: Path) 
                 assert double(4) == 8
             """,
         },
+        # the search settles 3 mutants past the first full fix (the first one screened), not 40: the
+        # mutants that still loop each take their whole timeout (10 s of mutate's 13 s before)
+        explore_config="\n[tool.explore.mutate]\npatience = 3\n",
     )
     code, summary, err = run_cli(["run", str(repo), "--agent", "mutate", "--test-timeout", "3", "--json"])
     assert code == 0, err
