@@ -23,6 +23,12 @@ the modification times of its logs, and mutate's search.json (`coverage_s`, `ela
 time ("baseline / suite"). CPU seconds (user + sys of the child processes, from getrusage) are
 recorded beside the wall times: on a shared machine they move less with the load.
 
+Bytecode: this project's environment sets PYTHONDONTWRITEBYTECODE=1 and installs explore editable,
+so every explore start compiled its whole source (0.35 s of a 1.07 s start's CPU, median of 7 at
+load 13), which a pip install never does. Before measuring, the explore beside this Python gets its
+bytecode (`compileall` on its package; `--source-only` keeps the old way); an `--explore` is run as
+it is (compile its source yourself for a like-for-like comparison).
+
 `--explore PATH` runs another explore (e.g. an older checkout's venv) under the same harness.
 Given twice or more (before, after), each case runs under every one of them in turn, one right
 after the other, the order rotating from case to case (case 1: A B, case 2: B A, …), so the
@@ -337,6 +343,18 @@ def render_all(results: list[dict]) -> str:
     return "\n\n".join([*parts, "### Side by side (× the suite)", "\n".join(rows)])
 
 
+def compile_explore() -> str:
+    """Bytecode for the explore package this Python imports (see the docstring); what was done."""
+    import importlib.util
+
+    spec = importlib.util.find_spec("explore")
+    if spec is None or not spec.submodule_search_locations:
+        return "explore's package not found: run from source"
+    package = Path(next(iter(spec.submodule_search_locations)))
+    done = subprocess.run([sys.executable, "-m", "compileall", "-q", str(package)], capture_output=True)
+    return f"{'compiled' if done.returncode == 0 else 'could not compile'} explore's bytecode in {package}"
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--cache", type=Path, default=DEFAULT_CACHE)
@@ -364,6 +382,11 @@ def main() -> int:
         help="the explore executable to run (default: the one beside this Python); repeat to compare, "
         "interleaved case by case",
     )
+    parser.add_argument(
+        "--source-only",
+        action="store_true",
+        help="do not compile the explore beside this Python first (every start then compiles its source)",
+    )
     parser.add_argument("--render", type=Path, nargs="+", help="print the tables of saved results (--json files)")
     args = parser.parse_args()
     if args.render:
@@ -378,6 +401,8 @@ def main() -> int:
     if not folders:
         print(f"no built cases in {args.cache / 'cases'}: run benchmarks/realworld/build.py first", file=sys.stderr)
         return 2
+    if not args.explore and not args.source_only:
+        print(compile_explore(), file=sys.stderr, flush=True)
     results = []
     explores: list[str | None] = list(args.explore) or [None]
     for i, folder in enumerate(folders):
