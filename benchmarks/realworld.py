@@ -37,8 +37,8 @@ ratio of each case's ratios (`--render` does the same for saved results holding 
 
 One command each, for the issue's acceptance (floor median ≤ 3.5×, mutate median ≤ 5.5×, 10/10):
 
-    python benchmarks/realworld.py --floor --json /tmp/realworld-floor.json    # ~20 min at load 15 (quiet: a few minutes, estimated)
-    python benchmarks/realworld.py --json /tmp/realworld-mutate.json           # ~25 min at load 15 (quiet: under 10, estimated)
+    python benchmarks/realworld.py --floor --json /tmp/realworld-floor.json    # ~5 min quiet (estimated)
+    python benchmarks/realworld.py --json /tmp/realworld-mutate.json           # ~10 min quiet (estimated)
 """
 
 from __future__ import annotations
