@@ -12,11 +12,21 @@ import anyio.lowlevel
 import pytest
 
 from conftest import make_repo
-from explore.generators.mutate.calibrate import HUNG_ONLY_TIMEOUT, MAX_MUTANT_TIMEOUT, aside, from_durations
+from explore.generators.mutate import calibrate as calibrate_module
+from explore.generators.mutate import localise
+from explore.generators.mutate.calibrate import (
+    HUNG_ONLY_TIMEOUT,
+    MAX_MUTANT_TIMEOUT,
+    aside,
+    from_durations,
+    widened,
+    widest_tests,
+)
+from explore.generators.mutate.localise import IMPORT_TIME, Spectrum
 from explore.generators.mutate.prepared import Prepared
 from explore.generators.mutate.screen import Job, Screener, Verdict
 from explore.generators.mutate.search import Budget, Search, screen_in_order
-from test_mutate_search import ScriptedSlot, make_search
+from test_mutate_search import SOURCE, ScriptedSlot, make_search
 
 
 @pytest.fixture
@@ -34,6 +44,31 @@ def test_the_timeout_from_recorded_durations_is_eight_times_their_sum_plus_half_
     assert from_durations(durations, ["slow"], [], frozenset({"slow"})) == HUNG_ONLY_TIMEOUT
     assert from_durations(durations, ["f", "unknown"], []) is None  # a test not timed: calibrate instead
     assert from_durations({"f": 0.0}, ["f"], []) is None  # a run that timed nothing
+
+
+def test_the_calibration_runs_the_tests_of_the_mutants_screened_first_not_an_import_time_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """inflection: its `import re` line runs under every test at import time and is suspicious to a
+    small degree; the calibration ran all 455 tests for it while the mutants screened needed one.
+    Now the widest of the mutants screened first decides; a later mutant of a wider line gets its
+    own tests' recorded timeout when that is the larger."""
+    passing = frozenset(f"p{i}" for i in range(9))
+    lines = {("m.py", 2): frozenset({IMPORT_TIME}), ("m.py", 3): frozenset({"f1", "p0"})}
+    spectrum = Spectrum(lines, frozenset({"f1"}), passing)
+    search = Search(tmp_path, {"m.py": SOURCE}, spectrum, localise.rank(spectrum))
+    ranked = [m for m, _ in search.ranked()]
+    first = ranked.index(next(m for m in ranked if m.line == 2))  # line 3's mutants come first
+    assert first > 0 and widest_tests(search, ranked) == (["f1"], sorted(passing))
+    monkeypatch.setattr(calibrate_module, "CALIBRATE_FROM", first)
+    assert widest_tests(search, ranked) == (["f1"], ["p0"])  # was every test: line 2 is a suspect
+    durations = {"f1": 0.1, **dict.fromkeys(passing, 0.5)}
+    measured = frozenset({"f1", "p0"})
+    assert widened(1.2, ["f1"], ["p0"], measured, durations) == 1.2  # what the calibration ran
+    assert widened(1.2, ["f1"], sorted(passing), measured, durations) == MAX_MUTANT_TIMEOUT  # 8 x 4.6 s: capped
+    assert widened(1.2, ["f1"], ["p1"], measured, durations) == pytest.approx(8 * 0.6 + 0.5)
+    assert widened(9.0, ["f1"], ["p1"], measured, durations) == 9.0  # never below the calibrated one
+    assert widened(1.2, ["f1"], ["unknown"], measured, durations) == MAX_MUTANT_TIMEOUT  # a time not recorded
 
 
 class CalibratingSlot(ScriptedSlot):

@@ -184,9 +184,29 @@ def inject(case: Case, repo: Path) -> tuple[int, str]:
 def build(case: Case, cache: Path) -> dict:
     sdist = fetch_sdist(case, cache)
     python = ensure_venv(case, cache)
-    folder = cache / "cases" / case.name
-    shutil.rmtree(folder, ignore_errors=True)
-    folder.mkdir(parents=True)
+    # Built beside the cases, then renamed into place: a reader of CACHE/cases never sees a half-built case.
+    (cache / "building").mkdir(parents=True, exist_ok=True)
+    folder = Path(tempfile.mkdtemp(prefix=f"{case.name}-", dir=cache / "building"))
+    folder.chmod(0o755)  # as a plain mkdir makes it
+    try:
+        record = build_into(case, python, sdist, folder)
+        place(folder, cache / "cases" / case.name)
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+    return record
+
+
+def place(built: Path, final: Path) -> None:
+    """Swap the built case in by renames (the old one, if any, leaves first; the gap is two renames)."""
+    final.parent.mkdir(parents=True, exist_ok=True)
+    old = built.parent / f"{built.name}.old"
+    if final.exists():
+        final.rename(old)
+    built.rename(final)
+    shutil.rmtree(old, ignore_errors=True)
+
+
+def build_into(case: Case, python: Path, sdist: Path, folder: Path) -> dict:
     repo = folder / "repo"
     unpack(sdist, repo)
     for path, old, new in case.config_edits:

@@ -17,8 +17,11 @@ and exit 130 (see loop.Runner.execute).
 
 from __future__ import annotations
 
-from .runstate import EscalationCategory
-from .usage import Usage
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # imported where used: `explore --version` and `--help` need no pydantic (cli.commands)
+    from .runstate import EscalationCategory
+    from .usage import Usage
 
 
 class ExploreError(Exception):
@@ -41,6 +44,8 @@ class Escalation(ExploreError):
     exit_code = 3
 
     def __init__(self, category: EscalationCategory, reason: str, suggested_action: str) -> None:
+        from .runstate import EscalationCategory
+
         super().__init__(reason)
         self.category = EscalationCategory(category)  # a misspelt category fails where it is raised
         self.reason = reason
@@ -53,6 +58,8 @@ class Unavailable(Escalation):
     A refused key (401/403) is a plain Escalation: falling back would hide it."""
 
     def __init__(self, reason: str, suggested_action: str) -> None:
+        from .runstate import EscalationCategory
+
         super().__init__(EscalationCategory.external_service, reason, suggested_action)
 
 
@@ -68,6 +75,8 @@ class SetupFailed(Escalation):
     the Ray cluster is gone): an infrastructure escalation, never a candidate's fault."""
 
     def __init__(self, reason: str) -> None:
+        from .runstate import EscalationCategory
+
         super().__init__(
             EscalationCategory.infrastructure, reason, "fix the environment (see the reason), then `explore resume`"
         )
@@ -86,5 +95,7 @@ class GeneratorFailed(ExploreError):
     sample is lost; the run goes on. `usage`: what it spent before failing, which the run books."""
 
     def __init__(self, reason: str, usage: Usage | None = None) -> None:
+        from .usage import Usage
+
         super().__init__(reason)
         self.usage = usage if usage is not None else Usage()

@@ -18,6 +18,7 @@ import sys
 import time
 from collections.abc import Callable
 from contextlib import AbstractAsyncContextManager, nullcontext
+from itertools import chain
 from pathlib import Path
 from typing import Any
 
@@ -31,7 +32,7 @@ from ...model.usage import MutateUsage, Usage
 from ..base import CandidateContext, FixGenerator, ProposalRequest, RerunRequest, WarmUpRequest
 from . import focus, localise, pairing, rerun, revert, shape, ties
 from .account import explain, hung_note, overrides_note, unmoved, write_log
-from .calibrate import ASIDE_FROM_S, MAX_MUTANT_TIMEOUT, calibrate, from_durations, widest_tests
+from .calibrate import ASIDE_FROM_S, MAX_MUTANT_TIMEOUT, calibrate, from_durations, widened, widest_tests
 from .calibrate import aside as calibrate_aside
 from .changes import changed_files, changed_in, changed_lines, regressing_hunks
 from .deepen import deepen, widen
@@ -173,7 +174,8 @@ class MutateGenerator(FixGenerator):
             changed=changed,
             max_lines=settings.max_lines,
         )
-        undo = search.prepare([(m, m.prior) for m in revert.reverts(hunks, sources)], revert.MOST)
+        reverting = revert.reverts(hunks, sources)
+        undo = search.prepare([(m, m.prior) for m in reverting], revert.MOST)
         prepare_started = time.monotonic()
         ranked = search.ranked()
         prepared = search.prepare(ranked, settings.budget_mutants)  # lazily: screening reads it as it goes
@@ -194,8 +196,17 @@ class MutateGenerator(FixGenerator):
 
         timeout = {"s": settings.mutant_timeout or MAX_MUTANT_TIMEOUT}  # until calibrated
 
+        hung = frozenset(t.id for t in request.failing if t.outcome == "timeout")
+        widest = widest_tests(search, chain(reverting, (m for m, _ in ranked)))
+        measured = frozenset(widest[0]) | frozenset(widest[1])
+
         def job_for(item: Prepared) -> Job:
-            return Job(item.files, item.phase1, item.phase2, timeout["s"], settings.giveup, settings.memory_mb)
+            seconds = (
+                timeout["s"]
+                if settings.mutant_timeout
+                else widened(timeout["s"], item.phase1, item.phase2, measured, request.durations, hung)
+            )
+            return Job(item.files, item.phase1, item.phase2, seconds, settings.giveup, settings.memory_mb)
 
         combos: list[Prepared] = []
         screen_started, prepared_before = time.monotonic(), search.prepare_s
@@ -208,8 +219,6 @@ class MutateGenerator(FixGenerator):
         )
         steps["workers_s"] = time.monotonic() - screen_started
         try:
-            hung = frozenset(t.id for t in request.failing if t.outcome == "timeout")
-            widest = widest_tests(search)
             recorded = None
             if prepared and not settings.mutant_timeout:
                 recorded = from_durations(request.durations, *widest, hung) if screener.collects() else None
