@@ -99,6 +99,14 @@ class Guard:
     """Copies of the store's packs as first fingerprinted (objects.Packs): what a pack is put back from."""
     confined: bool = False
     """Candidates run in a sandbox that keeps them out of the object store: no pack is copied."""
+    store: objects.Store = field(init=False, repr=False, compare=False)
+    """The store as explore trusts it: what explore wrote there, what was verified (objects.Store)."""
+    last_tree: str = field(default="", init=False, repr=False, compare=False)
+    """The user's working tree at the last fingerprint: where a rewritten loose object is recovered from."""
+
+    def __post_init__(self) -> None:
+        self.store = objects.store(self.common_dir)
+        self.store.mend = self.mend
 
     def fingerprint(self) -> Fingerprint:
         store = objects.files(self.common_dir)
@@ -106,7 +114,21 @@ class Guard:
             self.packs = objects.Packs(self.common_dir, self.packs_within)
         if not self.confined:
             self.packs.keep(store)
-        return Fingerprint(self._git_files(), self._tree(), self._elsewhere(), store)
+        self.last_tree = self._tree()
+        return Fingerprint(self._git_files(), self.last_tree, self._elsewhere(), store)
+
+    def mend(self, rels: list[str]) -> None:
+        """Files of the store that do not hold their id (objects.Store.verify found them after a
+        checkout): a pack put back from its copy; a loose object written again from the user's file
+        that holds its content, when there is one (else only moved away); each kept in the quarantine."""
+        folder = self.quarantine_root / f"store-{time.strftime('%H%M%S')}"
+        tree = self.last_tree or self._tree()
+        for rel in rels:
+            if rel.startswith(objects.PACKS):
+                if self.packs is not None:
+                    self.packs.put_back(rel, folder / ".git" / rel)
+            else:
+                objects.recover(self.common_dir, self.root, rel, tree, folder / ".git" / rel)
 
     def guarded_git_paths(self) -> list[Path]:
         """Every git-dir file a candidate must not change (see the module's docstring): decided here."""
@@ -172,6 +194,7 @@ class Guard:
             f"{shown}/{rel}" for rel in objects.rewritten(self.common_dir, before.objects, after.objects, self.packs)
         ]
         paths += [f"{shown}/{rel}" for rel in objects.added(before.objects, after.objects)]
+        paths += [f"{shown}/{rel}" for rel in self.store.foreign(self.root, before.objects, after.objects)]
         if before.tree != after.tree:
             paths += sorted(rel for _, _, rel in self._tree_entries(before.tree, after.tree) if rel not in their_files)
         return paths
@@ -221,6 +244,8 @@ class Guard:
             else:
                 objects.recover(self.common_dir, self.root, rel, before.tree, folder / ".git" / rel)
         objects.evict(self.common_dir, self.root, before.objects, after.objects, folder / ".git")
+        for rel in self.store.foreign(self.root, before.objects, after.objects):  # not explore's: a candidate's
+            objects.move(self.common_dir / rel, folder / ".git" / rel)
         if before.tree != after.tree:
             for mode, sha, rel in self._tree_entries(before.tree, after.tree):
                 if rel in their_files:
@@ -273,8 +298,11 @@ class Guard:
             if (self.git_dir / "index").exists():
                 shutil.copyfile(self.git_dir / "index", index)  # its stat cache: only changed files are read
             env = {"GIT_INDEX_FILE": str(index), "GIT_OPTIONAL_LOCKS": "0"}
-            _git(self.root, ["add", "-A"], env)
-            return _git(self.root, ["write-tree"], env).decode().strip()
+            with self.store.writing():  # the user's files' blobs: explore's own writes (objects.Store)
+                _git(self.root, ["add", "-A"], env)
+                tree = _git(self.root, ["write-tree"], env).decode().strip()
+                self.store.wrote_tree(tree, "HEAD")
+            return tree
 
     def _tree_entries(self, before: str, after: str) -> list[tuple[int, str | None, str]]:
         """(old mode, old blob or None when the path is new, path) for every path that differs."""

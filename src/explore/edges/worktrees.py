@@ -21,7 +21,7 @@ from typing import NamedTuple
 import git
 
 from ..model.errors import SetupFailed
-from . import gitrepo, procs, staging
+from . import gitrepo, objects, procs, staging
 from .sandbox import Confinement
 
 
@@ -199,10 +199,26 @@ class WorktreePool:
             # unless worktree_setup made ignored files the project needs.
             # -ff: a repository a candidate made inside its worktree goes too
             self.git_in(path, "clean", "-ffdq" if self.keep_ignored else "-ffdxq")
+        self._trusted(path, commit)
         self._copy_includes(path)
         self.bases[slot] = commit
         shutil.copyfile(self._admin(path) / "index", self._index(path))  # explore's own, outside its reach
         return path, fresh
+
+    def _trusted(self, path: Path, commit: str) -> None:
+        """The checkout at path read only objects that held their ids (objects.Store.verify): when
+        a file of the store changed meanwhile (an unconfined process rewrote it), it is checked out
+        again from scratch once the store is mended; SetupFailed when the store keeps changing."""
+        store = objects.store(Path(self.repo.common_dir))
+        for _ in range(3):
+            if not store.verify():
+                return
+            (self._admin(path) / "index").unlink(missing_ok=True)
+            self.git_in(path, "reset", "--hard", "--quiet", commit)
+            self.git_in(path, "clean", "-ffdq" if self.keep_ignored else "-ffdxq")
+        if not store.verify():
+            return
+        raise SetupFailed(f"the repository's object store kept changing while explore checked out {commit[:10]}")
 
     def settle(self, path: Path) -> None:
         """The worktree's HEAD detached at the commit explore checked out, its index read from it,
@@ -360,7 +376,8 @@ class WorktreePool:
         """explore's index of path made what is on disk (staging.stage); the nested repositories."""
         self._restore_admin(path.name)
         reading = functools.partial(self._reading, path)
-        return staging.stage(reading, path, self.bases.get(path.name, "HEAD"), self._excluding())
+        store = objects.store(Path(self.repo.common_dir))
+        return staging.stage(reading, path, self.bases.get(path.name, "HEAD"), self._excluding(), store)
 
     def capture_patch(self, path: Path, patch_file: Path, max_bytes: int | None = None) -> Captured:
         """The candidate's change as a binary-safe patch (ignored and generated files left out, the
