@@ -272,3 +272,32 @@ def test_a_repack_of_the_users_own_objects_is_never_moved_out(tmp_path: Path) ->
     watched.restore(before, after, "iteration-1-a")
     assert list((repo / ".git" / "objects" / "pack").glob("*.pack"))
     subprocess.run(["git", "fsck", "--strict"], cwd=repo, check=True, capture_output=True)
+
+
+def test_every_file_git_reads_as_the_repositorys_state_is_guarded(tmp_path: Path) -> None:
+    """Issue 37's tricks beyond the named files: a shallow boundary, a `commondir` that sends the
+    user's git to another repository, an alternate object store, a merge left in progress — each
+    outside the list of files the guard named before. The guard's list is what it leaves out."""
+    repo, watched = repo_with_guard(tmp_path)
+    elsewhere = make_repo(tmp_path / "elsewhere", FILES) / ".git"  # the candidate's: its hooks, its refs
+    head = git(repo, "rev-parse", "HEAD")
+    before = watched.fingerprint()
+    planted = {
+        "shallow": f"{head}\n",
+        "commondir": f"{elsewhere}\n",
+        "objects/info/alternates": f"{elsewhere / 'objects'}\n",
+        "MERGE_HEAD": f"{head}\n",
+        "rebase-merge/head-name": "refs/heads/main\n",
+    }
+    for rel, text in planted.items():
+        (repo / ".git" / rel).parent.mkdir(parents=True, exist_ok=True)
+        (repo / ".git" / rel).write_text(text)
+    after = watched.fingerprint()
+    assert sorted(watched.compare(before, after)) == sorted(f".git/{rel}" for rel in planted)
+    change = watched.restore(before, after, "iteration-1-a")
+    assert change.restored and not any((repo / ".git" / rel).exists() for rel in planted)
+    start = watched.fingerprint()
+    (repo / "calc.py").write_text("def add(a, b):\n    return b + a\n")
+    git(repo, "commit", "-qam", "the user's own commit: not a candidate's change")
+    assert watched.compare(start, watched.fingerprint()) == []
+    subprocess.run(["git", "fsck", "--strict"], cwd=repo, check=True, capture_output=True)

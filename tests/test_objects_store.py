@@ -40,15 +40,20 @@ def test_a_loose_object_a_candidate_wrote_goes_and_explores_own_stay(tmp_path: P
     path, _ = pool.acquire("a", git(repo, "rev-parse", "HEAD"))
     before = fence.fingerprint()
     smuggled = unconfined(path, "hash-object", "-w", "--stdin", data=b"smuggled by a\n")
+    tree = unconfined(path, "mktree", data=f"100644 blob {smuggled}\tx\n".encode())
+    kept = unconfined(path, "-c", "user.name=a", "-c", "user.email=a@b", "commit-tree", tree, "-m", "kept")
+    unconfined(path, "update-ref", "refs/explore/runs/kept", kept)  # explore's namespace: not compared
     (path / "calc.py").write_text("def add(a, b):\n    return a + b\n")
     captured = pool.capture_patch(path, tmp_path / "a.patch")  # explore's own writes, in the same window
     git(repo, "commit", "-q", "--allow-empty", "-m", "the user's own commit meanwhile")
     after = fence.fingerprint()
     rel = f"objects/{smuggled[:2]}/{smuggled[2:]}"
-    assert fence.compare(before, after) == [f".git/{rel}"]
+    named = fence.compare(before, after)
+    assert f".git/{rel}" in named and ".git/refs/explore/runs/kept" in named and len(named) == 4, named
     change = fence.restore(before, after, "iteration-1-a")
     assert change.restored and change.quarantine is not None and (change.quarantine / ".git" / rel).exists()
     assert subprocess.run(["git", "cat-file", "-e", smuggled], cwd=repo).returncode != 0
+    assert git(repo, "for-each-ref", "refs/explore/") == ""  # no ref left naming a missing object
     assert git(repo, "cat-file", "-t", captured.tree) == "tree" and git(repo, "cat-file", "-t", "HEAD") == "commit"
     subprocess.run(["git", "fsck", "--strict"], cwd=repo, check=True, capture_output=True)
     pool.remove_all()

@@ -99,12 +99,14 @@ def recover(common_dir: Path, root: Path, rel: str, tree: str, keep: Path) -> No
         os.chmod(path, 0o644)
         shutil.move(path, keep)
     sha = rel.removeprefix("objects/").replace("/", "")
-    listed = _git(root, "ls-tree", "-r", "-z", tree).decode("utf-8", "surrogateescape")
+    listed = _git(root, common_dir, "ls-tree", "-r", "-z", tree).decode("utf-8", "surrogateescape")
     for line in filter(None, listed.split("\0")):
         meta, _, name = line.partition("\t")
         if meta.split(" ")[2] == sha and (root / name).is_file():
             with store(common_dir).writing():
-                store(common_dir).wrote(_git(root, "hash-object", "-w", "--no-filters", "--", name).decode().strip())
+                store(common_dir).wrote(
+                    _git(root, common_dir, "hash-object", "-w", "--no-filters", "--", name).decode().strip()
+                )
             return
 
 
@@ -269,8 +271,8 @@ def loose_holds(path: Path, sha: str) -> bool:
         return False
 
 
-def _git(root: Path, *args: str) -> bytes:
-    done = subprocess.run([*GIT, *args], cwd=root, capture_output=True, timeout=300)
+def _git(root: Path, common_dir: Path, *args: str) -> bytes:
+    done = subprocess.run([*GIT, *args], cwd=root, capture_output=True, timeout=300, env=pinned(common_dir))
     if done.returncode != 0:
         raise RuntimeError(f"git {args[0]} in {root} failed: {done.stderr.decode(errors='replace').strip()[-300:]}")
     return done.stdout
@@ -339,6 +341,7 @@ class Store:
                     ],
                     capture_output=True,
                     timeout=300,
+                    env=pinned(self.common_dir),
                 )
                 self.known.update(roots)
                 self.known.update(listed.stdout.decode().split())
@@ -359,7 +362,7 @@ class Store:
             rest = {sha: rel for rel, sha in new.items() if rel not in bad}
             unknown = set(rest) - self.owns(set(rest))
             if unknown:  # the user committed or staged during the run
-                unknown -= _reachable(root, unknown)
+                unknown -= _reachable(root, self.common_dir, unknown)
             return sorted(bad | {rest[sha] for sha in unknown})
 
     def _holds(self, rel: str, seen: Seen, sha: str) -> bool:
@@ -406,13 +409,20 @@ def store(common_dir: Path) -> Store:
         return _STORES.setdefault(key, Store(key))
 
 
-def _reachable(root: Path, ids: set[str]) -> set[str]:
+def pinned(common_dir: Path) -> dict[str, str]:
+    """The environment of explore's git on the store: the shared git dir named, so that a
+    `commondir` a candidate planted in it sends git nowhere else."""
+    return {**os.environ, "GIT_COMMON_DIR": str(common_dir)}
+
+
+def _reachable(root: Path, common_dir: Path, ids: set[str]) -> set[str]:
     """The ids among ids reachable from the user's refs (explore's own left out: a candidate may
     write there), HEAD or index — not reflogs, whose lines a candidate may append to unseen."""
     walk = subprocess.run(
         [*GIT, "rev-list", "--objects", "--no-object-names", *_USER_REFS, "--indexed-objects", "--single-worktree"],
         cwd=root,
         capture_output=True,
+        env=pinned(common_dir),
     )
     return ids & set(walk.stdout.decode().split())
 
