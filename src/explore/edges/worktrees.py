@@ -66,6 +66,16 @@ def _read_capped(argv: list[str], cwd: Path, limit: int | None, env: dict[str, s
     return b"".join(chunks)
 
 
+def _stamp(path: Path) -> tuple[int, int, int, int]:
+    """(inode, size, ctime, mtime) of path; all 0 when it is not there. A write changes the ctime,
+    which no process can set back."""
+    try:
+        info = path.lstat()
+    except OSError:
+        return (0, 0, 0, 0)
+    return (info.st_ino, info.st_size, info.st_ctime_ns, info.st_mtime_ns)
+
+
 class DiskFull(SetupFailed):
     """Free disk under the floor: no new worktree."""
 
@@ -159,6 +169,11 @@ class WorktreePool:
     git wrote them: put back before explore's git touches the worktree again."""
     bases: dict[str, str] = field(default_factory=dict)
     """Slot → the commit explore checked out there: what a change is read against (never its HEAD)."""
+    own: dict[Path, tuple[int, int, int, int] | bytes] = field(default_factory=dict)
+    """explore's own files in the pool folder as its git last left them — each worktree's index by
+    (inode, size, ctime, mtime), the reader git dir's files by content: without a sandbox a candidate
+    can write the pool folder, and an index whose stat data lies hides a file from the capture, a
+    reader config with a filter rewrites what is captured. One that changed is not used (`_own`)."""
 
     def path_for(self, slot: str) -> Path:
         return self.root / slot
@@ -203,6 +218,7 @@ class WorktreePool:
         self._copy_includes(path)
         self.bases[slot] = commit
         shutil.copyfile(self._admin(path) / "index", self._index(path))  # explore's own, outside its reach
+        self.own[self._index(path)] = _stamp(self._index(path))
         return path, fresh
 
     def _trusted(self, path: Path, commit: str) -> None:
@@ -302,25 +318,42 @@ class WorktreePool:
         checkout, before any candidate ran."""
         folder = self.root / ".reader"
         if (folder / "HEAD").is_file():  # no GitPython here: its cat-file process is not for threads
+            kept = {path: data for path, data in self.own.items() if isinstance(data, bytes)}
+            for path in {p for p in folder.rglob("*") if p.is_file() or p.is_symlink()} - kept.keys():
+                path.unlink()  # a file explore did not write there (`commondir`, `config.worktree`…)
+            for path, data in kept.items():
+                if _read(path) != data:
+                    path.unlink(missing_ok=True)
+                    path.write_bytes(data)
             return folder
         common = Path(self.repo.common_dir).resolve()
         head = commit or next(iter(self.bases.values()), "") or self.repo.head.commit.hexsha
-        return gitrepo.reader_dir(folder, common, head)
+        made = gitrepo.reader_dir(folder, common, head)
+        self.own.update({path: path.read_bytes() for path in made.rglob("*") if path.is_file()})
+        return made
 
     def _reading(self, path: Path, *args: str, stdin: bytes | None = None) -> bytes:
         argv = self._read_argv(path, *args)
         done = subprocess.run(
             argv, cwd=path, input=stdin, capture_output=True, timeout=600, env=self._reading_env(path)
         )
+        self.own[self._index(path)] = _stamp(self._index(path))
         if done.returncode != 0:
             raise git.GitCommandError(argv, done.returncode, done.stderr)
         return done.stdout
 
     def _reading_env(self, path: Path) -> dict[str, str]:
         index = self._index(path)
-        if not index.exists():  # a worktree the pool did not check out (reproduce's own)
+        env = gitrepo.worktree_env(index, Path(self.repo.common_dir).resolve() / "objects")
+        if index in self.own and _stamp(index) != self.own[index]:  # not as explore's git left it: read afresh
+            index.unlink(missing_ok=True)
+            base = self.bases.get(path.name, "HEAD")
+            argv = self._read_argv(path, "read-tree", base)  # no stat data: every file is hashed again
+            subprocess.run(argv, cwd=path, capture_output=True, timeout=600, env=env, check=True)
+            self.own[index] = _stamp(index)
+        elif not index.exists():  # a worktree the pool did not check out (reproduce's own)
             shutil.copyfile(self._admin(path) / "index", index)
-        return gitrepo.worktree_env(index, Path(self.repo.common_dir).resolve() / "objects")
+        return env
 
     def _copy_includes(self, path: Path) -> None:
         for pattern in self.include:
