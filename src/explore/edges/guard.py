@@ -18,7 +18,8 @@ working tree from the blobs of the fingerprint's tree (each blob hashed against 
 read), a loose object rewritten under its own id moved to the quarantine and written again from the
 user's file that holds its content, when one does; a pack or its index from the copy made when it
 was first fingerprinted (objects.Packs, while the store's packs stay under 256 MiB, and only while
-candidates are not confined); a pack that appeared is moved out (objects.evict). What the restore overwrites or deletes is
+candidates are not confined); a pack that appeared, and a loose object that no step of explore wrote
+(objects.Store), are moved out (objects.evict), with a ref of explore's namespace that names one. What the restore overwrites or deletes is
 first copied to a quarantine folder, so a change the user made themselves is never lost.
 
 `Watch` attributes a change to candidates: every candidate that ran since the last clean check

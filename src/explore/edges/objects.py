@@ -11,8 +11,9 @@ stay under PACK_COPY_CAP; a pack of a larger store is named, never put back. Whe
 confined (bubblewrap, Landlock) the kernel keeps them out of the store and no copy is made.
 
 Candidates' git writes an object store of its own (sandbox.py), so nothing a candidate does should
-add a file to the user's store either; explore's own git adds loose objects only. A pack that
-appears while candidates run (`added`) is a candidate's: it is moved to the quarantine (`evict`)
+add a file to the user's store either; explore's own git adds loose objects only, each recorded
+(`Store`): a loose object no step of explore wrote is a candidate's (`Store.foreign`), as is a pack
+that appears while candidates run (`added`): it is moved to the quarantine (`evict`)
 unless an object only it holds is reachable from the user's refs, reflogs or index (a fetch of the
 user's own kept its refs). A reflog that appeared for a ref that is not there (a candidate's branch
 or stash, its ref put back by the guard; its commits in the candidate's own store) goes with it:
