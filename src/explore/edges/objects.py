@@ -22,7 +22,6 @@ left, it would make `git fsck` and `git gc` fail on the user's repository.
 
 from __future__ import annotations
 
-import filecmp
 import hashlib
 import os
 import shutil
@@ -218,6 +217,9 @@ class Packs:
         self.within = within
         self.folder: Path | None = None
         self.kept: dict[str, Path] = {}
+        self.digests: dict[str, str] = {}
+        """Each copied pack file's SHA-256, held in memory: without a sandbox a candidate can write the
+        copies' folder too, and a copy rewritten with its pack would make the forged pack look kept."""
         self.lock = threading.Lock()
 
     def keep(self, seen: dict[str, Seen]) -> None:
@@ -238,22 +240,25 @@ class Packs:
                 copy = self.folder / rel.rsplit("/", 1)[1]
                 try:
                     shutil.copyfile(self.common_dir / rel, copy)
+                    self.digests[rel] = _digest(copy)
                 except OSError:
                     continue
                 self.kept[rel] = copy
 
     def holds(self, rel: str) -> bool:
-        """The pack file rel is byte for byte as first seen."""
-        copy = self.kept.get(rel)
+        """The pack file rel is byte for byte as first seen (by the digest held in memory)."""
         try:
-            return copy is not None and filecmp.cmp(copy, self.common_dir / rel, shallow=False)
-        except OSError:  # the pack is gone, or the copy with the pool folder at the run's end
+            return rel in self.digests and _digest(self.common_dir / rel) == self.digests[rel]
+        except OSError:  # the pack is gone
             return False
 
     def put_back(self, rel: str, keep: Path) -> bool:
         """The pack file rel as it was first seen (what is there now moved to keep); False without a copy."""
         copy = self.kept.get(rel)
-        if copy is None or not copy.exists():
+        try:
+            if copy is None or _digest(copy) != self.digests.get(rel):  # the copy itself was rewritten
+                return False
+        except OSError:
             return False
         path = self.common_dir / rel
         keep.parent.mkdir(parents=True, exist_ok=True)
@@ -262,6 +267,11 @@ class Packs:
         shutil.copyfile(copy, path)
         os.chmod(path, 0o444)
         return True
+
+
+def _digest(path: Path) -> str:
+    with path.open("rb") as handle:
+        return hashlib.file_digest(handle, "sha256").hexdigest()
 
 
 def loose_holds(path: Path, sha: str) -> bool:
