@@ -270,8 +270,11 @@ class Packs:
 
 
 def _digest(path: Path) -> str:
+    digest = hashlib.sha256()
     with path.open("rb") as handle:
-        return hashlib.file_digest(handle, "sha256").hexdigest()
+        while chunk := handle.read(1 << 20):
+            digest.update(chunk)
+    return digest.hexdigest()
 
 
 def loose_holds(path: Path, sha: str) -> bool:
