@@ -23,14 +23,17 @@ class Reading(Protocol):
     def __call__(self, *args: str, stdin: bytes | None = None) -> bytes: ...
 
 
-def stage(reading: Reading, path: Path, base: str, excluding: tuple[str, str], store: Store) -> tuple[str, ...]:
+def stage(
+    reading: Reading, path: Path, base: str, excluding: tuple[str, str], store: Store
+) -> tuple[str, tuple[str, ...]]:
     """The index made what the worktree at path holds against base, its tree written (what it
     writes to the user's object store is recorded in store as explore's own: objects.Store);
-    returns the folders that hold a repository of their own, whose files were staged as files."""
+    returns (the tree, the folders that hold a repository of their own, whose files were staged as files)."""
     with store.writing():
         nested = _stage(reading, path, base, excluding)
-        store.wrote_tree(reading("write-tree").decode().strip(), base)
-    return nested
+        tree = reading("write-tree").decode().strip()
+        store.wrote_tree(tree, base)
+    return tree, nested
 
 
 def _stage(reading: Reading, path: Path, base: str, excluding: tuple[str, str]) -> tuple[str, ...]:

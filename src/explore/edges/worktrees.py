@@ -402,11 +402,10 @@ class WorktreePool:
 
     def tree_of(self, path: Path) -> str:
         """The git tree the worktree holds now, as capture_patch would see it."""
-        self._stage(path)
-        return self._reading(path, "write-tree").decode().strip()
+        return self._stage(path)[0]
 
-    def _stage(self, path: Path) -> tuple[str, ...]:
-        """explore's index of path made what is on disk (staging.stage); the nested repositories."""
+    def _stage(self, path: Path) -> tuple[str, tuple[str, ...]]:
+        """explore's index of path made what is on disk (staging.stage); (its tree, the nested repositories)."""
         self._restore_admin(path.name)
         reading = functools.partial(self._reading, path)
         store = objects.store(Path(self.repo.common_dir))
@@ -420,9 +419,8 @@ class WorktreePool:
         checked out there: nothing the candidate's git says (its index and its flags, its HEAD, its
         admin folder) hides a file. Binary files are named first (numstat); the patch and its text
         review are read in chunks and given up past max_bytes (patch None), never loaded whole."""
-        nested = self._stage(path)
+        tree, nested = self._stage(path)
         base = self.bases.get(path.name, "HEAD")
-        tree = self._reading(path, "write-tree").decode().strip()
         raw = self._reading(
             path, "-c", "core.quotePath=false", "diff", "--cached", "--no-renames", "--raw", "-z", base
         ).decode(errors="surrogateescape")
