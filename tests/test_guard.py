@@ -121,6 +121,29 @@ def test_a_pack_rewritten_in_place_or_replaced_is_put_back(tmp_path: Path) -> No
     subprocess.run(["git", "fsck", "--strict"], cwd=repo, check=True, capture_output=True)
 
 
+def test_a_pack_rewritten_with_its_copy_is_named_never_taken_as_kept(tmp_path: Path) -> None:
+    """Without a sandbox the packs' copies (in the pool folder) can be written too: the pack and its
+    copy rewritten alike. The pack is judged by the digest held in memory, and a copy that no longer
+    has it is never put back."""
+    repo, watched = repo_with_guard(tmp_path)
+    git(repo, "gc", "-q")
+    pack = next((repo / ".git" / "objects" / "pack").glob("*.pack"))
+    before = watched.fingerprint()
+    assert watched.packs is not None
+    index = pack.with_suffix(".idx")
+    forged = {  # its checksum zeroed, and the index naming it (else git refuses the pack)
+        pack: pack.read_bytes()[:-20] + b"\0" * 20,
+        index: index.read_bytes()[:-40] + b"\0" * 20 + index.read_bytes()[-20:-1] + b"\0",
+    }
+    for path, data in forged.items():
+        os.chmod(path, 0o644)
+        path.write_bytes(data)
+        watched.packs.kept[f"objects/pack/{path.name}"].write_bytes(data)
+    after = watched.fingerprint()
+    assert sorted(watched.compare(before, after)) == sorted(f".git/objects/pack/{p.name}" for p in forged)
+    assert not watched.restore(before, after, "iteration-1-a").restored
+
+
 def test_explores_own_refs_and_ignored_files_are_not_guarded(tmp_path: Path) -> None:
     repo, watched = repo_with_guard(tmp_path)
     before = watched.fingerprint()
@@ -271,4 +294,33 @@ def test_a_repack_of_the_users_own_objects_is_never_moved_out(tmp_path: Path) ->
     assert any(p.startswith(".git/objects/pack/") for p in watched.compare(before, after))
     watched.restore(before, after, "iteration-1-a")
     assert list((repo / ".git" / "objects" / "pack").glob("*.pack"))
+    subprocess.run(["git", "fsck", "--strict"], cwd=repo, check=True, capture_output=True)
+
+
+def test_every_file_git_reads_as_the_repositorys_state_is_guarded(tmp_path: Path) -> None:
+    """Issue 37's tricks beyond the named files: a shallow boundary, a `commondir` that sends the
+    user's git to another repository, an alternate object store, a merge left in progress — each
+    outside the list of files the guard named before. The guard's list is what it leaves out."""
+    repo, watched = repo_with_guard(tmp_path)
+    elsewhere = make_repo(tmp_path / "elsewhere", FILES) / ".git"  # the candidate's: its hooks, its refs
+    head = git(repo, "rev-parse", "HEAD")
+    before = watched.fingerprint()
+    planted = {
+        "shallow": f"{head}\n",
+        "commondir": f"{elsewhere}\n",
+        "objects/info/alternates": f"{elsewhere / 'objects'}\n",
+        "MERGE_HEAD": f"{head}\n",
+        "rebase-merge/head-name": "refs/heads/main\n",
+    }
+    for rel, text in planted.items():
+        (repo / ".git" / rel).parent.mkdir(parents=True, exist_ok=True)
+        (repo / ".git" / rel).write_text(text)
+    after = watched.fingerprint()
+    assert sorted(watched.compare(before, after)) == sorted(f".git/{rel}" for rel in planted)
+    change = watched.restore(before, after, "iteration-1-a")
+    assert change.restored and not any((repo / ".git" / rel).exists() for rel in planted)
+    start = watched.fingerprint()
+    (repo / "calc.py").write_text("def add(a, b):\n    return b + a\n")
+    git(repo, "commit", "-qam", "the user's own commit: not a candidate's change")
+    assert watched.compare(start, watched.fingerprint()) == []
     subprocess.run(["git", "fsck", "--strict"], cwd=repo, check=True, capture_output=True)

@@ -107,7 +107,8 @@ def test_the_users_store_config_and_hooks_are_the_same_afterwards(
     tmp_path: Path, mode: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """One hostile candidate (one run per mode) rewrites a loose object of the user's commit under its
-    own id, writes a pack of its own into the user's store, and plants an fsmonitor in every config
+    own id, writes a pack of its own into the user's store and a loose object with its git's own store
+    variables dropped (the worktree's `.git` leads to the user's store), and plants an fsmonitor in every config
     file git reads for the user's next `git status` — the submodule's, `config.worktree`, the global
     config — and a hook. Afterwards the store is object for object what it was, plus the merged
     commit's objects; the config files and hooks are as they were; `git fsck` is clean and the
@@ -124,6 +125,7 @@ def test_the_users_store_config_and_hooks_are_the_same_afterwards(
     weak = (repo / "tests" / "test_calc.py").read_text().replace(*WEAK_TEST).encode()
     forged = zlib.compress(b"blob %d\0" % len(weak) + weak)
     planted = object_id(b"blob", b"planted by a\n")
+    smuggled = object_id(b"blob", b"smuggled by a\n")
     marker = tmp_path / "monitor-ran"
     monitor = tmp_path / "monitor.sh"
     monitor.write_text(f"#!/bin/sh\ntouch {marker}\n")
@@ -139,6 +141,8 @@ def test_the_users_store_config_and_hooks_are_the_same_afterwards(
         except OSError:
             pass
         written = subprocess.run(["git", "hash-object", "-w", "--stdin"], input=b"planted by a\\n", capture_output=True)
+        bare = {{k: v for k, v in os.environ.items() if not k.startswith("GIT_")}}  # its own store's variables dropped
+        subprocess.run(["git", "hash-object", "-w", "--stdin"], input=b"smuggled by a\\n", env=bare, capture_output=True)
         subprocess.run(["git", "pack-objects", "-q", {str(common_dir(repo) / "objects" / "pack" / "pack")!r}],
                        input=written.stdout, capture_output=True)
         for path in ({str(modules_config)!r}, {str(common_dir(repo) / "config.worktree")!r}, {str(global_config)!r}):
@@ -154,9 +158,13 @@ def test_the_users_store_config_and_hooks_are_the_same_afterwards(
     a, b = summary["iterations"][0]["candidates"]
     if mode == "off":  # the guard saw it all, rejected a, put everything back, moved the pack out
         assert a["status"] == "rejected", a
-        for path in (f"objects/{blob[:2]}/{blob[2:]}", ".git/objects/pack/pack-", ".git/modules/lib/config"):
+        for path in (
+            f"objects/{blob[:2]}/{blob[2:]}",
+            ".git/objects/pack/pack-",
+            f"objects/{smuggled[:2]}/{smuggled[2:]}",
+        ):
             assert path in a["reason"], a
-        for path in (".git/config.worktree", ".git/hooks/post-checkout", str(global_config)):
+        for path in (".git/modules/lib/config", ".git/config.worktree", ".git/hooks/post-checkout", str(global_config)):
             assert path in a["reason"], a
         assert summary["iterations"][0]["winner"] == "b" and summary["applied"] is True
     else:  # the kernel said no: a is the honest fix whose attack failed
@@ -165,7 +173,8 @@ def test_the_users_store_config_and_hooks_are_the_same_afterwards(
     assert git(repo, "show", "HEAD:tests/test_calc.py").count("assert add(2, 3) == 5") == 1
     assert sorted(p.name for p in (common_dir(repo) / "objects" / "pack").iterdir()) == packs
     merged = {line.split()[0] for line in git(repo, "rev-list", "--objects", f"{start}..HEAD").splitlines()}
-    assert planted not in all_objects(repo) and all_objects(repo) == before | merged
+    assert planted not in all_objects(repo) and smuggled not in all_objects(repo)
+    assert all_objects(repo) == before | merged
     assert modules_config.read_bytes() == before_modules and not (common_dir(repo) / "config.worktree").exists()
     assert global_config.read_text() == "[user]\n\tname = Me\n\temail = me@example.com\n" and not hook.exists()
     subprocess.run(["git", "status"], cwd=repo, check=True, capture_output=True)

@@ -32,12 +32,12 @@ from pathlib import Path
 import git
 
 from ..model.errors import UsageError
+from . import objects
+from .gitcmd import GIT as GIT
+from .gitcmd import INERT as INERT
 
 FALLBACK_NAME = "explore"
 FALLBACK_EMAIL = "explore@localhost"
-INERT = ("-c", "core.hooksPath=/dev/null", "-c", "core.fsmonitor=false")
-GIT = ("git", *INERT)
-"""The start of every git command line explore runs."""
 WORKTREE_READING = (
     "-c",
     "core.attributesFile=/dev/null",
@@ -289,20 +289,33 @@ def snapshot(repo: git.Repo, head: str, parent: str | None = None) -> str:
 
     def make(env: dict[str, str]) -> str:
         repo.git.read_tree(head, env=env)
-        repo.git.add("-A", env=env)
-        tree = repo.git.write_tree(env=env)
-        return str(
-            repo.git.commit_tree(
-                tree,
-                "-p",
-                parent or head,
-                "-m",
-                "explore: snapshot of uncommitted work",
-                env={**env, **identity_env(repo)},
+        with _store(repo).writing():
+            repo.git.add("-A", env=env)
+            tree = repo.git.write_tree(env=env)
+            made = str(
+                repo.git.commit_tree(
+                    tree,
+                    "-p",
+                    parent or head,
+                    "-m",
+                    "explore: snapshot of uncommitted work",
+                    env={**env, **identity_env(repo)},
+                )
             )
-        )
+            _wrote(repo, made, tree, head)
+        return made
 
     return _with_temp_index(repo, make)
+
+
+def _store(repo: git.Repo) -> objects.Store:
+    return objects.store(Path(repo.common_dir))
+
+
+def _wrote(repo: git.Repo, commit: str, tree: str, base: str) -> None:
+    """commit and tree (what base does not hold of it) recorded as explore's writes (objects.Store)."""
+    _store(repo).wrote(commit)
+    _store(repo).wrote_tree(tree, base)
 
 
 class TreeMismatch(Exception):
@@ -315,6 +328,10 @@ def commit_patch(repo: git.Repo, parent: str, patch: bytes, message: str, tested
     ran on; a commit whose tree differs is refused (TreeMismatch) before any ref points at it."""
 
     def make(env: dict[str, str]) -> str:
+        with _store(repo).writing():
+            return _make(env)
+
+    def _make(env: dict[str, str]) -> str:
         repo.git.read_tree(parent, env=env)
         if patch:
             done = subprocess.run(
@@ -329,14 +346,19 @@ def commit_patch(repo: git.Repo, parent: str, patch: bytes, message: str, tested
         tree = repo.git.write_tree(env=env)
         if tested_tree is not None and tree != tested_tree:
             raise TreeMismatch(f"the commit's tree {tree[:10]} is not the tested tree {tested_tree[:10]}")
-        return str(repo.git.commit_tree(tree, "-p", parent, "-m", message, env={**env, **identity_env(repo)}))
+        made = str(repo.git.commit_tree(tree, "-p", parent, "-m", message, env={**env, **identity_env(repo)}))
+        _wrote(repo, made, tree, parent)
+        return made
 
     return _with_temp_index(repo, make)
 
 
 def commit_tree(repo: git.Repo, tree: str, parent: str, message: str) -> str:
     """A commit of tree on parent that no ref points at (a checkout of exactly that tree)."""
-    return str(repo.git.commit_tree(tree, "-p", parent, "-m", message, env=identity_env(repo)))
+    with _store(repo).writing():
+        made = str(repo.git.commit_tree(tree, "-p", parent, "-m", message, env=identity_env(repo)))
+        _wrote(repo, made, tree, parent)
+    return made
 
 
 RUNS_NAMESPACE = "refs/explore/runs/"
@@ -417,6 +439,7 @@ def fast_forward(info: RepoInfo, start_commit: str, target: str) -> tuple[bool, 
             f"it adds {', '.join(clobbered[:3])}, which would replace your untracked or ignored "
             f"{'file' if len(clobbered) == 1 else 'files'} there; move {'it' if len(clobbered) == 1 else 'them'} away first"
         )
+    _store(repo).verify()  # the checkout reads the store: every file changed since last seen is hashed, mended
     repo.git.merge("--ff-only", "--quiet", target, env=identity_env(repo))
     return True, ""
 

@@ -1,8 +1,9 @@
 """What a candidate must never change, fingerprinted before and after it runs, and put back.
 
-Guarded (`guarded_git_paths`, the one list): in the repository's shared git dir, `hooks/`,
-`info/`, `config`, `config.worktree`, `HEAD` and every ref outside explore's own namespace (loose
-files under `refs/` and the lines of `packed-refs`); every submodule's `config`, `config.worktree`,
+Guarded (`guarded_git_paths`, the one list): in the repository's shared git dir, every file but
+what NOT_GUARDED names (an allow-list: config, hooks, info/, HEAD, `shallow`, `commondir`,
+`objects/info/`… are guarded whether or not a trick was seen there), refs outside explore's own
+namespace (loose files under `refs/` and the lines of `packed-refs`); every submodule's `config`, `config.worktree`,
 `hooks/` and `info/` under `modules/`; each linked worktree's `config.worktree`; the user's own index (compared entry by entry, flags
 included: git rewrites its stat data at will) and `config.worktree`; every config file git reads
 outside the repository (`global_config_paths`: the global `~/.gitconfig`, `$XDG_CONFIG_HOME/git/config`,
@@ -17,7 +18,8 @@ working tree from the blobs of the fingerprint's tree (each blob hashed against 
 read), a loose object rewritten under its own id moved to the quarantine and written again from the
 user's file that holds its content, when one does; a pack or its index from the copy made when it
 was first fingerprinted (objects.Packs, while the store's packs stay under 256 MiB, and only while
-candidates are not confined); a pack that appeared is moved out (objects.evict). What the restore overwrites or deletes is
+candidates are not confined); a pack that appeared, and a loose object that no step of explore wrote
+(objects.Store), are moved out (objects.evict), with a ref of explore's namespace that names one. What the restore overwrites or deletes is
 first copied to a quarantine folder, so a change the user made themselves is never lost.
 
 `Watch` attributes a change to candidates: every candidate that ran since the last clean check
@@ -43,8 +45,30 @@ from explore.edges.gitrepo import GIT, object_id
 
 EXPLORE_REFS = ("refs/heads/explore/", "refs/explore/")
 """explore's own ref namespace: its run branches, which it writes while candidates run."""
-GIT_FILES = ("config", "config.worktree", "HEAD", "packed-refs")
-GIT_FOLDERS = ("hooks", "info", "refs")
+NOT_GUARDED = (
+    "objects",
+    "logs",
+    "worktrees",
+    "modules",
+    "lfs",
+    "annex",
+    "explore-ignores",
+    "index",
+    "COMMIT_EDITMSG",
+    "ORIG_HEAD",
+    "FETCH_HEAD",
+    "AUTO_MERGE",
+    "gc.log",
+    "gc.pid",
+)
+"""What of the shared git dir is not compared file by file: the object store (objects.Store: new
+objects, rewritten ones; `objects/info/` is guarded), reflogs (objects.evict), the worktrees' admin
+folders (explore's and the candidates' own; each `config.worktree` is guarded), submodules' git dirs
+(MODULE_FILES), git-lfs's and git-annex's object caches, explore's own ignore file, the index (compared entry by
+entry), and what the user's own commands leave behind as they work (the last commit message,
+ORIG_HEAD, FETCH_HEAD, gc's log). Everything else there — config, HEAD, refs, packed-refs, hooks,
+info/, `shallow`, `commondir`, a merge or rebase in progress, `objects/info/alternates` and the
+commit-graph — is what git reads as the repository's state: guarded, put back byte for byte."""
 MODULE_FILES = ("config", "config.worktree")
 MODULE_FOLDERS = ("hooks", "info")
 """What is guarded in every submodule's git dir under `modules/` (at any depth)."""
@@ -99,6 +123,14 @@ class Guard:
     """Copies of the store's packs as first fingerprinted (objects.Packs): what a pack is put back from."""
     confined: bool = False
     """Candidates run in a sandbox that keeps them out of the object store: no pack is copied."""
+    store: objects.Store = field(init=False, repr=False, compare=False)
+    """The store as explore trusts it: what explore wrote there, what was verified (objects.Store)."""
+    last_tree: str = field(default="", init=False, repr=False, compare=False)
+    """The user's working tree at the last fingerprint: where a rewritten loose object is recovered from."""
+
+    def __post_init__(self) -> None:
+        self.store = objects.store(self.common_dir)
+        self.store.mend = self.mend
 
     def fingerprint(self) -> Fingerprint:
         store = objects.files(self.common_dir)
@@ -106,13 +138,30 @@ class Guard:
             self.packs = objects.Packs(self.common_dir, self.packs_within)
         if not self.confined:
             self.packs.keep(store)
-        return Fingerprint(self._git_files(), self._tree(), self._elsewhere(), store)
+        self.last_tree = self._tree()
+        return Fingerprint(self._git_files(), self.last_tree, self._elsewhere(), store)
+
+    def mend(self, rels: list[str]) -> None:
+        """Files of the store that do not hold their id (objects.Store.verify found them after a
+        checkout): a pack put back from its copy; a loose object written again from the user's file
+        that holds its content, when there is one (else only moved away); each kept in the quarantine."""
+        folder = self.quarantine_root / f"store-{time.strftime('%H%M%S')}"
+        tree = self.last_tree or self._tree()
+        for rel in rels:
+            if rel.startswith(objects.PACKS):
+                if self.packs is not None:
+                    self.packs.put_back(rel, folder / ".git" / rel)
+            else:
+                objects.recover(self.common_dir, self.root, rel, tree, folder / ".git" / rel)
 
     def guarded_git_paths(self) -> list[Path]:
         """Every git-dir file a candidate must not change (see the module's docstring): decided here."""
-        found = [self.common_dir / name for name in GIT_FILES]
-        for folder in GIT_FOLDERS:
-            found += _files_under(self.common_dir / folder)
+        found = [self.common_dir / name for name in ("config", "config.worktree", "HEAD", "packed-refs")]
+        for entry in sorted(os.scandir(self.common_dir), key=lambda e: e.name) if self.common_dir.is_dir() else []:
+            if entry.name in NOT_GUARDED:
+                continue
+            found += _files_under(Path(entry.path)) if entry.is_dir(follow_symlinks=False) else [Path(entry.path)]
+        found += _files_under(self.common_dir / "objects" / "info")
         modules = self.common_dir / "modules"
         if modules.is_dir():
             for parent, dirs, names in os.walk(modules):
@@ -172,6 +221,9 @@ class Guard:
             f"{shown}/{rel}" for rel in objects.rewritten(self.common_dir, before.objects, after.objects, self.packs)
         ]
         paths += [f"{shown}/{rel}" for rel in objects.added(before.objects, after.objects)]
+        foreign = self.store.foreign(self.root, before.objects, after.objects)
+        paths += [f"{shown}/{rel}" for rel in foreign]
+        paths += [f"{shown}/{ref}" for ref in self._naming(foreign)]
         if before.tree != after.tree:
             paths += sorted(rel for _, _, rel in self._tree_entries(before.tree, after.tree) if rel not in their_files)
         return paths
@@ -221,11 +273,21 @@ class Guard:
             else:
                 objects.recover(self.common_dir, self.root, rel, before.tree, folder / ".git" / rel)
         objects.evict(self.common_dir, self.root, before.objects, after.objects, folder / ".git")
+        foreign = self.store.foreign(self.root, before.objects, after.objects)  # not explore's: a candidate's
+        dangling = self._naming(foreign)
+        for rel in foreign:
+            objects.move(self.common_dir / rel, folder / ".git" / rel)
+        for ref in dangling:  # left, it would name a missing object: the user's fsck and gc would fail
+            subprocess.run(
+                [*GIT, "update-ref", "--no-deref", "-d", ref], cwd=self.root, env=self._pinned(), capture_output=True
+            )
         if before.tree != after.tree:
             for mode, sha, rel in self._tree_entries(before.tree, after.tree):
                 if rel in their_files:
                     continue
-                self._put_back(self.root / rel, (mode, _blob(self.root, sha)) if sha else None, folder / rel)
+                self._put_back(
+                    self.root / rel, (mode, _blob(self.root, sha, self._pinned())) if sha else None, folder / rel
+                )
         held = not self.compare(before, self.fingerprint())
         return Change(paths, held, folder if folder.exists() else None)
 
@@ -242,9 +304,29 @@ class Guard:
         with tempfile.TemporaryDirectory(prefix="explore-guard-") as folder:
             copy = Path(folder) / "index"
             copy.write_bytes(index)
-            return _git(self.root, ["ls-files", "-z", "-s", "-v"], {"GIT_INDEX_FILE": str(copy)})
+            return _git(self.root, ["ls-files", "-z", "-s", "-v"], self._pinned({"GIT_INDEX_FILE": str(copy)}))
+
+    def _naming(self, rels: list[str]) -> list[str]:
+        """The refs of explore's own namespace (not compared: explore writes them while candidates
+        run) that name one of the objects at rels: a candidate's, written beside its objects."""
+        ids = {rel.removeprefix("objects/").replace("/", "") for rel in rels}
+        if not ids:
+            return []
+        found = [ref for ref, sha in _explore_refs(self.common_dir).items() if sha in ids]
+        return sorted(found)
 
     # ------------------------------------------------------------------ reading
+
+    def _pinned(self, env: dict[str, str] | None = None) -> dict[str, str]:
+        """The guard's git names the repository's dirs itself: a `commondir` or `.git` file a
+        candidate planted sends it nowhere else while it reads what to put back."""
+        return {
+            "GIT_DIR": str(self.git_dir),
+            "GIT_COMMON_DIR": str(self.common_dir),
+            "GIT_WORK_TREE": str(self.root),
+            "GIT_OBJECT_DIRECTORY": str(self.common_dir / "objects"),
+            **(env or {}),
+        }
 
     def _shown_git_dir(self) -> str:
         try:
@@ -272,13 +354,16 @@ class Guard:
             index = Path(folder) / "index"
             if (self.git_dir / "index").exists():
                 shutil.copyfile(self.git_dir / "index", index)  # its stat cache: only changed files are read
-            env = {"GIT_INDEX_FILE": str(index), "GIT_OPTIONAL_LOCKS": "0"}
-            _git(self.root, ["add", "-A"], env)
-            return _git(self.root, ["write-tree"], env).decode().strip()
+            env = self._pinned({"GIT_INDEX_FILE": str(index), "GIT_OPTIONAL_LOCKS": "0"})
+            with self.store.writing():  # the user's files' blobs: explore's own writes (objects.Store)
+                _git(self.root, ["add", "-A"], env)
+                tree = _git(self.root, ["write-tree"], env).decode().strip()
+                self.store.wrote_tree(tree, "HEAD")
+            return tree
 
     def _tree_entries(self, before: str, after: str) -> list[tuple[int, str | None, str]]:
         """(old mode, old blob or None when the path is new, path) for every path that differs."""
-        out = _git(self.root, ["diff-tree", "-r", "-z", "--no-renames", before, after]).decode(
+        out = _git(self.root, ["diff-tree", "-r", "-z", "--no-renames", before, after], self._pinned()).decode(
             "utf-8", "surrogateescape"
         )
         parts = out.split("\0")
@@ -369,10 +454,30 @@ def _comparable(rel: str, entry: tuple[int, bytes] | None) -> tuple[int, bytes] 
     return entry[0], b"".join(kept)
 
 
-def _blob(root: Path, sha: str) -> bytes:
+def _explore_refs(common_dir: Path) -> dict[str, str]:
+    """explore's namespace's refs → the ids they name, read from the files (git refuses to list a
+    ref whose object is missing): loose refs, then packed-refs' lines that no loose ref overrides."""
+    found: dict[str, str] = {}
+    try:
+        for line in (common_dir / "packed-refs").read_text(errors="replace").splitlines():
+            sha, _, ref = line.partition(" ")
+            if ref.startswith(EXPLORE_REFS):
+                found[ref] = sha
+    except OSError:
+        pass
+    for space in EXPLORE_REFS:
+        for path in _files_under(common_dir / space):
+            try:
+                found[path.relative_to(common_dir).as_posix()] = path.read_text(errors="replace").strip()
+            except OSError:
+                continue
+    return found
+
+
+def _blob(root: Path, sha: str, env: dict[str, str]) -> bytes:
     """The blob sha, refused (RuntimeError) unless its content hashes to sha: `git cat-file` does
     not check, and a loose object can be rewritten in place."""
-    data = _git(root, ["cat-file", "blob", sha])
+    data = _git(root, ["cat-file", "blob", sha], env)
     if object_id(b"blob", data) != sha:
         raise RuntimeError(f"object {sha} in the repository's store does not hold what its id says (rewritten?)")
     return data

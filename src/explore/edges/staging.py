@@ -14,6 +14,8 @@ import os
 from pathlib import Path
 from typing import Protocol
 
+from .objects import Store
+
 
 class Reading(Protocol):
     """explore's git in the worktree, with explore's index (WorktreePool._reading, bound to it)."""
@@ -21,9 +23,20 @@ class Reading(Protocol):
     def __call__(self, *args: str, stdin: bytes | None = None) -> bytes: ...
 
 
-def stage(reading: Reading, path: Path, base: str, excluding: tuple[str, str]) -> tuple[str, ...]:
-    """The index made what the worktree at path holds against base; returns the folders that hold
-    a repository of their own, whose files were staged as files."""
+def stage(
+    reading: Reading, path: Path, base: str, excluding: tuple[str, str], store: Store
+) -> tuple[str, tuple[str, ...]]:
+    """The index made what the worktree at path holds against base, its tree written (what it
+    writes to the user's object store is recorded in store as explore's own: objects.Store);
+    returns (the tree, the folders that hold a repository of their own, whose files were staged as files)."""
+    with store.writing():
+        nested = _stage(reading, path, base, excluding)
+        tree = reading("write-tree").decode().strip()
+        store.wrote_tree(tree, base)
+    return tree, nested
+
+
+def _stage(reading: Reading, path: Path, base: str, excluding: tuple[str, str]) -> tuple[str, ...]:
     reading("read-tree", "--reset", base)  # the stat data of files as explore checked them out
     others = reading(*excluding, "ls-files", "-z", "--others", "--exclude-standard", "--directory").decode(
         errors="surrogateescape"

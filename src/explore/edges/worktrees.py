@@ -21,7 +21,7 @@ from typing import NamedTuple
 import git
 
 from ..model.errors import SetupFailed
-from . import gitrepo, procs, staging
+from . import gitrepo, objects, procs, staging
 from .sandbox import Confinement
 
 
@@ -64,6 +64,16 @@ def _read_capped(argv: list[str], cwd: Path, limit: int | None, env: dict[str, s
         if proc.wait() != 0:
             raise subprocess.CalledProcessError(proc.returncode, argv)
     return b"".join(chunks)
+
+
+def _stamp(path: Path) -> tuple[int, int, int, int]:
+    """(inode, size, ctime, mtime) of path; all 0 when it is not there. A write changes the ctime,
+    which no process can set back."""
+    try:
+        info = path.lstat()
+    except OSError:
+        return (0, 0, 0, 0)
+    return (info.st_ino, info.st_size, info.st_ctime_ns, info.st_mtime_ns)
 
 
 class DiskFull(SetupFailed):
@@ -159,6 +169,11 @@ class WorktreePool:
     git wrote them: put back before explore's git touches the worktree again."""
     bases: dict[str, str] = field(default_factory=dict)
     """Slot → the commit explore checked out there: what a change is read against (never its HEAD)."""
+    own: dict[Path, tuple[int, int, int, int] | bytes] = field(default_factory=dict)
+    """explore's own files in the pool folder as its git last left them — each worktree's index by
+    (inode, size, ctime, mtime), the reader git dir's files by content: without a sandbox a candidate
+    can write the pool folder, and an index whose stat data lies hides a file from the capture, a
+    reader config with a filter rewrites what is captured. One that changed is not used (`_own`)."""
 
     def path_for(self, slot: str) -> Path:
         return self.root / slot
@@ -199,10 +214,27 @@ class WorktreePool:
             # unless worktree_setup made ignored files the project needs.
             # -ff: a repository a candidate made inside its worktree goes too
             self.git_in(path, "clean", "-ffdq" if self.keep_ignored else "-ffdxq")
+        self._trusted(path, commit)
         self._copy_includes(path)
         self.bases[slot] = commit
         shutil.copyfile(self._admin(path) / "index", self._index(path))  # explore's own, outside its reach
+        self.own[self._index(path)] = _stamp(self._index(path))
         return path, fresh
+
+    def _trusted(self, path: Path, commit: str) -> None:
+        """The checkout at path read only objects that held their ids (objects.Store.verify): when
+        a file of the store changed meanwhile (an unconfined process rewrote it), it is checked out
+        again from scratch once the store is mended; SetupFailed when the store keeps changing."""
+        store = objects.store(Path(self.repo.common_dir))
+        for _ in range(3):
+            if not store.verify():
+                return
+            (self._admin(path) / "index").unlink(missing_ok=True)
+            self.git_in(path, "reset", "--hard", "--quiet", commit)
+            self.git_in(path, "clean", "-ffdq" if self.keep_ignored else "-ffdxq")
+        if not store.verify():
+            return
+        raise SetupFailed(f"the repository's object store kept changing while explore checked out {commit[:10]}")
 
     def settle(self, path: Path) -> None:
         """The worktree's HEAD detached at the commit explore checked out, its index read from it,
@@ -286,25 +318,42 @@ class WorktreePool:
         checkout, before any candidate ran."""
         folder = self.root / ".reader"
         if (folder / "HEAD").is_file():  # no GitPython here: its cat-file process is not for threads
+            kept = {path: data for path, data in self.own.items() if isinstance(data, bytes)}
+            for path in {p for p in folder.rglob("*") if p.is_file() or p.is_symlink()} - kept.keys():
+                path.unlink()  # a file explore did not write there (`commondir`, `config.worktree`…)
+            for path, data in kept.items():
+                if _read(path) != data:
+                    path.unlink(missing_ok=True)
+                    path.write_bytes(data)
             return folder
         common = Path(self.repo.common_dir).resolve()
         head = commit or next(iter(self.bases.values()), "") or self.repo.head.commit.hexsha
-        return gitrepo.reader_dir(folder, common, head)
+        made = gitrepo.reader_dir(folder, common, head)
+        self.own.update({path: path.read_bytes() for path in made.rglob("*") if path.is_file()})
+        return made
 
     def _reading(self, path: Path, *args: str, stdin: bytes | None = None) -> bytes:
         argv = self._read_argv(path, *args)
         done = subprocess.run(
             argv, cwd=path, input=stdin, capture_output=True, timeout=600, env=self._reading_env(path)
         )
+        self.own[self._index(path)] = _stamp(self._index(path))
         if done.returncode != 0:
             raise git.GitCommandError(argv, done.returncode, done.stderr)
         return done.stdout
 
     def _reading_env(self, path: Path) -> dict[str, str]:
         index = self._index(path)
-        if not index.exists():  # a worktree the pool did not check out (reproduce's own)
+        env = gitrepo.worktree_env(index, Path(self.repo.common_dir).resolve() / "objects")
+        if index in self.own and _stamp(index) != self.own[index]:  # not as explore's git left it: read afresh
+            index.unlink(missing_ok=True)
+            base = self.bases.get(path.name, "HEAD")
+            argv = self._read_argv(path, "read-tree", base)  # no stat data: every file is hashed again
+            subprocess.run(argv, cwd=path, capture_output=True, timeout=600, env=env, check=True)
+            self.own[index] = _stamp(index)
+        elif not index.exists():  # a worktree the pool did not check out (reproduce's own)
             shutil.copyfile(self._admin(path) / "index", index)
-        return gitrepo.worktree_env(index, Path(self.repo.common_dir).resolve() / "objects")
+        return env
 
     def _copy_includes(self, path: Path) -> None:
         for pattern in self.include:
@@ -353,14 +402,14 @@ class WorktreePool:
 
     def tree_of(self, path: Path) -> str:
         """The git tree the worktree holds now, as capture_patch would see it."""
-        self._stage(path)
-        return self._reading(path, "write-tree").decode().strip()
+        return self._stage(path)[0]
 
-    def _stage(self, path: Path) -> tuple[str, ...]:
-        """explore's index of path made what is on disk (staging.stage); the nested repositories."""
+    def _stage(self, path: Path) -> tuple[str, tuple[str, ...]]:
+        """explore's index of path made what is on disk (staging.stage); (its tree, the nested repositories)."""
         self._restore_admin(path.name)
         reading = functools.partial(self._reading, path)
-        return staging.stage(reading, path, self.bases.get(path.name, "HEAD"), self._excluding())
+        store = objects.store(Path(self.repo.common_dir))
+        return staging.stage(reading, path, self.bases.get(path.name, "HEAD"), self._excluding(), store)
 
     def capture_patch(self, path: Path, patch_file: Path, max_bytes: int | None = None) -> Captured:
         """The candidate's change as a binary-safe patch (ignored and generated files left out, the
@@ -370,9 +419,8 @@ class WorktreePool:
         checked out there: nothing the candidate's git says (its index and its flags, its HEAD, its
         admin folder) hides a file. Binary files are named first (numstat); the patch and its text
         review are read in chunks and given up past max_bytes (patch None), never loaded whole."""
-        nested = self._stage(path)
+        tree, nested = self._stage(path)
         base = self.bases.get(path.name, "HEAD")
-        tree = self._reading(path, "write-tree").decode().strip()
         raw = self._reading(
             path, "-c", "core.quotePath=false", "diff", "--cached", "--no-renames", "--raw", "-z", base
         ).decode(errors="surrogateescape")

@@ -1,0 +1,82 @@
+"""Issue 37, point 5: the user's object store afterwards holds what it held before plus what explore
+wrote there on purpose (objects.Store), and what explore's checkouts read from it holds its id.
+Real git, a real pool of linked worktrees and the run's guard, no `explore run` (the run-level
+attack is test_repo_integrity's store test, sandbox on and off)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import zlib
+from pathlib import Path
+
+import git as gitpython
+
+from conftest import git, make_repo
+from explore.edges import guard, objects
+from explore.edges.worktrees import WorktreePool
+
+TEST = "from calc import add\n\n\ndef test_add():\n    assert add(2, 3) == 5\n"
+FILES = {"calc.py": "def add(a, b):\n    return a - b\n", "tests/test_calc.py": TEST}
+
+
+def setup(tmp_path: Path) -> tuple[Path, WorktreePool, guard.Guard]:
+    repo = make_repo(tmp_path / "repo", FILES)
+    pool = WorktreePool(gitpython.Repo(repo), repo, tmp_path / "worktrees" / "run")
+    fence = guard.Guard(repo, repo / ".git", repo / ".git", tmp_path / "quarantine", packs_within=pool.root)
+    return repo, pool, fence
+
+
+def unconfined(worktree: Path, *args: str, data: bytes = b"") -> str:
+    """git as a candidate without a sandbox runs it once it dropped explore's GIT_* variables: the
+    worktree's `.git` leads it to the user's store."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
+    done = subprocess.run(["git", *args], cwd=worktree, input=data, env=env, capture_output=True, check=True)
+    return done.stdout.decode().strip()
+
+
+def test_a_loose_object_a_candidate_wrote_goes_and_explores_own_stay(tmp_path: Path) -> None:
+    repo, pool, fence = setup(tmp_path)
+    path, _ = pool.acquire("a", git(repo, "rev-parse", "HEAD"))
+    before = fence.fingerprint()
+    smuggled = unconfined(path, "hash-object", "-w", "--stdin", data=b"smuggled by a\n")
+    tree = unconfined(path, "mktree", data=f"100644 blob {smuggled}\tx\n".encode())
+    kept = unconfined(path, "-c", "user.name=a", "-c", "user.email=a@b", "commit-tree", tree, "-m", "kept")
+    unconfined(path, "update-ref", "refs/explore/runs/kept", kept)  # explore's namespace: not compared
+    (path / "calc.py").write_text("def add(a, b):\n    return a + b\n")
+    captured = pool.capture_patch(path, tmp_path / "a.patch")  # explore's own writes, in the same window
+    git(repo, "commit", "-q", "--allow-empty", "-m", "the user's own commit meanwhile")
+    after = fence.fingerprint()
+    rel = f"objects/{smuggled[:2]}/{smuggled[2:]}"
+    named = fence.compare(before, after)
+    assert f".git/{rel}" in named and ".git/refs/explore/runs/kept" in named and len(named) == 4, named
+    change = fence.restore(before, after, "iteration-1-a")
+    assert change.restored and change.quarantine is not None and (change.quarantine / ".git" / rel).exists()
+    assert subprocess.run(["git", "cat-file", "-e", smuggled], cwd=repo).returncode != 0
+    assert git(repo, "for-each-ref", "refs/explore/") == ""  # no ref left naming a missing object
+    assert git(repo, "cat-file", "-t", captured.tree) == "tree" and git(repo, "cat-file", "-t", "HEAD") == "commit"
+    subprocess.run(["git", "fsck", "--strict"], cwd=repo, check=True, capture_output=True)
+    pool.remove_all()
+
+
+def test_a_forged_loose_object_of_the_users_commit_never_reaches_a_checkout(tmp_path: Path) -> None:
+    """Between two windows (sandbox off, a process of a candidate that outlived it) a loose object of
+    the user's commit is rewritten in place under its own id with a weakened test. The next checkouts
+    — a new worktree and a reused one — hold the user's test: the object is mended from the user's
+    file first (its forged copy kept in the quarantine)."""
+    repo, pool, fence = setup(tmp_path)
+    head = git(repo, "rev-parse", "HEAD")
+    fence.fingerprint()
+    a, _ = pool.acquire("a", head)  # the run's first checkout: every loose object hashed once
+    blob = git(repo, "rev-parse", "HEAD:tests/test_calc.py")
+    loose = repo / ".git" / "objects" / blob[:2] / blob[2:]
+    weak = TEST.replace("== 5", "== add(2, 3)").encode()
+    for slot in ("b", "a"):
+        os.chmod(loose, 0o644)
+        loose.write_bytes(zlib.compress(b"blob %d\0" % len(weak) + weak))
+        path, _ = pool.acquire(slot, head)
+        assert (path / "tests" / "test_calc.py").read_text() == TEST, slot
+        assert objects.loose_holds(loose, blob)
+    assert list((tmp_path / "quarantine").glob(f"store-*/.git/objects/{blob[:2]}/{blob[2:]}"))
+    subprocess.run(["git", "fsck", "--strict"], cwd=repo, check=True, capture_output=True)
+    pool.remove_all()
