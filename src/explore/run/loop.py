@@ -18,6 +18,7 @@ import anyio
 from .. import generators
 from ..decide import crashes, escalation, history, redaction, suite_time
 from ..decide import stop as giving_up
+from ..decide.affected import ImportMap
 from ..edges import gitrepo, guard, history_io, homes, sandbox
 from ..fanout.scheduler import FanOutResult, fan_out
 from ..model import usage
@@ -55,6 +56,7 @@ from . import (
     transitions,
     warming,
 )
+from .imports_ahead import ImportsAhead
 from .kit import Kit
 from .progress import watch as watch_progress
 from .reports import write as write_report
@@ -90,6 +92,8 @@ class Runner:
     """Seconds from the run's start to its baseline (a new run's): booked on the first iteration."""
     ending: float | None = None
     """When the run's end began (monotonic): its seconds are booked on the last iteration."""
+    imports: ImportsAhead | ImportMap | None = None
+    """The test files' import map: read while the baseline runs, then the last iteration's (run/imports_ahead)."""
 
     def __post_init__(self) -> None:
         self.kit = Kit.build(self.info, self.options, self.run, self.emit)
@@ -180,6 +184,8 @@ class Runner:
         reproduction, then what the run tells about the tests, written into the state."""
         self.start_s = max(0.0, time.time() - self.run.started_at)
         self.save(RunPhase.at(Stage.baseline))
+        if self.kit.test_command.is_pytest:  # read while the baseline runs (run/imports_ahead)
+            self.imports = ImportsAhead(self.info.root)
         warmed = await warming.measure(self.kit, self.options, self.run.base_commit)
         measured, self.suite_s, self.warm_s = warmed.measured, warmed.measured.seconds, warmed.waited_s
         if measured.recheck is not None and self.options.issue:  # the reproduction's baseline reads it first
@@ -307,9 +313,20 @@ class Runner:
             await self.kit.executor.prepare(self.run.current_commit)
             watch = await guard.Watch.start(self.kit.guard, f"iteration-{n}")
             self.fence = watch.baseline
+            ahead, self.imports = self.imports, None
+            known = await anyio.to_thread.run_sync(ahead.known) if isinstance(ahead, ImportsAhead) else ahead
             config = iteration.config(
-                self.kit, self.run, asked, self.current_run, flaky, self._candidate_events(n), chosen.progressive, watch
+                self.kit,
+                self.run,
+                asked,
+                self.current_run,
+                flaky,
+                self._candidate_events(n),
+                chosen.progressive,
+                watch,
+                known if chosen.progressive else None,
             )
+            self.imports = config.import_map or known  # the next iteration parses only what changed
             started = time.monotonic()
             try:
                 outcome = await fan_out(plans, config, self.options.parallel)
