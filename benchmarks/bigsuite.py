@@ -113,14 +113,12 @@ def suite_python(cache: Path) -> str:
     return str(python)
 
 
-def case(source: Path, root: Path, bug: str, python: str, timeout: float | None = None) -> Path:
-    """A git repo of networkx with one bug; explore runs python's pytest on it (timeout: its
-    baseline-timeout and branch-timeout, for a machine so loaded the suite outlasts 600 s)."""
+def case(source: Path, root: Path, bug: str, python: str) -> Path:
+    """A git repo of networkx with one bug; explore runs python's pytest on it."""
     path, fixed, broken = BUGS[bug]
     shutil.copytree(source / "networkx", root / "networkx")
-    limits = f"baseline-timeout = {timeout:g}\nbranch-timeout = {timeout:g}\n" if timeout else ""
     (root / "pyproject.toml").write_text(
-        f'[tool.pytest.ini_options]\ntestpaths = ["networkx"]\n\n[tool.explore]\npython = "{python}"\n{limits}'
+        f'[tool.pytest.ini_options]\ntestpaths = ["networkx"]\n\n[tool.explore]\npython = "{python}"\n'
     )
     (root / ".gitignore").write_text("__pycache__/\n")
     target = root / path
@@ -156,15 +154,16 @@ class Result:
 
 
 def explore(
-    template: Path, work: Path, bug: str, agent: Path, source: str | None, mode: str, log: Path | None
+    template: Path, work: Path, bug: str, agent: Path, source: str | None, mode: str, log: Path | None, limit: float
 ) -> Result:
+    """One explore run on a copy of template; limit: its --branch-timeout (the baseline's limit too)."""
     repo = work / "repo"
     shutil.copytree(template, repo, symlinks=True)
     env = {**os.environ, "EXPLORE_WORKTREES_DIR": str(work / "worktrees")}
     env.pop("ANTHROPIC_API_KEY", None)
     if source:
         env["PYTHONPATH"] = source
-    args = list(MODES[mode])
+    args = [*MODES[mode], "--branch-timeout", f"{limit:.0f}"]
     if mode != "mutate":
         args += ["--agent-cmd", f"{sys.executable} {agent}"]
     load = os.getloadavg()[0]
@@ -217,7 +216,11 @@ def main() -> None:
     parser.add_argument("--before", metavar="SRC", help="a checkout's src/ to compare with (run first in odd rounds)")
     parser.add_argument("--after", metavar="SRC", help="the checkout's src/ measured (default: this interpreter's)")
     parser.add_argument("--modes", default="plain,shards,mutate", help="of plain, shards, mutate")
-    parser.add_argument("--timeout", type=float, help="the cases' baseline-timeout and branch-timeout (s)")
+    parser.add_argument(
+        "--timeout",
+        type=float,
+        help="the runs' --branch-timeout and the baseline's limit (default: 600 s or 4x the suite)",
+    )
     parser.add_argument("--logs", metavar="DIR", help="keep each explore's --verbose stderr here")
     parser.add_argument("--python", help="the suite's interpreter (default: a venv built in the cache)")
     args = parser.parse_args()
@@ -237,17 +240,18 @@ def main() -> None:
             rows: list[str] = []
             order = checkouts if n % 2 == 0 else checkouts[::-1]
             for bug in args.bugs.split(","):
-                template = case(source, work / f"case-{bug}-{n}", bug, python, args.timeout)
+                template = case(source, work / f"case-{bug}-{n}", bug, python)
                 path, fixed, broken = BUGS[bug]
                 agent = work / f"agent-{bug}.py"
                 agent.write_text(AGENT.format(path=path, broken=broken, fixed=fixed))
                 suite, said = plain_suite(template, work, python)
                 print(f"round {n + 1} {bug}: plain suite {suite:.1f}s ({said})", flush=True)
+                limit = args.timeout or max(600.0, 4 * suite)  # a loaded machine: the baseline overran 600 s
                 results: list[tuple[str, str, Result]] = []
                 for mode in modes:
                     for name, src in order:
                         log = Path(args.logs) / f"{n + 1}-{bug}-{mode}-{name}.log" if args.logs else None
-                        found = explore(template, work / f"run-{mode}-{name}", bug, agent, src, mode, log)
+                        found = explore(template, work / f"run-{mode}-{name}", bug, agent, src, mode, log, limit)
                         results.append((mode, name, found))
                         print(
                             f"round {n + 1} {bug} {mode} {name}: {found.wall:.1f}s exit {found.code} "
