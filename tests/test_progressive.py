@@ -58,6 +58,22 @@ def test_import_map_selects_importing_test_files(tmp_path: Path) -> None:
     assert imports_of("from . import x\nimport a.b as c\n") == {"a.b"}
 
 
+def test_an_import_map_read_ahead_is_kept_only_where_the_text_is_the_same(tmp_path: Path) -> None:
+    """Issue 40 (run/imports_ahead): the map read while the baseline ran is reused file by file, but
+    a file whose text changed since is read afresh — the map is the one a fresh read gives."""
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "tests/test_a.py").write_text("import calc\n")
+    (tmp_path / "tests/test_b.py").write_text("import shop\n")
+    ahead = ImportMap.build(tmp_path, ["tests/test_a.py", "tests/test_b.py"])
+    ahead.imports["tests/test_a.py"] = {"read.ahead"}  # what was read ahead is what is kept...
+    (tmp_path / "tests/test_b.py").write_text("import calc\n")  # ...unless the text changed since
+    again = ImportMap.build(tmp_path, {"tests/test_a.py", "tests/test_b.py"}, ahead)
+    assert again.imports == {"tests/test_a.py": {"read.ahead"}, "tests/test_b.py": {"calc"}}
+    assert ImportMap.build(tmp_path, {"tests/test_b.py"}).digests == {
+        "tests/test_b.py": again.digests["tests/test_b.py"]
+    }
+
+
 HIDDEN = {
     **CALC,
     # imports calc in a way a static import map cannot see

@@ -170,9 +170,10 @@ def note_chain(emit: Subscriber, proposal: Proposal, plans: list[CandidatePlan],
         emit(Note(f"candidates by {plans[0].generator}"))
 
 
-def import_map(worktree: Path, run: RunState) -> ImportMap:
+def import_map(worktree: Path, run: RunState, known: ImportMap | None = None) -> ImportMap:
+    """The baseline's test files' imports, at the worktree; known: what was read ahead (imports_ahead)."""
     files = {i.split("::", 1)[0] for i in run.baseline_ids if "::" in i}
-    return ImportMap.build(worktree, files)
+    return ImportMap.build(worktree, files, known)
 
 
 def config(
@@ -184,9 +185,11 @@ def config(
     listener: Listener,
     progressive: bool,
     watch: guard.Watch,
+    known_imports: ImportMap | None = None,
 ) -> FanOutConfig:
     """How the candidates are realised, tested and scored: against the current commit and its run
-    (`asked`: what the generator was asked, in the iteration's folder and scratch worktree)."""
+    (`asked`: what the generator was asked, in the iteration's folder and scratch worktree;
+    known_imports: the import map read while the baseline ran, run/imports_ahead)."""
     options = kit.options
     return FanOutConfig(
         generator=kit.generator,
@@ -209,7 +212,9 @@ def config(
         listener=listener,
         progressive=progressive,
         memory_limit=kit.memory_limit,
-        import_map=import_map(asked.scratch, run) if progressive else None,  # read only by a progressive run
+        import_map=import_map(asked.scratch, run, known_imports)
+        if progressive
+        else None,  # read only by a progressive run
         shard_weights=shard_plan.file_weights(tests.outcomes, weights_of(tests)),
         durations=weights_of(tests),
         whole_first_allowed=asked.strategy.tests.mode == "auto",

@@ -16,12 +16,13 @@ from pathlib import Path
 import anyio
 
 from .. import generators
-from ..decide import aims, crashes, escalation, history, redaction, suite_time
+from ..decide import crashes, escalation, history, redaction, suite_time
 from ..decide import stop as giving_up
+from ..decide.affected import ImportMap
 from ..edges import gitrepo, guard, history_io, homes, sandbox
 from ..fanout.scheduler import FanOutResult, fan_out
 from ..model import usage
-from ..model.candidates import CandidatePlan, CandidateResult, CandidateStatus, IterationRecord, PhaseTiming, Proposal
+from ..model.candidates import IterationRecord, PhaseTiming
 from ..model.config import Options
 from ..model.errors import BudgetExhausted, Escalation, UsageError
 from ..model.events import (
@@ -41,7 +42,21 @@ from ..model.events import (
 from ..model.phase import RunPhase, Stage
 from ..model.runstate import RunState, SandboxUsed
 from ..model.testresults import TestOutcome, TestRun
-from . import adoption, applying, baseline, iteration, merging, signals, state, stops, targeting, transitions, warming
+from . import (
+    adoption,
+    applying,
+    baseline,
+    beside,
+    iteration,
+    merging,
+    signals,
+    state,
+    stops,
+    targeting,
+    transitions,
+    warming,
+)
+from .imports_ahead import ImportsAhead
 from .kit import Kit
 from .progress import watch as watch_progress
 from .reports import write as write_report
@@ -77,6 +92,8 @@ class Runner:
     """Seconds from the run's start to its baseline (a new run's): booked on the first iteration."""
     ending: float | None = None
     """When the run's end began (monotonic): its seconds are booked on the last iteration."""
+    imports: ImportsAhead | ImportMap | None = None
+    """The test files' import map: read while the baseline runs, then the last iteration's (run/imports_ahead)."""
 
     def __post_init__(self) -> None:
         self.kit = Kit.build(self.info, self.options, self.run, self.emit)
@@ -167,6 +184,8 @@ class Runner:
         reproduction, then what the run tells about the tests, written into the state."""
         self.start_s = max(0.0, time.time() - self.run.started_at)
         self.save(RunPhase.at(Stage.baseline))
+        if self.kit.test_command.is_pytest:  # read while the baseline runs (run/imports_ahead)
+            self.imports = ImportsAhead(self.info.root)
         warmed = await warming.measure(self.kit, self.options, self.run.base_commit)
         measured, self.suite_s, self.warm_s = warmed.measured, warmed.measured.seconds, warmed.waited_s
         if measured.recheck is not None and self.options.issue:  # the reproduction's baseline reads it first
@@ -266,7 +285,9 @@ class Runner:
         self.suite_s = self.start_s = 0.0
         started = time.monotonic()
         try:
-            proposal, rechecked = await self._propose(asked, iteration_dir)
+            left, self.recheck = self.recheck, None
+            proposed = await beside.propose(self.kit, asked, iteration_dir, left, self.run, self.current_run, self.emit)
+            proposal, self.run, rechecked = proposed.proposal, proposed.run, proposed.rechecked
         except (Escalation, BudgetExhausted) as exc:
             self.run = transitions.spent(self.run, usage.Usage.of(getattr(exc, "usage", None)))
             raise
@@ -278,7 +299,7 @@ class Runner:
         record = iteration.new_record(n, choice, proposal, timing)
         if rechecked:
             flaky = frozenset(self.run.flaky)
-            plans, record.candidates = self._withdraw(plans, [o.id for o in failing], flaky)
+            plans, record.candidates = beside.withdraw(plans, [o.id for o in failing], flaky, self.emit)
         if proposal.exhausted and self.clock is not None:
             self.clock.exhausted_on = inputs
         iteration.note_chain(self.emit, proposal, plans, self.kit.generator.name)
@@ -292,9 +313,20 @@ class Runner:
             await self.kit.executor.prepare(self.run.current_commit)
             watch = await guard.Watch.start(self.kit.guard, f"iteration-{n}")
             self.fence = watch.baseline
+            ahead, self.imports = self.imports, None
+            known = await anyio.to_thread.run_sync(ahead.known) if isinstance(ahead, ImportsAhead) else ahead
             config = iteration.config(
-                self.kit, self.run, asked, self.current_run, flaky, self._candidate_events(n), chosen.progressive, watch
+                self.kit,
+                self.run,
+                asked,
+                self.current_run,
+                flaky,
+                self._candidate_events(n),
+                chosen.progressive,
+                watch,
+                known if chosen.progressive else None,
             )
+            self.imports = config.import_map or known  # the next iteration parses only what changed
             started = time.monotonic()
             try:
                 outcome = await fan_out(plans, config, self.options.parallel)
@@ -330,66 +362,6 @@ class Runner:
             self.run, n, flaky, self.options, self.clock, time.monotonic(), self.kit.agent, self.kit.generator.name
         )
         self.save(RunPhase.at(Stage.done, n))
-
-    async def _propose(self, asked: generators.ProposalRequest, iteration_dir: Path) -> tuple[Proposal, list[str]]:
-        """The generator's proposal, with the baseline's flaky rerun left for it (Suite.recheck)
-        running beside it (issue 40.4). Returns the proposal and the targets found flaky meanwhile
-        (now in the run's flaky tests and out of its current failures)."""
-        left, self.recheck = self.recheck, None
-        if left is None:
-            return await iteration.propose(self.kit.generator, asked, iteration_dir), []
-        found: set[str] = set()
-        proposals: list[Proposal] = []
-        failed: list[BaseException] = []
-
-        async def rerun() -> None:
-            found.update(await self.kit.suite.recheck(left))
-
-        async with anyio.create_task_group() as group:
-            group.start_soon(rerun)
-            try:
-                proposals.append(await iteration.propose(self.kit.generator, asked, iteration_dir))
-            except (Escalation, BudgetExhausted) as exc:  # raised below, as it is
-                failed.append(exc)
-                group.cancel_scope.cancel()
-        if failed:
-            raise failed[0]
-        rechecked = sorted(found & set(self.run.current_failing))
-        if rechecked:
-            assert self.current_run is not None
-            self.run = transitions.flaky_at_baseline(
-                self.run, rechecked, self.current_run
-            )  # iteration 1's: the baseline's
-            which = ", ".join(rechecked[:5])
-            self.emit(Note(f"flaky: {which} failed in the baseline and passed rerun alone (rerun beside the proposal)"))
-        return proposals[0], rechecked
-
-    def _withdraw(
-        self, plans: list[CandidatePlan], failing: list[str], flaky: frozenset[str]
-    ) -> tuple[list[CandidatePlan], list[CandidateResult]]:
-        """The plans aimed only at targets found flaky while they were proposed are withdrawn
-        (decide/aims): never tested, kept on the record as rejected with the reason. Returns the
-        plans left and the withdrawn ones' results."""
-        reasons = aims.withdrawn(plans, failing, flaky)
-        results = [
-            CandidateResult(
-                id=p.id,
-                status=CandidateStatus.rejected,
-                reason=reasons[p.id],
-                hypothesis=p.hypothesis,
-                confidence=p.confidence,
-                operator=p.operator,
-                location=p.location,
-                generator=p.generator,
-                tested=False,
-                validated=False,
-            )
-            for p in plans
-            if p.id in reasons
-        ]
-        for result in results:
-            self.emit(Note(f"[{result.id}] {result.reason}"))
-        return [p for p in plans if p.id not in reasons], results
 
     async def _put_back(self, watch: guard.Watch) -> None:
         """The fan-out was cut short: what candidates wrote outside their worktrees and no check has
