@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from conftest import GIT_ID, git, make_repo
-from explore.edges import guard
+from explore.edges import attribution, guard
 
 FILES = {"calc.py": "def add(a, b):\n    return a + b\n", "run.sh": "#!/bin/sh\necho hi\n"}
 
@@ -174,7 +174,7 @@ def test_files_in_home_and_next_to_the_repository_are_named(tmp_path: Path, monk
 @pytest.mark.anyio
 async def test_one_suspect_is_the_culprit_several_are_replayed(tmp_path: Path) -> None:
     repo, watched = repo_with_guard(tmp_path)
-    watch = await guard.Watch.start(watched, "iteration-1")
+    watch = await attribution.Watch.start(watched, "iteration-1")
     watch.enter("a")
     watch.enter("b")
     (repo / "planted.txt").write_text("x\n")

@@ -17,7 +17,7 @@ from conftest import git, write_files
 from explore.decide import first_run
 from explore.decide.affected import ImportMap
 from explore.decide.scoring import Ranked
-from explore.edges import guard
+from explore.edges import attribution, guard
 from explore.fanout.turns import Turns
 from explore.generators.base import CandidateContext
 from explore.model.candidates import CandidatePlan, CandidateStatus, Realised
@@ -375,7 +375,7 @@ async def watched(tmp_path: Path, generator: WritesOutside) -> Iteration:
     """cued's fan-out with the watch on the user's tree (and git dir) that run/loop starts."""
     it = cued(tmp_path, generator)
     guarded = guard.Guard(it.repo, it.repo / ".git", it.repo / ".git", tmp_path / "quarantine")
-    it.config = replace(it.config, watch=await guard.Watch.start(guarded, "iteration-1"))
+    it.config = replace(it.config, watch=await attribution.Watch.start(guarded, "iteration-1"))
     return it
 
 

@@ -6,9 +6,9 @@ what NOT_GUARDED names (an allow-list: config, hooks, info/, HEAD, `shallow`, `c
 namespace (loose files under `refs/` and the lines of `packed-refs`); every submodule's `config`, `config.worktree`,
 `hooks/` and `info/` under `modules/`; each linked worktree's `config.worktree`; the user's own index (compared entry by entry, flags
 included: git rewrites its stat data at will) and `config.worktree`; every config file git reads
-outside the repository (`global_config_paths`: the global `~/.gitconfig`, `$XDG_CONFIG_HOME/git/config`,
+outside the repository (`gitconfigs.global_config_paths`: the global `~/.gitconfig`, `$XDG_CONFIG_HOME/git/config`,
 `GIT_CONFIG_GLOBAL`, the system file) with the global attributes and ignore files; every file one of
-these config files includes (`included`: `include.path`, `includeIf.*.path`); the object store (each loose
+these config files includes (`gitconfigs.included`: `include.path`, `includeIf.*.path`); the object store (each loose
 object and pack by inode, size and change time: one whose file changed is hashed against its id);
 and the user's working tree — tracked and untracked, not ignored, files, as the dirty-tree snapshot
 records them (a tree made from a copy of the user's index, so the user's index is never written).
@@ -22,9 +22,7 @@ candidates are not confined); a pack that appeared, and a loose object that no s
 (objects.Store), are moved out (objects.evict), with a ref of explore's namespace that names one. What the restore overwrites or deletes is
 first copied to a quarantine folder, so a change the user made themselves is never lost.
 
-`Watch` attributes a change to candidates: every candidate that ran since the last clean check
-is a suspect. One suspect is the culprit; several are `ambiguous` and the fan-out replays them
-one at a time (without the sandbox, concurrent candidates cannot be told apart otherwise).
+Who made a change: `attribution.Watch`; which config files outside the repository: `gitconfigs`.
 """
 
 from __future__ import annotations
@@ -38,9 +36,8 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import anyio
-
 from explore.edges import checkouts, objects
+from explore.edges.gitconfigs import global_config_paths, included
 from explore.edges.gitrepo import GIT, object_id
 
 EXPLORE_REFS = ("refs/heads/explore/", "refs/explore/")
@@ -399,51 +396,6 @@ class Guard:
         os.chmod(path, stat.S_IMODE(mode))
 
 
-def global_config_paths() -> list[Path]:
-    """The files outside the repository that git reads for every repository of this user: the
-    global config (`GIT_CONFIG_GLOBAL`, else `~/.gitconfig` and `$XDG_CONFIG_HOME/git/config`), the
-    system config (`GIT_CONFIG_SYSTEM`, else /etc/gitconfig), and the global attributes and ignore
-    files beside the XDG config. (The files they include: `included`.)"""
-    home = Path(os.path.expanduser("~"))
-    xdg = Path(os.environ.get("XDG_CONFIG_HOME") or home / ".config") / "git"
-    found = [Path(os.environ["GIT_CONFIG_GLOBAL"])] if os.environ.get("GIT_CONFIG_GLOBAL") else []
-    found += [home / ".gitconfig", xdg / "config", xdg / "attributes", xdg / "ignore"]
-    found.append(Path(os.environ.get("GIT_CONFIG_SYSTEM") or "/etc/gitconfig"))
-    return [path.absolute() for path in found if str(path) != os.devnull]
-
-
-INCLUDE_KEYS = r"^include(if\..*)?\.path$"
-"""`include.path` and `includeIf.<condition>.path`, as `git config --get-regexp` names them."""
-
-
-def included(configs: list[Path], depth: int = 10) -> list[Path]:
-    """The files the config files among configs include (`include.path`, `includeIf.*.path`,
-    whatever the condition: one a candidate can make true), followed to depth; a relative path is
-    relative to the including file's folder, as git reads it."""
-    found: list[Path] = []
-    seen = set(configs)
-    queue = [(path, 0) for path in configs]
-    while queue:
-        path, level = queue.pop()
-        try:
-            if level >= depth or b"include" not in path.read_bytes().lower():
-                continue
-        except OSError:
-            continue
-        listed = subprocess.run(
-            [*GIT, "config", "--file", str(path), "--null", "--get-regexp", INCLUDE_KEYS], capture_output=True
-        )
-        for entry in filter(None, listed.stdout.split(b"\0")):
-            _, _, value = entry.partition(b"\n")
-            target = Path(os.path.expanduser(value.decode("utf-8", "surrogateescape")))
-            target = (target if target.is_absolute() else path.parent / target).absolute()
-            if value and target not in seen:
-                seen.add(target)
-                found.append(target)
-                queue.append((target, level + 1))
-    return found
-
-
 def _comparable(rel: str, entry: tuple[int, bytes] | None) -> tuple[int, bytes] | None:
     """packed-refs is compared without explore's own refs (written by explore while candidates run)."""
     if entry is None or rel != "packed-refs":
@@ -494,89 +446,3 @@ def _git(root: Path, args: list[str], env: dict[str, str] | None = None) -> byte
     if done.returncode != 0:
         raise RuntimeError(f"git {args[0]} in {root} failed: {done.stderr.decode(errors='replace').strip()[-300:]}")
     return done.stdout
-
-
-@dataclass
-class Watch:
-    """One fan-out's attribution of changes: who ran since the last clean check."""
-
-    guard: Guard
-    baseline: Fingerprint
-    label: str
-    clean_at: float = field(default_factory=time.monotonic)
-    spans: dict[str, tuple[float, float | None]] = field(default_factory=dict)
-    ambiguous: set[str] = field(default_factory=set)
-    named: dict[str, list[str]] = field(default_factory=dict)
-    """Files outside the repository that changed while each candidate ran."""
-    restored: list[Change] = field(default_factory=list)
-    """Every restore this watch made, attributed or not: a fan-out cut short before its candidates'
-    results are recorded still names them (run/loop.Runner._put_back)."""
-    lock: anyio.Lock = field(default_factory=anyio.Lock)
-
-    @classmethod
-    async def start(cls, guard: Guard, label: str) -> Watch:
-        return cls(guard, await anyio.to_thread.run_sync(guard.fingerprint), label)
-
-    def enter(self, cid: str) -> None:
-        self.spans[cid] = (time.monotonic(), None)
-
-    async def leave(self, cid: str) -> Change | None:
-        """cid's processes are done: the change it alone is suspected of, if any. A change in the
-        repository with several suspects marks them all ambiguous (see `ambiguous`) and returns
-        None; a change elsewhere (never put back) is only named, on every suspect."""
-        began, _ = self.spans.get(cid, (time.monotonic(), None))
-        self.spans[cid] = (began, time.monotonic())
-        async with self.lock:
-            now = time.monotonic()
-            after = await anyio.to_thread.run_sync(self.guard.fingerprint)
-            suspects = sorted(
-                c for c, (start, end) in self.spans.items() if start <= now and (end is None or end >= self.clean_at)
-            )
-            elsewhere = self.guard.elsewhere(self.baseline, after)
-            if elsewhere:
-                for suspect in suspects:
-                    self.named.setdefault(suspect, []).extend(
-                        p for p in elsewhere if p not in self.named.get(suspect, [])
-                    )
-                self.baseline = Fingerprint(
-                    self.baseline.git_files, self.baseline.tree, after.elsewhere, self.baseline.objects
-                )
-            if self.guard.compare(self.baseline, after):
-                change = await anyio.to_thread.run_sync(
-                    self.guard.restore, self.baseline, after, f"{self.label}-{'-'.join(suspects)}"
-                )
-                self.restored.append(change)
-            else:
-                change = None
-            self.clean_at = time.monotonic()
-        if change is not None and suspects != [cid]:
-            self.ambiguous.update(suspects)
-            return None
-        named = self.named.pop(cid, [])
-        if change is None and not named:
-            return None
-        return Change(
-            change.paths if change else [],
-            change.restored if change else True,
-            change.quarantine if change else None,
-            named,
-        )
-
-    def forget(self, cid: str) -> None:
-        """cid is about to be replayed alone."""
-        self.ambiguous.discard(cid)
-        self.spans.pop(cid, None)
-
-
-def reason(change: Change) -> str | None:
-    """The rejection reason of a candidate that changed what it must not in the repository."""
-    if not change.paths:
-        return None
-    shown = ", ".join(change.paths[:8]) + (f" (+{len(change.paths) - 8} more)" if len(change.paths) > 8 else "")
-    kept = f"; what it wrote is kept in {change.quarantine}" if change.quarantine else ""
-    held = (
-        "restored byte for byte"
-        if change.restored
-        else "restore attempted, but they changed again (a process still writing?)"
-    )
-    return f"wrote outside its worktree: {shown} — {held}{kept}"

@@ -11,7 +11,7 @@ from pathlib import Path
 import anyio
 
 from ..decide import escalation, policy, redaction, scoring, testcode
-from ..edges import gitrepo, guard, harness_refs, policy_io, testcode_io
+from ..edges import attribution, gitrepo, guard, harness_refs, policy_io, testcode_io
 from ..edges.worktrees import Captured
 from ..model.candidates import CandidateResult, CandidateStatus
 from ..model.testfiles import is_test_file
@@ -108,7 +108,7 @@ def outside(result: CandidateResult, change: guard.Change | None) -> None:
     if change is None:
         return
     result.outside_writes = [*change.paths, *change.elsewhere]
-    reason = guard.reason(change)
+    reason = attribution.reason(change)
     if reason:
         result.status, result.reason = CandidateStatus.rejected, reason
 

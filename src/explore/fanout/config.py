@@ -9,7 +9,7 @@ from pathlib import Path
 
 from ..decide import scoring, shard_plan
 from ..decide.affected import ImportMap
-from ..edges import guard, procs, sandbox
+from ..edges import attribution, procs, sandbox
 from ..edges.testing import TestCommand
 from ..edges.worktrees import WorktreePool
 from ..executors import shards
@@ -63,7 +63,7 @@ class FanOutConfig:
     """The files the tests read at the baseline: edits to them are test edits."""
     allow_new_files: tuple[str, ...] = ()
     """`[tool.explore] allow-new-files`: globs of new files the change policy admits (decide/policy)."""
-    watch: guard.Watch | None = None
+    watch: attribution.Watch | None = None
     """What no candidate may change outside its worktree, checked when each one ends."""
     sandbox: sandbox.Sandbox | None = None
     """Where its agent and setup processes run (its tests: the executor's)."""

@@ -17,7 +17,7 @@ from .. import generators
 from ..decide import history, scoring, shard_plan, strategy, targets
 from ..decide.affected import ImportMap
 from ..decide.strategy import Strategy
-from ..edges import gitrepo, guard, history_io
+from ..edges import attribution, gitrepo, history_io
 from ..fanout.config import FanOutConfig
 from ..fanout.scheduler import FanOutResult
 from ..generators.base import FixGenerator
@@ -184,7 +184,7 @@ def config(
     flaky: frozenset[str],
     listener: Listener,
     progressive: bool,
-    watch: guard.Watch,
+    watch: attribution.Watch,
     known_imports: ImportMap | None = None,
 ) -> FanOutConfig:
     """How the candidates are realised, tested and scored: against the current commit and its run

@@ -19,7 +19,7 @@ from .. import generators
 from ..decide import crashes, escalation, history, redaction, suite_time
 from ..decide import stop as giving_up
 from ..decide.affected import ImportMap
-from ..edges import gitrepo, guard, history_io, homes, sandbox
+from ..edges import attribution, gitrepo, guard, history_io, homes, sandbox
 from ..fanout.scheduler import FanOutResult, fan_out
 from ..model import usage
 from ..model.candidates import IterationRecord, PhaseTiming
@@ -311,7 +311,7 @@ class Runner:
             self.emit(FanOutStarted(n, tuple(p.id for p in plans)))
             self.save(RunPhase.at(Stage.fanout, n))
             await self.kit.executor.prepare(self.run.current_commit)
-            watch = await guard.Watch.start(self.kit.guard, f"iteration-{n}")
+            watch = await attribution.Watch.start(self.kit.guard, f"iteration-{n}")
             self.fence = watch.baseline
             ahead, self.imports = self.imports, None
             known = await anyio.to_thread.run_sync(ahead.known) if isinstance(ahead, ImportsAhead) else ahead
@@ -363,7 +363,7 @@ class Runner:
         )
         self.save(RunPhase.at(Stage.done, n))
 
-    async def _put_back(self, watch: guard.Watch) -> None:
+    async def _put_back(self, watch: attribution.Watch) -> None:
         """The fan-out was cut short: what candidates wrote outside their worktrees and no check has
         put back yet is put back now, before the process goes, and the run's state names it with what
         the candidates' checks had already put back (their results, which said so, are not recorded)."""
