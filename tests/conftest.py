@@ -147,14 +147,14 @@ async def run_locked(repo: Path, options: Options, subscriber: Subscriber | None
     """A new run of the loop on repo as `explore run` starts it (cli/session), in this process: the
     repository locked for it and released after; subscriber hears its events."""
     from explore.edges import gitrepo
-    from explore.run import loop, state
+    from explore.run import repair, state
 
     info = gitrepo.open_repo(repo)
     state.ensure_writable(info.root)
     run_id = state.new_run_id()
     state.acquire_lock(info.root, run_id)
     try:
-        return await loop.run_repair(info, options, subscriber or (lambda event: None), run_id=run_id)
+        return await repair.run_repair(info, options, subscriber or (lambda event: None), run_id=run_id)
     finally:
         state.release_lock(info.root, run_id)
 

@@ -28,7 +28,8 @@ from explore.model.events import (
     RunFinished,
 )
 from explore.model.runstate import EscalationCategory, RunState
-from explore.run import loop, reports, state
+from explore.run import reports, state
+from explore.run.repair import check_options, run_repair
 
 pytestmark = pytest.mark.anyio
 
@@ -70,13 +71,13 @@ async def repair(repo: Path, agent_cmd: str, **flags: object) -> tuple[RunState,
         repo, {"agent": "command", "agent_cmd": agent_cmd, "parallel": 3, "flaky_reruns": 0, **flags}
     )
     info = gitrepo.open_repo(repo)
-    loop.check_options(info.root, options)
+    check_options(info.root, options)
     state.ensure_writable(info.root)
     run_id = state.new_run_id()
     state.acquire_lock(info.root, run_id)
     events: list[Event] = []
     try:
-        return await loop.run_repair(info, options, events.append, run_id=run_id), events
+        return await run_repair(info, options, events.append, run_id=run_id), events
     finally:
         state.release_lock(info.root, run_id)
 

@@ -36,7 +36,7 @@ from explore.model.phase import RunPhase, Stage
 from explore.model.runstate import RunState
 from explore.model.testresults import Counts
 from explore.model.usage import Usage
-from explore.run import loop, state
+from explore.run import repair, state
 
 CALC = {
     "calc.py": "def add(a, b):\n    return a - b\n",
@@ -58,11 +58,11 @@ for name, text in action.items():
 async def _repair(repo: Path, agent_cmd: str, publisher: Publisher, run_id: str) -> RunState:
     options = build_options(repo, {"agent": "command", "agent_cmd": agent_cmd, "parallel": 2, "flaky_reruns": 0})
     info = gitrepo.open_repo(repo)
-    loop.check_options(info.root, options)
+    repair.check_options(info.root, options)
     state.ensure_writable(info.root)
     state.acquire_lock(info.root, run_id)
     try:
-        return await loop.run_repair(info, options, publisher, run_id=run_id)
+        return await repair.run_repair(info, options, publisher, run_id=run_id)
     finally:
         state.release_lock(info.root, run_id)
 

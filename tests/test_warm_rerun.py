@@ -26,7 +26,8 @@ from explore.generators.base import RerunRequest, WarmUpRequest
 from explore.generators.mutate import MutateGenerator
 from explore.model.config import build_options
 from explore.model.runstate import RunState
-from explore.run import loop, state
+from explore.run import state
+from explore.run.repair import run_repair
 
 LIB = "def area(w, h):\n    return w + h\n"
 TESTS = "from geo.lib import area\n\n\ndef test_area():\n    assert area(2, 3) == 6\n\n\ndef test_square():\n    assert area(2, 2) == 4\n"
@@ -70,7 +71,7 @@ async def repair(repo: Path, generator: MutateGenerator, monkeypatch: pytest.Mon
     run_id = state.new_run_id()
     state.acquire_lock(info.root, run_id)
     try:
-        return await loop.run_repair(info, options, lambda event: None, run_id=run_id)
+        return await run_repair(info, options, lambda event: None, run_id=run_id)
     finally:
         state.release_lock(info.root, run_id)
 

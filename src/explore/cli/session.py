@@ -50,7 +50,7 @@ def execute(
     from ..edges import gitrepo
     from ..model.config import MAX_PARALLEL, Options, build_options
     from ..model.events import Publisher
-    from ..run import applying, loop, reports, state
+    from ..run import applying, repair, reports, state
     from .live import Display, Verbosity, choose_mode
 
     verbosity: Verbosity = "quiet" if talk.quiet else ("verbose" if talk.verbose else "normal")
@@ -72,7 +72,7 @@ def execute(
                 f"--parallel {options.parallel} capped to {cap} (at most 4 per core on this {cores}-core machine)"
             )
             options.parallel = cap
-        loop.check_options(info.root, options)
+        repair.check_options(info.root, options)
         state.ensure_writable(info.root)
         gitrepo.exclude_explore_dir(info.repo)
         run_id = previous.run_id if previous else state.new_run_id()
@@ -80,7 +80,7 @@ def execute(
         try:
             while True:
                 with display:
-                    result = anyio.run(loop.run_repair, info, options, events, previous, hint, run_id)
+                    result = anyio.run(repair.run_repair, info, options, events, previous, hint, run_id)
                 decision = _ask(info, result, as_json, talk.no_input, display)
                 if decision is None or decision.choice not in ("hint", "apply"):
                     break

@@ -3,7 +3,8 @@ stop conditions, checkpoints after every step, and cleanup whatever happens.
 
 The Runner is the one writer of the run's state (RunState): each step returns what it found and the
 Runner keeps the next state its transitions (run/transitions, run/stops) return. The iteration's steps
-are in run/iteration, the run's tools and their cleanup in run/kit."""
+are in run/iteration, the run's tools and their cleanup in run/kit; a run's start and end around the
+Runner in run/repair."""
 
 from __future__ import annotations
 
@@ -11,15 +12,14 @@ import logging
 import os
 import time
 from dataclasses import dataclass, replace
-from pathlib import Path
 
 import anyio
 
 from .. import generators
-from ..decide import crashes, escalation, history, redaction, suite_time
+from ..decide import crashes, history, suite_time
 from ..decide import stop as giving_up
 from ..decide.affected import ImportMap
-from ..edges import attribution, gitrepo, guard, history_io, homes, sandbox
+from ..edges import attribution, gitrepo, guard, history_io
 from ..fanout.scheduler import FanOutResult, fan_out
 from ..model import usage
 from ..model.candidates import IterationRecord, PhaseTiming
@@ -35,7 +35,6 @@ from ..model.events import (
     Merged,
     Note,
     Phase,
-    RunFinished,
     Subscriber,
     UsageSpent,
 )
@@ -59,7 +58,6 @@ from . import (
 from .imports_ahead import ImportsAhead
 from .kit import Kit
 from .progress import watch as watch_progress
-from .reports import write as write_report
 from .suite import Recheck
 
 log = logging.getLogger("explore.run")
@@ -456,83 +454,3 @@ class Runner:
         self.run = transitions.merged(self.run, new, self.current_run)
         self.emit(Merged(best.id, before, self.run.current.pass_rate, new))
         self.save(RunPhase.at(Stage.merged, n))
-
-
-def check_options(root: Path, options: Options) -> None:
-    """Refuse an unknown strategy or agent before anything is written."""
-    known = Kit.load_strategies(root, options)
-    if options.strategy != "auto" and options.strategy not in known:
-        raise UsageError(f"unknown strategy {options.strategy!r}: choose auto or one of {', '.join(sorted(known))}")
-    generators.resolve_agent(options.agent, options.agent_cmd, options.agents)
-    sandbox.probe(options.sandbox, tuple(options.sandbox_writable))  # `require` without bubblewrap: refused here
-    if options.since:
-        targeting.since_commit(root, options.since)
-
-
-async def run_repair(
-    info: gitrepo.RepoInfo,
-    options: Options,
-    emit: Subscriber,
-    resume: RunState | None = None,
-    hint: str | None = None,
-    run_id: str | None = None,
-) -> RunState:
-    gitrepo.exclude_explore_dir(info.repo)  # the run's own files never count as the user's changes
-    homes.sweep()  # the private homes of an explore process killed before it could remove them
-    run = resume or merging.prepare_new(info, options, run_id or state.new_run_id())
-    if resume:
-        from .housekeeping import kill_strays
-
-        kill_strays(run)
-        applying.restore_refs(info.repo, run)
-        run = transitions.resumed(run, os.getpid())
-    if hint:
-        run = transitions.hinted(run, hint)
-    with signals.held() as early:  # a signal before the run's scope exists: the run stops at its start
-        runner = Runner(info=info, options=options, run=run, emit=emit)
-        if hint and not escalation.uses_hints(runner.kit.agent):
-            emit(
-                Note(
-                    f"{runner.kit.agent} cannot use a hint: it is kept in the report; a generator that reads it: --agent anthropic or --agent-cmd"
-                )
-            )
-        runner.save()  # before any ref: a run killed from here on is found by `resume` and `clean`
-        if not resume:
-            applying.move_run(info.repo, runner.run, runner.run.base_commit)
-            state.fault_point("branch-created")
-        runner.interrupted = bool(early.seen)
-    try:
-        await runner.execute()
-    except UsageError:
-        merging.discard(info, runner.run)
-        raise
-    except Exception as exc:  # a bug of explore's own: the state and report say what was put back, resume goes on
-        runner.run = transitions.broken(runner.run, exc)
-        runner.save()
-        write_report(info.root, runner.run)
-        raise
-    finally:
-        t0 = time.monotonic()
-        runner.run = transitions.unrecorded(runner.run, usage.unrecorded(runner.kit.generator.usage, runner.run.usage))
-        redaction.scrub_tree(state.run_dir(info.root, runner.run.run_id))
-        log.debug("end: redaction %.2fs", time.monotonic() - t0)
-    with signals.held() as late:  # the end: a signal before the user's branch moves leaves it where it is
-        t0 = time.monotonic()
-        drift = runner.kit.guard.drift(runner.fence) if runner.fence is not None else []
-        log.debug("end: drift %.2fs", time.monotonic() - t0)
-        state.fault_point("apply")
-        if late.seen and runner.run.status != "interrupted":
-            runner.interrupted = True
-            runner.run = transitions.ended(runner.run, "interrupted", transitions.interrupted_reason(runner.run))
-            emit(Note("interrupted: the result stays on the run's branch; `explore resume` finishes the run"))
-        ending = merging.finish(info, runner.run, options, emit, drift)
-        runner.run = transitions.finished(runner.run, ending)
-        if runner.ending is not None:
-            runner.run = transitions.end_booked(runner.run, time.monotonic() - runner.ending)
-        runner.save(RunPhase.at(runner.run.status))
-        closing = history.branch_record(runner.run)  # a result not applied: the branch holds the baseline
-        if closing is not None:
-            history_io.append(runner.kit.history_path, closing)
-    run = runner.run
-    emit(RunFinished(run.status, run.stop_reason, run))
-    return run
