@@ -4,6 +4,7 @@ takes two iterations — the second edit only becomes a fix once the first is me
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 from conftest import assert_no_debris, git, run_cli
@@ -27,7 +28,11 @@ def test_demo_is_repaired_by_mutate_in_one_aggressive_iteration(tmp_path: Path) 
     winner = next(c for c in iteration["candidates"] if c["id"] == iteration["winner"])
     assert winner["operator"] == "arithmetic+comparison", winner
     report = Path(summary["report"]).read_text()
-    assert report.count("Time: start ") == 1 and report.count(" · baseline ") == 1 and "screening" in report
+    # one time line, explore's own start booked as a phase (shown when it took 0.05 s or more:
+    # with its bytecode cached it can take less)
+    assert iteration["timing"]["start"] > 0, iteration["timing"]
+    [line] = [line for line in report.splitlines() if line.startswith("Time: ")]
+    assert re.match(r"Time: (start \d+\.\ds · )?baseline \d+\.\ds · ", line) and "screening" in line, line
     _fixed(target)
 
 
