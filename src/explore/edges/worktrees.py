@@ -224,16 +224,21 @@ class WorktreePool:
     def _trusted(self, path: Path, commit: str) -> None:
         """The checkout at path read only objects that held their ids (objects.Store.verify): when
         a file of the store changed meanwhile (an unconfined process rewrote it), it is checked out
-        again from scratch once the store is mended; SetupFailed when the store keeps changing."""
+        again from scratch once the store is mended; SetupFailed when the store keeps changing.
+        Checked and checked out again under the store's lock: explore's own writes (other candidates'
+        captures, which freshen the objects they write again) wait, so only an unconfined process can
+        make it change again — six candidates capturing at once kept an honest one's checkout from
+        ever verifying (test_tamper under CI load)."""
         store = objects.store(Path(self.repo.common_dir))
-        for _ in range(3):
+        with store.lock:
+            for _ in range(3):
+                if not store.verify():
+                    return
+                (self._admin(path) / "index").unlink(missing_ok=True)
+                self.git_in(path, "reset", "--hard", "--quiet", commit)
+                self.git_in(path, "clean", "-ffdq" if self.keep_ignored else "-ffdxq")
             if not store.verify():
                 return
-            (self._admin(path) / "index").unlink(missing_ok=True)
-            self.git_in(path, "reset", "--hard", "--quiet", commit)
-            self.git_in(path, "clean", "-ffdq" if self.keep_ignored else "-ffdxq")
-        if not store.verify():
-            return
         raise SetupFailed(f"the repository's object store kept changing while explore checked out {commit[:10]}")
 
     def settle(self, path: Path) -> None:
