@@ -48,7 +48,17 @@ def _differences(a, b, where: str = "") -> list[str]:
     return [] if a == b else [f"{where}: {a!r} != {b!r}"]
 
 
-RESULT_FIELDS = {"status", "reason", "progress", "pass_rate", "failed_tests", "newly_failing", "tested", "validated"}
+RESULT_FIELDS = {
+    "status",
+    "reason",
+    "progress",
+    "score",
+    "pass_rate",
+    "failed_tests",
+    "newly_failing",
+    "tested",
+    "validated",
+}
 """What a candidate's tests found: absent for a candidate one of the runs did not test."""
 
 
