@@ -48,6 +48,8 @@ from . import (
     beside,
     iteration,
     merging,
+    putback,
+    retiming,
     signals,
     state,
     stops,
@@ -332,7 +334,8 @@ class Runner:
                 BaseException
             ):  # a signal, an error, a generator lost mid-way: its candidates' leave() may not have run
                 with anyio.CancelScope(shield=True):
-                    await self._put_back(watch)
+                    self.run = await putback.after_cut(self.kit, self.run, watch, self.emit)
+                    self.save()
                 raise
             timing.validation, timing.confirmation = round(outcome.validation_s, 3), round(outcome.confirmation_s, 3)
             timing.fanout = round(time.monotonic() - started - outcome.validation_s, 3)
@@ -345,7 +348,10 @@ class Runner:
             started = time.monotonic()
             self._merge_best(record, outcome, n)
             timing.merge = round(time.monotonic() - started, 3)
-            self._retime(outcome)
+            if (
+                retimed := retiming.after_fanout(self.kit, self.run, self.timed, self.clock, outcome, self.emit)
+            ) is not None:
+                self.run, self.timed = retimed
         record.pass_rate, record.failed_tests = self.run.current.pass_rate, list(self.run.current_failing)
         self._set_aside_unmoved(proposal.unmoved)
         if not record.usage.empty:
@@ -360,33 +366,6 @@ class Runner:
             self.run, n, flaky, self.options, self.clock, time.monotonic(), self.kit.agent, self.kit.generator.name
         )
         self.save(RunPhase.at(Stage.done, n))
-
-    async def _put_back(self, watch: attribution.Watch) -> None:
-        """The fan-out was cut short: what candidates wrote outside their worktrees and no check has
-        put back yet is put back now, before the process goes, and the run's state names it with what
-        the candidates' checks had already put back (their results, which said so, are not recorded)."""
-        done = list(watch.restored)
-        try:
-            after = await anyio.to_thread.run_sync(self.kit.guard.fingerprint)
-            if self.kit.guard.compare(watch.baseline, after):
-                done.append(
-                    await anyio.to_thread.run_sync(self.kit.guard.restore, watch.baseline, after, f"{watch.label}-cut")
-                )
-        except (OSError, RuntimeError) as exc:
-            self.emit(Note(f"could not check what the candidates changed outside their worktrees: {exc}"))
-        paths = sorted({p for change in done for p in change.paths})
-        if not paths:
-            return
-        kept = next((c.quarantine for c in reversed(done) if c.quarantine), None)
-        self.run = transitions.put_back(self.run, paths, kept)
-        held = (
-            "put back"
-            if all(c.restored for c in done)
-            else "put back, but changed again since (a process still writing?)"
-        )
-        where = f"; what was there is kept in {kept}" if kept else ""
-        self.emit(Note(f"{held}: {', '.join(paths[:8])}, written outside a candidate's worktree{where}"))
-        self.save()
 
     def _debug_report(self, record: IterationRecord, failing: list[TestOutcome]) -> None:
         """--reports-dir: the iteration's report by topic; with --commit-reports, in the run branch's commit."""
@@ -409,25 +388,6 @@ class Runner:
         if new:
             why = f"no edit tried in {history.SET_ASIDE_AFTER} iterations running changed its outcome"
             self.emit(Note(f"setting aside {', '.join(new)}: {why}"))
-
-    def _retime(self, outcome: FanOutResult) -> None:
-        """After a baseline a tracer slowed (mutate's coverage): the first plain whole run of the
-        suite times it from now on (decide/suite_time) — the search budget and the per-test limit."""
-        if self.timed is None:
-            return
-        runs = suite_time.plain_runs(outcome.runs, outcome.ranking)
-        timed = suite_time.settled(self.timed, runs, self.run.baseline_ids)
-        if timed is None:
-            return
-        self.timed = timed
-        why = "timed by a whole run without the baseline's coverage"
-        if self.clock is not None:
-            self.clock.suite_s = giving_up.suite_seconds(timed.test_s, self.kit.suite.overhead_s)
-            self.emit(Note(f"search budget: {self.clock.describe()}, {why}"))
-        limit = self.kit.suite.retime(timed.run)
-        self.run = transitions.retimed(self.run, limit, self.kit.suite.command.slowest_pass_s)
-        if limit is not None:
-            self.emit(Note(f"per-test limit from now on: {limit:g}s, {why}"))
 
     def _candidate_events(self, n: int) -> Listener:
         def report(event: CandidateEvent) -> None:
