@@ -99,7 +99,7 @@ def flaky_test(counter: Path, gate: Path | None = None) -> str:
     """Fails the first time it runs and passes after (a flake of the environment). gate: a later run
     waits for that file first (the test's subscriber writes it: `started`) and fails without it."""
     waits = (
-        f"    gate, until = Path({str(gate)!r}), time.monotonic() + 120\n"
+        f"    gate, until = Path({str(gate)!r}), time.monotonic() + 60\n"
         "    while runs and not gate.exists():  # the file the test writes once a candidate has started\n"
         "        assert time.monotonic() < until, 'no candidate started while the baseline rerun ran'\n"
         "        time.sleep(0.05)\n"
@@ -158,7 +158,8 @@ async def test_green_in_one_iteration_merges_the_winner_and_writes_the_state(tmp
     repo = make_repo(tmp_path / "repo", {**CALC, **DOCS, "tests/test_flaky.py": flake})
     start = git(repo, "rev-parse", "HEAD")
     actions = {"a": {"write": WRONG}, "b": {"write": TAMPER}, "c": {"write": FIX}}
-    run, events = await repair(repo, agent(tmp_path, actions), started(gate), flaky_reruns=1)
+    # test_timeout: the rerun's wait for a candidate's start must fit its per-test limit under CI load
+    run, events = await repair(repo, agent(tmp_path, actions), started(gate), flaky_reruns=1, test_timeout=90)
 
     assert run.status == "succeeded" and run.finished and reports.EXIT_CODES[run.status] == 0
     assert run.stop_reason == "the quality gate is met (the whole suite is green)"
@@ -272,8 +273,9 @@ async def test_a_running_candidate_aimed_only_at_a_flake_the_rerun_finds_is_with
     files = {**CALC, **FIX, "tests/test_flaky.py": flaky_test(tmp_path / "flaky-runs", gate)}
     repo = make_repo(tmp_path / "repo", files)
     touch = {"calc.py": FIX["calc.py"] + "# checked\n"}
+    actions = {"a": {"write": touch}}
     run, events = await repair(
-        repo, agent(tmp_path, {"a": {"write": touch}}), started(gate), parallel=1, flaky_reruns=1
+        repo, agent(tmp_path, actions), started(gate), parallel=1, flaky_reruns=1, test_timeout=90
     )
     assert run.status == "succeeded" and run.flaky == [FLAKY_ID], run.stop_reason
     assert next(e for e in events if isinstance(e, BaselineFinished)).flaky == ()  # its rerun had not run
