@@ -16,7 +16,9 @@ def test_a_plan_aimed_only_at_flaky_tests_is_withdrawn() -> None:
     assert aims.aimed_at(flake, FAILING) == {"t.py::flake"} and aims.aimed_at(agent, FAILING) == set(FAILING)
     found = aims.withdrawn([flake, both, agent], FAILING, frozenset({"t.py::flake"}))
     assert list(found) == ["a"]
-    assert found["a"].startswith("withdrawn: aimed only at t.py::flake, found flaky while the candidates were proposed")
+    assert found["a"].startswith(
+        "withdrawn: aimed only at t.py::flake, found flaky by the baseline's rerun beside the first iteration"
+    )
     assert list(aims.withdrawn([flake, both, agent], FAILING, frozenset(FAILING))) == ["a", "b", "c"]
     assert aims.withdrawn([agent], [], frozenset({"t.py::flake"})) == {}  # aimed at nothing named: kept
     odd = CandidatePlan(id="d", data={"fixed": 3})  # not a list of ids: the proposal's failing tests

@@ -6,7 +6,7 @@ with fixed changes (no mock: it is a generator, one that always proposes the sam
 from __future__ import annotations
 
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import anyio
@@ -14,12 +14,13 @@ import psutil
 import pytest
 
 from conftest import git, make_repo
-from explore.decide import scoring
+from explore.decide import aims, scoring
 from explore.edges import gitrepo, procs
 from explore.edges.strategy_io import load_strategies
 from explore.edges.testing import make_command
 from explore.edges.worktrees import WorktreePool
 from explore.executors.local import LocalExecutor
+from explore.fanout.pending import Judged, Pending
 from explore.fanout.scheduler import FanOutConfig, FanOutResult, fan_out
 from explore.generators.base import CandidateContext, FixGenerator, ProposalRequest
 from explore.model.candidates import CandidatePlan, CandidateStatus, Proposal, Realised
@@ -220,3 +221,59 @@ def _cmdline(proc: psutil.Process) -> list[str]:
         return [*proc.cmdline(), proc.cwd()]
     except (psutil.NoSuchProcess, psutil.AccessDenied, psutil.ZombieProcess):
         return []
+
+
+class Aimed(FixedChanges):
+    """FixedChanges whose plans each name the failing tests they fix (as mutate's screening does)."""
+
+    def __init__(self, changes: list[dict[str, str] | Exception], aims: list[list[str]]) -> None:
+        super().__init__(changes)
+        self.aims = aims
+
+    async def propose(self, request: ProposalRequest) -> Proposal:
+        proposal = await super().propose(request)
+        for plan, fixed in zip(proposal.plans, self.aims):
+            plan.data["fixed"] = fixed
+        return proposal
+
+
+async def test_the_baseline_rerun_ending_withdraws_a_running_candidate_aimed_only_at_a_flake(tmp_path: Path) -> None:
+    """Issue 40.4: the baseline's flaky rerun goes on beside the fan-out (fanout/pending). a, aimed only
+    at test_negative, is running its tests (they hang: its pid file) when the rerun ends finding
+    test_negative flaky: a is withdrawn, its test process killed; b, aimed at test_add too, is kept and
+    scored as the rerun left the yardstick (test_negative counted neither way: 2/2, above 1/2)."""
+    pid_file, flake = tmp_path / "hanging.pid", "tests/test_calc.py::test_negative"
+    it = iteration(tmp_path, Aimed([hang(pid_file), FIX], [[flake], sorted(FAILING)]))
+    pending = Pending()
+    config = replace(it.config, pending=pending)
+    proposal = await config.generator.propose(config.request)
+    for letter, plan in zip("ab", proposal.plans):
+        plan.id = letter
+    found: list[FanOutResult] = []
+
+    async def rerun_ends() -> None:  # once a's tests are running
+        with anyio.fail_after(60):
+            while not pid_file.exists():
+                await anyio.sleep(0.05)
+        judged = Judged(scoring.Yardstick(IDS - {flake}, frozenset({flake})), IDS - FAILING, 50.0, frozenset())
+        pending.end(judged, aims.withdrawn(proposal.plans, sorted(FAILING), frozenset({flake})))
+
+    async def fans() -> None:
+        found.append(await fan_out(proposal.plans, config, 2))
+
+    try:
+        async with anyio.create_task_group() as group:
+            group.start_soon(rerun_ends)
+            group.start_soon(fans)
+    finally:
+        await anyio.to_thread.run_sync(it.pool.remove_all)
+    [outcome] = found
+    a, b = outcome.candidates
+    assert a.status == CandidateStatus.rejected and not a.tested and not a.validated and a.score == 0.0
+    assert a.reason is not None and a.reason.startswith(f"withdrawn: aimed only at {flake}, found flaky")
+    assert [e.phase for e in it.events if e.candidate == "a"][-2:] == [Phase.full, Phase.finished]  # stopped running
+    pid = int(pid_file.read_text())
+    assert not psutil.pid_exists(pid) or psutil.Process(pid).status() == psutil.STATUS_ZOMBIE
+    assert outcome.ranking == ["b"] and b.status == CandidateStatus.ok and b.validated and b.pass_rate == 100.0
+    assert sorted(b.failed_tests) == [] and "a" not in outcome.runs
+    assert_cleaned_up(it)

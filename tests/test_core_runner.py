@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -63,10 +64,13 @@ def agent(tmp_path: Path, actions: dict[str, dict]) -> str:
     return f"{sys.executable} {tmp_path / 'agent.py'} {tmp_path / 'actions.json'}"
 
 
-async def repair(repo: Path, agent_cmd: str, **flags: object) -> tuple[RunState, list[Event]]:
+async def repair(
+    repo: Path, agent_cmd: str, listen: Callable[[Event], None] | None = None, **flags: object
+) -> tuple[RunState, list[Event]]:
     """What `explore run --agent command --agent-cmd …` does (cli/session), in this process: the
     options read, the run's folder kept out of git's sight, the repository locked, the loop run
-    with a subscriber that keeps every event it publishes. The run's state and its events."""
+    with a subscriber that keeps every event it publishes (and hands it to listen). The run's state
+    and its events."""
     options = build_options(
         repo, {"agent": "command", "agent_cmd": agent_cmd, "parallel": 3, "flaky_reruns": 0, **flags}
     )
@@ -76,8 +80,14 @@ async def repair(repo: Path, agent_cmd: str, **flags: object) -> tuple[RunState,
     run_id = state.new_run_id()
     state.acquire_lock(info.root, run_id)
     events: list[Event] = []
+
+    def heard(event: Event) -> None:
+        events.append(event)
+        if listen is not None:
+            listen(event)
+
     try:
-        return await run_repair(info, options, events.append, run_id=run_id), events
+        return await run_repair(info, options, heard, run_id=run_id), events
     finally:
         state.release_lock(info.root, run_id)
 
@@ -85,15 +95,34 @@ async def repair(repo: Path, agent_cmd: str, **flags: object) -> tuple[RunState,
 FLAKY_ID = "tests/test_flaky.py::test_first_run_fails"
 
 
-def flaky_test(counter: Path) -> str:
-    """Fails the first time it runs and passes after (a flake of the environment)."""
+def flaky_test(counter: Path, gate: Path | None = None) -> str:
+    """Fails the first time it runs and passes after (a flake of the environment). gate: a later run
+    waits for that file first (the test's subscriber writes it: `started`) and fails without it."""
+    waits = (
+        f"    gate, until = Path({str(gate)!r}), time.monotonic() + 60\n"
+        "    while runs and not gate.exists():  # the file the test writes once a candidate has started\n"
+        "        assert time.monotonic() < until, 'no candidate started while the baseline rerun ran'\n"
+        "        time.sleep(0.05)\n"
+        if gate is not None
+        else ""
+    )
     return (
-        "from pathlib import Path\n\n\ndef test_first_run_fails():\n"
+        "import time\nfrom pathlib import Path\n\n\ndef test_first_run_fails():\n"
         f"    counter = Path({str(counter)!r})\n"
         "    runs = len(counter.read_text()) if counter.exists() else 0\n"
-        "    counter.write_text('x' * (runs + 1))\n"
-        "    assert runs > 0, 'fails on its first run only'\n"
+        "    counter.write_text('x' * (runs + 1))\n" + waits + "    assert runs > 0, 'fails on its first run only'\n"
     )
+
+
+def started(gate: Path) -> Callable[[Event], None]:
+    """A subscriber that writes gate once a candidate has started: the flake's rerun (flaky_test) ends
+    only after that, so the run's events show whether candidates start before the rerun's end."""
+
+    def heard(event: Event) -> None:
+        if isinstance(event, CandidateEvent) and event.phase == Phase.starting:
+            gate.touch()
+
+    return heard
 
 
 def milestones(events: list[Event]) -> list[type]:
@@ -122,21 +151,24 @@ async def test_green_in_one_iteration_merges_the_winner_and_writes_the_state(tmp
     (the baseline's, each candidate's, the user's checkout). Before, the fix's run in its own worktree
     counted the skipped test under its new id as a failure: 3/4 (75.0%), never green. And a flake
     beside the bug (issue 40.4): the baseline's rerun of it runs beside the first proposal, and the
-    candidates, aimed at the bug too, are tested as usual."""
-    repo = make_repo(tmp_path / "repo", {**CALC, **DOCS, "tests/test_flaky.py": flaky_test(tmp_path / "flaky-runs")})
+    candidates, aimed at the bug too, start before the rerun ends (it waits for the first to start:
+    `started`), are kept when it finds the flake, and are judged as it found it."""
+    gate = tmp_path / "a-candidate-started"
+    flake = flaky_test(tmp_path / "flaky-runs", gate)
+    repo = make_repo(tmp_path / "repo", {**CALC, **DOCS, "tests/test_flaky.py": flake})
     start = git(repo, "rev-parse", "HEAD")
-    run, events = await repair(
-        repo, agent(tmp_path, {"a": {"write": WRONG}, "b": {"write": TAMPER}, "c": {"write": FIX}}), flaky_reruns=1
-    )
+    actions = {"a": {"write": WRONG}, "b": {"write": TAMPER}, "c": {"write": FIX}}
+    # test_timeout: the rerun's wait for a candidate's start must fit its per-test limit under CI load
+    run, events = await repair(repo, agent(tmp_path, actions), started(gate), flaky_reruns=1, test_timeout=90)
 
     assert run.status == "succeeded" and run.finished and reports.EXIT_CODES[run.status] == 0
     assert run.stop_reason == "the quality gate is met (the whole suite is green)"
     assert run.baseline.passed == 1 and run.baseline.total == 3  # the flake left out once found (40.4)
     assert run.flaky == [FLAKY_ID] and next(e for e in events if isinstance(e, BaselineFinished)).flaky == ()
-    found = f"flaky: {FLAKY_ID} failed in the baseline and passed rerun alone (rerun beside the proposal)"
-    kinds = [type(e) for e in events]
+    found = f"flaky: {FLAKY_ID} failed in the baseline and passed rerun alone (rerun beside the first iteration)"
     note = next(i for i, e in enumerate(events) if isinstance(e, Note) and e.text == found)
-    assert kinds.index(IterationStarted) < note < kinds.index(FanOutStarted)  # found while proposing
+    first = next(i for i, e in enumerate(events) if isinstance(e, CandidateEvent))
+    assert [type(e) for e in events].index(FanOutStarted) < first < note  # candidates started before it ended
     summary = reports.summary(run, None)
     assert (summary.baseline.passed, summary.baseline.total) == (1, 3)
     assert (summary.final.passed, summary.final.total, summary.final.pass_rate) == (3, 3, 100.0)
@@ -148,6 +180,7 @@ async def test_green_in_one_iteration_merges_the_winner_and_writes_the_state(tmp
     assert record.timing.start > 0 and record.timing.end > 0 and record.timing.total() <= run.duration_s
     assert [(c.id, c.status.value) for c in record.candidates] == [("a", "ok"), ("b", "rejected"), ("c", "ok")]
     assert record.candidates[1].reason == "edits test files: tests/test_calc.py"
+    assert round(record.candidates[0].pass_rate, 1) == 33.3  # 1/3: the flake counted neither way, as found
     # merged: one commit on the start, holding the winner's change and nothing else; the user's
     # clean branch fast-forwarded to it
     assert run.merged_commit == record.commit == git(repo, "rev-parse", "HEAD")
@@ -230,25 +263,33 @@ async def test_no_candidate_better_fails_the_run_and_leaves_no_branch(tmp_path: 
     assert branches(repo) == ["main"] and run.branch is None
 
 
-async def test_a_candidate_aimed_only_at_a_flake_found_beside_the_proposal_is_withdrawn(tmp_path: Path) -> None:
-    """Issue 40.4: the baseline's last flaky rerun runs beside the first proposal; the flake it finds
-    meanwhile is left out, and a candidate aimed only at it is withdrawn, never tested. (A flake
-    beside a real bug: test_green_in_one_iteration_merges_the_winner_and_writes_the_state.)"""
-    files = {**CALC, **FIX, "tests/test_flaky.py": flaky_test(tmp_path / "flaky-runs")}
+async def test_a_running_candidate_aimed_only_at_a_flake_the_rerun_finds_is_withdrawn(tmp_path: Path) -> None:
+    """Issue 40.4: the baseline's last flaky rerun runs beside the first proposal and its fan-out; the
+    flake it finds is left out, and a candidate aimed only at it, already started (the rerun waits
+    for it: `started`), is withdrawn — never scored, its result saying why. (A flake beside a real
+    bug, its candidates kept: test_green_in_one_iteration_merges_the_winner_and_writes_the_state; a
+    test job killed: test_core_fanout.)"""
+    gate = tmp_path / "a-candidate-started"
+    files = {**CALC, **FIX, "tests/test_flaky.py": flaky_test(tmp_path / "flaky-runs", gate)}
     repo = make_repo(tmp_path / "repo", files)
-    run, events = await repair(repo, agent(tmp_path, {"a": {"write": FIX}}), parallel=1, flaky_reruns=1)
+    touch = {"calc.py": FIX["calc.py"] + "# checked\n"}
+    actions = {"a": {"write": touch}}
+    run, events = await repair(
+        repo, agent(tmp_path, actions), started(gate), parallel=1, flaky_reruns=1, test_timeout=90
+    )
     assert run.status == "succeeded" and run.flaky == [FLAKY_ID], run.stop_reason
     assert next(e for e in events if isinstance(e, BaselineFinished)).flaky == ()  # its rerun had not run
-    said = [e.text for e in events if isinstance(e, Note) and e.text.startswith(("flaky:", "[a]", "no candidates"))]
-    found = f"flaky: {FLAKY_ID} failed in the baseline and passed rerun alone (rerun beside the proposal)"
-    kinds = [type(e) for e in events]
-    assert kinds.index(IterationStarted) < next(i for i, e in enumerate(events) if getattr(e, "text", "") == found)
+    found = f"flaky: {FLAKY_ID} failed in the baseline and passed rerun alone (rerun beside the first iteration)"
+    note = next(i for i, e in enumerate(events) if isinstance(e, Note) and e.text == found)
+    assert next(i for i, e in enumerate(events) if isinstance(e, CandidateEvent)) < note
     [record] = run.iterations
     [a] = record.candidates
-    assert a.status.value == "rejected" and not a.tested and record.winner is None
+    assert a.status.value == "rejected" and not a.tested and not a.validated and record.winner is None
     assert a.reason is not None and a.reason.startswith(f"withdrawn: aimed only at {FLAKY_ID}, found flaky")
-    assert said == [found, f"[a] {a.reason}", "no candidates left: each was aimed only at tests found flaky"]
-    assert FanOutStarted not in kinds and run.merged_commit is None and run.current_failing == []
+    assert a.score == 0.0 and a.pass_rate == 0.0
+    [said] = [e.result for e in events if isinstance(e, CandidateEvent) and e.phase == Phase.finished]
+    assert said is not None and said.reason == a.reason
+    assert run.merged_commit is None and run.current_failing == []
     assert_no_debris(repo)
 
 

@@ -1,7 +1,8 @@
 """What a candidate is aimed at, and when a target found flaky after the proposal withdraws it
-(issue 40.4): the baseline's last flaky rerun runs beside the first proposal, so a test it finds
-flaky may already have candidates aimed at it. A candidate aimed only at such tests would be scored
-against a failure that was never there: it is withdrawn, not tested. Pure."""
+(issue 40.4): the baseline's last flaky rerun runs beside the first proposal and its fan-out, so a
+test it finds flaky may already have candidates aimed at it, running or not. A candidate aimed only
+at such tests would be scored against a failure that was never there: it is withdrawn, its tests
+stopped. Pure."""
 
 from __future__ import annotations
 
@@ -31,7 +32,7 @@ def withdrawn(plans: Iterable[CandidatePlan], failing: Sequence[str], flaky: fro
             named = sorted(aims)
             more = f" (+{len(named) - SHOWN} more)" if len(named) > SHOWN else ""
             found[plan.id] = (
-                f"withdrawn: aimed only at {', '.join(named[:SHOWN])}{more}, found flaky while the candidates "
-                "were proposed (it failed in the baseline and passed rerun alone)"
+                f"withdrawn: aimed only at {', '.join(named[:SHOWN])}{more}, found flaky by the baseline's rerun "
+                "beside the first iteration (it failed in the baseline and passed rerun alone)"
             )
     return found

@@ -72,6 +72,9 @@ async def run_candidate(plan: CandidatePlan, config: FanOutConfig, board: Board)
         board.deadlines.pop(plan.id, None)
         board.running -= 1
         board.done[plan.id].set()
+    if config.pending is not None and plan.id in config.pending.withdrawn:  # its scope was cancelled
+        result.status, result.reason = CandidateStatus.rejected, config.pending.withdrawn[plan.id]
+        result.tested = result.validated = False
     if config.watch is not None:
         try:
             outside(result, await config.watch.leave(plan.id))
@@ -190,6 +193,7 @@ async def _attempt(
         config.emit(plan.id, Phase.shared, twin)
         with off_the_clock(board.deadlines.get(plan.id)):  # its twin's tests are not its own time
             await board.done[twin].wait()
+            config = await config.judged(plan.id)
         if twin in board.runs:
             score(result, board.runs[twin], config, files)
             result.validated = twin not in board.estimates
@@ -230,6 +234,7 @@ async def _tested(
     if job.status != JobStatus.ok:
         result.status, result.reason = job_failure(job)
         return
+    config = await config.judged(cid)  # scored once the baseline's flaky rerun has ended (pending.py)
     board.runs[cid] = job.run
     await confirm_reruns(cid, path, config, board, result, job.run, files_dir)
     if not config.pool.intact(path):  # the reruns ran its code too

@@ -4,8 +4,10 @@ executor and the limits and sets its patch checks and tests read (read-only whil
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
+
+import anyio
 
 from ..decide import scoring, shard_plan
 from ..decide.affected import ImportMap
@@ -17,6 +19,7 @@ from ..executors.jobs import Executor
 from ..generators.base import FixGenerator, ProposalRequest
 from ..model.candidates import CandidateResult
 from ..model.events import CandidateEvent, Listener, Phase
+from .pending import Pending
 
 
 @dataclass(frozen=True)
@@ -69,6 +72,29 @@ class FanOutConfig:
     """Where its agent and setup processes run (its tests: the executor's)."""
     max_patch_bytes: int | None = None
     """`max-patch-size`: a larger patch is not read further and its candidate is rejected."""
+    pending: Pending | None = None
+    """The baseline's flaky rerun, still going as the fan-out starts (pending.py): `judged` waits for it."""
+
+    async def judged(self, cid: str | None = None) -> FanOutConfig:
+        """This config once the baseline's rerun has ended, with what it found (pending.py): what
+        every score, prospect, stop and validation reads. cid: the candidate asking — one withdrawn
+        waits here until the fan-out cancels it."""
+        if self.pending is None:
+            return self
+        await self.pending.ended.wait()
+        if cid is not None and cid in self.pending.withdrawn:
+            await anyio.sleep_forever()  # its scope is cancelled (scheduler.fan_out)
+        found = self.pending.judged
+        if found is None:
+            return replace(self, pending=None)
+        return replace(
+            self,
+            pending=None,
+            yardstick=found.yardstick,
+            current_passing=found.current_passing,
+            current_rate=found.current_rate,
+            protected=found.protected,
+        )
 
     def emit(self, cid: str, phase: Phase, detail: str = "", result: CandidateResult | None = None) -> None:
         self.listener(CandidateEvent(cid, phase, detail, result))

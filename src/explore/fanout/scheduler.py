@@ -9,6 +9,7 @@ run down; cancellation (Ctrl-C) kills every process tree and cancels every execu
 
 from __future__ import annotations
 
+import logging
 import time
 from dataclasses import dataclass, field, replace
 
@@ -29,10 +30,13 @@ from .board import Board
 from .candidate import run_candidate
 from .checks import LINK_REWRITTEN, outside, score
 from .config import FanOutConfig
+from .pending import Pending, withdrawn_result
 from .testjobs import confirm_reruns, failed_status, full_suite
 from .turns import Turns
 
 __all__ = ["FanOutConfig", "FanOutResult", "Findings", "fan_out"]
+
+log = logging.getLogger("explore.fanout")
 
 
 @dataclass(frozen=True)
@@ -90,19 +94,31 @@ async def fan_out(plans: list[CandidatePlan], config: FanOutConfig, parallel: in
     board.turns.standing = {plan.id: plan.confidence for plan in plans}
     results: dict[str, CandidateResult] = {}
 
+    pending = config.pending
+
     async def one(plan: CandidatePlan) -> None:
         async with limiter:
+            if pending is not None and plan.id in pending.withdrawn:  # before its turn came
+                results[plan.id] = withdrawn_result(plan, pending.withdrawn[plan.id])
+                board.done[plan.id].set()
+                config.emit(plan.id, Phase.finished, result=results[plan.id])
+                return
             results[plan.id] = await run_candidate(plan, config, board)
 
     async with anyio.create_task_group() as group:
         for plan in plans:
             board.done[plan.id] = anyio.Event()
             group.start_soon(one, plan)
+        if pending is not None:
+            group.start_soon(_withdraw_when_found, pending, board)
+    config = await config.judged()  # what the baseline's rerun found, for validation and the ranking
+    if pending is not None and pending.withdrawn:
+        await _withdrawn(pending, [results[plan.id] for plan in plans], config, board)
     if config.watch is not None:  # a change several candidates may have made: each runs again, alone
         for cid in config.watch.ambiguous:  # what the ones run again must beat: not any of their first runs
             board.turns.withdraw(cid)
         for plan in plans:
-            if plan.id in config.watch.ambiguous:
+            if plan.id in config.watch.ambiguous and not (pending and plan.id in pending.withdrawn):
                 config.watch.forget(plan.id)
                 board.forget(plan.id)
                 first = results[plan.id]
@@ -126,6 +142,34 @@ async def fan_out(plans: list[CandidatePlan], config: FanOutConfig, parallel: in
     return FanOutResult(
         ordered, runs, agreement, findings, [r.id for r in ranked], validation_s, dict(board.tested), confirmation_s
     )
+
+
+async def _withdraw_when_found(pending: Pending, board: Board) -> None:
+    """Once the baseline's rerun ends, the candidates aimed only at a test it found flaky are
+    stopped wherever they are (their --branch-timeout scope cancelled: their test jobs killed,
+    their worktrees' checks run as they end); one that has not started is never started (`one`)."""
+    await pending.ended.wait()
+    for cid in pending.withdrawn:
+        if cid in board.deadlines:
+            board.deadlines[cid].cancel()
+
+
+async def _withdrawn(pending: Pending, results: list[CandidateResult], config: FanOutConfig, board: Board) -> None:
+    """The withdrawn candidates as the fan-out leaves them: rejected with the reason, whatever they
+    had reached (one that ended on its own before the rerun did never reached a score), out of the
+    turns, and their worktrees back at the commit, clean of what their cancelled jobs left."""
+    for result in results:
+        if result.id not in pending.withdrawn:
+            continue
+        result.status, result.reason, result.score = CandidateStatus.rejected, pending.withdrawn[result.id], 0.0
+        result.tested = result.validated = False
+        board.turns.withdraw(result.id)
+        board.skipped.discard(result.id)
+        if result.id in config.pool.created:
+            try:
+                await anyio.to_thread.run_sync(config.pool.acquire, result.id, config.commit)
+            except Exception as exc:  # the next iteration's acquire tries again; the run's end removes it
+                log.warning("could not clean withdrawn candidate %s's worktree: %s", result.id, exc)
 
 
 async def settle(results: list[CandidateResult], config: FanOutConfig, board: Board) -> float:

@@ -84,6 +84,7 @@ async def run_tests(
         first = await config.executor.run(candidate_job(config, board, cid, path, "affected", selection), files_dir)
         if first.status != JobStatus.ok:
             return first
+        config = await config.judged(cid)  # the estimate and a prospect read what the baseline's rerun found
         if not first.run.infra_error:
             assumed = {i: TestOutcome(id=i, outcome="passed") for i in config.current_passing} | {
                 i: TestOutcome(id=i, outcome="xfailed") for i in config.current_xfailed
@@ -127,7 +128,7 @@ async def full_suite(
     full = await shards.run_sharded(config.executor, candidate_job(config, board, cid, path, "full"), groups, files_dir)
     if full.status == JobStatus.ok:
         (board.whole.add if whole else board.whole.discard)(cid)
-        counts = config.yardstick.counts(full.run)
+        counts = (await config.judged(cid)).yardstick.counts(full.run)
         result.progress = f"{result.progress + ' → ' if result.progress else ''}full {counts.passed:,}/{counts.total:,}"
         result.validated = True
     return full
@@ -240,13 +241,16 @@ async def _stoppable_whole(
     config.emit(cid, Phase.full, why)
     marks = progress.path_for(files_dir / "tests.log")  # what the local executor's job writes
     await anyio.to_thread.run_sync(progress.forget, marks)
+
+    async def stop_when_outranked() -> None:  # by the failing tests the baseline's rerun left failing
+        judged = await config.judged(cid)
+        failing_now = judged.yardstick.ids - judged.current_passing - judged.current_xfailed
+        rank_at = partial(ranked, board, result, newly_failing=0)
+        await board.turns.stop_when_outranked(cid, marks, failing_now, len(judged.yardstick.ids), rank_at)
+
     with board.turns.stoppable(cid) as scope:
         async with anyio.create_task_group() as group:
-            failing_now = config.yardstick.ids - config.current_passing - config.current_xfailed
-            rank_at = partial(ranked, board, result, newly_failing=0)
-            group.start_soon(
-                board.turns.stop_when_outranked, cid, marks, failing_now, len(config.yardstick.ids), rank_at
-            )
+            group.start_soon(stop_when_outranked)
             job = await full_suite(cid, path, config, board, result, files_dir, [])
             group.cancel_scope.cancel()
     if scope.cancelled_caught:

@@ -19,6 +19,7 @@ from ..decide.affected import ImportMap
 from ..decide.strategy import Strategy
 from ..edges import attribution, gitrepo, history_io
 from ..fanout.config import FanOutConfig
+from ..fanout.pending import Judged, Pending
 from ..fanout.scheduler import FanOutResult
 from ..generators.base import FixGenerator
 from ..model import tally as agent_tally
@@ -176,6 +177,22 @@ def import_map(worktree: Path, run: RunState, known: ImportMap | None = None) ->
     return ImportMap.build(worktree, files, known)
 
 
+def judging(run: RunState, tests: TestRun, flaky: frozenset[str]) -> Judged:
+    """What the candidates are judged by: the run's yardstick, the tests passing in its current run
+    (flaky ones left out), its pass rate, and the tests no candidate may break."""
+    return Judged(
+        yardstick=yardstick(run),
+        current_passing=frozenset(tests.passing() - flaky),
+        current_rate=run.current.pass_rate,
+        protected=targets.protected(
+            run.baseline_ids,
+            run.targets,
+            run.preexisting_failures,
+            flaky | frozenset(run.baseline_xfailed),
+        ),  # xfail stays allowed there
+    )
+
+
 def config(
     kit: Kit,
     run: RunState,
@@ -186,11 +203,14 @@ def config(
     progressive: bool,
     watch: attribution.Watch,
     known_imports: ImportMap | None = None,
+    pending: Pending | None = None,
 ) -> FanOutConfig:
     """How the candidates are realised, tested and scored: against the current commit and its run
     (`asked`: what the generator was asked, in the iteration's folder and scratch worktree;
-    known_imports: the import map read while the baseline ran, run/imports_ahead)."""
+    known_imports: the import map read while the baseline ran, run/imports_ahead; pending: the
+    baseline's flaky rerun still going, fanout/pending)."""
     options = kit.options
+    judged = judging(run, tests, flaky)
     return FanOutConfig(
         generator=kit.generator,
         request=asked,
@@ -199,11 +219,11 @@ def config(
         commit=run.current_commit,
         iteration_dir=asked.run_dir,
         test_command=kit.test_command,
-        yardstick=yardstick(run),
-        current_passing=frozenset(tests.passing() - flaky),
+        yardstick=judged.yardstick,
+        current_passing=judged.current_passing,
         current_xfailed=frozenset(i for i, o in tests.outcomes.items() if o.outcome == "xfailed")
         & frozenset(run.baseline_xfailed),
-        current_rate=run.current.pass_rate,
+        current_rate=judged.current_rate,
         test_patterns=options.test_patterns,
         allow_test_edits=options.allow_test_edits,
         branch_timeout=options.branch_timeout,
@@ -220,18 +240,14 @@ def config(
         whole_first_allowed=asked.strategy.tests.mode == "auto",
         shards=options.shards,
         overhead_s=kit.suite.overhead_s,
-        protected=targets.protected(
-            run.baseline_ids,
-            run.targets,
-            run.preexisting_failures,
-            flaky | frozenset(run.baseline_xfailed),
-        ),  # xfail stays allowed there
+        protected=judged.protected,
         frozen=frozenset(run.reproduction.files if run.reproduction else ()),
         test_data=frozenset(run.baseline_opened),
         allow_new_files=tuple(options.allow_new_files),
         watch=watch,
         sandbox=kit.sandbox,
         max_patch_bytes=parse_size(options.max_patch_size),
+        pending=pending,
     )
 
 

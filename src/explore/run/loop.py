@@ -12,6 +12,7 @@ import logging
 import os
 import time
 from dataclasses import dataclass, replace
+from functools import partial
 
 import anyio
 
@@ -19,10 +20,11 @@ from .. import generators
 from ..decide import crashes, history, suite_time
 from ..decide import stop as giving_up
 from ..decide.affected import ImportMap
+from ..decide.strategy import Choice, Strategy
 from ..edges import attribution, gitrepo, guard, history_io
 from ..fanout.scheduler import FanOutResult, fan_out
 from ..model import usage
-from ..model.candidates import IterationRecord, PhaseTiming
+from ..model.candidates import IterationRecord, PhaseTiming, Proposal
 from ..model.config import Options
 from ..model.errors import BudgetExhausted, Escalation, UsageError
 from ..model.events import (
@@ -48,6 +50,8 @@ from . import (
     beside,
     iteration,
     merging,
+    putback,
+    retiming,
     signals,
     state,
     stops,
@@ -281,11 +285,43 @@ class Runner:
         self.save(RunPhase.at(Stage.propose, n))
         timing = PhaseTiming(baseline=round(self.suite_s, 3), start=round(self.start_s, 3))
         self.suite_s = self.start_s = 0.0
+        left, self.recheck = self.recheck, None
+        rerun = beside.Rerun(self.kit, left) if left is not None else None
+        step = partial(self._step, n, choice, chosen, asked, failing, flaky, inputs, timing, rerun)
+        record, proposal = await beside.alongside(rerun, self._rechecked, step)
+        flaky = frozenset(self.run.flaky)  # with what the baseline's rerun found
+        record.pass_rate, record.failed_tests = self.run.current.pass_rate, list(self.run.current_failing)
+        self._set_aside_unmoved(proposal.unmoved)
+        if not record.usage.empty:
+            self.emit(UsageSpent(n, record.usage, self.run.usage))
+        self.run = transitions.iterated(self.run, record)
+        if record.commit and self.clock is not None:
+            self.clock.restart(time.monotonic())
+        self._debug_report(record, failing)
+        history_io.append(self.kit.history_path, iteration.history_record(self.run, n, record, choice.name))
+        self.check_gate()
+        self.run = stops.after_iteration(
+            self.run, n, flaky, self.options, self.clock, time.monotonic(), self.kit.agent, self.kit.generator.name
+        )
+        self.save(RunPhase.at(Stage.done, n))
+
+    async def _step(
+        self,
+        n: int,
+        choice: Choice,
+        chosen: Strategy,
+        asked: generators.ProposalRequest,
+        failing: list[TestOutcome],
+        flaky: frozenset[str],
+        inputs: giving_up.SearchInputs,
+        timing: PhaseTiming,
+        rerun: beside.Rerun | None,
+    ) -> tuple[IterationRecord, Proposal]:
+        """The iteration's proposal and fan-out, the baseline's flaky rerun (if left) beside both:
+        the candidates' tests start at once, nothing is judged before it ends (fanout/pending)."""
         started = time.monotonic()
         try:
-            left, self.recheck = self.recheck, None
-            proposed = await beside.propose(self.kit, asked, iteration_dir, left, self.run, self.current_run, self.emit)
-            proposal, self.run, rechecked = proposed.proposal, proposed.run, proposed.rechecked
+            proposal = await iteration.propose(self.kit.generator, asked, asked.run_dir)
         except (Escalation, BudgetExhausted) as exc:
             self.run = transitions.spent(self.run, usage.Usage.of(getattr(exc, "usage", None)))
             raise
@@ -295,9 +331,13 @@ class Runner:
         self.run = transitions.spent(self.run, proposal.usage)
         plans = iteration.lettered(proposal, self.options.parallel, self.kit.generator.name)
         record = iteration.new_record(n, choice, proposal, timing)
-        if rechecked:
+        ids = [o.id for o in failing]
+        if frozenset(self.run.flaky) != flaky:  # the rerun ended while they were proposed: never started
             flaky = frozenset(self.run.flaky)
-            plans, record.candidates = beside.withdraw(plans, [o.id for o in failing], flaky, self.emit)
+            plans, record.candidates = beside.withdraw(plans, ids, flaky, self.emit)
+        tests = self.current_run
+        assert tests is not None
+        pending = rerun.beside_fanout(lambda: beside.settled(plans, ids, flaky, self.run, tests)) if rerun else None
         if proposal.exhausted and self.clock is not None:
             self.clock.exhausted_on = inputs
         iteration.note_chain(self.emit, proposal, plans, self.kit.generator.name)
@@ -317,12 +357,13 @@ class Runner:
                 self.kit,
                 self.run,
                 asked,
-                self.current_run,
+                tests,
                 flaky,
                 self._candidate_events(n),
                 chosen.progressive,
                 watch,
                 known if chosen.progressive else None,
+                pending,
             )
             self.imports = config.import_map or known  # the next iteration parses only what changed
             started = time.monotonic()
@@ -332,7 +373,8 @@ class Runner:
                 BaseException
             ):  # a signal, an error, a generator lost mid-way: its candidates' leave() may not have run
                 with anyio.CancelScope(shield=True):
-                    await self._put_back(watch)
+                    self.run = await putback.after_cut(self.kit, self.run, watch, self.emit)
+                    self.save()
                 raise
             timing.validation, timing.confirmation = round(outcome.validation_s, 3), round(outcome.confirmation_s, 3)
             timing.fanout = round(time.monotonic() - started - outcome.validation_s, 3)
@@ -345,48 +387,20 @@ class Runner:
             started = time.monotonic()
             self._merge_best(record, outcome, n)
             timing.merge = round(time.monotonic() - started, 3)
-            self._retime(outcome)
-        record.pass_rate, record.failed_tests = self.run.current.pass_rate, list(self.run.current_failing)
-        self._set_aside_unmoved(proposal.unmoved)
-        if not record.usage.empty:
-            self.emit(UsageSpent(n, record.usage, self.run.usage))
-        self.run = transitions.iterated(self.run, record)
-        if record.commit and self.clock is not None:
-            self.clock.restart(time.monotonic())
-        self._debug_report(record, failing)
-        history_io.append(self.kit.history_path, iteration.history_record(self.run, n, record, choice.name))
-        self.check_gate()
-        self.run = stops.after_iteration(
-            self.run, n, flaky, self.options, self.clock, time.monotonic(), self.kit.agent, self.kit.generator.name
-        )
-        self.save(RunPhase.at(Stage.done, n))
+            if (
+                retimed := retiming.after_fanout(self.kit, self.run, self.timed, self.clock, outcome, self.emit)
+            ) is not None:
+                self.run, self.timed = retimed
+        return record, proposal
 
-    async def _put_back(self, watch: attribution.Watch) -> None:
-        """The fan-out was cut short: what candidates wrote outside their worktrees and no check has
-        put back yet is put back now, before the process goes, and the run's state names it with what
-        the candidates' checks had already put back (their results, which said so, are not recorded)."""
-        done = list(watch.restored)
-        try:
-            after = await anyio.to_thread.run_sync(self.kit.guard.fingerprint)
-            if self.kit.guard.compare(watch.baseline, after):
-                done.append(
-                    await anyio.to_thread.run_sync(self.kit.guard.restore, watch.baseline, after, f"{watch.label}-cut")
-                )
-        except (OSError, RuntimeError) as exc:
-            self.emit(Note(f"could not check what the candidates changed outside their worktrees: {exc}"))
-        paths = sorted({p for change in done for p in change.paths})
-        if not paths:
-            return
-        kept = next((c.quarantine for c in reversed(done) if c.quarantine), None)
-        self.run = transitions.put_back(self.run, paths, kept)
-        held = (
-            "put back"
-            if all(c.restored for c in done)
-            else "put back, but changed again since (a process still writing?)"
-        )
-        where = f"; what was there is kept in {kept}" if kept else ""
-        self.emit(Note(f"{held}: {', '.join(paths[:8])}, written outside a candidate's worktree{where}"))
-        self.save()
+    def _rechecked(self, found: set[str]) -> None:
+        """The baseline's rerun has ended: the targets it found flaky are flaky from now on, out of the
+        current and the baseline's counts (iteration 1's current run is the baseline's)."""
+        rechecked = sorted(found & set(self.run.current_failing))
+        if rechecked:
+            assert self.current_run is not None
+            self.run = transitions.flaky_at_baseline(self.run, rechecked, self.current_run)
+            self.emit(beside.found_note(rechecked))
 
     def _debug_report(self, record: IterationRecord, failing: list[TestOutcome]) -> None:
         """--reports-dir: the iteration's report by topic; with --commit-reports, in the run branch's commit."""
@@ -409,25 +423,6 @@ class Runner:
         if new:
             why = f"no edit tried in {history.SET_ASIDE_AFTER} iterations running changed its outcome"
             self.emit(Note(f"setting aside {', '.join(new)}: {why}"))
-
-    def _retime(self, outcome: FanOutResult) -> None:
-        """After a baseline a tracer slowed (mutate's coverage): the first plain whole run of the
-        suite times it from now on (decide/suite_time) — the search budget and the per-test limit."""
-        if self.timed is None:
-            return
-        runs = suite_time.plain_runs(outcome.runs, outcome.ranking)
-        timed = suite_time.settled(self.timed, runs, self.run.baseline_ids)
-        if timed is None:
-            return
-        self.timed = timed
-        why = "timed by a whole run without the baseline's coverage"
-        if self.clock is not None:
-            self.clock.suite_s = giving_up.suite_seconds(timed.test_s, self.kit.suite.overhead_s)
-            self.emit(Note(f"search budget: {self.clock.describe()}, {why}"))
-        limit = self.kit.suite.retime(timed.run)
-        self.run = transitions.retimed(self.run, limit, self.kit.suite.command.slowest_pass_s)
-        if limit is not None:
-            self.emit(Note(f"per-test limit from now on: {limit:g}s, {why}"))
 
     def _candidate_events(self, n: int) -> Listener:
         def report(event: CandidateEvent) -> None:
