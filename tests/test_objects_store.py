@@ -1,5 +1,5 @@
 """Issue 37, point 5: the user's object store afterwards holds what it held before plus what explore
-wrote there on purpose (objects.Store), and what explore's checkouts read from it holds its id.
+wrote there on purpose (trust.Store), and what explore's checkouts read from it holds its id.
 Real git, a real pool of linked worktrees and the run's guard, no `explore run` (the run-level
 attack is test_repo_integrity's store test, sandbox on and off)."""
 

@@ -21,7 +21,7 @@ from typing import NamedTuple
 import git
 
 from ..model.errors import SetupFailed
-from . import gitrepo, objects, procs, staging
+from . import gitrepo, procs, staging, trust
 from .sandbox import Confinement
 
 
@@ -222,14 +222,14 @@ class WorktreePool:
         return path, fresh
 
     def _trusted(self, path: Path, commit: str) -> None:
-        """The checkout at path read only objects that held their ids (objects.Store.verify): when
+        """The checkout at path read only objects that held their ids (trust.Store.verify): when
         a file of the store changed meanwhile (an unconfined process rewrote it), it is checked out
         again from scratch once the store is mended; SetupFailed when the store keeps changing.
         Checked and checked out again under the store's lock: explore's own writes (other candidates'
         captures, which freshen the objects they write again) wait, so only an unconfined process can
         make it change again — six candidates capturing at once kept an honest one's checkout from
         ever verifying (test_tamper under CI load)."""
-        store = objects.store(Path(self.repo.common_dir))
+        store = trust.store(Path(self.repo.common_dir))
         with store.lock:
             for _ in range(3):
                 if not store.verify():
@@ -413,7 +413,7 @@ class WorktreePool:
         """explore's index of path made what is on disk (staging.stage); (its tree, the nested repositories)."""
         self._restore_admin(path.name)
         reading = functools.partial(self._reading, path)
-        store = objects.store(Path(self.repo.common_dir))
+        store = trust.store(Path(self.repo.common_dir))
         return staging.stage(reading, path, self.bases.get(path.name, "HEAD"), self._excluding(), store)
 
     def capture_patch(self, path: Path, patch_file: Path, max_bytes: int | None = None) -> Captured:
