@@ -128,6 +128,12 @@ class Guard:
     def __post_init__(self) -> None:
         self.store = trust.store(self.common_dir)
         self.store.mend = self.mend
+        self.store.pack_holds = self._pack_holds
+
+    def _pack_holds(self, rel: str) -> bool:
+        """The pack file rel is as first fingerprinted (by its copy's digest); any pack, when candidates
+        are confined: the kernel keeps them out of the store, and no copy is made."""
+        return self.confined or (self.packs is not None and self.packs.holds(rel))
 
     def fingerprint(self) -> Fingerprint:
         store = objects.files(self.common_dir)

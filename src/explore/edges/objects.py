@@ -57,7 +57,7 @@ def files(common_dir: Path) -> dict[str, Seen]:
         except OSError:
             continue
         for entry in entries:
-            if entry.name.startswith("tmp_") or entry.name.endswith(".lock"):
+            if not read_by_git(folder.name, entry.name):
                 continue
             try:
                 info = entry.stat(follow_symlinks=False)
@@ -65,6 +65,24 @@ def files(common_dir: Path) -> dict[str, Seen]:
                 continue
             found[f"objects/{folder.name}/{entry.name}"] = (info.st_ino, info.st_size, info.st_ctime_ns)
     return found
+
+
+PACK_FILES = (".idx", ".pack", ".rev", ".bitmap", ".keep", ".promisor", ".mtimes")
+"""The endings of the files git reads as a pack's (it loads every `*.idx` of the pack folder, whatever
+the name before it, and the files of the same stem beside it)."""
+HEX = frozenset("0123456789abcdef")
+
+
+def read_by_git(folder: str, name: str) -> bool:
+    """Whether git ever reads the file `objects/<folder>/<name>` as part of the store: a loose object
+    is read only at its id's path (two hex digits, then 38 — 62 with SHA-256); a file of the pack
+    folder when it ends as a pack's files do, or is the multi-pack index. What the store check leaves
+    out is only what git never reads as an object, whoever wrote it: git's own temporary files
+    (`tmp_obj_*`, `tmp_pack_*`, `tmp_idx_*`, none with a pack's ending), lock files, and any other
+    name; a pack named like a temporary file (`tmp_pack_x.idx`) is read, and counts."""
+    if folder == "pack":
+        return name.endswith(PACK_FILES) or name == "multi-pack-index"
+    return len(folder) == 2 and len(name) in (38, 62) and HEX.issuperset(folder + name)
 
 
 def rewritten(

@@ -72,12 +72,52 @@ class Store:
         """The store's files at the last verification, each holding its id (None: never verified)."""
         self.mend: Callable[[list[str]], None] | None = None
         """Puts bad files of the store back or moves them away (set by the run's guard)."""
+        self.pack_holds: Callable[[str], bool] | None = None
+        """Whether a pack file is byte for byte as first seen (set by the run's guard: objects.Packs)."""
+        self.generation = 0
+        """How many of explore's writes have ended (`writing`): what a checkout's `begin` notes."""
+        self.freshened: dict[str, tuple[Seen, int]] = {}
+        """Files of the store that explore's own git changed while it wrote, holding their ids after
+        (git freshens the times of an object it writes again, and of the pack that holds it) → what
+        they looked like then, and the generation that write ended."""
+        self._depth = 0
+
+    def begin(self) -> int:
+        """A checkout is about to read the store: the generation to verify it against (`verify`).
+        Waits for a write of explore's under way."""
+        with self.lock:
+            return self.generation
 
     @contextmanager
     def writing(self) -> Iterator[None]:
-        """explore's own writes to the store, recorded before the lock goes; `foreign` waits for them."""
+        """explore's own writes to the store, recorded before the lock goes; `foreign` waits for them.
+        What the store's files looked like before and after is noted: a file that explore's git
+        changed in between (it freshens the times of an object it writes again) and that still
+        holds its id is explore's doing (`freshened`), not a reason to distrust a later checkout."""
         with self.lock:
-            yield
+            self._depth += 1
+            before = files(self.common_dir) if self._depth == 1 and self.seen is not None else None
+            try:
+                yield
+            finally:
+                self._depth -= 1
+                if before is not None:
+                    self.generation += 1
+                    self._note(before, files(self.common_dir))
+
+    def _note(self, before: dict[str, Seen], after: dict[str, Seen]) -> None:
+        """The files that changed between before and after (one of explore's writes) and that hold
+        their ids, when they were as last verified (or as explore's git last left them) before it."""
+        for rel, seen in after.items():
+            was = before.get(rel)
+            if was is None or was == seen or rel.startswith(LOGS) or was[:2] != seen[:2]:
+                continue
+            trusted = {(self.seen or {}).get(rel), self.freshened.get(rel, (None, 0))[0]}
+            if was not in trusted:  # changed before explore wrote: not explore's to explain
+                continue
+            holds = self.pack_holds(rel) if rel.startswith(PACKS) and self.pack_holds else False
+            if holds or (not rel.startswith(PACKS) and loose_holds(self.common_dir / rel, _sha(rel))):
+                self.freshened[rel] = (seen, self.generation)
 
     def wrote(self, *ids: str) -> None:
         with self.lock:
@@ -138,12 +178,13 @@ class Store:
             return True
         return loose_holds(self.common_dir / rel, sha)
 
-    def verify(self) -> list[str]:
+    def verify(self, since: int | None = None) -> list[str]:
         """The files of the store a checkout made since the last verification may have read wrong:
         those that do not hold their id (hashed: every loose object new or changed since; mended
         first) and those that changed since (one rewritten and put back in between) — but explore's
-        own objects that still hold their ids (its git freshens their times when it writes them
-        again). The first call hashes every loose object."""
+        own objects that still hold their ids, and the files a write of explore's that ended before
+        the checkout began (since: `begin`'s generation) left as they are now (`freshened`). The
+        first call hashes every loose object."""
         with self.lock:
             now = {rel: seen for rel, seen in files(self.common_dir).items() if not rel.startswith(LOGS)}
             last = self.seen or {}
@@ -157,7 +198,15 @@ class Store:
                 self.mend(bad)
                 now = {rel: seen for rel, seen in files(self.common_dir).items() if not rel.startswith(LOGS)}
             self.seen = {rel: seen for rel, seen in now.items() if rel not in bad or self.mend is not None}
-            return sorted(set(bad) | {rel for rel in changed if _sha(rel) not in self.known})
+            return sorted(set(bad) | {rel for rel in changed if not self._explained(rel, now, since)})
+
+    def _explained(self, rel: str, now: dict[str, Seen], since: int | None) -> bool:
+        """rel changed since the last verification by explore's own doing: an object it wrote, or a
+        file a write of its that ended before the checkout began left as it is now."""
+        if _sha(rel) in self.known:
+            return True
+        seen, generation = self.freshened.get(rel, (None, 0))
+        return since is not None and seen is not None and now.get(rel) == seen and generation <= since
 
 
 def _sha(rel: str) -> str:

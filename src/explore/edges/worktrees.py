@@ -183,6 +183,7 @@ class WorktreePool:
         path = self.path_for(slot)
         self.root.mkdir(parents=True, exist_ok=True)
         self._reader(commit)
+        store = trust.store(Path(self.repo.common_dir))
         fresh = slot not in self.created or not os.path.lexists(path / ".git")
         if fresh:
             free = shutil.disk_usage(self.root.parent if self.root.parent.exists() else self.repo_root).free
@@ -196,11 +197,13 @@ class WorktreePool:
                 self.repo.git.worktree("prune")
             path.parent.mkdir(parents=True, exist_ok=True)
             with self._git_admin:  # concurrent `worktree add` races on .git/worktrees
+                began = store.begin()  # what the checkout is verified against (_trusted)
                 self.repo.git.worktree("add", "--detach", "--force", str(path), commit)
             self.created[slot] = path
             self.links[slot] = (path / ".git").read_text(encoding="utf-8")
             self.admin_files[slot] = {name: _read(self._admin(path) / name) for name in ADMIN_FILES}
         else:
+            began = store.begin()
             self._restore_link(slot)
             self._restore_admin(slot)
             self.git_in(
@@ -214,30 +217,32 @@ class WorktreePool:
             # unless worktree_setup made ignored files the project needs.
             # -ff: a repository a candidate made inside its worktree goes too
             self.git_in(path, "clean", "-ffdq" if self.keep_ignored else "-ffdxq")
-        self._trusted(path, commit)
+        self._trusted(path, commit, began)
         self._copy_includes(path)
         self.bases[slot] = commit
         shutil.copyfile(self._admin(path) / "index", self._index(path))  # explore's own, outside its reach
         self.own[self._index(path)] = _stamp(self._index(path))
         return path, fresh
 
-    def _trusted(self, path: Path, commit: str) -> None:
+    def _trusted(self, path: Path, commit: str, began: int) -> None:
         """The checkout at path read only objects that held their ids (trust.Store.verify): when
         a file of the store changed meanwhile (an unconfined process rewrote it), it is checked out
         again from scratch once the store is mended; SetupFailed when the store keeps changing.
         Checked and checked out again under the store's lock: explore's own writes (other candidates'
         captures, which freshen the objects they write again) wait, so only an unconfined process can
         make it change again — six candidates capturing at once kept an honest one's checkout from
-        ever verifying (test_tamper under CI load)."""
+        ever verifying (test_tamper under CI load). began: the store's generation when the checkout
+        began (trust.Store.begin): explore's own writes that ended before it explain what they changed."""
         store = trust.store(Path(self.repo.common_dir))
         with store.lock:
             for _ in range(3):
-                if not store.verify():
+                if not store.verify(began):
                     return
+                began = store.begin()  # checked out again under the lock: no write of explore's overlaps
                 (self._admin(path) / "index").unlink(missing_ok=True)
                 self.git_in(path, "reset", "--hard", "--quiet", commit)
                 self.git_in(path, "clean", "-ffdq" if self.keep_ignored else "-ffdxq")
-            if not store.verify():
+            if not store.verify(began):
                 return
         raise SetupFailed(f"the repository's object store kept changing while explore checked out {commit[:10]}")
 
