@@ -342,7 +342,7 @@ class Guard:
         for path in self.guarded_git_paths():
             rel = Path(os.path.relpath(path, self.common_dir)).as_posix()
             rel = path.as_posix() if rel.startswith("../") else rel  # outside the repository: by its own path
-            if rel.startswith(EXPLORE_REFS) or rel.endswith(".lock"):
+            if rel.startswith(EXPLORE_REFS):  # a lock file is guarded like its neighbours: left, it stops git
                 continue
             try:
                 info = path.lstat()

@@ -257,6 +257,7 @@ class WorktreePool:
         if base is None:
             return
         admin = self._admin(path)
+        self._restore_admin(path.name)
         self.git_in(path, "update-ref", "--no-deref", "HEAD", base)
         self.git_in(path, "read-tree", base)
         for name in ("logs/HEAD", "ORIG_HEAD"):
@@ -285,8 +286,13 @@ class WorktreePool:
     def _restore_admin(self, slot: str) -> None:
         """The slot's admin folder's pointers and configuration as git wrote them (a candidate
         outside a sandbox may have rewritten `commondir`, or planted a `config.worktree` that
-        defines a filter or an fsmonitor)."""
+        defines a filter or an fsmonitor), and no lock file there: explore's git is the only one
+        that works in the folder, and not now — one left (`index.lock`, `HEAD.lock`) would make
+        every git command of explore's in the worktree fail."""
         admin = self._admin(self.path_for(slot))
+        for lock in admin.rglob("*.lock") if admin.is_dir() else []:
+            if lock.is_file() or lock.is_symlink():
+                lock.unlink()
         for name, data in self.admin_files.get(slot, {}).items():
             target = admin / name
             if target.is_symlink() or target.is_dir():
