@@ -189,10 +189,14 @@ class Store:
             now = {rel: seen for rel, seen in files(self.common_dir).items() if not rel.startswith(LOGS)}
             last = self.seen or {}
             changed = [rel for rel, seen in last.items() if now.get(rel) != seen]
+            hashed = {rel for rel, (seen, _) in self.freshened.items() if now.get(rel) == seen}  # since noted
             bad = [
                 rel
                 for rel in [*changed, *(rel for rel in now if rel not in last)]
-                if rel in now and not rel.startswith(PACKS) and not loose_holds(self.common_dir / rel, _sha(rel))
+                if rel in now
+                and not rel.startswith(PACKS)
+                and rel not in hashed
+                and not loose_holds(self.common_dir / rel, _sha(rel))
             ]
             if bad and self.mend is not None:
                 self.mend(bad)
