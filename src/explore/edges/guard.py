@@ -296,8 +296,10 @@ class Guard:
 
     def _differs(self, rel: str, old: tuple[int, bytes] | None, new: tuple[int, bytes] | None) -> bool:
         """A change that counts: the index by its entries and their flags (git rewrites its stat
-        data whenever it likes), packed-refs without explore's own refs, anything else byte for byte."""
-        if old == new:
+        data whenever it likes), packed-refs without explore's own refs, anything else byte for byte
+        — but a lock file that went away: its owner (the user's `git commit`, held open by an editor
+        when the run began) finished; put back, it would lock the user out."""
+        if old == new or (rel.endswith(".lock") and new is None):
             return False
         if old is not None and new is not None and Path(rel).name == INDEX:
             return self._entries(old[1]) != self._entries(new[1])
