@@ -6,6 +6,7 @@ attack is test_repo_integrity's store test, sandbox on and off)."""
 from __future__ import annotations
 
 import functools
+import hashlib
 import os
 import subprocess
 import zlib
@@ -151,6 +152,41 @@ def test_explores_own_writes_freshen_the_users_objects_without_distrusting_a_lat
         git(repo, "hash-object", "-w", "calc.py")
     assert rel in store.verify(store.begin())
     pool.remove_all()
+
+
+def test_a_pack_a_candidate_adds_never_serves_a_checkout(tmp_path: Path) -> None:
+    """git reads an object from a pack before its loose file, without hashing it: a pack a candidate
+    (sandbox off) adds, whose index claims the id of the user's test for a weakened one, served the
+    next checkout of another worktree, and the store's check trusted it (it looked at changed files
+    and new loose objects). A pack new since the last verification is moved out (unless the user's
+    refs need an object only it holds) before the checkout is done again."""
+    repo, pool, fence = setup(tmp_path)
+    head = git(repo, "rev-parse", "HEAD")
+    fence.fingerprint()
+    pool.acquire("a", head)  # the run's first checkout: the store verified
+    blob = git(repo, "rev-parse", "HEAD:tests/test_calc.py")
+    weak = TEST.replace("== 5", "== add(2, 3)")
+    forge_pack(repo / ".git" / "objects" / "pack", blob, weak.encode(), tmp_path / "own")
+    assert git(repo, "cat-file", "blob", blob) == weak.strip()  # what git serves now under the test's id
+    path, _ = pool.acquire("b", head)
+    assert (path / "tests" / "test_calc.py").read_text() == TEST
+    assert git(repo, "cat-file", "blob", blob) == TEST.strip()
+    assert list((tmp_path / "quarantine").glob("store-*/.git/objects/pack/*.idx"))
+    pool.remove_all()
+
+
+def forge_pack(folder: Path, sha: str, content: bytes, scratch: Path) -> None:
+    """A pack in folder holding content as a blob, its index naming it sha (another blob's id)."""
+    scratch.mkdir()
+    env = {**os.environ, "GIT_OBJECT_DIRECTORY": str(scratch)}
+    run = functools.partial(subprocess.run, capture_output=True, check=True, env=env, cwd=folder.parents[2])
+    real = run(["git", "hash-object", "-w", "--stdin"], input=content).stdout.decode().strip()
+    stem = run(["git", "pack-objects", "-q", str(scratch / "pack")], input=f"{real}\n".encode()).stdout.decode()
+    index = (scratch / f"pack-{stem.strip()}.idx").read_bytes()  # v2: header, fan-out, one id, crc, offset, sums
+    fanout = b"".join((0 if i < int(sha[:2], 16) else 1).to_bytes(4, "big") for i in range(256))
+    body = index[:8] + fanout + bytes.fromhex(sha) + index[8 + 1024 + 20 : -20]
+    (folder / f"pack-{stem.strip()}.pack").write_bytes((scratch / f"pack-{stem.strip()}.pack").read_bytes())
+    (folder / f"pack-{stem.strip()}.idx").write_bytes(body + hashlib.sha1(body).digest())
 
 
 def hashed(repo: Path, data: bytes) -> str:

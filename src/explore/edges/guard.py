@@ -130,6 +130,9 @@ class Guard:
         self.store.mend = self.mend
         self.store.pack_holds = self._pack_holds
 
+    def _copied(self, rel: str) -> bool:
+        return self.packs is not None and rel in self.packs.kept
+
     def _pack_holds(self, rel: str) -> bool:
         """The pack file rel is as first fingerprinted (by its copy's digest); any pack, when candidates
         are confined: the kernel keeps them out of the store, and no copy is made."""
@@ -146,11 +149,16 @@ class Guard:
 
     def mend(self, rels: list[str]) -> None:
         """Files of the store that do not hold their id (trust.Store.verify found them after a
-        checkout): a pack put back from its copy; a loose object written again from the user's file
+        checkout): a pack put back from its copy, one that appeared moved out (objects.evict); a loose object written again from the user's file
         that holds its content, when there is one (else only moved away); each kept in the quarantine."""
         folder = self.quarantine_root / f"store-{time.strftime('%H%M%S')}"
         tree = self.last_tree or self._tree()
+        added = {rel: (0, 0, 0) for rel in rels if rel.startswith(objects.PACKS) and not self._copied(rel)}
+        if added:  # a pack that appeared: moved out unless the user's refs need an object only it holds
+            objects.evict(self.common_dir, self.root, {}, added, folder / ".git")
         for rel in rels:
+            if rel in added:
+                continue
             if rel.startswith(objects.PACKS):
                 if self.packs is not None:
                     self.packs.put_back(rel, folder / ".git" / rel)

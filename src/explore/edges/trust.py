@@ -183,8 +183,9 @@ class Store:
         those that do not hold their id (hashed: every loose object new or changed since; mended
         first) and those that changed since (one rewritten and put back in between) — but explore's
         own objects that still hold their ids, and the files a write of explore's that ended before
-        the checkout began (since: `begin`'s generation) left as they are now (`freshened`). The
-        first call hashes every loose object."""
+        the checkout began (since: `begin`'s generation) left as they are now (`freshened`) — and
+        the pack files new since (mended: moved out unless the user's refs need them). The first
+        call hashes every loose object."""
         with self.lock:
             now = {rel: seen for rel, seen in files(self.common_dir).items() if not rel.startswith(LOGS)}
             last = self.seen or {}
@@ -198,11 +199,14 @@ class Store:
                 and rel not in hashed
                 and not loose_holds(self.common_dir / rel, _sha(rel))
             ]
-            if bad and self.mend is not None:
-                self.mend(bad)
+            # git reads an object from a pack before its loose file, and explore's git writes no pack:
+            # one new since the last verification may have served the checkout anything under any id
+            added = [rel for rel in now if rel not in last and rel.startswith(PACKS)] if self.seen is not None else []
+            if (bad or added) and self.mend is not None:
+                self.mend(bad + added)
                 now = {rel: seen for rel, seen in files(self.common_dir).items() if not rel.startswith(LOGS)}
             self.seen = {rel: seen for rel, seen in now.items() if rel not in bad or self.mend is not None}
-            return sorted(set(bad) | {rel for rel in changed if not self._explained(rel, now, since)})
+            return sorted({*bad, *added} | {rel for rel in changed if not self._explained(rel, now, since)})
 
     def _explained(self, rel: str, now: dict[str, Seen], since: int | None) -> bool:
         """rel changed since the last verification by explore's own doing: an object it wrote, or a
