@@ -155,6 +155,26 @@ def test_explores_own_refs_and_ignored_files_are_not_guarded(tmp_path: Path) -> 
     assert watched.compare(before, watched.fingerprint()) == []
 
 
+def test_a_lock_file_that_appears_is_removed_and_one_that_goes_is_never_put_back(tmp_path: Path) -> None:
+    """A lock file is guarded like its neighbours (a candidate's `index.lock` or branch lock left, git
+    fails until someone removes it): one that appears is named and removed, kept in the quarantine.
+    One that was there and went (the user's `git commit`, its editor open when the run began) is no
+    change: put back, it would lock the user out."""
+    repo, watched = repo_with_guard(tmp_path)
+    editing = repo / ".git" / "index.lock"
+    editing.write_bytes(b"the user's commit, its editor open\n")
+    before = watched.fingerprint()
+    editing.unlink()  # the user's commit went through
+    (repo / ".git" / "refs" / "heads" / "main.lock").write_text("left by a candidate\n")
+    after = watched.fingerprint()
+    assert watched.compare(before, after) == [".git/refs/heads/main.lock"]
+    change = watched.restore(before, after, "iteration-1-a")
+    assert change.restored and change.quarantine is not None
+    assert (change.quarantine / ".git" / "refs" / "heads" / "main.lock").exists()
+    assert not list((repo / ".git").rglob("*.lock"))
+    git(repo, "commit", "-q", "--allow-empty", "-m", "the user's next commit")
+
+
 def test_files_in_home_and_next_to_the_repository_are_named(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     home = tmp_path / "home"
     home.mkdir()

@@ -76,6 +76,11 @@ def all_objects(repo: Path) -> set[str]:
 
 
 def test_a_change_staged_in_the_users_index_is_put_back(tmp_path: Path, mode: str) -> None:
+    """The user's index staged, and lock files left where git needs them next: the user's index and
+    branch (`index.lock`, `refs/heads/main.lock`) and the candidate's own admin folder. explore's
+    guard left every `*.lock` out, so the locks outlived the run and explore's own fast-forward
+    failed on `index.lock` (a traceback, no summary); in its admin folder, explore's next git
+    command there failed and the candidate 'crashed'."""
     repo = make_repo(tmp_path / "repo", {**FILES, "pyproject.toml": pyproject()})
     index = common_dir(repo) / "index"
     stage = snippet(f"""\
@@ -83,13 +88,22 @@ def test_a_change_staged_in_the_users_index_is_put_back(tmp_path: Path, mode: st
         sha = subprocess.run(["git", "hash-object", "-w", "--stdin"], input=b"planted\\n", capture_output=True, env=env).stdout.decode().strip()
         subprocess.run(["git", "update-index", "--add", "--cacheinfo", f"100644,{{sha}},planted.py"], env=env, capture_output=True)
         subprocess.run(["git", "update-index", "--skip-worktree", "calc.py"], env=env, capture_output=True)
+        admin = pathlib.Path(pathlib.Path(".git").read_text().split(":", 1)[1].strip())
+        common = pathlib.Path({str(common_dir(repo))!r})
+        for lock in (common / "index.lock", common / "refs/heads/main.lock", admin / "index.lock", admin / "HEAD.lock"):
+            try:
+                lock.write_text("left by a\\n")
+            except OSError:  # the sandbox keeps it out
+                pass
         """)
     code, summary, err = run(repo, tmp_path, {**HONEST, "exec": stage}, HONEST)
     assert code == 0, err
     a = summary["iterations"][0]["candidates"][0]
     if mode == "off":
         assert a["status"] == "rejected" and ".git/index" in a["reason"], a
+        assert ".git/index.lock" in a["reason"] and ".git/refs/heads/main.lock" in a["reason"], a
         assert summary["iterations"][0]["winner"] == "b"
+    assert not list(common_dir(repo).rglob("*.lock"))
     assert git(repo, "diff", "--cached", "--name-only") == ""
     assert git(repo, "ls-files", "-t", "calc.py") == "H calc.py"
     assert summary["applied"] is True and "return " in (repo / "calc.py").read_text()

@@ -18,6 +18,7 @@ from explore.decide import first_run
 from explore.decide.affected import ImportMap
 from explore.decide.scoring import Ranked
 from explore.edges import attribution, guard
+from explore.fanout.scheduler import FanOutResult
 from explore.fanout.turns import Turns
 from explore.generators.base import CandidateContext
 from explore.model.candidates import CandidatePlan, CandidateStatus, Realised
@@ -276,7 +277,7 @@ async def test_twins_that_come_later_reopen_an_untested_candidate_they_make_outr
     outcome = await fan(it)
 
     by_id = {c.id: c for c in outcome.candidates}
-    assert by_id["b"].agreement == 3 and by_id["b"].tested and by_id["b"].validated, by_id["b"]
+    assert by_id["b"].agreement == 3 and by_id["b"].tested and by_id["b"].validated, reasons(outcome)
     assert by_id["b"].pass_rate == 100.0 and by_id["a"].pass_rate == 100.0, outcome.candidates
     assert (
         b_turn := [e.phase for e in it.events if e.candidate == "b"]
@@ -285,6 +286,12 @@ async def test_twins_that_come_later_reopen_an_untested_candidate_they_make_outr
     assert outcome.ranking[0] in ("b", "c", "d") and "a" in outcome.ranking, outcome.ranking
     assert all(by_id[t].tested and by_id[t].reason is None for t in "cd"), outcome.candidates
     assert_cleaned_up(it)
+
+
+def reasons(outcome: FanOutResult) -> dict[str, tuple[str, str | None]]:
+    """Each candidate's status and reason: what a failing assertion shows first (a candidate's whole
+    repr was cut before its reason in the CI log)."""
+    return {c.id: (c.status.value, c.reason) for c in outcome.candidates}
 
 
 class Cued(FixedChanges):
@@ -347,7 +354,7 @@ async def test_a_twin_waiting_for_its_originals_turn_does_not_time_out_on_that_w
     outcome = await fan(it)
 
     by_id = {c.id: c for c in outcome.candidates}
-    assert by_id["a"].status == CandidateStatus.timeout, by_id["a"]  # its own tests hung: a true timeout
+    assert by_id["a"].status == CandidateStatus.timeout, reasons(outcome)  # its own tests hung: a true timeout
     assert [e.detail for e in it.events if e.candidate == "b" and e.phase == Phase.turn] == ["a"]
     assert by_id["b"].status == CandidateStatus.ok and by_id["b"].pass_rate == 100.0, by_id["b"]
     c = by_id["c"]

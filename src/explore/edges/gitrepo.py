@@ -32,7 +32,7 @@ from pathlib import Path
 import git
 
 from ..model.errors import UsageError
-from . import objects
+from . import trust
 from .gitcmd import GIT as GIT
 from .gitcmd import INERT as INERT
 
@@ -308,12 +308,12 @@ def snapshot(repo: git.Repo, head: str, parent: str | None = None) -> str:
     return _with_temp_index(repo, make)
 
 
-def _store(repo: git.Repo) -> objects.Store:
-    return objects.store(Path(repo.common_dir))
+def _store(repo: git.Repo) -> trust.Store:
+    return trust.store(Path(repo.common_dir))
 
 
 def _wrote(repo: git.Repo, commit: str, tree: str, base: str) -> None:
-    """commit and tree (what base does not hold of it) recorded as explore's writes (objects.Store)."""
+    """commit and tree (what base does not hold of it) recorded as explore's writes (trust.Store)."""
     _store(repo).wrote(commit)
     _store(repo).wrote_tree(tree, base)
 

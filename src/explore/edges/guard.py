@@ -19,7 +19,7 @@ read), a loose object rewritten under its own id moved to the quarantine and wri
 user's file that holds its content, when one does; a pack or its index from the copy made when it
 was first fingerprinted (objects.Packs, while the store's packs stay under 256 MiB, and only while
 candidates are not confined); a pack that appeared, and a loose object that no step of explore wrote
-(objects.Store), are moved out (objects.evict), with a ref of explore's namespace that names one. What the restore overwrites or deletes is
+(trust.Store), are moved out (objects.evict), with a ref of explore's namespace that names one. What the restore overwrites or deletes is
 first copied to a quarantine folder, so a change the user made themselves is never lost.
 
 Who made a change: `attribution.Watch`; which config files outside the repository: `gitconfigs`.
@@ -36,7 +36,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from explore.edges import checkouts, objects
+from explore.edges import checkouts, objects, trust
 from explore.edges.gitconfigs import global_config_paths, included
 from explore.edges.gitrepo import GIT, object_id
 
@@ -58,7 +58,7 @@ NOT_GUARDED = (
     "gc.log",
     "gc.pid",
 )
-"""What of the shared git dir is not compared file by file: the object store (objects.Store: new
+"""What of the shared git dir is not compared file by file: the object store (trust.Store: new
 objects, rewritten ones; `objects/info/` is guarded), reflogs (objects.evict), the worktrees' admin
 folders (explore's and the candidates' own; each `config.worktree` is guarded), submodules' git dirs
 (MODULE_FILES), git-lfs's and git-annex's object caches, explore's own ignore file, the index (compared entry by
@@ -120,14 +120,23 @@ class Guard:
     """Copies of the store's packs as first fingerprinted (objects.Packs): what a pack is put back from."""
     confined: bool = False
     """Candidates run in a sandbox that keeps them out of the object store: no pack is copied."""
-    store: objects.Store = field(init=False, repr=False, compare=False)
-    """The store as explore trusts it: what explore wrote there, what was verified (objects.Store)."""
+    store: trust.Store = field(init=False, repr=False, compare=False)
+    """The store as explore trusts it: what explore wrote there, what was verified (trust.Store)."""
     last_tree: str = field(default="", init=False, repr=False, compare=False)
     """The user's working tree at the last fingerprint: where a rewritten loose object is recovered from."""
 
     def __post_init__(self) -> None:
-        self.store = objects.store(self.common_dir)
+        self.store = trust.store(self.common_dir)
         self.store.mend = self.mend
+        self.store.pack_holds = self._pack_holds
+
+    def _copied(self, rel: str) -> bool:
+        return self.packs is not None and rel in self.packs.kept
+
+    def _pack_holds(self, rel: str) -> bool:
+        """The pack file rel is as first fingerprinted (by its copy's digest); any pack, when candidates
+        are confined: the kernel keeps them out of the store, and no copy is made."""
+        return self.confined or (self.packs is not None and self.packs.holds(rel))
 
     def fingerprint(self) -> Fingerprint:
         store = objects.files(self.common_dir)
@@ -139,17 +148,22 @@ class Guard:
         return Fingerprint(self._git_files(), self.last_tree, self._elsewhere(), store)
 
     def mend(self, rels: list[str]) -> None:
-        """Files of the store that do not hold their id (objects.Store.verify found them after a
-        checkout): a pack put back from its copy; a loose object written again from the user's file
+        """Files of the store that do not hold their id (trust.Store.verify found them after a
+        checkout): a pack put back from its copy, one that appeared moved out (objects.evict); a loose object written again from the user's file
         that holds its content, when there is one (else only moved away); each kept in the quarantine."""
         folder = self.quarantine_root / f"store-{time.strftime('%H%M%S')}"
         tree = self.last_tree or self._tree()
+        added = {rel: (0, 0, 0) for rel in rels if rel.startswith(objects.PACKS) and not self._copied(rel)}
+        if added:  # a pack that appeared: moved out unless the user's refs need an object only it holds
+            objects.evict(self.common_dir, self.root, {}, added, folder / ".git")
         for rel in rels:
+            if rel in added:
+                continue
             if rel.startswith(objects.PACKS):
                 if self.packs is not None:
                     self.packs.put_back(rel, folder / ".git" / rel)
             else:
-                objects.recover(self.common_dir, self.root, rel, tree, folder / ".git" / rel)
+                trust.recover(self.common_dir, self.root, rel, tree, folder / ".git" / rel)
 
     def guarded_git_paths(self) -> list[Path]:
         """Every git-dir file a candidate must not change (see the module's docstring): decided here."""
@@ -268,7 +282,7 @@ class Guard:
                 if self.packs is not None:
                     self.packs.put_back(rel, folder / ".git" / rel)
             else:
-                objects.recover(self.common_dir, self.root, rel, before.tree, folder / ".git" / rel)
+                trust.recover(self.common_dir, self.root, rel, before.tree, folder / ".git" / rel)
         objects.evict(self.common_dir, self.root, before.objects, after.objects, folder / ".git")
         foreign = self.store.foreign(self.root, before.objects, after.objects)  # not explore's: a candidate's
         dangling = self._naming(foreign)
@@ -290,8 +304,10 @@ class Guard:
 
     def _differs(self, rel: str, old: tuple[int, bytes] | None, new: tuple[int, bytes] | None) -> bool:
         """A change that counts: the index by its entries and their flags (git rewrites its stat
-        data whenever it likes), packed-refs without explore's own refs, anything else byte for byte."""
-        if old == new:
+        data whenever it likes), packed-refs without explore's own refs, anything else byte for byte
+        — but a lock file that went away: its owner (the user's `git commit`, held open by an editor
+        when the run began) finished; put back, it would lock the user out."""
+        if old == new or (rel.endswith(".lock") and new is None):
             return False
         if old is not None and new is not None and Path(rel).name == INDEX:
             return self._entries(old[1]) != self._entries(new[1])
@@ -336,7 +352,7 @@ class Guard:
         for path in self.guarded_git_paths():
             rel = Path(os.path.relpath(path, self.common_dir)).as_posix()
             rel = path.as_posix() if rel.startswith("../") else rel  # outside the repository: by its own path
-            if rel.startswith(EXPLORE_REFS) or rel.endswith(".lock"):
+            if rel.startswith(EXPLORE_REFS):  # a lock file is guarded like its neighbours: left, it stops git
                 continue
             try:
                 info = path.lstat()
@@ -352,7 +368,7 @@ class Guard:
             if (self.git_dir / "index").exists():
                 shutil.copyfile(self.git_dir / "index", index)  # its stat cache: only changed files are read
             env = self._pinned({"GIT_INDEX_FILE": str(index), "GIT_OPTIONAL_LOCKS": "0"})
-            with self.store.writing():  # the user's files' blobs: explore's own writes (objects.Store)
+            with self.store.writing():  # the user's files' blobs: explore's own writes (trust.Store)
                 _git(self.root, ["add", "-A"], env)
                 tree = _git(self.root, ["write-tree"], env).decode().strip()
                 self.store.wrote_tree(tree, "HEAD")

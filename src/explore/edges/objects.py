@@ -5,14 +5,14 @@ of the store by inode, size and change time — a write in place changes the cha
 replacement the inode, and neither can be set back — and hashes only the files that changed: a
 loose object must still inflate to its id; a pack is never rewritten by git, so one that changed
 counts whatever it holds. A rewritten loose object is moved away and written again from the
-user's file that holds its content, when the user's tree has one. A pack (and its index) is put
+user's file that holds its content, when the user's tree has one (trust.recover). A pack (and its index) is put
 back from the copy `Packs` made of it before any candidate ran — while the store's packs together
 stay under PACK_COPY_CAP; a pack of a larger store is named, never put back. When candidates are
 confined (bubblewrap, Landlock) the kernel keeps them out of the store and no copy is made.
 
 Candidates' git writes an object store of its own (sandbox.py), so nothing a candidate does should
 add a file to the user's store either; explore's own git adds loose objects only, each recorded
-(`Store`): a loose object no step of explore wrote is a candidate's (`Store.foreign`), as is a pack
+(trust.Store): a loose object no step of explore wrote is a candidate's (`Store.foreign`), as is a pack
 that appears while candidates run (`added`): it is moved to the quarantine (`evict`)
 unless an object only it holds is reachable from the user's refs, reflogs or index (a fetch of the
 user's own kept its refs). A reflog that appeared for a ref that is not there (a candidate's branch
@@ -30,8 +30,6 @@ import tempfile
 import threading
 import weakref
 import zlib
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
 from .gitcmd import GIT
@@ -59,7 +57,7 @@ def files(common_dir: Path) -> dict[str, Seen]:
         except OSError:
             continue
         for entry in entries:
-            if entry.name.startswith("tmp_") or entry.name.endswith(".lock"):
+            if not read_by_git(folder.name, entry.name):
                 continue
             try:
                 info = entry.stat(follow_symlinks=False)
@@ -67,6 +65,24 @@ def files(common_dir: Path) -> dict[str, Seen]:
                 continue
             found[f"objects/{folder.name}/{entry.name}"] = (info.st_ino, info.st_size, info.st_ctime_ns)
     return found
+
+
+PACK_FILES = (".idx", ".pack", ".rev", ".bitmap", ".keep", ".promisor", ".mtimes")
+"""The endings of the files git reads as a pack's (it loads every `*.idx` of the pack folder, whatever
+the name before it, and the files of the same stem beside it)."""
+HEX = frozenset("0123456789abcdef")
+
+
+def read_by_git(folder: str, name: str) -> bool:
+    """Whether git ever reads the file `objects/<folder>/<name>` as part of the store: a loose object
+    is read only at its id's path (two hex digits, then 38 — 62 with SHA-256); a file of the pack
+    folder when it ends as a pack's files do, or is the multi-pack index. What the store check leaves
+    out is only what git never reads as an object, whoever wrote it: git's own temporary files
+    (`tmp_obj_*`, `tmp_pack_*`, `tmp_idx_*`, none with a pack's ending), lock files, and any other
+    name; a pack named like a temporary file (`tmp_pack_x.idx`) is read, and counts."""
+    if folder == "pack":
+        return name.endswith(PACK_FILES) or name == "multi-pack-index"
+    return len(folder) == 2 and len(name) in (38, 62) and HEX.issuperset(folder + name)
 
 
 def rewritten(
@@ -88,26 +104,6 @@ def rewritten(
         elif not loose_holds(common_dir / rel, folder + name):
             bad.append(rel)
     return bad
-
-
-def recover(common_dir: Path, root: Path, rel: str, tree: str, keep: Path) -> None:
-    """A loose object that no longer holds its id's content, moved to keep; written again from the
-    user's file (in the working tree at root, whose tree is tree) that holds that content."""
-    path = common_dir / rel
-    keep.parent.mkdir(parents=True, exist_ok=True)
-    if path.exists():
-        os.chmod(path, 0o644)
-        shutil.move(path, keep)
-    sha = rel.removeprefix("objects/").replace("/", "")
-    listed = _git(root, common_dir, "ls-tree", "-r", "-z", tree).decode("utf-8", "surrogateescape")
-    for line in filter(None, listed.split("\0")):
-        meta, _, name = line.partition("\t")
-        if meta.split(" ")[2] == sha and (root / name).is_file():
-            with store(common_dir).writing():
-                store(common_dir).wrote(
-                    _git(root, common_dir, "hash-object", "-w", "--no-filters", "--", name).decode().strip()
-                )
-            return
 
 
 def added(before: dict[str, Seen], after: dict[str, Seen]) -> list[str]:
@@ -285,160 +281,7 @@ def loose_holds(path: Path, sha: str) -> bool:
         return False
 
 
-def _git(root: Path, common_dir: Path, *args: str) -> bytes:
-    done = subprocess.run([*GIT, *args], cwd=root, capture_output=True, timeout=300, env=pinned(common_dir))
-    if done.returncode != 0:
-        raise RuntimeError(f"git {args[0]} in {root} failed: {done.stderr.decode(errors='replace').strip()[-300:]}")
-    return done.stdout
-
-
-class Store:
-    """One object store as explore trusts it (one per store and process: `store`): what explore
-    itself wrote there on purpose, and which of its files were last seen holding their ids.
-
-    explore's own git writes the user's store through one seam, `writing`: the blobs and trees of
-    a captured change (staging.stage), of the guard's fingerprint of the user's tree, the commits
-    it makes (gitrepo.commit_patch, commit_tree, snapshot) and an object it writes again
-    (`recover`); each write is recorded (`wrote`, `wrote_tree`) before the lock is let go. Any other
-    new file of the store after a candidate's window is not explore's (`foreign`): unless the
-    user's own refs, reflogs or index need it (they committed during the run), it is moved to the
-    quarantine like a rewritten one. A new loose object must also hold its id, whoever wrote it.
-
-    Reads: explore's checkouts read the store without hashing what they read; `verify` after a
-    checkout tells whether a file of the store changed since the last verification (then the
-    checkout is not trusted: redo it once the bad files are mended, `mend`) and hashes every loose
-    object it has not seen yet (the first call, at the run's first checkout, hashes them all)."""
-
-    def __init__(self, common_dir: Path) -> None:
-        self.common_dir = common_dir
-        self.lock = threading.RLock()
-        self.known: set[str] = set()
-        self.pending: dict[str, str | None] = {}
-        """Trees explore wrote → the commit they were written against (their objects not listed yet)."""
-        self.seen: dict[str, Seen] | None = None
-        """The store's files at the last verification, each holding its id (None: never verified)."""
-        self.mend: Callable[[list[str]], None] | None = None
-        """Puts bad files of the store back or moves them away (set by the run's guard)."""
-
-    @contextmanager
-    def writing(self) -> Iterator[None]:
-        """explore's own writes to the store, recorded before the lock goes; `foreign` waits for them."""
-        with self.lock:
-            yield
-
-    def wrote(self, *ids: str) -> None:
-        with self.lock:
-            self.known.update(i for i in ids if i)
-
-    def wrote_tree(self, tree: str, base: str | None = None) -> None:
-        """tree (and every object under it that base's tree does not hold) was written by explore."""
-        with self.lock:
-            if tree and tree not in self.known:
-                self.pending[tree] = base
-
-    def owns(self, ids: set[str]) -> set[str]:
-        """The ids among ids that explore wrote (its recorded trees expanded when needed)."""
-        with self.lock:
-            if ids - self.known and self.pending:
-                roots, bases = list(self.pending), {b for b in self.pending.values() if b}
-                self.pending.clear()
-                listed = subprocess.run(
-                    [
-                        *GIT,
-                        f"--git-dir={self.common_dir}",
-                        "rev-list",
-                        "--objects",
-                        "--no-object-names",
-                        *roots,
-                        "--not",
-                        *(f"{b}^{{tree}}" for b in sorted(bases)),
-                    ],
-                    capture_output=True,
-                    timeout=300,
-                    env=pinned(self.common_dir),
-                )
-                self.known.update(roots)
-                self.known.update(listed.stdout.decode().split())
-            return ids & self.known
-
-    def foreign(self, root: Path, before: dict[str, Seen], after: dict[str, Seen]) -> list[str]:
-        """The loose objects new since before that explore did not write (and the user's refs,
-        reflogs and index do not need), or that do not hold their id: a candidate's."""
-        new = {
-            rel: _sha(rel)
-            for rel in after
-            if rel not in before and rel.startswith("objects/") and not rel.startswith(PACKS)
-        }
-        if not new:
-            return []
-        with self.lock:
-            bad = {rel for rel, sha in new.items() if not self._holds(rel, after[rel], sha)}
-            rest = {sha: rel for rel, sha in new.items() if rel not in bad}
-            unknown = set(rest) - self.owns(set(rest))
-            if unknown:  # the user committed or staged during the run
-                unknown -= _reachable(root, self.common_dir, unknown)
-            return sorted(bad | {rest[sha] for sha in unknown})
-
-    def _holds(self, rel: str, seen: Seen, sha: str) -> bool:
-        """The loose object at rel holds its id (hashed once per version of the file)."""
-        if self.seen is not None and self.seen.get(rel) == seen:
-            return True
-        return loose_holds(self.common_dir / rel, sha)
-
-    def verify(self) -> list[str]:
-        """The files of the store a checkout made since the last verification may have read wrong:
-        those that do not hold their id (hashed: every loose object new or changed since; mended
-        first) and those that changed since (one rewritten and put back in between) — but explore's
-        own objects that still hold their ids (its git freshens their times when it writes them
-        again). The first call hashes every loose object."""
-        with self.lock:
-            now = {rel: seen for rel, seen in files(self.common_dir).items() if not rel.startswith(LOGS)}
-            last = self.seen or {}
-            changed = [rel for rel, seen in last.items() if now.get(rel) != seen]
-            bad = [
-                rel
-                for rel in [*changed, *(rel for rel in now if rel not in last)]
-                if rel in now and not rel.startswith(PACKS) and not loose_holds(self.common_dir / rel, _sha(rel))
-            ]
-            if bad and self.mend is not None:
-                self.mend(bad)
-                now = {rel: seen for rel, seen in files(self.common_dir).items() if not rel.startswith(LOGS)}
-            self.seen = {rel: seen for rel, seen in now.items() if rel not in bad or self.mend is not None}
-            return sorted(set(bad) | {rel for rel in changed if _sha(rel) not in self.known})
-
-
-def _sha(rel: str) -> str:
-    """The id of the loose object at rel (`objects/ab/cdef…`)."""
-    return rel.removeprefix("objects/").replace("/", "")
-
-
-_STORES: dict[Path, Store] = {}
-_STORES_LOCK = threading.Lock()
-
-
-def store(common_dir: Path) -> Store:
-    """The one Store of the object store of the repository whose common git dir is common_dir."""
-    key = Path(common_dir).resolve()
-    with _STORES_LOCK:
-        return _STORES.setdefault(key, Store(key))
-
-
 def pinned(common_dir: Path) -> dict[str, str]:
     """The environment of explore's git on the store: the shared git dir named, so that a
     `commondir` a candidate planted in it sends git nowhere else."""
     return {**os.environ, "GIT_COMMON_DIR": str(common_dir)}
-
-
-def _reachable(root: Path, common_dir: Path, ids: set[str]) -> set[str]:
-    """The ids among ids reachable from the user's refs (explore's own left out: a candidate may
-    write there), HEAD or index — not reflogs, whose lines a candidate may append to unseen."""
-    walk = subprocess.run(
-        [*GIT, "rev-list", "--objects", "--no-object-names", *_USER_REFS, "--indexed-objects", "--single-worktree"],
-        cwd=root,
-        capture_output=True,
-        env=pinned(common_dir),
-    )
-    return ids & set(walk.stdout.decode().split())
-
-
-_USER_REFS = ("--exclude=refs/explore/*", "--exclude=refs/heads/explore/*", "--all")

@@ -14,7 +14,7 @@ import os
 from pathlib import Path
 from typing import Protocol
 
-from .objects import Store
+from .trust import Store
 
 
 class Reading(Protocol):
@@ -27,7 +27,7 @@ def stage(
     reading: Reading, path: Path, base: str, excluding: tuple[str, str], store: Store
 ) -> tuple[str, tuple[str, ...]]:
     """The index made what the worktree at path holds against base, its tree written (what it
-    writes to the user's object store is recorded in store as explore's own: objects.Store);
+    writes to the user's object store is recorded in store as explore's own: trust.Store);
     returns (the tree, the folders that hold a repository of their own, whose files were staged as files)."""
     with store.writing():
         nested = _stage(reading, path, base, excluding)

@@ -21,7 +21,7 @@ from typing import NamedTuple
 import git
 
 from ..model.errors import SetupFailed
-from . import gitrepo, objects, procs, staging
+from . import gitrepo, procs, staging, trust
 from .sandbox import Confinement
 
 
@@ -183,6 +183,7 @@ class WorktreePool:
         path = self.path_for(slot)
         self.root.mkdir(parents=True, exist_ok=True)
         self._reader(commit)
+        store = trust.store(Path(self.repo.common_dir))
         fresh = slot not in self.created or not os.path.lexists(path / ".git")
         if fresh:
             free = shutil.disk_usage(self.root.parent if self.root.parent.exists() else self.repo_root).free
@@ -196,11 +197,13 @@ class WorktreePool:
                 self.repo.git.worktree("prune")
             path.parent.mkdir(parents=True, exist_ok=True)
             with self._git_admin:  # concurrent `worktree add` races on .git/worktrees
+                began = store.begin()  # what the checkout is verified against (_trusted)
                 self.repo.git.worktree("add", "--detach", "--force", str(path), commit)
             self.created[slot] = path
             self.links[slot] = (path / ".git").read_text(encoding="utf-8")
             self.admin_files[slot] = {name: _read(self._admin(path) / name) for name in ADMIN_FILES}
         else:
+            began = store.begin()
             self._restore_link(slot)
             self._restore_admin(slot)
             self.git_in(
@@ -214,30 +217,32 @@ class WorktreePool:
             # unless worktree_setup made ignored files the project needs.
             # -ff: a repository a candidate made inside its worktree goes too
             self.git_in(path, "clean", "-ffdq" if self.keep_ignored else "-ffdxq")
-        self._trusted(path, commit)
+        self._trusted(path, commit, began)
         self._copy_includes(path)
         self.bases[slot] = commit
         shutil.copyfile(self._admin(path) / "index", self._index(path))  # explore's own, outside its reach
         self.own[self._index(path)] = _stamp(self._index(path))
         return path, fresh
 
-    def _trusted(self, path: Path, commit: str) -> None:
-        """The checkout at path read only objects that held their ids (objects.Store.verify): when
+    def _trusted(self, path: Path, commit: str, began: int) -> None:
+        """The checkout at path read only objects that held their ids (trust.Store.verify): when
         a file of the store changed meanwhile (an unconfined process rewrote it), it is checked out
         again from scratch once the store is mended; SetupFailed when the store keeps changing.
         Checked and checked out again under the store's lock: explore's own writes (other candidates'
         captures, which freshen the objects they write again) wait, so only an unconfined process can
         make it change again — six candidates capturing at once kept an honest one's checkout from
-        ever verifying (test_tamper under CI load)."""
-        store = objects.store(Path(self.repo.common_dir))
+        ever verifying (test_tamper under CI load). began: the store's generation when the checkout
+        began (trust.Store.begin): explore's own writes that ended before it explain what they changed."""
+        store = trust.store(Path(self.repo.common_dir))
         with store.lock:
             for _ in range(3):
-                if not store.verify():
+                if not store.verify(began):
                     return
+                began = store.begin()  # checked out again under the lock: no write of explore's overlaps
                 (self._admin(path) / "index").unlink(missing_ok=True)
                 self.git_in(path, "reset", "--hard", "--quiet", commit)
                 self.git_in(path, "clean", "-ffdq" if self.keep_ignored else "-ffdxq")
-            if not store.verify():
+            if not store.verify(began):
                 return
         raise SetupFailed(f"the repository's object store kept changing while explore checked out {commit[:10]}")
 
@@ -252,6 +257,7 @@ class WorktreePool:
         if base is None:
             return
         admin = self._admin(path)
+        self._restore_admin(path.name)
         self.git_in(path, "update-ref", "--no-deref", "HEAD", base)
         self.git_in(path, "read-tree", base)
         for name in ("logs/HEAD", "ORIG_HEAD"):
@@ -280,8 +286,13 @@ class WorktreePool:
     def _restore_admin(self, slot: str) -> None:
         """The slot's admin folder's pointers and configuration as git wrote them (a candidate
         outside a sandbox may have rewritten `commondir`, or planted a `config.worktree` that
-        defines a filter or an fsmonitor)."""
+        defines a filter or an fsmonitor), and no lock file there: explore's git is the only one
+        that works in the folder, and not now — one left (`index.lock`, `HEAD.lock`) would make
+        every git command of explore's in the worktree fail."""
         admin = self._admin(self.path_for(slot))
+        for lock in admin.rglob("*.lock") if admin.is_dir() else []:
+            if lock.is_file() or lock.is_symlink():
+                lock.unlink()
         for name, data in self.admin_files.get(slot, {}).items():
             target = admin / name
             if target.is_symlink() or target.is_dir():
@@ -413,7 +424,7 @@ class WorktreePool:
         """explore's index of path made what is on disk (staging.stage); (its tree, the nested repositories)."""
         self._restore_admin(path.name)
         reading = functools.partial(self._reading, path)
-        store = objects.store(Path(self.repo.common_dir))
+        store = trust.store(Path(self.repo.common_dir))
         return staging.stage(reading, path, self.bases.get(path.name, "HEAD"), self._excluding(), store)
 
     def capture_patch(self, path: Path, patch_file: Path, max_bytes: int | None = None) -> Captured:
