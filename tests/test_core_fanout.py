@@ -277,3 +277,41 @@ async def test_the_baseline_rerun_ending_withdraws_a_running_candidate_aimed_onl
     assert outcome.ranking == ["b"] and b.status == CandidateStatus.ok and b.validated and b.pass_rate == 100.0
     assert sorted(b.failed_tests) == [] and "a" not in outcome.runs
     assert_cleaned_up(it)
+
+
+async def test_a_twin_of_a_candidate_withdrawn_for_its_aims_is_tested_as_itself(tmp_path: Path) -> None:
+    """a and b make the same patch; a is aimed only at test_negative, b at both failures. One at a
+    time (parallel 1): a runs first, the rerun ends finding test_negative flaky while a's tests run,
+    a is withdrawn; b, a's twin, must not end as "a did not finish": its aims are not a's, so the
+    patch is tested as b's own (before: crashed, 'same patch as candidate a, which did not finish')."""
+    flake = "tests/test_calc.py::test_negative"
+    it = iteration(tmp_path, Aimed([FIX, FIX], [[flake], sorted(FAILING)]))
+    pending = Pending()
+    config = replace(it.config, pending=pending)
+    proposal = await config.generator.propose(config.request)
+    for letter, plan in zip("ab", proposal.plans):
+        plan.id = letter
+    found: list[FanOutResult] = []
+
+    async def rerun_ends() -> None:  # once a's tests have begun
+        with anyio.fail_after(60):
+            while not any(e.candidate == "a" and e.phase == Phase.full for e in it.events):
+                await anyio.sleep(0.05)
+        judged = Judged(scoring.Yardstick(IDS - {flake}, frozenset({flake})), IDS - FAILING, 50.0, frozenset())
+        pending.end(judged, aims.withdrawn(proposal.plans, sorted(FAILING), frozenset({flake})))
+
+    async def fans() -> None:
+        found.append(await fan_out(proposal.plans, config, 1))
+
+    try:
+        async with anyio.create_task_group() as group:
+            group.start_soon(rerun_ends)
+            group.start_soon(fans)
+    finally:
+        await anyio.to_thread.run_sync(it.pool.remove_all)
+    [outcome] = found
+    a, b = outcome.candidates
+    assert a.status == CandidateStatus.rejected and a.reason is not None and a.reason.startswith("withdrawn")
+    assert b.status == CandidateStatus.ok and b.tested and b.validated and b.pass_rate == 100.0, (b.status, b.reason)
+    assert outcome.ranking == ["b"] and "b" in outcome.runs
+    assert_cleaned_up(it)

@@ -190,6 +190,7 @@ async def _attempt(
     board.keys[plan.id] = key
     twin = board.first_by_key.setdefault(key, plan.id)
     if twin != plan.id:
+        pending = config.pending
         config.emit(plan.id, Phase.shared, twin)
         with off_the_clock(board.deadlines.get(plan.id)):  # its twin's tests are not its own time
             await board.done[twin].wait()
@@ -198,14 +199,18 @@ async def _attempt(
             score(result, board.runs[twin], config, files)
             result.validated = twin not in board.estimates
             result.progress = f"same normalised patch as candidate {twin}"
-        elif twin in board.skipped:
+            return
+        if twin in board.skipped:
             _not_tested(result, f"same normalised patch as candidate {twin}, not tested")
-        else:
+            return
+        if pending is None or twin not in pending.withdrawn:
             result.status, result.reason = (
                 CandidateStatus.crashed,
                 f"same patch as candidate {twin}, which did not finish",
             )
-        return
+            return
+        # its twin was withdrawn for its aims, which are not this one's: the patch is tested as this one
+        board.first_by_key[key] = plan.id
     try:
         await _tested(plan.id, path, config, board, result, files_dir)
     finally:  # a whole-suite first run's turn: its rank, once validated, is what the others must beat
