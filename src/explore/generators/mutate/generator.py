@@ -12,7 +12,6 @@ search — the proposal's reason and search.json (account.py).
 
 from __future__ import annotations
 
-import ast
 import os
 import sys
 import time
@@ -24,7 +23,6 @@ from typing import Any
 
 import anyio
 
-from ...decide import parsing
 from ...edges import gitrepo, procs
 from ...edges.testing import Hangs
 from ...model.candidates import CandidatePlan, PhaseTiming, Proposal, Realised
@@ -39,7 +37,7 @@ from .deepen import deepen, widen
 from .edits import Mutant
 from .options import MutateOptions
 from .prepared import Prepared
-from .screen import ForkWorker, Job, Screener, Slot
+from .screen import ForkWorker, Job, Screener, Slot, third_party_imports
 from .search import Budget, Search, screen_in_order
 
 
@@ -264,7 +262,7 @@ class MutateGenerator(FixGenerator):
         screening_s = (
             time.monotonic() - screen_started - (search.prepare_s - prepared_before)
         )  # preparation has its own line
-        self._searched.add(searched_lines(search, ranked, reverts + singles + combos), sources)
+        self._searched.add(ties.searched_lines(search, ranked, reverts + singles + combos), sources)
         chosen = shape.choose(request.strategy.shape, request.n, singles, combos, first=reverts)
         top_score = max((p.score for p in singles), default=0.0)
         plans = [shape.to_plan(item, failing, top_score) for item in chosen]
@@ -395,37 +393,3 @@ class MutateGenerator(FixGenerator):
         if done.exit_code != 0:
             raise ApplyFailed(f"git apply failed for {plan.location}: {done.output_tail.strip()[-300:]}")
         return Realised(confidence=plan.confidence, hypothesis=plan.hypothesis)
-
-
-def searched_lines(
-    search: Search, ranked: list[tuple[Mutant, float]], screened: list[Prepared]
-) -> set[tuple[str, int]]:
-    """The lines this proposal is done with: those it screened a mutant at, and those it reached
-    that have no mutant of the first pass at all (a line the budget cut off before its mutants
-    ran is not done: the next proposal takes it first again)."""
-    done = {place for p in screened if p.verdict is not None for place in p.mutant.lines}
-    with_mutants = {place for m, _ in ranked for place in m.lines}
-    return done | {place for place in search.reached if place not in with_mutants}
-
-
-def third_party_imports(root: Path, files: list[str]) -> list[str]:
-    """Top-level modules the project imports that are not its own: the fork worker imports
-    them once so no mutant pays for them (the project's own modules must stay unimported)."""
-    names: set[str] = set()
-    for rel in files:
-        try:
-            tree = parsing.parse((root / rel).read_text(encoding="utf-8"))
-        except (OSError, SyntaxError, UnicodeDecodeError):
-            continue
-        for node in ast.walk(tree):
-            if isinstance(node, ast.Import):
-                names.update(alias.name.split(".")[0] for alias in node.names)
-            elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
-                names.add(node.module.split(".")[0])
-    local = {
-        p.stem if p.suffix == ".py" else p.name
-        for base in (root, root / "src")
-        if base.is_dir()
-        for p in base.iterdir()
-    }
-    return sorted(n for n in names if n not in local and n != "__future__")

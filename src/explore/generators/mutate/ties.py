@@ -20,7 +20,10 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from ...decide import parsing
+from .edits import Mutant
 from .localise import IMPORT_TIME, Spectrum, Suspect, literal_lines
+from .prepared import Prepared
+from .search import Search
 
 CRASH, VALUE, FRAME, RUN, IMPORT = range(5)
 """Closeness tiers, nearest first."""
@@ -99,3 +102,14 @@ def order(
         key = (-round(s.score, 12), seen, tiers.get((s.file, s.line), RUN), s.file, s.line)
         out.append(Suspect(key, s.file, s.line, s.score))
     return sorted(out)
+
+
+def searched_lines(
+    search: Search, ranked: list[tuple[Mutant, float]], screened: list[Prepared]
+) -> set[tuple[str, int]]:
+    """The lines this proposal is done with: those it screened a mutant at, and those it reached
+    that have no mutant of the first pass at all (a line the budget cut off before its mutants
+    ran is not done: the next proposal takes it first again)."""
+    done = {place for p in screened if p.verdict is not None for place in p.mutant.lines}
+    with_mutants = {place for m, _ in ranked for place in m.lines}
+    return done | {place for place in search.reached if place not in with_mutants}
