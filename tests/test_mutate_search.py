@@ -115,6 +115,37 @@ def test_ranking_is_deterministic_and_most_suspicious_first(tmp_path: Path) -> N
     assert scores == sorted(scores, reverse=True)
 
 
+CHOICES = """def pick(n):
+    a, b, c, d, e = n, n + 1, n + 2, n + 3, n + 4
+    x = a
+    if x < 10:
+        return x
+    return 0
+"""
+
+
+def test_an_operator_that_picks_from_the_program_shares_its_prior_among_its_choices(tmp_path: Path) -> None:
+    """cachetools' fix ranked 165th of 206: eight names in scope at each site of the most
+    suspicious lines screened before a comparison flipped at a less suspicious one. Line 3 (only
+    the failing tests run it) offers five names for `a`; line 4 (0.53 of its weight) one
+    comparison: the comparison's flips come before the names, whose scores add up to the
+    operator's one prior."""
+    (tmp_path / "m.py").write_text(CHOICES)
+    failing, passing = frozenset({"f1", "f2"}), frozenset({f"p{i}" for i in range(5)})
+    lines = {("m.py", 2): failing | passing, ("m.py", 3): failing, ("m.py", 4): failing | passing}
+    spectrum = Spectrum(lines, failing, passing)
+    suspects = localise.rank(spectrum, "ochiai", lambda f: False)
+    search = Search(tmp_path, {"m.py": CHOICES}, spectrum, suspects)
+    ranked = search.ranked()
+    names = [(m, s) for m, s in ranked if m.operator == "name" and m.line == 3 and m.old == "a"]
+    flips = [i for i, (m, _) in enumerate(ranked) if m.operator == "comparison" and m.line == 4]
+    assert len(names) == 5
+    assert sum(s for _, s in names) == pytest.approx(0.7)  # the operator's prior, once, at weight 1
+    assert max(flips) < min(i for i, (m, _) in enumerate(ranked) if m.operator == "name" and m.line == 3)
+    constant = next(s for m, s in ranked if m.operator == "constant" and m.line == 4)
+    assert constant == pytest.approx(0.95 * ochiai(2, 5, 0, 0))  # a fixed set of alternatives keeps its prior each
+
+
 def test_prepare_dedupes_skips_tried_and_unreachable(tmp_path: Path) -> None:
     search = make_search(tmp_path)
     prepared = search.prepare(search.ranked(), 1000)

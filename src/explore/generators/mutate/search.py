@@ -20,7 +20,7 @@ import anyio
 from . import pairing
 from .edits import Edit, Mutant, Source, make_patch, mutated_sources, normalise_patch
 from .localise import Spectrum, Suspect
-from .operators import REGISTRY, mutants_in
+from .operators import BY_NAME, REGISTRY, mutants_in
 from .prepared import Lazy, Prepared
 from .regions import Key, Regions
 from .screen import Deferred, Job, Slot
@@ -95,8 +95,9 @@ class Search:
         return min(abs(line - c) for c in changed) if changed else FAR
 
     def ranked(self) -> list[tuple[Mutant, float]]:
-        """Mutants at suspicious lines, best first; ties by the lines' order (ties.py), operator, then
-        generation order."""
+        """Mutants at suspicious lines, best first — the line's weight × the operator's prior, that
+        prior shared by the choices of an operator that picks from the program (`shared_choices`) —;
+        ties by the lines' order (ties.py), operator, then generation order."""
         ops = [op for op in REGISTRY if (op.single_token or not self.single_token) and op.tier in self.tiers]
         by_file: dict[str, set[int]] = {}
         for s in self.suspects:
@@ -111,8 +112,9 @@ class Search:
             except (SyntaxError, ValueError, RecursionError):
                 self.skipped["invalid"] += 1
                 continue
+            choices = shared_choices(mutants)
             for seq, m in enumerate(mutants):  # generation order: each operator lists likelier changes first
-                score = self.weight.get((m.file, m.line), 0.0) * m.prior
+                score = self.weight.get((m.file, m.line), 0.0) * m.prior / choices.get(site(m), 1)
                 near = self.distance(m.file, m.line) if self.single_token and self.changed else 0
                 place = self.position.get((m.file, m.line), FAR)
                 found.append(((near, -round(score, 12), place, m.file, m.line, m.operator, seq), m, score))
@@ -186,6 +188,24 @@ class Search:
             return None
         files = {str(self.workdir / f): t for f, t in mutated_sources(mutant, self.sources).items()}
         return Prepared(mutant, score, patch, phase1, phase2, files, also=sorted(self.spectrum.failing - covering))
+
+
+def site(mutant: Mutant) -> tuple[str, int, int, str, str]:
+    """Where a mutant's operator chose its replacement: the same place, operator and old text."""
+    return (mutant.file, mutant.line, mutant.col, mutant.operator, mutant.old)
+
+
+def shared_choices(mutants: Iterable[Mutant]) -> dict[tuple[str, int, int, str, str], int]:
+    """How many choices share a prior at each site of an operator that picks from the program
+    (operators.py, `shares`): one wrong name among eight in scope is one kind of fault, not eight.
+    An operator with a fixed small set of alternatives (`<` → `<=`, a constant ± 1) keeps its
+    prior for each: each is a likely slip of its own."""
+    counts: dict[tuple[str, int, int, str, str], int] = {}
+    for m in mutants:
+        op = BY_NAME.get(m.operator)
+        if op is not None and op.shares:
+            counts[site(m)] = counts.get(site(m), 0) + 1
+    return counts
 
 
 def top_lines(suspects: list[Suspect], most: int) -> list[Suspect]:
