@@ -4,6 +4,7 @@ determinism (screening through a scripted slot: no processes here)."""
 from __future__ import annotations
 
 import math
+import time
 from pathlib import Path
 
 import pytest
@@ -415,3 +416,18 @@ def test_the_timeout_is_eight_times_the_tests_own_time_plus_the_rest_of_the_roun
     assert timeout_from(Verdict("timeout", duration_s=3.7, tests_s=None)) == 30.0
     assert timeout_from(Verdict("ok", duration_s=0.01, tests_s=0.001)) == 0.75
     assert timeout_from(Verdict("ok", duration_s=1.6, tests_s=0.1), round_trip=False) == pytest.approx(8 * 0.1 + 0.5)
+
+
+def test_the_screening_budget_grows_with_the_failing_tests_own_time() -> None:
+    """networkx's density bug: three failing tests of 36 s, two lanes, a flat minute screened one
+    mutant; the budget is now a dozen mutants' worth of those tests at the lanes' pace."""
+    assert search_module.screening_seconds(60.0, 0.4, 2) == 60.0  # quick tests: the flat budget
+    assert search_module.screening_seconds(60.0, 36.0, 2) == pytest.approx(12 * 36.0 / 2)
+    budget = Budget.of(600, 60.0, 36.0, 2, deadline=None)
+    assert budget.seconds == pytest.approx(216.0) and budget.by_tests and not budget.by_run
+    assert budget.spent() == "budget spent: 216s of screening (12 mutants' worth of the failing tests' own time)"
+    assert Budget.of(600, 60.0, None, 2, deadline=None).seconds == 60.0  # the user's budget_seconds holds
+    cut = Budget.of(600, 60.0, 36.0, 2, deadline=time.monotonic() + 100.0)  # the run's search budget ends sooner
+    assert cut.seconds <= 100.0 and cut.by_run
+    assert cut.spent() == "budget spent: the run's search budget (--search-budget)"
+    assert not Budget.of(600, 60.0, 0.5, 2, deadline=time.monotonic() + 100.0).by_run
