@@ -4,6 +4,7 @@ determinism (screening through a scripted slot: no processes here)."""
 from __future__ import annotations
 
 import math
+import time
 from pathlib import Path
 
 import pytest
@@ -113,6 +114,37 @@ def test_ranking_is_deterministic_and_most_suspicious_first(tmp_path: Path) -> N
     assert first[0].startswith("constant at m.py:3") or first[0].startswith("arithmetic at m.py:3")
     scores = [s for _, s in make_search(tmp_path).ranked()]
     assert scores == sorted(scores, reverse=True)
+
+
+CHOICES = """def pick(n):
+    a, b, c, d, e = n, n + 1, n + 2, n + 3, n + 4
+    x = a
+    if x < 10:
+        return x
+    return 0
+"""
+
+
+def test_an_operator_that_picks_from_the_program_shares_its_prior_among_its_choices(tmp_path: Path) -> None:
+    """cachetools' fix ranked 165th of 206: eight names in scope at each site of the most
+    suspicious lines screened before a comparison flipped at a less suspicious one. Line 3 (only
+    the failing tests run it) offers five names for `a`; line 4 (0.53 of its weight) one
+    comparison: the comparison's flips come before the names, whose scores add up to the
+    operator's one prior."""
+    (tmp_path / "m.py").write_text(CHOICES)
+    failing, passing = frozenset({"f1", "f2"}), frozenset({f"p{i}" for i in range(5)})
+    lines = {("m.py", 2): failing | passing, ("m.py", 3): failing, ("m.py", 4): failing | passing}
+    spectrum = Spectrum(lines, failing, passing)
+    suspects = localise.rank(spectrum, "ochiai", lambda f: False)
+    search = Search(tmp_path, {"m.py": CHOICES}, spectrum, suspects)
+    ranked = search.ranked()
+    names = [(m, s) for m, s in ranked if m.operator == "name" and m.line == 3 and m.old == "a"]
+    flips = [i for i, (m, _) in enumerate(ranked) if m.operator == "comparison" and m.line == 4]
+    assert len(names) == 5
+    assert sum(s for _, s in names) == pytest.approx(0.7)  # the operator's prior, once, at weight 1
+    assert max(flips) < min(i for i, (m, _) in enumerate(ranked) if m.operator == "name" and m.line == 3)
+    constant = next(s for m, s in ranked if m.operator == "constant" and m.line == 4)
+    assert constant == pytest.approx(0.95 * ochiai(2, 5, 0, 0))  # a fixed set of alternatives keeps its prior each
 
 
 def test_prepare_dedupes_skips_tried_and_unreachable(tmp_path: Path) -> None:
@@ -384,3 +416,18 @@ def test_the_timeout_is_eight_times_the_tests_own_time_plus_the_rest_of_the_roun
     assert timeout_from(Verdict("timeout", duration_s=3.7, tests_s=None)) == 30.0
     assert timeout_from(Verdict("ok", duration_s=0.01, tests_s=0.001)) == 0.75
     assert timeout_from(Verdict("ok", duration_s=1.6, tests_s=0.1), round_trip=False) == pytest.approx(8 * 0.1 + 0.5)
+
+
+def test_the_screening_budget_grows_with_the_failing_tests_own_time() -> None:
+    """networkx's density bug: three failing tests of 36 s, two lanes, a flat minute screened one
+    mutant; the budget is now a dozen mutants' worth of those tests at the lanes' pace."""
+    assert search_module.screening_seconds(60.0, 0.4, 2) == 60.0  # quick tests: the flat budget
+    assert search_module.screening_seconds(60.0, 36.0, 2) == pytest.approx(12 * 36.0 / 2)
+    budget = Budget.of(600, 60.0, 36.0, 2, deadline=None)
+    assert budget.seconds == pytest.approx(216.0) and budget.by_tests and not budget.by_run
+    assert budget.spent() == "budget spent: 216s of screening (12 mutants' worth of the failing tests' own time)"
+    assert Budget.of(600, 60.0, None, 2, deadline=None).seconds == 60.0  # the user's budget_seconds holds
+    cut = Budget.of(600, 60.0, 36.0, 2, deadline=time.monotonic() + 100.0)  # the run's search budget ends sooner
+    assert cut.seconds <= 100.0 and cut.by_run
+    assert cut.spent() == "budget spent: the run's search budget (--search-budget)"
+    assert not Budget.of(600, 60.0, 0.5, 2, deadline=time.monotonic() + 100.0).by_run

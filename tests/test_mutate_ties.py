@@ -16,6 +16,8 @@ from explore.edges.testing import TestCommand, run_tests
 from explore.generators.base import ProposalRequest
 from explore.generators.mutate import MutateGenerator, localise, ties
 from explore.generators.mutate.localise import IMPORT_TIME, Spectrum, Suspect
+from explore.generators.mutate.screen import Verdict
+from explore.generators.mutate.search import Search
 
 BUG_LINE = 101
 """`REG["limit"] = 6` (the fix: 5), run at import time like the 120 registrations around it."""
@@ -179,3 +181,38 @@ def test_a_better_score_still_comes_first_and_searched_lines_go_last_in_their_ti
     assert [s.line for s in ties.order(suspects, spectrum, {"m.py": SOURCE}, searched)] == [1, 3, 4, 6]
     changed = SOURCE.replace("def g():", "def g(a):")  # a line whose text changed is new again
     assert [s.line for s in ties.order(suspects, spectrum, {"m.py": changed}, searched)] == [1, 6, 3, 4]
+
+
+DENSITY = "def density(n, m):\n    d = 3 * m\n    d = d / n\n    return d\n"
+"""Three lines every failing test runs and no passing test: one tie. Line 2 holds `3 → 4` and
+`3 → 2` (the fix), ranked first and second."""
+
+
+def test_a_line_left_with_mutants_keeps_its_place_at_the_same_commit_and_goes_on_with_them() -> None:
+    """networkx's density bug, small: the budget screened `3 → 4` alone at the top line of a tie
+    wider than the search keeps; the next iteration at that commit (nothing merged) put the line
+    last in its tie, past the cut, and never screened `3 → 2`. Now it keeps its place, and what
+    it screened goes last; after a merge the tie rotates as before."""
+    tied = frozenset({"t::fail"})
+    spectrum = Spectrum({("m.py", n): tied for n in (2, 3, 4)}, tied, frozenset({"t::pass"}))
+    sources = {"m.py": DENSITY}
+    suspects = localise.rank(spectrum, "ochiai", lambda f: False)
+    searched = ties.Searched()
+    first = Search(Path("/nowhere"), sources, spectrum, ties.order(suspects, spectrum, sources, searched), max_lines=1)
+    ranked = first.ranked()
+    prepared = first.prepare(ranked, 100)
+    assert prepared[0].mutant.new == "4" and prepared[1].mutant.new == "2"
+    prepared[0].verdict = Verdict("ok", {"t::fail": "failed"})  # the budget ends here
+    done, unfinished = ties.searched_lines(first, ranked, [prepared[0]])
+    assert done == {("m.py", 2)} and unfinished == {("m.py", 2)}
+    searched.add(done, sources, [prepared[0]], "c1", unfinished)
+
+    again = ties.order(suspects, spectrum, sources, searched, "c1")
+    assert [s.line for s in again] == [2, 3, 4]
+    second = Search(Path("/nowhere"), sources, spectrum, again, max_lines=1, seen=searched.seen("c1"))
+    order = [m for m, _ in second.ranked()]
+    assert (order[0].line, order[0].new) == (2, "2")  # the line's other constant first
+    assert (order[-1].line, order[-1].new) == (2, "4")  # what was screened at this commit, last
+
+    merged = ties.order(suspects, spectrum, sources, searched, "c2")
+    assert [s.line for s in merged] == [3, 4, 2] and searched.seen("c2") == frozenset()

@@ -12,7 +12,6 @@ search — the proposal's reason and search.json (account.py).
 
 from __future__ import annotations
 
-import ast
 import os
 import sys
 import time
@@ -24,7 +23,6 @@ from typing import Any
 
 import anyio
 
-from ...decide import parsing
 from ...edges import gitrepo, procs
 from ...edges.testing import Hangs
 from ...model.candidates import CandidatePlan, PhaseTiming, Proposal, Realised
@@ -39,7 +37,7 @@ from .deepen import deepen, widen
 from .edits import Mutant
 from .options import MutateOptions
 from .prepared import Prepared
-from .screen import ForkWorker, Job, Screener, Slot
+from .screen import ForkWorker, Job, Screener, Slot, third_party_imports
 from .search import Budget, Search, screen_in_order
 
 
@@ -113,6 +111,7 @@ class MutateGenerator(FixGenerator):
                 reason="mutate needs pytest (per-test coverage and screening); this run uses a custom --test-cmd"
             )
         failing = frozenset(t.id for t in request.failing)
+        commit = request.current_commit
         if not failing:
             return Proposal(reason="no failing tests: nothing for mutate to repair")
         settings = self.settings
@@ -157,7 +156,9 @@ class MutateGenerator(FixGenerator):
                 exhausted=True,
             )
         sources = {s.file: (request.scratch / s.file).read_text(encoding="utf-8") for s in suspects}
-        suspects = ties.order(localise.without_contrast(suspects, spectrum, sources), spectrum, sources, self._searched)
+        suspects = ties.order(
+            localise.without_contrast(suspects, spectrum, sources), spectrum, sources, self._searched, commit
+        )
         policy = request.strategy.mutation
         hunks = await regressing_hunks(request) if request.strategy.shape == "minimal" else []
         for hunk in hunks:
@@ -173,6 +174,7 @@ class MutateGenerator(FixGenerator):
             single_token=policy.single_token,
             changed=changed,
             max_lines=settings.max_lines,
+            seen=self._searched.seen(commit),
         )
         reverting = revert.reverts(hunks, sources)
         undo = search.prepare([(m, m.prior) for m in reverting], revert.MOST)
@@ -180,11 +182,10 @@ class MutateGenerator(FixGenerator):
         ranked = search.ranked()
         prepared = search.prepare(ranked, settings.budget_mutants)  # lazily: screening reads it as it goes
         search.prepare_s += time.monotonic() - prepare_started
-        seconds = settings.budget_seconds
-        if request.deadline is not None:  # the run's search budget ends sooner
-            seconds = max(0.0, min(seconds, request.deadline - time.monotonic()))
-        budget = Budget(settings.budget_mutants, seconds)  # after ranking: preparation does not eat it
-        budget.by_run = seconds < settings.budget_seconds
+        own = "budget_seconds" not in settings.model_fields_set  # the user's own figure holds as given
+        failing_s = sum(request.durations.get(t, 0.0) for t in failing) if own else None
+        # after ranking: preparation does not eat it
+        budget = Budget.of(settings.budget_mutants, settings.budget_seconds, failing_s, self._lanes(), request.deadline)
 
         def settle(ranked: list[tuple[Mutant, float]]) -> Callable[[list[Prepared]], bool]:
             done = shape.statements_reached([m for m, _ in ranked], search.shared_lines())
@@ -264,7 +265,9 @@ class MutateGenerator(FixGenerator):
         screening_s = (
             time.monotonic() - screen_started - (search.prepare_s - prepared_before)
         )  # preparation has its own line
-        self._searched.add(searched_lines(search, ranked, reverts + singles + combos), sources)
+        screened_all = reverts + singles + combos
+        searched, unfinished = ties.searched_lines(search, ranked, screened_all)
+        self._searched.add(searched, sources, screened_all, commit, unfinished)
         chosen = shape.choose(request.strategy.shape, request.n, singles, combos, first=reverts)
         top_score = max((p.score for p in singles), default=0.0)
         plans = [shape.to_plan(item, failing, top_score) for item in chosen]
@@ -337,10 +340,12 @@ class MutateGenerator(FixGenerator):
             except Exception:  # the run reruns them in a process of its own
                 return None
 
+    def _lanes(self) -> int:
+        return self.settings.lanes or max(1, min(self.parallel, os.cpu_count() or 1))
+
     def _key(self, python: str, scratch: Path, tracker: object) -> tuple[str, str, str, int, int, int]:
         """What a screener is opened for: kept while it screens the same worktree the same way."""
-        lanes = self.settings.lanes or max(1, min(self.parallel, os.cpu_count() or 1))
-        return (self.settings.design, python, str(scratch), os.stat(scratch).st_ino, lanes, id(tracker))
+        return (self.settings.design, python, str(scratch), os.stat(scratch).st_ino, self._lanes(), id(tracker))
 
     async def _open(
         self,
@@ -395,37 +400,3 @@ class MutateGenerator(FixGenerator):
         if done.exit_code != 0:
             raise ApplyFailed(f"git apply failed for {plan.location}: {done.output_tail.strip()[-300:]}")
         return Realised(confidence=plan.confidence, hypothesis=plan.hypothesis)
-
-
-def searched_lines(
-    search: Search, ranked: list[tuple[Mutant, float]], screened: list[Prepared]
-) -> set[tuple[str, int]]:
-    """The lines this proposal is done with: those it screened a mutant at, and those it reached
-    that have no mutant of the first pass at all (a line the budget cut off before its mutants
-    ran is not done: the next proposal takes it first again)."""
-    done = {place for p in screened if p.verdict is not None for place in p.mutant.lines}
-    with_mutants = {place for m, _ in ranked for place in m.lines}
-    return done | {place for place in search.reached if place not in with_mutants}
-
-
-def third_party_imports(root: Path, files: list[str]) -> list[str]:
-    """Top-level modules the project imports that are not its own: the fork worker imports
-    them once so no mutant pays for them (the project's own modules must stay unimported)."""
-    names: set[str] = set()
-    for rel in files:
-        try:
-            tree = parsing.parse((root / rel).read_text(encoding="utf-8"))
-        except (OSError, SyntaxError, UnicodeDecodeError):
-            continue
-        for node in ast.walk(tree):
-            if isinstance(node, ast.Import):
-                names.update(alias.name.split(".")[0] for alias in node.names)
-            elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
-                names.add(node.module.split(".")[0])
-    local = {
-        p.stem if p.suffix == ".py" else p.name
-        for base in (root, root / "src")
-        if base.is_dir()
-        for p in base.iterdir()
-    }
-    return sorted(n for n in names if n not in local and n != "__future__")

@@ -2,7 +2,11 @@
 
 Each operator is a small unit (ops_expr, ops_stmt) listed here with its family and prior: the
 prior says how often that kind of edit is the fix (changing an operator or a bound before
-deleting code), and ranks mutants of equally suspicious lines. The tier says when the search
+deleting code), and ranks mutants of equally suspicious lines. An operator that picks its
+replacement from what the program holds (another name in scope, another statement of the
+function) is one kind of edit however many choices the program offers: its prior is shared by
+its choices at one place (`shares`), so that a site with eight names in scope does not screen
+eight times the likelihood of one comparison flipped at a less suspicious line. The tier says when the search
 tries it: the first tier always, the second (ops_compound: two tokens at once, reshaped values,
 loops and calls) only once no first-tier mutant fixes a failing test.
 """
@@ -26,6 +30,9 @@ class Operator:
     single_token: bool
     apply: Callable[[ast.AST, ModuleInfo], Iterator[Change]]
     tier: int = 1
+    shares: bool = False
+    """Its choices come from the program (names, statements, values in scope), not from a fixed
+    small set of alternatives: the k choices at one place share its prior (search.py)."""
 
     @property
     def doc(self) -> str:
@@ -41,31 +48,31 @@ REGISTRY: tuple[Operator, ...] = (
     Operator("bound", "bound", 0.85, False, ops_expr.bound),
     Operator("remove_not", "condition", 0.85, True, ops_expr.remove_not),
     Operator("add_not", "condition", 0.80, True, ops_expr.add_not),
-    Operator("name", "name", 0.70, True, ops_expr.name),
+    Operator("name", "name", 0.70, True, ops_expr.name, shares=True),
     Operator("swap_args", "swap", 0.70, False, ops_expr.swap_args),
     Operator("swap_operands", "swap", 0.65, False, ops_expr.swap_operands),
     Operator("swap_subscripts", "swap", 0.60, False, ops_call.swap_subscripts),
-    Operator("sibling_attribute", "name", 0.55, True, ops_call.sibling_attribute),
+    Operator("sibling_attribute", "name", 0.55, True, ops_call.sibling_attribute, shares=True),
     Operator("accumulate", "operator", 0.55, True, ops_stmt.accumulate),
     Operator("swap_keywords", "swap", 0.50, False, ops_call.swap_keywords),
     Operator("jump", "control", 0.60, True, ops_stmt.jump),
-    Operator("return_value", "return", 0.50, False, ops_stmt.return_value),
-    Operator("return_literal", "return", 0.45, False, ops_stmt.return_literal),
-    Operator("guard", "guard", 0.45, False, ops_stmt.guard),
-    Operator("add_condition", "guard", 0.45, False, ops_call.add_condition),
+    Operator("return_value", "return", 0.50, False, ops_stmt.return_value, shares=True),
+    Operator("return_literal", "return", 0.45, False, ops_stmt.return_literal, shares=True),
+    Operator("guard", "guard", 0.45, False, ops_stmt.guard, shares=True),
+    Operator("add_condition", "guard", 0.45, False, ops_call.add_condition, shares=True),
     Operator("division_guard", "guard", 0.40, False, ops_expr.division_guard),
     Operator("delete_statement", "statement", 0.40, False, ops_stmt.delete_statement),
-    Operator("insert_statement", "statement", 0.35, False, ops_stmt.insert_statement),
-    Operator("wrap_call", "call", 0.30, False, ops_call.wrap_call),
+    Operator("insert_statement", "statement", 0.35, False, ops_stmt.insert_statement, shares=True),
+    Operator("wrap_call", "call", 0.30, False, ops_call.wrap_call, shares=True),
     Operator("swap_commutative", "swap", 0.30, False, ops_call.swap_commutative),
     Operator("compare_constant", "operator", 0.60, False, ops_compound.compare_constant, tier=2),
     Operator("step", "bound", 0.55, False, ops_compound.step, tier=2),
-    Operator("recursive_argument", "call", 0.55, False, ops_compound.recursive_argument, tier=2),
-    Operator("loop_condition", "condition", 0.50, True, ops_compound.loop_condition, tier=2),
-    Operator("slice_iterable", "bound", 0.50, False, ops_compound.slice_iterable, tier=2),
+    Operator("recursive_argument", "call", 0.55, False, ops_compound.recursive_argument, tier=2, shares=True),
+    Operator("loop_condition", "condition", 0.50, True, ops_compound.loop_condition, tier=2, shares=True),
+    Operator("slice_iterable", "bound", 0.50, False, ops_compound.slice_iterable, tier=2, shares=True),
     Operator("unwrap_call", "call", 0.45, False, ops_compound.unwrap_call, tier=2),
-    Operator("containerise", "literal", 0.45, False, ops_compound.containerise, tier=2),
-    Operator("insert_call", "statement", 0.35, False, ops_compound.insert_call, tier=2),
+    Operator("containerise", "literal", 0.45, False, ops_compound.containerise, tier=2, shares=True),
+    Operator("insert_call", "statement", 0.35, False, ops_compound.insert_call, tier=2, shares=True),
 )
 TIERS = (1, 2)
 BY_NAME = {op.name: op for op in REGISTRY}

@@ -7,6 +7,7 @@ serves the mutated file's text from memory, so no stale bytecode and no file to 
 
 from __future__ import annotations
 
+import ast
 import json
 import os
 import subprocess
@@ -20,6 +21,7 @@ import anyio
 from anyio.abc import Process
 from anyio.streams.buffered import BufferedByteReceiveStream
 
+from ...decide import parsing
 from ...edges import homes, procs
 from .localise import PLUGIN_NAME, plugin_env
 
@@ -353,3 +355,26 @@ class Screener:
         for slot in self.slots:
             if isinstance(slot, ForkWorker):
                 await slot.aclose(at_once)
+
+
+def third_party_imports(root: Path, files: list[str]) -> list[str]:
+    """Top-level modules the project imports that are not its own: the fork worker imports
+    them once so no mutant pays for them (the project's own modules must stay unimported)."""
+    names: set[str] = set()
+    for rel in files:
+        try:
+            tree = parsing.parse((root / rel).read_text(encoding="utf-8"))
+        except (OSError, SyntaxError, UnicodeDecodeError):
+            continue
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import):
+                names.update(alias.name.split(".")[0] for alias in node.names)
+            elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+                names.add(node.module.split(".")[0])
+    local = {
+        p.stem if p.suffix == ".py" else p.name
+        for base in (root, root / "src")
+        if base.is_dir()
+        for p in base.iterdir()
+    }
+    return sorted(n for n in names if n not in local and n != "__future__")

@@ -20,12 +20,23 @@ import anyio
 from . import pairing
 from .edits import Edit, Mutant, Source, make_patch, mutated_sources, normalise_patch
 from .localise import Spectrum, Suspect
-from .operators import REGISTRY, mutants_in
+from .operators import BY_NAME, REGISTRY, mutants_in
 from .prepared import Lazy, Prepared
 from .regions import Key, Regions
 from .screen import Deferred, Job, Slot
 
 FAR = 10**6
+MUTANTS_AT_LEAST = 12
+"""The mutants the screening budget lets through when the failing tests alone are slow (a
+screening budget of a flat minute screened one mutant of networkx's density bug, whose three
+failing tests take 36 s: `screening_seconds`)."""
+
+
+def screening_seconds(flat: float, failing_s: float, lanes: int) -> float:
+    """mutate's screening seconds for an iteration: its budget_seconds, or — when the failing tests'
+    own time (the baseline's durations) would let fewer than MUTANTS_AT_LEAST mutants through at
+    the lanes' pace — the time those take. Every mutant runs the failing tests that reach it first."""
+    return max(flat, MUTANTS_AT_LEAST * failing_s / max(lanes, 1))
 
 
 @dataclass
@@ -36,6 +47,17 @@ class Budget:
     screened: int = 0
     by_run: bool = False
     """The seconds are what was left of the run's search budget (shorter than mutate's own)."""
+    by_tests: bool = False
+    """The seconds were raised for slow failing tests (`screening_seconds`)."""
+
+    @classmethod
+    def of(cls, mutants: int, flat: float, failing_s: float | None, lanes: int, deadline: float | None) -> Budget:
+        """An iteration's budget: `flat` seconds (budget_seconds), raised for slow failing tests
+        (`screening_seconds`; failing_s None: the user set budget_seconds, which holds as given),
+        cut to what is left of the run's search budget (`deadline`, monotonic)."""
+        wanted = flat if failing_s is None else screening_seconds(flat, failing_s, lanes)
+        seconds = wanted if deadline is None else max(0.0, min(wanted, deadline - time.monotonic()))
+        return cls(mutants, seconds, by_run=seconds < wanted, by_tests=seconds > flat)
 
     def left_s(self) -> float:
         return self.seconds - (time.monotonic() - self.started)
@@ -49,6 +71,8 @@ class Budget:
             return f"budget spent: {self.mutants} mutants (mutate's budget_mutants)"
         if self.by_run:
             return "budget spent: the run's search budget (--search-budget)"
+        if self.by_tests:
+            return f"budget spent: {self.seconds:g}s of screening ({MUTANTS_AT_LEAST} mutants' worth of the failing tests' own time)"
         return f"budget spent: {self.seconds:g}s of screening (mutate's budget_seconds)"
 
 
@@ -67,6 +91,7 @@ class Search:
         changed: dict[str, set[int]] | None = None,
         max_lines: int = 40,
         tiers: tuple[int, ...] = (1,),
+        seen: frozenset[tuple[str, int, int, str, str, str]] = frozenset(),
     ) -> None:
         self.workdir = workdir
         self.sources = sources
@@ -77,6 +102,11 @@ class Search:
         """The lines this search (with its deeper stages, deepen.py) made mutants at."""
         self.position = {(s.file, s.line): i for i, s in enumerate(suspects)}
         """Each line's place in the suspects' order: equally scored mutants go in that order (ties.py)."""
+        self.seen = seen
+        """Mutants (`identity`) an earlier proposal screened at this very commit: they rank after
+        every other, as their verdict is known (ties.py, `Searched`)."""
+        self.dropped: set[tuple[str, int, int, str, str, str]] = set()
+        """Mutants preparation left out (duplicate, tried, unreachable, invalid): nothing to screen."""
         self.tiers = tiers
         """Which operators' tiers `ranked` makes mutants of (operators.py)."""
         top = max((s.score for s in suspects), default=1.0) or 1.0
@@ -95,8 +125,10 @@ class Search:
         return min(abs(line - c) for c in changed) if changed else FAR
 
     def ranked(self) -> list[tuple[Mutant, float]]:
-        """Mutants at suspicious lines, best first; ties by the lines' order (ties.py), operator, then
-        generation order."""
+        """Mutants at suspicious lines, best first — the line's weight × the operator's prior, that
+        prior shared by the choices of an operator that picks from the program (`shared_choices`) —;
+        ties by the lines' order (ties.py), operator, then generation order; those an earlier
+        proposal screened at this commit (`seen`) last."""
         ops = [op for op in REGISTRY if (op.single_token or not self.single_token) and op.tier in self.tiers]
         by_file: dict[str, set[int]] = {}
         for s in self.suspects:
@@ -111,11 +143,13 @@ class Search:
             except (SyntaxError, ValueError, RecursionError):
                 self.skipped["invalid"] += 1
                 continue
+            choices = shared_choices(mutants)
             for seq, m in enumerate(mutants):  # generation order: each operator lists likelier changes first
-                score = self.weight.get((m.file, m.line), 0.0) * m.prior
+                score = self.weight.get((m.file, m.line), 0.0) * m.prior / choices.get(site(m), 1)
                 near = self.distance(m.file, m.line) if self.single_token and self.changed else 0
                 place = self.position.get((m.file, m.line), FAR)
-                found.append(((near, -round(score, 12), place, m.file, m.line, m.operator, seq), m, score))
+                known = identity(m) in self.seen
+                found.append(((known, near, -round(score, 12), place, m.file, m.line, m.operator, seq), m, score))
         found.sort(key=lambda item: item[0])
         return [(m, score) for _, m, score in found]
 
@@ -138,7 +172,9 @@ class Search:
         def produce() -> Iterator[Prepared]:
             for mutant, score in ranked:
                 prepared = self._prepare_one(mutant, score, seen)
-                if prepared is not None:
+                if prepared is None:
+                    self.dropped.add(identity(mutant))
+                else:
                     yield prepared
 
         return Lazy(produce(), limit, self._spent)
@@ -186,6 +222,29 @@ class Search:
             return None
         files = {str(self.workdir / f): t for f, t in mutated_sources(mutant, self.sources).items()}
         return Prepared(mutant, score, patch, phase1, phase2, files, also=sorted(self.spectrum.failing - covering))
+
+
+def identity(mutant: Mutant) -> tuple[str, int, int, str, str, str]:
+    """One mutant of one tree: where, which operator, and what it writes."""
+    return (*site(mutant), mutant.new)
+
+
+def site(mutant: Mutant) -> tuple[str, int, int, str, str]:
+    """Where a mutant's operator chose its replacement: the same place, operator and old text."""
+    return (mutant.file, mutant.line, mutant.col, mutant.operator, mutant.old)
+
+
+def shared_choices(mutants: Iterable[Mutant]) -> dict[tuple[str, int, int, str, str], int]:
+    """How many choices share a prior at each site of an operator that picks from the program
+    (operators.py, `shares`): one wrong name among eight in scope is one kind of fault, not eight.
+    An operator with a fixed small set of alternatives (`<` → `<=`, a constant ± 1) keeps its
+    prior for each: each is a likely slip of its own."""
+    counts: dict[tuple[str, int, int, str, str], int] = {}
+    for m in mutants:
+        op = BY_NAME.get(m.operator)
+        if op is not None and op.shares:
+            counts[site(m)] = counts.get(site(m), 0) + 1
+    return counts
 
 
 def top_lines(suspects: list[Suspect], most: int) -> list[Suspect]:
