@@ -6,6 +6,8 @@ tests' own files alone. Real pytest runs of the plugin, a real proposal (fork wo
 from __future__ import annotations
 
 import json
+import os
+import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -100,3 +102,38 @@ def test_the_focus_is_the_failing_tests_files_with_their_passing_tests(tmp_path:
     for odd in ("<collection>", "tests/gone.py::t", "-x.py::t"):
         assert focus.focus(["tests/test_a.py::t", odd], passing, tmp_path) == ([], passing)
     assert focus.focus([], passing, tmp_path) == ([], passing)
+
+
+REPORTED = {
+    "shop.py": "import threading\n\n\ndef total(prices):\n    return sum(prices)\n\n\n"
+    "def note(when):\n    return when.upper()\n\n\n"
+    "def in_thread(prices):\n    out = []\n    worker = threading.Thread(target=lambda: out.append(total(prices)))\n"
+    "    worker.start()\n    worker.join()\n    return out[0]\n",
+    "conftest.py": "import shop\n\n\ndef pytest_runtest_logreport(report):\n    shop.note(report.when)\n",
+    "tests/test_shop.py": "from shop import in_thread, total\n\n\ndef test_sum():\n    assert total([1, 2]) == 3\n\n\n"
+    "def test_fails():\n    assert total([1]) == 2\n\n\n"
+    "def test_thread():\n    assert in_thread([3]) == 3\n\n\n"
+    "def test_after_thread():\n    assert total([4]) == 4\n",
+}
+
+
+@no_monitoring
+def test_pytests_own_work_between_a_tests_phases_runs_untraced(tmp_path: Path) -> None:
+    """Before 3.12 the tracer runs only during each test's setup, call and teardown (_lines.Pauser):
+    project code pytest runs between them — here a conftest's logreport hook — is no test's line.
+    Fails without the pause: `note`'s body (line 9) is recorded under every test. A thread a test
+    starts keeps the tracer on from then on, its lines and the later tests' recorded."""
+    repo = make_repo(tmp_path / "repo", REPORTED)
+    result = tmp_path / "run" / "coverage-run.json"
+    env = {**os.environ, **localise.coverage_env(None, tmp_path / "run", "baseline", result)}
+    env["PYTHONPATH"] = os.pathsep.join([str(repo), env["PYTHONPATH"]])
+    cmd = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", localise.PLUGIN_NAME]
+    subprocess.run(cmd, cwd=repo, env=env, capture_output=True, timeout=300)
+    raw = json.loads(result.read_text())
+    assert raw["tracer"] == "coverage"
+    lines = {int(n): set(ts) for n, ts in raw["trace"]["files"]["shop.py"]["contexts"].items()}
+    tests = {f"tests/test_shop.py::test_{name}" for name in ("sum", "fails", "thread", "after_thread")}
+    assert lines[5] == tests  # total's body, in the thread too
+    threaded = {"tests/test_shop.py::test_thread", "tests/test_shop.py::test_after_thread"}
+    assert lines.get(9, set()) <= threaded  # note's body, run by pytest's reporting: traced only once a thread was
+    assert lines[14] == {"tests/test_shop.py::test_thread"}  # the thread's lambda
