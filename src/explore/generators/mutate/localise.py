@@ -28,37 +28,13 @@ from ...decide import parsing
 from ...edges import homes, procs
 from ...edges.testing import HARD_EXIT, Hangs, carried_hangs, deselect_listing, isolation_env, plugin_args
 from ...model import testfiles
+from .formulas import DEFAULT_FORMULA, FORMULAS
 
 PLUGIN_NAME = "_explore_mutate_worker"
 IMPORT_TIME = ""
 """Coverage's context for lines run outside any test (imports): they count for every test."""
 DEFAULT_TEST_PATTERNS = (*testfiles.CONVENTIONS, "*/test_*.py", "*/conftest.py")  # the */ forms for coverage's omit
 NEVER_SOURCE = ("*/site-packages/*", ".venv/*", "venv/*", "*/.venv/*", ".explore/*", ".git/*", "setup.py", "noxfile.py")
-
-
-# --- formulas (pure) ---------------------------------------------------------------------------
-def ochiai(ef: int, ep: int, nf: int, np_: int) -> float:
-    denominator = math.sqrt((ef + nf) * (ef + ep))
-    return ef / denominator if denominator else 0.0
-
-
-def dstar(ef: int, ep: int, nf: int, np_: int, star: int = 2) -> float:
-    """ef^* / (ep + nf); a perfect line (ep = nf = 0) reads the denominator as 0.5, so it ranks
-    above every imperfect one yet stays finite."""
-    if ef == 0:
-        return 0.0
-    return float(ef**star) / ((ep + nf) or 0.5)
-
-
-def tarantula(ef: int, ep: int, nf: int, np_: int) -> float:
-    failed, passed = ef + nf, ep + np_
-    fail_ratio = ef / failed if failed else 0.0
-    pass_ratio = ep / passed if passed else 0.0
-    return fail_ratio / (fail_ratio + pass_ratio) if fail_ratio else 0.0
-
-
-FORMULAS: dict[str, Callable[[int, int, int, int], float]] = {"ochiai": ochiai, "dstar": dstar, "tarantula": tarantula}
-DEFAULT_FORMULA = "ochiai"
 
 
 @dataclass
