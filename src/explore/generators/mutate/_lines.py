@@ -48,10 +48,11 @@ class Pauser:
             self.paused = True
 
     def resume(self):
-        if self.paused:
-            self.collector.resume()
+        collector = self.collector
+        if self.paused and collector is not None:
+            collector.resume()
             self.paused = False
-            if len(self.collector.tracers) != 1:
+            if len(collector.tracers) != 1:
                 self.collector = None
 
 

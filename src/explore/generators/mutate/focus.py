@@ -64,8 +64,8 @@ def _scope(test: str) -> str:
 
 def contrast(failing: Iterable[str], passing: list[str], durations: Mapping[str, float]) -> list[str]:
     """The passing tests (of the failing tests' files) the run measures: those of the failing tests'
-    classes first, then the rest, the cheapest first within each, while their seconds recorded at
-    the baseline stay within CONTRAST_SHARE x the failing tests' own (at least CONTRAST_FLOOR_S).
+    classes first, then the rest, the cheapest first within each, each that still fits: their seconds
+    recorded at the baseline within CONTRAST_SHARE x the failing tests' own (at least CONTRAST_FLOOR_S).
     All of them when a test has no recorded time (nothing to bound by)."""
     failing = list(failing)
     if any(t not in durations for t in [*failing, *passing]):
@@ -76,7 +76,7 @@ def contrast(failing: Iterable[str], passing: list[str], durations: Mapping[str,
     spent = 0.0
     for test in sorted(passing, key=lambda t: (_scope(t) not in near, durations[t])):
         if spent + durations[test] > bound:
-            break
+            continue
         chosen.add(test)
         spent += durations[test]
     return [t for t in passing if t in chosen]

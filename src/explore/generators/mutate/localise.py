@@ -28,7 +28,8 @@ from ...decide import parsing
 from ...edges import homes, procs
 from ...edges.testing import HARD_EXIT, Hangs, carried_hangs, deselect_listing, isolation_env, plugin_args
 from ...model import testfiles
-from .formulas import DEFAULT_FORMULA, FORMULAS
+from .formulas import DEFAULT_FORMULA as DEFAULT_FORMULA
+from .formulas import FORMULAS as FORMULAS
 
 PLUGIN_NAME = "_explore_mutate_worker"
 IMPORT_TIME = ""
@@ -306,17 +307,19 @@ async def collect(
     time_limit: float | None = None,
     hangs: Hangs | None = None,
     select: Iterable[str] = (),
+    leave_out: Iterable[str] = (),
 ) -> Collected:
     """Run the suite — or the test files in `select` alone — once with per-test coverage in workdir
     (the plugin measures through coverage's API and reads the data back in the same process). A test that ignores the
     per-test limit ends that process (HARD_EXIT): the run goes on without it, as the loop's runs
     do. time_limit bounds the whole (every re-run included). hangs: the state the per-test limit
-    starts from (lowered from the first test when the failing tests hung at the baseline)."""
+    starts from (lowered from the first test when the failing tests hung at the baseline). leave_out:
+    tests of those files it does not run (focus.contrast), by exact id."""
     run_dir.mkdir(parents=True, exist_ok=True)
     result_path = run_dir / "coverage-run.json"
     env = coverage_env(workdir, run_dir, "coverage", result_path, test_patterns)
     hung: list[str] = []
-    select = list(select)
+    select, leave_out = list(select), list(leave_out)
     started = time.monotonic()
     with anyio.move_on_after(time_limit if time_limit else math.inf) as scope, homes.private_home() as home:
         env = {**home, **env}
@@ -335,7 +338,11 @@ async def collect(
                 "-p",
                 PLUGIN_NAME,
                 *plugin_args(test_timeout, record, hangs),
-                *([f"--explore-deselect={deselect_listing(record.with_suffix('.deselect'), hung)}"] if hung else []),
+                *(
+                    [f"--explore-deselect={deselect_listing(record.with_suffix('.deselect'), [*leave_out, *hung])}"]
+                    if hung or leave_out
+                    else []
+                ),
                 *select,
             ]  # a looping test stops at its limit
             log = run_dir / ("coverage.log" if not attempt else f"coverage-rest-{attempt}.log")
