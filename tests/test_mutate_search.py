@@ -11,7 +11,8 @@ import pytest
 
 from explore.generators.mutate import localise, pairing, shape
 from explore.generators.mutate import search as search_module
-from explore.generators.mutate.localise import Spectrum, dstar, ochiai, tarantula
+from explore.generators.mutate.formulas import dstar, ochiai, tarantula
+from explore.generators.mutate.localise import Spectrum
 from explore.generators.mutate.screen import Job, Verdict
 from explore.generators.mutate.search import Budget, Search, screen_in_order
 

@@ -24,6 +24,38 @@ def start_coverage(omit):
     return cov
 
 
+class Pauser:
+    """coverage.py's tracer on only while a test runs its setup, call and teardown (issue 40.3).
+
+    Before Python 3.12 a trace function puts the whole interpreter in its slow tracing mode,
+    whatever files it measures: pytest's own work between the phases — making each report,
+    formatting a failure's traceback (pytest parses the test file's source for it), logging —
+    ran at that cost although none of it is a test's line of the project. Paused between the
+    phases, resumed for each (`Collector.pause`/`resume`, which `Coverage.stop`/`start` use).
+    Only while coverage has one tracer: a thread a test started has a tracer of its own, and
+    `resume` would start every tracer on this thread; from then on the tracer stays on, as it
+    always was."""
+
+    def __init__(self, cov):
+        collector = getattr(cov, "_collector", None)
+        usable = all(hasattr(collector, name) for name in ("pause", "resume", "tracers"))
+        self.collector = collector if usable else None
+        self.paused = False
+
+    def pause(self):
+        if self.collector is not None and not self.paused and len(self.collector.tracers) == 1:
+            self.collector.pause()
+            self.paused = True
+
+    def resume(self):
+        collector = self.collector
+        if self.paused and collector is not None:
+            collector.resume()
+            self.paused = False
+            if len(collector.tracers) != 1:
+                self.collector = None
+
+
 def coverage_report(cov, root):
     """`{"files": {relative path: {"contexts": {line: [node ids]}}}}` from coverage's data, read
     in this process."""

@@ -81,10 +81,15 @@ if _mode in ("coverage", "baseline") and _request is None:
     _omit = json.loads(os.environ.get(OMIT_ENV, "[]"))
     _tracer = lines.start_monitor(os.getcwd(), _omit)  # Python 3.12+
     _coverage = None if _tracer is not None else lines.start_coverage(_omit)
+_pauser = lines.Pauser(_coverage) if _coverage is not None else None
+"""coverage.py's tracer, on only during each test's setup, call and teardown once collection is over."""
 
 
 def _stop_measuring():
-    global _coverage, _tracer
+    global _coverage, _tracer, _pauser
+    if _pauser is not None:
+        _pauser.resume()
+        _pauser = None
     if _coverage is not None:
         _coverage.stop()
         _coverage = None
@@ -141,6 +146,34 @@ def pytest_collection_finish(session):
     if _mode == "baseline" and _coverage is not None and most and len(session.items) >= most:
         _stop_measuring()
         _skipped = _skipped or BIG_REASON
+    elif _pauser is not None:
+        _pauser.pause()
+
+
+def _traced_phase():
+    """A hookwrapper's body: coverage.py's tracer on for one phase of a test (Pauser)."""
+    if _pauser is not None:
+        _pauser.resume()
+    try:
+        yield
+    finally:
+        if _pauser is not None:
+            _pauser.pause()
+
+
+@pytest.hookimpl(hookwrapper=True, tryfirst=True)
+def pytest_runtest_setup(item):
+    yield from _traced_phase()
+
+
+@pytest.hookimpl(hookwrapper=True, tryfirst=True)
+def pytest_runtest_call(item):
+    yield from _traced_phase()
+
+
+@pytest.hookimpl(hookwrapper=True, tryfirst=True)
+def pytest_runtest_teardown(item, nextitem):
+    yield from _traced_phase()
 
 
 def pytest_runtest_logstart(nodeid, location):
@@ -152,6 +185,8 @@ def pytest_runtest_logfinish(nodeid, location):
 
 
 def pytest_unconfigure(config):
+    if _pauser is not None:
+        _pauser.resume()
     if _tracer is not None:
         _tracer.stop()
     if _coverage is not None:

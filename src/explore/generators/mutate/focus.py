@@ -4,12 +4,18 @@ There coverage.py's trace function costs every instruction of every test, whatev
 (1.6-2.6x networkx's suite): a baseline of TRACE_MOST tests or more stops tracing before its first test
 (_worker.BIG_REASON), and mutate measures the failing tests' own files instead, in a run of its own —
 their passing tests give the contrast. On 3.12+ sys.monitoring records the whole baseline cheaply.
+
+Those files can be heavy (networkx: six test files, 346-384 s of a loaded machine for a handful of
+failing tests): the run measures the failing tests and, of those files' passing tests, the ones
+nearest them (their classes first, then the rest of their files, the cheapest first) up to a time
+bound from the baseline's own per-test seconds (`contrast`); the others are left out by exact id.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from .localise import shard_parts
@@ -35,12 +41,59 @@ def too_big(result_path: Path) -> bool:
     return False
 
 
-def focus(failing: Iterable[str], passing: Iterable[str], root: Path) -> tuple[list[str], list[str]]:
-    """(test files, their passing tests): what the per-test coverage run measures — the failing tests'
-    own files, whose passing tests give the contrast. A failing id that names no file under root (a
-    collection error, another rootdir, a name pytest would read as an option): ([], passing), the
-    whole suite."""
+CONTRAST_SHARE = 2.0
+"""The contrast's recorded seconds, at most this many times the failing tests' own..."""
+CONTRAST_FLOOR_S = 5.0
+"""...or this many seconds, whichever is more: a suite of quick tests keeps its files' contrast whole."""
+
+
+@dataclass(frozen=True)
+class Focus:
+    """What the per-test coverage run measures: the test files to collect (none: the whole suite),
+    the passing tests that give the contrast, and the passing tests of those files it leaves out."""
+
+    files: list[str]
+    contrast: list[str]
+    left_out: list[str] = field(default_factory=list)
+
+
+def _scope(test: str) -> str:
+    """A test's class (or module): `tests/t.py::TestX::test_y[1]` -> `tests/t.py::TestX`."""
+    return test.split("[")[0].rpartition("::")[0]
+
+
+def contrast(failing: Iterable[str], passing: list[str], durations: Mapping[str, float]) -> list[str]:
+    """The passing tests (of the failing tests' files) the run measures: those of the failing tests'
+    classes first, then the rest, the cheapest first within each, each that still fits: their seconds
+    recorded at the baseline within CONTRAST_SHARE x the failing tests' own (at least CONTRAST_FLOOR_S).
+    All of them when a test has no recorded time (nothing to bound by)."""
+    failing = list(failing)
+    if any(t not in durations for t in [*failing, *passing]):
+        return list(passing)
+    near = {_scope(t) for t in failing}
+    bound = max(CONTRAST_FLOOR_S, CONTRAST_SHARE * sum(durations[t] for t in failing))
+    chosen: set[str] = set()
+    spent = 0.0
+    for test in sorted(passing, key=lambda t: (_scope(t) not in near, durations[t])):
+        if spent + durations[test] > bound:
+            continue
+        chosen.add(test)
+        spent += durations[test]
+    return [t for t in passing if t in chosen]
+
+
+def focus(
+    failing: Iterable[str], passing: Iterable[str], root: Path, durations: Mapping[str, float] | None = None
+) -> Focus:
+    """The failing tests' own files, their passing tests bounded by `contrast` (durations: the
+    baseline's seconds per test; None keeps the files' passing tests whole). A failing id that names
+    no file under root (a collection error, another rootdir, a name pytest would read as an option):
+    the whole suite, every passing test."""
+    failing = list(failing)
     files = sorted({t.split("::")[0] for t in failing})
     if not files or not all((root / f).is_file() and not f.startswith("-") for f in files):
-        return [], list(passing)
-    return files, [t for t in passing if t.split("::")[0] in files]
+        return Focus([], list(passing))
+    near = [t for t in passing if t.split("::")[0] in files]
+    kept = near if durations is None else contrast(failing, near, durations)
+    kept_set = set(kept)
+    return Focus(files, kept, [t for t in near if t not in kept_set])

@@ -120,15 +120,17 @@ class MutateGenerator(FixGenerator):
         longreprs = [t.longrepr or t.message for t in request.failing]
         coverage_started = time.monotonic()
         carried = self._from_baseline(request, failing, longreprs)
-        files, contrast = (
-            focus.focus(failing, request.passing, request.scratch) if self._focus else ([], request.passing)
+        focused = (
+            focus.focus(failing, request.passing, request.scratch, request.durations)
+            if self._focus
+            else focus.Focus([], request.passing)
         )
         collected = carried or await localise.collect(
             python,
             request.scratch,
             run_dir,
             failing,
-            contrast,
+            focused.contrast,
             request.test_patterns,
             request.tracker,
             longreprs,
@@ -138,7 +140,8 @@ class MutateGenerator(FixGenerator):
                 hung=sum(t.outcome == "timeout" for t in request.failing),
                 slowest_pass_s=request.test_command.slowest_pass_s,
             ),
-            select=files,
+            select=focused.files,
+            leave_out=focused.left_out,
         )
         coverage_s = time.monotonic() - coverage_started
         spectrum = collected.spectrum

@@ -28,37 +28,14 @@ from ...decide import parsing
 from ...edges import homes, procs
 from ...edges.testing import HARD_EXIT, Hangs, carried_hangs, deselect_listing, isolation_env, plugin_args
 from ...model import testfiles
+from .formulas import DEFAULT_FORMULA as DEFAULT_FORMULA
+from .formulas import FORMULAS as FORMULAS
 
 PLUGIN_NAME = "_explore_mutate_worker"
 IMPORT_TIME = ""
 """Coverage's context for lines run outside any test (imports): they count for every test."""
 DEFAULT_TEST_PATTERNS = (*testfiles.CONVENTIONS, "*/test_*.py", "*/conftest.py")  # the */ forms for coverage's omit
 NEVER_SOURCE = ("*/site-packages/*", ".venv/*", "venv/*", "*/.venv/*", ".explore/*", ".git/*", "setup.py", "noxfile.py")
-
-
-# --- formulas (pure) ---------------------------------------------------------------------------
-def ochiai(ef: int, ep: int, nf: int, np_: int) -> float:
-    denominator = math.sqrt((ef + nf) * (ef + ep))
-    return ef / denominator if denominator else 0.0
-
-
-def dstar(ef: int, ep: int, nf: int, np_: int, star: int = 2) -> float:
-    """ef^* / (ep + nf); a perfect line (ep = nf = 0) reads the denominator as 0.5, so it ranks
-    above every imperfect one yet stays finite."""
-    if ef == 0:
-        return 0.0
-    return float(ef**star) / ((ep + nf) or 0.5)
-
-
-def tarantula(ef: int, ep: int, nf: int, np_: int) -> float:
-    failed, passed = ef + nf, ep + np_
-    fail_ratio = ef / failed if failed else 0.0
-    pass_ratio = ep / passed if passed else 0.0
-    return fail_ratio / (fail_ratio + pass_ratio) if fail_ratio else 0.0
-
-
-FORMULAS: dict[str, Callable[[int, int, int, int], float]] = {"ochiai": ochiai, "dstar": dstar, "tarantula": tarantula}
-DEFAULT_FORMULA = "ochiai"
 
 
 @dataclass
@@ -330,17 +307,19 @@ async def collect(
     time_limit: float | None = None,
     hangs: Hangs | None = None,
     select: Iterable[str] = (),
+    leave_out: Iterable[str] = (),
 ) -> Collected:
     """Run the suite — or the test files in `select` alone — once with per-test coverage in workdir
     (the plugin measures through coverage's API and reads the data back in the same process). A test that ignores the
     per-test limit ends that process (HARD_EXIT): the run goes on without it, as the loop's runs
     do. time_limit bounds the whole (every re-run included). hangs: the state the per-test limit
-    starts from (lowered from the first test when the failing tests hung at the baseline)."""
+    starts from (lowered from the first test when the failing tests hung at the baseline). leave_out:
+    tests of those files it does not run (focus.contrast), by exact id."""
     run_dir.mkdir(parents=True, exist_ok=True)
     result_path = run_dir / "coverage-run.json"
     env = coverage_env(workdir, run_dir, "coverage", result_path, test_patterns)
     hung: list[str] = []
-    select = list(select)
+    select, leave_out = list(select), list(leave_out)
     started = time.monotonic()
     with anyio.move_on_after(time_limit if time_limit else math.inf) as scope, homes.private_home() as home:
         env = {**home, **env}
@@ -359,7 +338,11 @@ async def collect(
                 "-p",
                 PLUGIN_NAME,
                 *plugin_args(test_timeout, record, hangs),
-                *([f"--explore-deselect={deselect_listing(record.with_suffix('.deselect'), hung)}"] if hung else []),
+                *(
+                    [f"--explore-deselect={deselect_listing(record.with_suffix('.deselect'), [*leave_out, *hung])}"]
+                    if hung or leave_out
+                    else []
+                ),
                 *select,
             ]  # a looping test stops at its limit
             log = run_dir / ("coverage.log" if not attempt else f"coverage-rest-{attempt}.log")
