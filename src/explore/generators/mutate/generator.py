@@ -118,7 +118,6 @@ class MutateGenerator(WarmScreening, FixGenerator):
         settings = self.settings
         run_dir = request.run_dir / "mutate"
         python = request.test_command.python or sys.executable
-        await self._reuse(request, python)
         longreprs = [t.longrepr or t.message for t in request.failing]
         coverage_started = time.monotonic()
         carried = self._from_baseline(request, failing, longreprs)

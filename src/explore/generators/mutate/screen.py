@@ -136,28 +136,8 @@ class ForkWorker:
         self.collects = False
         """The worker collects each test file once itself and gives a child the seconds that took
         past its timeout (from its hello): a timeout need not allow for collecting."""
-        self.ready = False
-        """Its hello read: pytest configured, waiting for jobs."""
-
-    def launched(self) -> bool:
-        return self.process is not None
 
     async def start(self) -> None:
-        """Launch the worker (unless `launch` did) and wait for its hello: pytest configured."""
-        if self.process is None:
-            await self.launch()
-        assert self.reader is not None
-        with anyio.fail_after(120):
-            hello = json.loads(await self.reader.receive_until(b"\n", 2**20))
-        self.warm_s = float(hello.get("warm_s", 0.0))
-        self.overridden = list(hello.get("overridden") or [])
-        self.collects = bool(hello.get("collects"))
-        self.ready = True
-
-    async def launch(self) -> None:
-        """Start the worker's process and return at once: it configures pytest meanwhile, and
-        the first `start` (or job) reads its hello."""
-        self.ready = False
         if self.home is not None:
             homes.remove(self.home)
         self.home = homes.create()  # the worker's and its children's, until aclose
@@ -186,10 +166,15 @@ class ForkWorker:
             self.tracker.pids.add(self.process.pid)
         assert self.process.stdout is not None
         self.reader = BufferedByteReceiveStream(self.process.stdout)
+        with anyio.fail_after(120):
+            hello = json.loads(await self.reader.receive_until(b"\n", 2**20))
+        self.warm_s = float(hello.get("warm_s", 0.0))
+        self.overridden = list(hello.get("overridden") or [])
+        self.collects = bool(hello.get("collects"))
 
     async def screen(self, job: Job) -> Verdict:
         started = time.monotonic()
-        if not self.ready:
+        if self.process is None:
             await self.start()
         assert self.process is not None and self.process.stdin is not None and self.reader is not None
         try:
@@ -217,10 +202,6 @@ class ForkWorker:
         ends and starts afresh on the next job."""
         if self.process is None:
             return
-        if not self.ready:  # launched for an earlier tree and never used: it may hold a changed file
-            if changed:
-                await self.aclose()
-            return
         assert self.process.stdin is not None and self.reader is not None
         try:
             await self.process.stdin.send((json.dumps({"changed": changed}) + "\n").encode())
@@ -235,7 +216,7 @@ class ForkWorker:
         """End the worker: on end of its input, given two seconds to go; at once, killed (it is
         busy with a request it would finish first)."""
         with anyio.CancelScope(shield=True):
-            home, self.home, self.ready = self.home, None, False
+            home, self.home = self.home, None
             if self.process is None:
                 if home is not None:
                     homes.remove(home)
@@ -320,12 +301,9 @@ class Screener:
         lanes: int,
         preload: Sequence[str] = (),
         tracker: procs.ProcessTracker | None = None,
-        eager: int | None = None,
     ):
         run_dir.mkdir(parents=True, exist_ok=True)
         self.design = design
-        self.eager = lanes if eager is None else eager
-        """Workers started (hello read) on entering; the others by `launch_rest` or their first job."""
         if design == "fork":
             self.slots: list[Slot] = [
                 ForkWorker(python, workdir, run_dir, list(preload), tracker) for _ in range(lanes)
@@ -339,24 +317,13 @@ class Screener:
         if self.design == "fork":
             try:
                 async with anyio.create_task_group() as group:
-                    for slot in self.slots[: self.eager]:
+                    for slot in self.slots:
                         if isinstance(slot, ForkWorker):  # every one, in this design
                             group.start_soon(slot.start)
             except BaseException:  # cancelled (the baseline ended the run) or one failed: none has work to finish
                 await self.aclose(at_once=True)
                 raise
         return self
-
-    async def launch_rest(self) -> None:
-        """Launch every worker not running (not started on entering, or ended since) without
-        waiting for it: each configures pytest while explore ranks and calibrates, and its first
-        job reads its hello."""
-        for slot in self.slots:
-            if isinstance(slot, ForkWorker) and not slot.launched():
-                try:
-                    await slot.launch()
-                except Exception:  # an optimisation only: its first job starts it (or says why not)
-                    await slot.aclose(at_once=True)
 
     async def refresh(self, changed: list[str]) -> None:
         """Reuse across iterations: each worker keeps its warm state unless a changed file is

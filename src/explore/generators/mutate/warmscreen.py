@@ -19,10 +19,6 @@ from .changes import changed_files
 from .options import MutateOptions
 from .screen import ForkWorker, Screener
 
-BESIDE_BASELINE = 1
-"""Screening workers the warm-up starts while the baseline runs (the one its flaky rerun forks
-from); the others are launched when the first proposal begins, off the baseline's cores."""
-
 
 class WarmScreening:
     """The generator's screening workers, from the warm-up to the run's end."""
@@ -35,20 +31,19 @@ class WarmScreening:
     _rerun_lock: anyio.Lock
 
     async def warm_up(self, request: WarmUpRequest) -> None:
-        """`BESIDE_BASELINE` screening workers, started while the baseline runs in the worktree
-        the first iteration proposes in: its `propose` finds them there, ready (pytest
-        configured), only tells them what changed since the base commit, and launches the other
-        lanes. A failure leaves propose to start them afresh; a cancellation kills those already
-        started (a half-started worker has nothing to finish)."""
+        """The screening workers, started while the baseline runs in the worktree the first
+        iteration proposes in: its `propose` finds them there, ready (pytest configured), and
+        only tells them what changed since the base commit. A failure leaves propose to start
+        them afresh; a cancellation kills those already started (a half-started worker has
+        nothing to finish)."""
         if not request.test_command.is_pytest:
             return
         python = request.test_command.python or sys.executable
         key = self._key(python, request.scratch, request.tracker)
         self._warming = warming = anyio.Event()
         try:
-            run_dir = request.run_dir / "mutate"
             await self._open(
-                key, python, request.scratch, run_dir, [], request.tracker, request.commit, BESIDE_BASELINE
+                key, python, request.scratch, request.run_dir / "mutate", [], request.tracker, request.commit
             )
         except Exception:  # an optimisation only: propose starts them itself (and says why if it cannot)
             await self.aclose()
@@ -92,37 +87,27 @@ class WarmScreening:
         preload: list[str],
         tracker: procs.ProcessTracker | None,
         commit: str,
-        eager: int | None = None,
     ) -> Screener:
-        """A new screener, its `eager` workers started (all by default)."""
         await self.aclose()
-        screener = Screener(self.settings.design, python, scratch, run_dir, key[4], preload, tracker, eager)
+        screener = Screener(self.settings.design, python, scratch, run_dir, key[4], preload, tracker)
         await screener.__aenter__()
         self._screener, self._screener_at = screener, (key, commit)
         return screener
 
-    async def _reuse(self, request: ProposalRequest, python: str) -> None:
-        """Keep the run's screener while it screens the same worktree the same way (the one
-        `warm_up` started, too): told which files changed since (a worker restarts only when it
-        imported one), and its missing workers launched, to start while the proposal ranks."""
-        key = self._key(python, request.scratch, request.tracker)
-        if self._screener is None or self._screener_at is None or self._screener_at[0] != key:
-            return
-        changed = await changed_files(request, self._screener_at[1])
-        if changed is None:
-            return await self.aclose()
-        await self._screener.refresh(changed)
-        self._screener_at = (key, request.current_commit)
-        await self._screener.launch_rest()
-
     async def _warm_screener(
         self, request: ProposalRequest, python: str, run_dir: Path, preload: Callable[[], list[str]]
     ) -> Screener:
-        """The screener `_reuse` kept, or a new one pre-importing `preload()` (read only then:
-        parsing the sources is not free)."""
+        """The run's screener: kept across iterations while it screens the same worktree the same
+        way (the one `warm_up` started, too), told which files changed since (a worker restarts
+        only when it imported one). A new one pre-imports `preload()` (read only then: parsing
+        the sources is not free)."""
         key = self._key(python, request.scratch, request.tracker)
-        if self._screener is not None and self._screener_at == (key, request.current_commit):
-            return self._screener
+        if self._screener is not None and self._screener_at is not None and self._screener_at[0] == key:
+            changed = await changed_files(request, self._screener_at[1])
+            if changed is not None:
+                await self._screener.refresh(changed)
+                self._screener_at = (key, request.current_commit)
+                return self._screener
         return await self._open(
             key, python, request.scratch, run_dir, preload(), request.tracker, request.current_commit
         )
