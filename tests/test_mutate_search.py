@@ -247,9 +247,11 @@ def test_without_partial_fixes_the_same_change_at_two_lines_pairs_first(tmp_path
     assert first.describe() == "comparison at m.py:2: `s > 90` → `s >= 90` + comparison at m.py:4: `s > 80` → `s >= 80`"
 
 
-def screened(fixes: list[set[str] | None], failing: frozenset[str] = frozenset({"f1", "f2"})) -> list:
+def screened(
+    fixes: list[set[str] | None], failing: frozenset[str] = frozenset({"f1", "f2"}), scores: list[float] | None = None
+) -> list:
     """A prefix of screened mutants at lines 1, 2, …: None for one that fixes nothing, else the
-    failing tests it fixes (breaking nothing)."""
+    failing tests it fixes (breaking nothing); each ranked below the one before unless `scores`."""
     from explore.generators.mutate.edits import Mutant
     from explore.generators.mutate.prepared import Prepared
 
@@ -268,7 +270,7 @@ def screened(fixes: list[set[str] | None], failing: frozenset[str] = frozenset({
             edits=(),
         )
         outcomes = {t: ("passed" if fixed and t in fixed else "failed") for t in failing}
-        item = Prepared(mutant, 1.0, "", sorted(failing), [], {})
+        item = Prepared(mutant, scores[line - 1] if scores else 1.0 / line, "", sorted(failing), [], {})
         item.verdict = Verdict("ok", outcomes)
         out.append(item)
     return out
@@ -292,6 +294,18 @@ def test_early_stop_after_patience_past_the_first_full_fix_or_at_n() -> None:
     same_line = screened([full, full])
     same_line[1].mutant = same_line[0].mutant
     assert not distinct(same_line) and distinct(screened([full, full]))
+
+
+def test_patience_counts_only_mutants_ranked_below_the_first_full_fix() -> None:
+    """Mutants ranked as high as the first full fix are all screened, however many: among equals
+    the candidates' tests decide which wins, not the order. Fails with patience counted from any
+    mutant (the equals 3rd to 7th used it up: it stopped at the 7th, the full fix 8th unseen)."""
+    failing, full = frozenset({"f1", "f2"}), {"f1", "f2"}
+    enough = shape.stop_rule("variations", 3, failing, patience=5)
+    fixes = [None, full, None, None, None, None, None, full] + [None] * 6
+    scores = [0.9] + [0.5] * 8 + [0.4] * 5  # 2nd to 9th tie
+    assert not any(enough(screened(fixes[:k], scores=scores[:k])) for k in range(1, 14))
+    assert enough(screened(fixes, scores=scores))  # five ranked below it, after the ties
 
 
 class PerTestSlot:

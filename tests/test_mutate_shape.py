@@ -123,7 +123,7 @@ def test_partial_fixes_alone_do_not_settle_before_the_statement_edits_at_lines_e
     assert shape.stop_rule("variations", 3, FAILING, patience=2, partial_patience=3)(screened[:4])
     at_other_lines = shape.statements_reached([*ranked, elsewhere.mutant], {("m.py", 21)})
     assert at_other_lines(screened[:1]) and at_other_lines([])  # no statement mutant at a shared line: no wait
-    with_full = [item(3, {"t1", "t2"}), *misses[:2]]
+    with_full = [item(3, {"t1", "t2"}, score=2.0), *misses[:2]]  # ranked above them
     assert shape.stop_rule("variations", 3, FAILING, patience=2, statements_done=lambda prefix: False)(with_full)
 
 

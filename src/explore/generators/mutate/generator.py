@@ -27,25 +27,26 @@ from ...edges import gitrepo, procs
 from ...edges.testing import Hangs
 from ...model.candidates import CandidatePlan, PhaseTiming, Proposal, Realised
 from ...model.usage import MutateUsage, Usage
-from ..base import CandidateContext, FixGenerator, ProposalRequest, RerunRequest, WarmUpRequest
-from . import focus, localise, pairing, rerun, revert, shape, ties
+from ..base import CandidateContext, FixGenerator, ProposalRequest
+from . import focus, localise, pairing, revert, shape, ties
 from .account import explain, hung_note, overrides_note, unmoved, write_log
 from .calibrate import ASIDE_FROM_S, MAX_MUTANT_TIMEOUT, calibrate, from_durations, widened, widest_tests
 from .calibrate import aside as calibrate_aside
-from .changes import changed_files, changed_in, changed_lines, regressing_hunks
+from .changes import changed_in, changed_lines, regressing_hunks
 from .deepen import deepen, widen
 from .edits import Mutant
 from .options import MutateOptions
 from .prepared import Prepared
-from .screen import ForkWorker, Job, Screener, Slot, third_party_imports
+from .screen import Job, Screener, Slot, third_party_imports
 from .search import Budget, Search, screen_in_order
+from .warmscreen import WarmScreening
 
 
 class ApplyFailed(RuntimeError):
     """The plan's patch does not apply to the candidate's worktree."""
 
 
-class MutateGenerator(FixGenerator):
+class MutateGenerator(WarmScreening, FixGenerator):
     name = "mutate"
     suite_bound = True
     """Its search's time grows with the suite's (every mutant runs tests): the run's search budget
@@ -301,94 +302,6 @@ class MutateGenerator(FixGenerator):
             # explain's "search complete": every suspicious line reached, nothing found
             exhausted=not chosen and not budget.exhausted() and not early and len(search.reached) >= len(suspects),
         )
-
-    async def warm_up(self, request: WarmUpRequest) -> None:
-        """The screening workers, started while the baseline runs in the worktree the first
-        iteration proposes in: its `propose` finds them there, ready (pytest configured), and
-        only tells them what changed since the base commit. A failure leaves propose to start
-        them afresh; a cancellation kills those already started (a half-started worker has
-        nothing to finish)."""
-        if not request.test_command.is_pytest:
-            return
-        python = request.test_command.python or sys.executable
-        key = self._key(python, request.scratch, request.tracker)
-        self._warming = warming = anyio.Event()
-        try:
-            await self._open(
-                key, python, request.scratch, request.run_dir / "mutate", [], request.tracker, request.commit
-            )
-        except Exception:  # an optimisation only: propose starts them itself (and says why if it cannot)
-            await self.aclose()
-        finally:
-            warming.set()
-
-    async def rerun_failing(self, request: RerunRequest) -> dict[str, str] | None:
-        """The baseline's flaky rerun in a fresh fork of a warm worker (rerun.py), once the
-        warm-up has its workers ready at the baseline's commit; None when there was no warm-up,
-        it failed, or its workers are not ready within the per-test limit."""
-        warming = self._warming
-        if warming is None:
-            return None
-        with anyio.move_on_after(request.test_timeout or 30.0):
-            await warming.wait()
-        screener, at = self._screener, self._screener_at
-        if not warming.is_set() or screener is None or at is None or at[1] != request.commit:
-            return None
-        worker = screener.slots[0]
-        if not isinstance(worker, ForkWorker):
-            return None
-        async with self._rerun_lock:  # one request at a time per worker (shards end together)
-            try:
-                return await rerun.in_worker(worker, request)
-            except Exception:  # the run reruns them in a process of its own
-                return None
-
-    def _lanes(self) -> int:
-        return self.settings.lanes or max(1, min(self.parallel, os.cpu_count() or 1))
-
-    def _key(self, python: str, scratch: Path, tracker: object) -> tuple[str, str, str, int, int, int]:
-        """What a screener is opened for: kept while it screens the same worktree the same way."""
-        return (self.settings.design, python, str(scratch), os.stat(scratch).st_ino, self._lanes(), id(tracker))
-
-    async def _open(
-        self,
-        key: tuple[str, str, str, int, int, int],
-        python: str,
-        scratch: Path,
-        run_dir: Path,
-        preload: list[str],
-        tracker: procs.ProcessTracker | None,
-        commit: str,
-    ) -> Screener:
-        await self.aclose()
-        screener = Screener(self.settings.design, python, scratch, run_dir, key[4], preload, tracker)
-        await screener.__aenter__()
-        self._screener, self._screener_at = screener, (key, commit)
-        return screener
-
-    async def _warm_screener(
-        self, request: ProposalRequest, python: str, run_dir: Path, preload: Callable[[], list[str]]
-    ) -> Screener:
-        """The run's screener: kept across iterations while it screens the same worktree the same
-        way (the one `warm_up` started, too), told which files changed since (a worker restarts
-        only when it imported one). A new one pre-imports `preload()` (read only then: parsing
-        the sources is not free)."""
-        key = self._key(python, request.scratch, request.tracker)
-        if self._screener is not None and self._screener_at is not None and self._screener_at[0] == key:
-            changed = await changed_files(request, self._screener_at[1])
-            if changed is not None:
-                await self._screener.refresh(changed)
-                self._screener_at = (key, request.current_commit)
-                return self._screener
-        return await self._open(
-            key, python, request.scratch, run_dir, preload(), request.tracker, request.current_commit
-        )
-
-    async def aclose(self) -> None:
-        """End the warm screening workers (the loop calls it when the run ends)."""
-        screener, self._screener, self._screener_at = self._screener, None, None
-        if screener is not None:
-            await screener.aclose()
 
     async def realise(self, plan: CandidatePlan, context: CandidateContext) -> Realised:
         if not plan.patch:

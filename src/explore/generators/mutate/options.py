@@ -27,9 +27,9 @@ class MutateOptions(BaseModel):
     """Seconds per mutant (default: from the coverage run's duration, 2–30 s)."""
     memory_mb: int = 512
     """Address space a mutant may add before it is stopped."""
-    patience: int = 40
-    """Mutants screened past the first full fix (one that fixes every failing test) before
-    settling for what was found."""
+    patience: int = 10
+    """Mutants ranked below the first full fix (one that fixes every failing test) screened past
+    it before settling for what was found (those ranked as high as it are all screened)."""
     partial_patience: int = 120
     """Mutants screened past the latest partial fix, when there is no full one, before settling."""
     giveup: int = 3

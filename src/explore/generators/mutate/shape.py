@@ -34,7 +34,9 @@ def stop_rule(
 ) -> Callable[[list[Prepared]], bool]:
     """When the screened prefix holds what the strategy can use, so the rest of the budget is
     not spent: n full fixes (on n distinct lines for `distinct`); or `patience` more mutants
-    screened since the first full fix without finding the others; or, with partial fixes only,
+    ranked below the first full fix screened since it without finding the others (those ranked
+    as high as it do not count: among equals the candidates' tests decide, not the order, so
+    they are all seen); or, with partial fixes only,
     `partial_patience` (default 3 × patience) more since the latest one — a full fix may still
     rank lower, so partial fixes wait longer while they keep coming, and they are what a
     two-edit fix is built from — and only once `statements_done` (see `statements_reached`).
@@ -51,7 +53,8 @@ def stop_rule(
         elif len(full) >= n:
             return True
         if full:
-            return len(prefix) - 1 - full[0] >= patience
+            found = prefix[full[0]].score
+            return sum(p.score < found for p in prefix[full[0] + 1 :]) >= patience
         last = max((i for i, p in enumerate(prefix) if p.plausible), default=None)
         if last is None or len(prefix) - 1 - last < wait_partial:
             return False
