@@ -1,0 +1,36 @@
+"""explore's own modules that only an iteration needs (the fan-out, its checks and scoring, the
+iteration's steps), imported on a thread while the baseline runs.
+
+Every module a run imports before the baseline's first pytest process starts is on the path of a
+start-up-bound suite's repair: on a sub-second suite each 0.1 s of it is 0.1x of the run's time
+against the suite's. These modules are not needed until the baseline has ended, so run/loop imports
+them where an iteration uses them, and the Runner starts this thread as the run starts: the import
+goes on the core a one-process baseline leaves idle. An iteration that begins before the thread is
+done waits on Python's own lock of the module being imported (explore's modules import no cycle:
+tests/test_layers), and an import that fails here fails again, with its error, where it is used."""
+
+from __future__ import annotations
+
+import importlib
+import logging
+import threading
+
+log = logging.getLogger("explore.run")
+
+ITERATION_MODULES = ("..fanout.scheduler", ".iteration", ".beside", ".retiming")
+"""Relative to this package; each pulls in what it needs (fanout/*, decide/scoring, decide/policy…)."""
+
+
+def import_ahead(names: tuple[str, ...] = ITERATION_MODULES) -> threading.Thread:
+    """A daemon thread importing `names`: a run that ends before it does never waits for it."""
+    thread = threading.Thread(target=_import, args=(names,), name="explore-modules-ahead", daemon=True)
+    thread.start()
+    return thread
+
+
+def _import(names: tuple[str, ...]) -> None:
+    for name in names:
+        try:
+            importlib.import_module(name, __package__)
+        except Exception:  # raised again where the module is used
+            log.debug("modules ahead: %s not imported", name, exc_info=True)
