@@ -1,5 +1,5 @@
 """explore's own modules that only an iteration needs (the fan-out, its checks and scoring, the
-iteration's steps), imported on a thread while the baseline runs.
+iteration's steps) or the run's end (the report), imported on a thread while the baseline runs.
 
 Every module a run imports before the baseline's first pytest process starts is on the path of a
 start-up-bound suite's repair: on a sub-second suite each 0.1 s of it is 0.1x of the run's time
@@ -17,8 +17,9 @@ import threading
 
 log = logging.getLogger("explore.run")
 
-ITERATION_MODULES = ("..fanout.scheduler", ".iteration", ".beside", ".retiming")
-"""Relative to this package; each pulls in what it needs (fanout/*, decide/scoring, decide/policy…)."""
+ITERATION_MODULES = ("..fanout.scheduler", ".iteration", ".beside", ".retiming", ".reports")
+"""Relative to this package; each pulls in what it needs (fanout/*, decide/scoring, decide/policy…);
+the last, the run's report and `--json` summary, is for the run's end (cli/session)."""
 
 
 def import_ahead(names: tuple[str, ...] = ITERATION_MODULES) -> threading.Thread:
