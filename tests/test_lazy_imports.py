@@ -50,3 +50,39 @@ def test_version_and_help_import_no_pydantic() -> None:
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True)
     assert json.loads(done.stdout) == []
+
+
+BEFORE_THE_BASELINE = (
+    "explore.cli.commands",
+    "explore.cli.session",
+    "explore.cli.live",
+    "explore.run.repair",
+    "explore.executors.local",
+    "explore.generators.command",
+)
+"""What `explore run` imports before its baseline's first pytest process (cli/session.execute's imports)."""
+
+
+def test_the_iterations_modules_are_imported_beside_the_baseline_not_before_it() -> None:
+    """The fan-out and the iteration's steps are imported on a thread while the baseline's suite runs
+    (run/modules_ahead): before it, they were 0.05-0.14 s of a cachetools floor run's start at load 3-5."""
+    code = (
+        "import importlib, json, sys\n"
+        f"for name in {BEFORE_THE_BASELINE!r}:\n    importlib.import_module(name)\n"
+        "before = sorted(sys.modules)\n"
+        "from explore.run.modules_ahead import import_ahead\n"
+        "import_ahead().join()\n"
+        "print(json.dumps([before, sorted(sys.modules)]))"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True)
+    before, after = (set(names) for names in json.loads(done.stdout))
+    ahead = {
+        "explore.fanout.scheduler",
+        "explore.fanout.candidate",
+        "explore.run.iteration",
+        "explore.run.beside",
+        "explore.run.reports",
+        "explore.model.summary",
+    }
+    assert not ahead & before, f"imported before the baseline: {sorted(ahead & before)}"
+    assert ahead <= after, f"not imported ahead: {sorted(ahead - after)}"

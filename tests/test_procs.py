@@ -276,3 +276,16 @@ async def test_memory_limit_leaves_a_small_process_alone(tmp_path: Path) -> None
     assert result.oom is False
     assert result.exit_code == 0
     assert result.output_tail == "small\n"
+
+
+@pytest.mark.anyio
+async def test_a_process_under_a_memory_limit_is_done_when_it_ends_not_at_the_next_sample(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The memory watcher sampled every 0.2 s and the run waited for its sleep: every test job
+    ended up to 0.2 s after its process (a cachetools floor's baseline took 0.86, 1.07 or 1.28 s).
+    With a sample an hour apart, the run still returns as the process ends."""
+    monkeypatch.setattr(procs, "SAMPLE_INTERVAL_S", 3600.0)
+    with anyio.fail_after(60):  # a bound on a hang, not a timing: without the fix this waits an hour
+        result = await procs.run([PY, "-c", "print('done')"], tmp_path, memory_limit=500 * 2**20)
+    assert result.exit_code == 0 and result.output_tail == "done\n"

@@ -50,7 +50,7 @@ def execute(
     from ..edges import gitrepo
     from ..model.config import MAX_PARALLEL, Options, build_options
     from ..model.events import Publisher
-    from ..run import applying, repair, reports, state
+    from ..run import applying, repair, state
     from .live import Display, Verbosity, choose_mode
 
     verbosity: Verbosity = "quiet" if talk.quiet else ("verbose" if talk.verbose else "normal")
@@ -91,6 +91,8 @@ def execute(
     except ExploreError as exc:
         fail(str(exc), exc.exit_code, as_json)
         return
+    from ..run import reports  # imported beside the baseline (run/modules_ahead)
+
     change = applying.change(info, result)
     report = reports.write(info.root, result, change)
     if junit_out is not None:

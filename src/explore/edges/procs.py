@@ -261,6 +261,7 @@ async def run(
         tracker.pids.add(process.pid)
     oom = False
     peak = 0
+    sampling = anyio.CancelScope()  # ended with the process: the group never waits out a sample's sleep
     try:
         async with anyio.create_task_group() as group:
             if stdin is not None:
@@ -269,19 +270,21 @@ async def run(
 
                 async def watch_memory() -> None:
                     nonlocal oom, peak
-                    while process.returncode is None:
-                        rss = tree_rss(process.pid)
-                        peak = max(peak, rss)
-                        if rss > memory_limit:
-                            oom = True
-                            kill_tree(process.pid, wait=False)
-                            return
-                        await anyio.sleep(SAMPLE_INTERVAL_S)
+                    with sampling:
+                        while process.returncode is None:
+                            rss = tree_rss(process.pid)
+                            peak = max(peak, rss)
+                            if rss > memory_limit:
+                                oom = True
+                                kill_tree(process.pid, wait=False)
+                                return
+                            await anyio.sleep(SAMPLE_INTERVAL_S)
 
                 group.start_soon(watch_memory)
             drained = anyio.Event()
             group.start_soon(_drain, process, log, drained)
             await process.wait()
+            sampling.cancel()
             # Stragglers in the group still hold the pipe open; they die with the leader (and so
             # does a confined tree's daemon, found when the pipe stays open).
             _kill_group(process.pid)

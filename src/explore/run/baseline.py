@@ -25,6 +25,7 @@ from ..model.events import BaselineStarted, Note, Step, Subscriber
 from ..model.runstate import EscalationCategory, Reproduction
 from ..model.testresults import HungTest, TestRun
 from . import reproduce, targeting
+from .modules_ahead import import_ahead
 from .suite import Recheck, Suite
 from .targeting import Targets
 
@@ -99,6 +100,7 @@ async def measure(t: Tools, base_commit: str, checkout: Path | None = None) -> M
     env = {**asked, **({OPENED_ENV: "1"} if command.is_pytest else {})}
     groups = await t.suite.first_plan(path)
     started = time.monotonic()
+    import_ahead(lambda: t.tracker.pids)  # what only the iterations need, once the suite's process runs
     run, rerun_passed, recheck = await t.suite.baseline(path, base_commit, groups, env, t.generator)
     seconds = time.monotonic() - started
     if run.infra_error:

@@ -13,6 +13,7 @@ import os
 import time
 from dataclasses import dataclass, replace
 from functools import partial
+from typing import TYPE_CHECKING
 
 import anyio
 
@@ -22,7 +23,6 @@ from ..decide import stop as giving_up
 from ..decide.affected import ImportMap
 from ..decide.strategy import Choice, Strategy
 from ..edges import attribution, gitrepo, guard, history_io
-from ..fanout.scheduler import FanOutResult, fan_out
 from ..model import usage
 from ..model.candidates import IterationRecord, PhaseTiming, Proposal
 from ..model.config import Options
@@ -47,11 +47,8 @@ from . import (
     adoption,
     applying,
     baseline,
-    beside,
-    iteration,
     merging,
     putback,
-    retiming,
     signals,
     state,
     stops,
@@ -63,6 +60,10 @@ from .imports_ahead import ImportsAhead
 from .kit import Kit
 from .progress import watch as watch_progress
 from .suite import Recheck
+
+if TYPE_CHECKING:  # imported where an iteration uses them, beside the baseline's run (run/modules_ahead)
+    from ..fanout.scheduler import FanOutResult
+    from . import beside
 
 log = logging.getLogger("explore.run")
 
@@ -216,6 +217,8 @@ class Runner:
         self.current_run = found.run
         self.timed = suite_time.SuiteTime(found.run, traced=measured.traced and not self.options.issue)
         self.run = transitions.measured(self.run, found)
+        from . import iteration
+
         history_io.append(self.kit.history_path, iteration.baseline_record(self.run))
         self.emit(BaselineFinished(self.run.baseline.model_copy(), tuple(self.run.flaky)))
         hung = baseline.hung_note(found.timeouts)
@@ -262,6 +265,8 @@ class Runner:
     # ------------------------------------------------------------------ an iteration (run/iteration)
 
     async def iteration(self) -> None:
+        from . import beside, iteration
+
         n = len(self.run.iterations) + 1
         flaky = frozenset(self.run.flaky)
         assert self.current_run is not None
@@ -319,6 +324,9 @@ class Runner:
     ) -> tuple[IterationRecord, Proposal]:
         """The iteration's proposal and fan-out, the baseline's flaky rerun (if left) beside both:
         the candidates' tests start at once, nothing is judged before it ends (fanout/pending)."""
+        from ..fanout.scheduler import fan_out
+        from . import beside, iteration, retiming
+
         started = time.monotonic()
         try:
             proposal = await iteration.propose(self.kit.generator, asked, asked.run_dir)
@@ -396,6 +404,8 @@ class Runner:
     def _rechecked(self, found: set[str]) -> None:
         """The baseline's rerun has ended: the targets it found flaky are flaky from now on, out of the
         current and the baseline's counts (iteration 1's current run is the baseline's)."""
+        from . import beside
+
         rechecked = sorted(found & set(self.run.current_failing))
         if rechecked:
             assert self.current_run is not None
@@ -404,6 +414,8 @@ class Runner:
 
     def _debug_report(self, record: IterationRecord, failing: list[TestOutcome]) -> None:
         """--reports-dir: the iteration's report by topic; with --commit-reports, in the run branch's commit."""
+        from . import iteration
+
         written = iteration.debug_report(self.kit, self.run, record, failing)
         if written is None:
             return
@@ -434,6 +446,8 @@ class Runner:
         return report
 
     def _merge_best(self, record: IterationRecord, outcome: FanOutResult, n: int) -> None:
+        from . import iteration
+
         chosen = iteration.pick(self.info.repo, self.run, record, outcome, self.emit)
         if chosen is None:
             return

@@ -21,7 +21,6 @@ from ..model.runstate import RunState
 from . import applying, merging, signals, state, targeting, transitions
 from .kit import Kit
 from .loop import Runner
-from .reports import write as write_report
 
 log = logging.getLogger("explore.run")
 
@@ -77,6 +76,8 @@ async def run_repair(
     except Exception as exc:  # a bug of explore's own: the state and report say what was put back, resume goes on
         runner.run = transitions.broken(runner.run, exc)
         runner.save()
+        from .reports import write as write_report
+
         write_report(info.root, runner.run)
         raise
     finally:

@@ -152,7 +152,7 @@ def acquire_lock(root: Path, run_id: str) -> None:
         try:
             fd = os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)
         except FileExistsError:
-            holder = read_lock(root)
+            holder = _holder(path)
             if holder and pid_alive(holder.get("pid", -1), holder.get("started")):
                 where = holder.get("checkout") or str(root)
                 other = "" if where == str(root) else ", another checkout of this repository"
@@ -169,14 +169,19 @@ def acquire_lock(root: Path, run_id: str) -> None:
 
 
 def read_lock(root: Path) -> dict[str, Any] | None:
-    try:
-        holder = json.loads(lock_path(root).read_text())
-    except (OSError, ValueError):
-        return None
-    return holder if isinstance(holder, dict) else None
+    return _holder(lock_path(root))
 
 
 def release_lock(root: Path, run_id: str) -> None:
-    holder = read_lock(root)
+    path = lock_path(root)  # one `git rev-parse` at the run's end, not one to read and one to remove
+    holder = _holder(path)
     if holder and holder.get("run_id") == run_id:
-        lock_path(root).unlink(missing_ok=True)
+        path.unlink(missing_ok=True)
+
+
+def _holder(path: Path) -> dict[str, Any] | None:
+    try:
+        holder = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return None
+    return holder if isinstance(holder, dict) else None
