@@ -6,6 +6,7 @@ with fixed changes (no mock: it is a generator, one that always proposes the sam
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -237,29 +238,25 @@ class Aimed(FixedChanges):
         return proposal
 
 
-async def test_the_baseline_rerun_ending_withdraws_a_running_candidate_aimed_only_at_a_flake(tmp_path: Path) -> None:
-    """Issue 40.4: the baseline's flaky rerun goes on beside the fan-out (fanout/pending). a, aimed only
-    at test_negative, is running its tests (they hang: its pid file) when the rerun ends finding
-    test_negative flaky: a is withdrawn, its test process killed; b, aimed at test_add too, is kept and
-    scored as the rerun left the yardstick (test_negative counted neither way: 2/2, above 1/2)."""
-    pid_file, flake = tmp_path / "hanging.pid", "tests/test_calc.py::test_negative"
-    it = iteration(tmp_path, Aimed([hang(pid_file), FIX], [[flake], sorted(FAILING)]))
+async def _fan_beside_rerun(it: Iteration, flake: str, parallel: int, ends_when: Callable[[], bool]) -> FanOutResult:
+    """The fan-out of it's plans (ids a, b, …) with the baseline's flaky rerun still going; the rerun
+    ends, finding flake flaky, once ends_when() holds (polled: a state of the candidates' own run)."""
     pending = Pending()
     config = replace(it.config, pending=pending)
     proposal = await config.generator.propose(config.request)
-    for letter, plan in zip("ab", proposal.plans):
+    for letter, plan in zip("abcdef", proposal.plans):
         plan.id = letter
     found: list[FanOutResult] = []
 
-    async def rerun_ends() -> None:  # once a's tests are running
+    async def rerun_ends() -> None:
         with anyio.fail_after(60):
-            while not pid_file.exists():
+            while not ends_when():
                 await anyio.sleep(0.05)
         judged = Judged(scoring.Yardstick(IDS - {flake}, frozenset({flake})), IDS - FAILING, 50.0, frozenset())
         pending.end(judged, aims.withdrawn(proposal.plans, sorted(FAILING), frozenset({flake})))
 
     async def fans() -> None:
-        found.append(await fan_out(proposal.plans, config, 2))
+        found.append(await fan_out(proposal.plans, config, parallel))
 
     try:
         async with anyio.create_task_group() as group:
@@ -268,6 +265,17 @@ async def test_the_baseline_rerun_ending_withdraws_a_running_candidate_aimed_onl
     finally:
         await anyio.to_thread.run_sync(it.pool.remove_all)
     [outcome] = found
+    return outcome
+
+
+async def test_the_baseline_rerun_ending_withdraws_a_running_candidate_aimed_only_at_a_flake(tmp_path: Path) -> None:
+    """Issue 40.4: the baseline's flaky rerun goes on beside the fan-out (fanout/pending). a, aimed only
+    at test_negative, is running its tests (they hang: its pid file) when the rerun ends finding
+    test_negative flaky: a is withdrawn, its test process killed; b, aimed at test_add too, is kept and
+    scored as the rerun left the yardstick (test_negative counted neither way: 2/2, above 1/2)."""
+    pid_file, flake = tmp_path / "hanging.pid", "tests/test_calc.py::test_negative"
+    it = iteration(tmp_path, Aimed([hang(pid_file), FIX], [[flake], sorted(FAILING)]))
+    outcome = await _fan_beside_rerun(it, flake, 2, pid_file.exists)  # once a's tests are running
     a, b = outcome.candidates
     assert a.status == CandidateStatus.rejected and not a.tested and not a.validated and a.score == 0.0
     assert a.reason is not None and a.reason.startswith(f"withdrawn: aimed only at {flake}, found flaky")
@@ -286,30 +294,9 @@ async def test_a_twin_of_a_candidate_withdrawn_for_its_aims_is_tested_as_itself(
     patch is tested as b's own (before: crashed, 'same patch as candidate a, which did not finish')."""
     flake = "tests/test_calc.py::test_negative"
     it = iteration(tmp_path, Aimed([FIX, FIX], [[flake], sorted(FAILING)]))
-    pending = Pending()
-    config = replace(it.config, pending=pending)
-    proposal = await config.generator.propose(config.request)
-    for letter, plan in zip("ab", proposal.plans):
-        plan.id = letter
-    found: list[FanOutResult] = []
-
-    async def rerun_ends() -> None:  # once a's tests have begun
-        with anyio.fail_after(60):
-            while not any(e.candidate == "a" and e.phase == Phase.full for e in it.events):
-                await anyio.sleep(0.05)
-        judged = Judged(scoring.Yardstick(IDS - {flake}, frozenset({flake})), IDS - FAILING, 50.0, frozenset())
-        pending.end(judged, aims.withdrawn(proposal.plans, sorted(FAILING), frozenset({flake})))
-
-    async def fans() -> None:
-        found.append(await fan_out(proposal.plans, config, 1))
-
-    try:
-        async with anyio.create_task_group() as group:
-            group.start_soon(rerun_ends)
-            group.start_soon(fans)
-    finally:
-        await anyio.to_thread.run_sync(it.pool.remove_all)
-    [outcome] = found
+    outcome = await _fan_beside_rerun(  # once a's tests have begun
+        it, flake, 1, lambda: any(e.candidate == "a" and e.phase == Phase.full for e in it.events)
+    )
     a, b = outcome.candidates
     assert a.status == CandidateStatus.rejected and a.reason is not None and a.reason.startswith("withdrawn")
     assert b.status == CandidateStatus.ok and b.tested and b.validated and b.pass_rate == 100.0, (b.status, b.reason)
